@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { connect } from "node:net";
+import path from "node:path";
+
+/** Azurite's well-known development account; not a secret (it is printed in Azurite's own docs). */
+export const DEV_ACCOUNT = "devstoreaccount1";
+export const DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+export interface AzuritePorts {
+  blob: number;
+  queue: number;
+  table: number;
+}
+
+export const DEFAULT_AZURITE_PORTS: AzuritePorts = { blob: 10000, queue: 10001, table: 10002 };
+
+export function azuriteConnectionString(ports: AzuritePorts, host = "127.0.0.1"): string {
+  return [
+    "DefaultEndpointsProtocol=http",
+    `AccountName=${DEV_ACCOUNT}`,
+    `AccountKey=${DEV_KEY}`,
+    `BlobEndpoint=http://${host}:${ports.blob}/${DEV_ACCOUNT}`,
+    `QueueEndpoint=http://${host}:${ports.queue}/${DEV_ACCOUNT}`,
+    `TableEndpoint=http://${host}:${ports.table}/${DEV_ACCOUNT}`,
+  ].join(";") + ";";
+}
+
+export function isPortOpen(port: number, host = "127.0.0.1", timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+export interface RunningAzurite {
+  ports: AzuritePorts;
+  connectionString: string;
+  /** Whether this process started it (and so must stop it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Reuses an Azurite already listening on the ports (CI starts one), or starts one from node_modules,
+ * in memory, on loopback.
+ */
+export async function ensureAzurite(ports: AzuritePorts = DEFAULT_AZURITE_PORTS, opts: { dataDir?: string } = {}): Promise<RunningAzurite> {
+  const connectionString = azuriteConnectionString(ports);
+  const open = await Promise.all([isPortOpen(ports.blob), isPortOpen(ports.queue), isPortOpen(ports.table)]);
+  if (open.every(Boolean)) {
+    return { ports, connectionString, owned: false, stop: async () => {} };
+  }
+  if (open.some(Boolean)) {
+    throw new Error(`Azurite ports ${ports.blob}/${ports.queue}/${ports.table} are partly taken by something else; free them or choose others`);
+  }
+  const bin = path.resolve(__dirname, "../../node_modules/azurite/dist/src/azurite.js");
+  const args = [
+    bin,
+    "--disableTelemetry",
+    "--silent",
+    "--skipApiVersionCheck",
+    "--blobHost", "127.0.0.1", "--blobPort", String(ports.blob),
+    "--queueHost", "127.0.0.1", "--queuePort", String(ports.queue),
+    "--tableHost", "127.0.0.1", "--tablePort", String(ports.table),
+    ...(opts.dataDir ? ["--location", opts.dataDir] : ["--inMemoryPersistence"]),
+  ];
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`Azurite exited with ${child.exitCode}: ${stderr}`);
+    const up = await Promise.all([isPortOpen(ports.blob), isPortOpen(ports.queue), isPortOpen(ports.table)]);
+    if (up.every(Boolean)) {
+      return {
+        ports,
+        connectionString,
+        owned: true,
+        stop: () =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once("exit", () => resolve());
+            child.kill("SIGTERM");
+          }),
+      };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill("SIGKILL");
+  throw new Error(`Azurite did not listen on ${ports.blob}/${ports.queue}/${ports.table} within 30 s: ${stderr}`);
+}

@@ -1,0 +1,13 @@
+import { ensureAzurite, type RunningAzurite } from "./azurite";
+
+let azurite: RunningAzurite | undefined;
+
+/** One Azurite for the whole suite: the one CI started, or one of our own. */
+export async function setup(): Promise<void> {
+  azurite = await ensureAzurite();
+  process.env.POOLSYNC_TEST_STORAGE = azurite.connectionString;
+}
+
+export async function teardown(): Promise<void> {
+  await azurite?.stop();
+}
