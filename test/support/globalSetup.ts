@@ -1,4 +1,4 @@
-import { ensureAzurite, type RunningAzurite } from "./azurite";
+import { ensureAzurite, type RunningAzurite } from "../../src/local/azurite";
 
 let azurite: RunningAzurite | undefined;
 

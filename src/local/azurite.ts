@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { connect } from "node:net";
-import path from "node:path";
 
 /** Azurite's well-known development account; not a secret (it is printed in Azurite's own docs). */
 export const DEV_ACCOUNT = "devstoreaccount1";
@@ -59,7 +58,7 @@ export async function ensureAzurite(ports: AzuritePorts = DEFAULT_AZURITE_PORTS,
   if (open.some(Boolean)) {
     throw new Error(`Azurite ports ${ports.blob}/${ports.queue}/${ports.table} are partly taken by something else; free them or choose others`);
   }
-  const bin = path.resolve(__dirname, "../../node_modules/azurite/dist/src/azurite.js");
+  const bin = require.resolve("azurite/dist/src/azurite.js");
   const args = [
     bin,
     "--disableTelemetry",

@@ -1,0 +1,176 @@
+import { z } from "zod";
+import { parseScope, type Scope } from "./core/scopes";
+
+/**
+ * Every setting poolsync reads, validated once, with its default. A missing or malformed setting fails at start
+ * with a message that names it; nothing reads process.env anywhere else.
+ */
+
+const boolean = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ["true", "false", "1", "0", "yes", "no"].includes(v), "must be true or false")
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+
+const positiveInt = (max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a whole number")
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= max, `must be between 1 and ${max}`);
+
+const nonNegativeInt = (max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a whole number")
+    .transform(Number)
+    .refine((n) => n <= max, `must be between 0 and ${max}`);
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === "https:" || u.protocol === "http:";
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL")
+  .transform((v) => v.replace(/\/+$/, ""));
+
+/** Queue and table names must satisfy Azure Storage's rules; checked here so a typo fails at start, not at first use. */
+const queueName = z.string().trim().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, "must be a valid Storage queue name (3-63 lowercase letters, digits, single dashes)");
+const tableName = z.string().trim().regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, "must be a valid Storage table name (3-63 letters and digits, starting with a letter)");
+
+const scopes = z
+  .string()
+  .trim()
+  .min(1, "is required: a comma-separated list of /subscriptions/{id} or /subscriptions/{id}/resourceGroups/{name}")
+  .transform((v, ctx) => {
+    const out: Scope[] = [];
+    for (const part of v.split(",").map((p) => p.trim()).filter(Boolean)) {
+      const parsed = parseScope(part);
+      if (!parsed.ok) {
+        ctx.addIssue({ code: "custom", message: `"${part}": ${parsed.reason}` });
+        return z.NEVER;
+      }
+      out.push(parsed.value);
+    }
+    if (out.length === 0) {
+      ctx.addIssue({ code: "custom", message: "names no scope" });
+      return z.NEVER;
+    }
+    return out;
+  });
+
+/** Setting name → schema and default (undefined default = required). The infra template sets each of these. */
+export const SETTINGS = {
+  POOLSYNC_SCOPES: { schema: scopes, default: undefined, doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs." },
+  ARM_ENDPOINT: { schema: httpUrl, default: "https://management.azure.com", doc: "Azure Resource Manager endpoint; the simulator's URL locally." },
+  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "static"]), default: "auto", doc: "default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static for any endpoint other than management.azure.com." },
+  POOLSYNC_ARM_STATIC_TOKEN: { schema: z.string().min(1), default: "poolsync-simulator-token", doc: "The bearer token sent with the static credential (the simulator accepts any)." },
+  POOLSYNC_QUEUE: { schema: queueName, default: "backendpool-updates", doc: "Queue of declare/reconcile messages; its poison queue is <name>-poison." },
+  POOLSYNC_MEMBERSHIPS_TABLE: { schema: tableName, default: "memberships", doc: "Table of declared memberships (the durable intent)." },
+  POOLSYNC_CACHE_TABLE: { schema: tableName, default: "etagcache", doc: "Table of cached scale set / instance models with their ARM ETags." },
+  POOLSYNC_CACHE_ENABLED: { schema: boolean, default: "true", doc: "false = always GET from ARM before a write (the cache is only an optimisation)." },
+  POOLSYNC_CACHE_TTL_SECONDS: { schema: positiveInt(86_400), default: "600", doc: "Age after which a cached model is re-read before use and revisited by the timer." },
+  POOLSYNC_MAX_PRECONDITION_RETRIES: { schema: nonNegativeInt(20), default: "5", doc: "Re-reads after a 412 within one reconcile before it is re-enqueued." },
+  POOLSYNC_INSTANCE_CONCURRENCY: { schema: positiveInt(64), default: "4", doc: "Instance writes in flight at once for one scale set." },
+  POOLSYNC_EVENT_DEBOUNCE_SECONDS: { schema: nonNegativeInt(3_600), default: "10", doc: "At most one event-triggered reconcile per scale set per window." },
+  POOLSYNC_RECONCILE_SCHEDULE: { schema: z.string().trim().min(1), default: "0 */5 * * * *", doc: "NCRONTAB schedule of the reconcileStale timer." },
+  POOLSYNC_RECONCILE_MAX_READS: { schema: positiveInt(100_000), default: "200", doc: "ARM GETs/LISTs the timer may spend in one run." },
+  POOLSYNC_IDLE_EVICT_HOURS: { schema: positiveInt(24 * 365), default: "24", doc: "Cache rows of scale sets nobody declares for and nobody touched for this long are evicted." },
+  POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+
+export interface Config {
+  scopes: Scope[];
+  armEndpoint: string;
+  armCredential: "default" | "static";
+  armStaticToken: string;
+  queueName: string;
+  poisonQueueName: string;
+  membershipsTable: string;
+  cacheTable: string;
+  cacheEnabled: boolean;
+  cacheTtlMs: number;
+  maxPreconditionRetries: number;
+  instanceConcurrency: number;
+  eventDebounceMs: number;
+  reconcileSchedule: string;
+  reconcileMaxReads: number;
+  idleEvictMs: number;
+  failedRetryMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+function read<N extends SettingName>(env: Record<string, string | undefined>, name: N, problems: string[]): z.output<(typeof SETTINGS)[N]["schema"]> | undefined {
+  const spec = SETTINGS[name];
+  const raw = env[name] ?? spec.default;
+  if (raw === undefined || raw === "") {
+    problems.push(`${name} is required: ${spec.doc}`);
+    return undefined;
+  }
+  const parsed = (spec.schema as z.ZodType).safeParse(raw);
+  if (!parsed.success) {
+    problems.push(`${name}=${JSON.stringify(raw)} ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+    return undefined;
+  }
+  return parsed.data as z.output<(typeof SETTINGS)[N]["schema"]>;
+}
+
+/** Reads and validates every setting; throws one ConfigError listing every problem. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const values = {
+    scopes: read(env, "POOLSYNC_SCOPES", problems),
+    armEndpoint: read(env, "ARM_ENDPOINT", problems),
+    armCredential: read(env, "POOLSYNC_ARM_CREDENTIAL", problems),
+    armStaticToken: read(env, "POOLSYNC_ARM_STATIC_TOKEN", problems),
+    queueName: read(env, "POOLSYNC_QUEUE", problems),
+    membershipsTable: read(env, "POOLSYNC_MEMBERSHIPS_TABLE", problems),
+    cacheTable: read(env, "POOLSYNC_CACHE_TABLE", problems),
+    cacheEnabled: read(env, "POOLSYNC_CACHE_ENABLED", problems),
+    cacheTtlSeconds: read(env, "POOLSYNC_CACHE_TTL_SECONDS", problems),
+    maxPreconditionRetries: read(env, "POOLSYNC_MAX_PRECONDITION_RETRIES", problems),
+    instanceConcurrency: read(env, "POOLSYNC_INSTANCE_CONCURRENCY", problems),
+    eventDebounceSeconds: read(env, "POOLSYNC_EVENT_DEBOUNCE_SECONDS", problems),
+    reconcileSchedule: read(env, "POOLSYNC_RECONCILE_SCHEDULE", problems),
+    reconcileMaxReads: read(env, "POOLSYNC_RECONCILE_MAX_READS", problems),
+    idleEvictHours: read(env, "POOLSYNC_IDLE_EVICT_HOURS", problems),
+    failedRetrySeconds: read(env, "POOLSYNC_FAILED_RETRY_SECONDS", problems),
+  };
+  if (problems.length > 0) {
+    throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
+  }
+  const v = values as { [K in keyof typeof values]: NonNullable<(typeof values)[K]> };
+  return {
+    scopes: v.scopes,
+    armEndpoint: v.armEndpoint,
+    // "auto": a managed identity against real ARM, the simulator's static token anywhere else.
+    armCredential: v.armCredential === "auto" ? (/^https:\/\/management\.azure\.com$/i.test(v.armEndpoint) ? "default" : "static") : v.armCredential,
+    armStaticToken: v.armStaticToken,
+    queueName: v.queueName,
+    poisonQueueName: `${v.queueName}-poison`,
+    membershipsTable: v.membershipsTable,
+    cacheTable: v.cacheTable,
+    cacheEnabled: v.cacheEnabled,
+    cacheTtlMs: v.cacheTtlSeconds * 1000,
+    maxPreconditionRetries: v.maxPreconditionRetries,
+    instanceConcurrency: v.instanceConcurrency,
+    eventDebounceMs: v.eventDebounceSeconds * 1000,
+    reconcileSchedule: v.reconcileSchedule,
+    reconcileMaxReads: v.reconcileMaxReads,
+    idleEvictMs: v.idleEvictHours * 3_600_000,
+    failedRetryMs: v.failedRetrySeconds * 1000,
+  };
+}

@@ -1,0 +1,156 @@
+import { ok, refuse, type Result } from "./result";
+
+/**
+ * ARM resource IDs of the three kinds poolsync touches. ARM IDs are case-insensitive: `key` is the canonical
+ * lower-case form used for comparison and storage keys; `id` keeps the casing we were given, for calls and display.
+ */
+
+export interface ScaleSetRef {
+  kind: "scaleSet";
+  id: string;
+  key: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+}
+
+export interface InstanceRef {
+  kind: "instance";
+  id: string;
+  key: string;
+  scaleSet: ScaleSetRef;
+  instanceId: string;
+}
+
+export interface BackendPoolRef {
+  kind: "backendPool";
+  id: string;
+  key: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  loadBalancer: string;
+  name: string;
+}
+
+export type ResourceRef = ScaleSetRef | InstanceRef | BackendPoolRef;
+
+/** Longer input is refused before parsing; real IDs of these kinds are far shorter, and keys must stay under 1 KiB. */
+export const MAX_RESOURCE_ID_LENGTH = 400;
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// Resource group: letters (any script), digits, _ ( ) - . ; must not end in a period (ARM naming rules).
+const RESOURCE_GROUP = /^[\p{L}\p{N}_().-]{1,90}$/u;
+const SCALE_SET_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const NETWORK_NAME = /^[A-Za-z0-9_.-]{1,80}$/;
+const INSTANCE_ID = /^\d{1,10}$/;
+
+function segmentsOf(input: unknown): Result<string[]> {
+  if (typeof input !== "string") return refuse("must be a string");
+  if (input.length === 0) return refuse("is empty");
+  if (input.length > MAX_RESOURCE_ID_LENGTH) return refuse(`is longer than ${MAX_RESOURCE_ID_LENGTH} characters`);
+  if (!input.startsWith("/")) return refuse('must start with "/subscriptions/"');
+  if (/[?#]/.test(input)) return refuse("must not contain a query string or fragment");
+  if (/[%\\]/.test(input)) return refuse("must not contain encoded characters or backslashes");
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f\s]/.test(input)) return refuse("must not contain white space or control characters");
+  const segments = input.slice(1).split("/");
+  if (segments.some((s) => s === "")) return refuse("has an empty path segment");
+  if (segments.some((s) => s === "." || s === "..")) return refuse('must not contain "." or ".." segments');
+  return ok(segments);
+}
+
+function nameCheck(value: string, pattern: RegExp, what: string): string | undefined {
+  if (!pattern.test(value)) return `${what} "${value}" is not a valid name`;
+  if (value.endsWith(".")) return `${what} "${value}" must not end with a period`;
+  return undefined;
+}
+
+function eq(a: string | undefined, b: string): boolean {
+  return a !== undefined && a.toLowerCase() === b.toLowerCase();
+}
+
+interface GroupPrefix {
+  subscriptionId: string;
+  resourceGroup: string;
+}
+
+function groupPrefix(seg: string[]): Result<GroupPrefix> {
+  if (!eq(seg[0], "subscriptions")) return refuse('must start with "/subscriptions/"');
+  const subscriptionId = seg[1] ?? "";
+  if (!GUID.test(subscriptionId)) return refuse(`subscription "${subscriptionId}" is not a GUID`);
+  if (!eq(seg[2], "resourceGroups")) return refuse('must have "/resourceGroups/{name}" after the subscription');
+  const resourceGroup = seg[3] ?? "";
+  const bad = nameCheck(resourceGroup, RESOURCE_GROUP, "resource group");
+  if (bad) return refuse(bad);
+  if (!eq(seg[4], "providers")) return refuse('must have "/providers/" after the resource group');
+  return ok({ subscriptionId, resourceGroup });
+}
+
+function scaleSetFrom(seg: string[]): Result<ScaleSetRef> {
+  const prefix = groupPrefix(seg);
+  if (!prefix.ok) return prefix;
+  if (!eq(seg[5], "Microsoft.Compute") || !eq(seg[6], "virtualMachineScaleSets")) {
+    return refuse(`names provider type "${seg[5] ?? ""}/${seg[6] ?? ""}", not Microsoft.Compute/virtualMachineScaleSets`);
+  }
+  const name = seg[7] ?? "";
+  const bad = nameCheck(name, SCALE_SET_NAME, "scale set");
+  if (bad) return refuse(bad);
+  const id = `/subscriptions/${prefix.value.subscriptionId}/resourceGroups/${prefix.value.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
+  return ok({ kind: "scaleSet", id, key: id.toLowerCase(), ...prefix.value, name });
+}
+
+export function parseScaleSetId(input: unknown): Result<ScaleSetRef> {
+  const seg = segmentsOf(input);
+  if (!seg.ok) return seg;
+  if (seg.value.length !== 8) return refuse("is not a scale set ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name})");
+  return scaleSetFrom(seg.value);
+}
+
+export function parseInstanceId(input: unknown): Result<InstanceRef> {
+  const seg = segmentsOf(input);
+  if (!seg.ok) return seg;
+  if (seg.value.length !== 10 || !eq(seg.value[8], "virtualMachines")) {
+    return refuse("is not a scale set VM ID (.../virtualMachineScaleSets/{name}/virtualMachines/{instanceId})");
+  }
+  const scaleSet = scaleSetFrom(seg.value.slice(0, 8));
+  if (!scaleSet.ok) return scaleSet;
+  const instanceId = seg.value[9] ?? "";
+  if (!INSTANCE_ID.test(instanceId)) return refuse(`instance ID "${instanceId}" is not a number`);
+  return ok(instanceRef(scaleSet.value, instanceId));
+}
+
+export function instanceRef(scaleSet: ScaleSetRef, instanceId: string): InstanceRef {
+  const id = `${scaleSet.id}/virtualMachines/${instanceId}`;
+  return { kind: "instance", id, key: id.toLowerCase(), scaleSet, instanceId };
+}
+
+export function parseBackendPoolId(input: unknown): Result<BackendPoolRef> {
+  const seg = segmentsOf(input);
+  if (!seg.ok) return seg;
+  if (seg.value.length !== 10) {
+    return refuse("is not a backend pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool})");
+  }
+  const prefix = groupPrefix(seg.value);
+  if (!prefix.ok) return prefix;
+  const s = seg.value;
+  if (!eq(s[5], "Microsoft.Network") || !eq(s[6], "loadBalancers") || !eq(s[8], "backendAddressPools")) {
+    return refuse(`names "${s[5]}/${s[6]}/…/${s[8]}", not Microsoft.Network/loadBalancers/…/backendAddressPools`);
+  }
+  const loadBalancer = s[7] ?? "";
+  const name = s[9] ?? "";
+  const bad = nameCheck(loadBalancer, NETWORK_NAME, "load balancer") ?? nameCheck(name, NETWORK_NAME, "backend pool");
+  if (bad) return refuse(bad);
+  const id = `/subscriptions/${prefix.value.subscriptionId}/resourceGroups/${prefix.value.resourceGroup}/providers/Microsoft.Network/loadBalancers/${loadBalancer}/backendAddressPools/${name}`;
+  return ok({ kind: "backendPool", id, key: id.toLowerCase(), ...prefix.value, loadBalancer, name });
+}
+
+/** Either kind of Compute ID an ARM event may name; anything else is refused with the reason. */
+export function parseComputeId(input: unknown): Result<ScaleSetRef | InstanceRef> {
+  const seg = segmentsOf(input);
+  if (!seg.ok) return seg;
+  return seg.value.length === 10 ? parseInstanceId(input) : parseScaleSetId(input);
+}
+
+export function sameResource(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
