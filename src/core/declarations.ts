@@ -1,0 +1,43 @@
+import type { PoolIntent } from "./networkProfile";
+import { parseSelector } from "./networkProfile";
+
+/** A user's intent for one (scale set, backend pool, ip configuration), as stored in the memberships table. */
+export interface Declaration {
+  scaleSetId: string;
+  backendPoolId: string;
+  /** "" = the primary ip configuration of the primary NIC; else "ipconfig" or "nic/ipconfig". */
+  ipConfiguration: string;
+  state: "present" | "absent";
+  declaredAt: string;
+  requestId: string;
+}
+
+export type OutcomeKind = "pending" | "applied" | "failed" | "refused" | "target-deleted" | "target-deleting";
+
+export interface Outcome {
+  kind: OutcomeKind;
+  reason?: string;
+  /** Scale set model ETag our write (or our read, when nothing needed writing) saw. */
+  appliedEtag?: string;
+  at: string;
+  /** absent and gone from the model and every instance: the timer may remove the declaration. */
+  appliedEverywhere?: boolean;
+  /** When the timer may try a failed declaration again. */
+  retryAt?: string;
+}
+
+export interface StoredDeclaration extends Declaration {
+  outcome: Outcome;
+  attempts: number;
+  /** Table Storage ETag of the row, so outcome writes never clobber a newer declaration. */
+  rowEtag: string;
+}
+
+export function toIntent(d: Declaration): PoolIntent {
+  return { backendPoolId: d.backendPoolId, selector: parseSelector(d.ipConfiguration || undefined), state: d.state };
+}
+
+/** Identity of a declaration within its scale set: pool and ip configuration, case-insensitive. */
+export function declarationKey(d: Pick<Declaration, "backendPoolId" | "ipConfiguration">): string {
+  return `${d.backendPoolId.toLowerCase()}|${d.ipConfiguration.toLowerCase()}`;
+}

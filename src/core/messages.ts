@@ -1,0 +1,88 @@
+import { z } from "zod";
+import { parseBackendPoolId, parseScaleSetId } from "./resourceIds";
+
+/**
+ * Queue messages, schema v1 (documented in the README). The queue only says "look at this scale set";
+ * a `declare` also carries the intent, which is written to the memberships table before anything else.
+ */
+
+const scaleSetId = z.string().superRefine((v, ctx) => {
+  const r = parseScaleSetId(v);
+  if (!r.ok) ctx.addIssue({ code: "custom", message: r.reason });
+});
+
+const backendPoolId = z.string().superRefine((v, ctx) => {
+  const r = parseBackendPoolId(v);
+  if (!r.ok) ctx.addIssue({ code: "custom", message: r.reason });
+});
+
+// Names of NICs and ip configurations: letters, digits, _ . - (CRP's rules); "nic/ipconfig" picks a NIC.
+const ipConfiguration = z
+  .string()
+  .regex(/^(?:[A-Za-z0-9_.-]{1,80}\/)?[A-Za-z0-9_.-]{1,80}$/, 'must be an ip configuration name, or "nicConfiguration/ipConfiguration"');
+
+const requestId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_.:-]+$/, "may hold only letters, digits and _ . : -");
+
+export const declareMessageV1 = z.strictObject({
+  v: z.literal(1),
+  kind: z.literal("declare"),
+  scaleSetId,
+  backendPoolId,
+  ipConfiguration: ipConfiguration.optional(),
+  state: z.enum(["present", "absent"]),
+  requestId: requestId.optional(),
+  /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
+  declaredAt: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const reconcileMessageV1 = z.strictObject({
+  v: z.literal(1),
+  kind: z.literal("reconcile"),
+  scaleSetId,
+  reason: z.string().min(1).max(256),
+});
+
+export const queueMessageV1 = z.discriminatedUnion("kind", [declareMessageV1, reconcileMessageV1]);
+
+export type DeclareMessage = z.infer<typeof declareMessageV1>;
+export type ReconcileMessage = z.infer<typeof reconcileMessageV1>;
+export type QueueMessage = z.infer<typeof queueMessageV1>;
+
+/** Queue messages are at most 64 KiB; ours are far smaller, so anything bigger is refused unread. */
+export const MAX_MESSAGE_CHARS = 16 * 1024;
+
+export type ParsedMessage = { ok: true; message: QueueMessage } | { ok: false; reason: string };
+
+/** Accepts what the queue trigger hands over (an object when the body was JSON, else a string). */
+export function parseQueueMessage(body: unknown): ParsedMessage {
+  let value = body;
+  if (typeof body === "string") {
+    if (body.length > MAX_MESSAGE_CHARS) return { ok: false, reason: `message is ${body.length} characters, over ${MAX_MESSAGE_CHARS}` };
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return { ok: false, reason: "message is not JSON" };
+    }
+  } else if (JSON.stringify(body ?? null).length > MAX_MESSAGE_CHARS) {
+    return { ok: false, reason: `message is over ${MAX_MESSAGE_CHARS} characters` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, reason: "message is not a JSON object" };
+  const v = (value as Record<string, unknown>).v;
+  if (v !== 1) return { ok: false, reason: `v: unknown schema version ${JSON.stringify(v)} (this poolsync reads 1)` };
+  const kind = (value as Record<string, unknown>).kind;
+  if (kind !== "declare" && kind !== "reconcile") return { ok: false, reason: `kind: unknown message kind ${JSON.stringify(kind)} (declare or reconcile)` };
+  const parsed = queueMessageV1.safeParse(value);
+  if (!parsed.success) return { ok: false, reason: formatIssues(parsed.error) };
+  return { ok: true, message: parsed.data };
+}
+
+/** "field: reason; field: reason" — the form every refusal takes, on the queue and over HTTP. */
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((i) => {
+      const path = i.path.join(".") || "(message)";
+      if (i.code === "unrecognized_keys") return `${i.keys.join(", ")}: unknown field${i.keys.length > 1 ? "s" : ""}`;
+      return `${path}: ${i.message}`;
+    })
+    .join("; ");
+}

@@ -1,0 +1,81 @@
+import type { Declaration, Outcome, StoredDeclaration } from "./declarations";
+import type { InstanceModel, ScaleSetModel } from "./models";
+import type { NicConfiguration } from "./networkProfile";
+import type { InstanceRef, ScaleSetRef } from "./resourceIds";
+
+/**
+ * The narrow ports the reconcile depends on; real implementations live in src/azure/. Errors are the typed
+ * ones of ./errors, never SDK errors.
+ */
+
+export interface WriteOptions {
+  ifMatch: string;
+  clientRequestId: string;
+}
+
+export interface ComputePort {
+  getScaleSet(ref: ScaleSetRef): Promise<ScaleSetModel>;
+  /** Sends only location and the NIC configurations: never sku, capacity or any other field. */
+  writeScaleSetNics(ref: ScaleSetRef, base: ScaleSetModel, nics: NicConfiguration[], opts: WriteOptions): Promise<ScaleSetModel>;
+  listInstances(ref: ScaleSetRef): Promise<InstanceModel[]>;
+  getInstance(ref: InstanceRef): Promise<InstanceModel>;
+  writeInstanceNics(ref: InstanceRef, base: InstanceModel, nics: NicConfiguration[], opts: WriteOptions): Promise<InstanceModel>;
+}
+
+export type UpsertResult = "created" | "updated" | "unchanged" | "older";
+
+export interface DeclarationStore {
+  /** Idempotent by request id; a declaration older than the stored one is ignored ("older"). */
+  upsert(scaleSet: ScaleSetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
+  listForScaleSet(scaleSet: ScaleSetRef): Promise<StoredDeclaration[]>;
+  /** Conditional on the row ETag; false when a newer declaration replaced it meanwhile. */
+  recordOutcome(scaleSet: ScaleSetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;
+  remove(scaleSet: ScaleSetRef, d: StoredDeclaration): Promise<boolean>;
+}
+
+export interface CachedEntry<M> {
+  model: M | undefined;
+  readAt: number;
+  stale: boolean;
+  staleReason: string | undefined;
+  ourClientRequestId: string | undefined;
+  /** Table Storage ETag: a store conditional on it loses to any invalidation written after this read. */
+  rowEtag: string;
+}
+
+export interface CachedPartition {
+  scaleSet: CachedEntry<ScaleSetModel> | undefined;
+  instances: Map<string, CachedEntry<InstanceModel>>;
+}
+
+export interface ModelCache {
+  readonly enabled: boolean;
+  readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition>;
+  /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
+  storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  /** Unconditional: an invalidation always wins over a refresh that read ARM before it. */
+  markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<void>;
+  evictScaleSet(ref: ScaleSetRef): Promise<void>;
+  evictInstance(ref: InstanceRef): Promise<void>;
+}
+
+export interface WorkQueue {
+  enqueueReconcile(scaleSetId: string, reason: string, delayMs: number): Promise<void>;
+}
+
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface Logger {
+  info(event: string, fields: Record<string, unknown>): void;
+  warn(event: string, fields: Record<string, unknown>): void;
+  error(event: string, fields: Record<string, unknown>): void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
