@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import Ajv from "ajv-draft-04";
 import addFormats from "ajv-formats";
-import type { ErrorObject, ValidateFunction } from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv-draft-04";
 
 /**
  * The offline ARM template schemas (see /work/shared/arm-schemas/README.md), validated exactly as that README says:

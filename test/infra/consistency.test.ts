@@ -1,0 +1,297 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SETTINGS } from "../../src/config";
+import { REQUIRED_ARM_ACTIONS, REQUIRED_ARM_ACTIONS_WITH_REASONS } from "../../src/azure/armPermissions";
+import {
+  INFRA_DIR,
+  appSettings,
+  eventGridDestinationFunctionNames,
+  leafName,
+  onlyResourceOfType,
+  parameterNameFor,
+  parameterReference,
+  readJson,
+  resolveVariables,
+  resourcesOfType,
+  unregisteredEventGridDestinations,
+  type ArmTemplate,
+} from "./templateChecks";
+
+const main = readJson<ArmTemplate>("main.json");
+const access = readJson<ArmTemplate>("access.json");
+const parametersFile = readJson<{ parameters: Record<string, { value: unknown }> }>("main.parameters.json");
+
+/** Functions the app registers with an Event Grid trigger (the contract until the built app is inspected). */
+const EVENT_GRID_FUNCTIONS = ["onResourceEvent"] as const;
+
+/** The ARM events the code treats as a hint (failures invalidate the cache too). */
+const EVENT_TYPES = [
+  "Microsoft.Resources.ResourceWriteSuccess",
+  "Microsoft.Resources.ResourceDeleteSuccess",
+  "Microsoft.Resources.ResourceActionSuccess",
+  "Microsoft.Resources.ResourceWriteFailure",
+  "Microsoft.Resources.ResourceActionFailure",
+];
+
+const BUILT_IN_ROLES = {
+  storageBlobDataOwner: "b7e6dc6d-f1e8-4753-8033-0f276bb0955b",
+  storageQueueDataContributor: "974c5e8b-45b9-4653-ba55-5f855dd0fb88",
+  storageTableDataContributor: "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3",
+  storageBlobDataContributor: "ba92f5b4-2d11-453d-a403-e96b0029c9fe",
+  monitoringMetricsPublisher: "3913510d-42f4-4e42-8a64-420c390055eb",
+};
+
+const settingEntries = Object.entries(SETTINGS) as [string, { default: string | undefined }][];
+
+describe("app settings follow src/config.ts SETTINGS", () => {
+  const settings = appSettings(main);
+
+  it.each(settingEntries.filter(([, s]) => s.default === undefined))("required %s comes from a template parameter without default", (name) => {
+    const value = settings.get(name);
+    expect(value, `${name} is not an app setting in infra/main.json`).toBeDefined();
+    const param = parameterReference(main, value);
+    expect(param, `${name} must be [parameters('${parameterNameFor(name)}')]`).toBe(parameterNameFor(name));
+    expect(main.parameters?.[param as string], `main.json lacks parameter ${String(param)}`).toBeDefined();
+    expect(main.parameters?.[param as string]?.defaultValue, `${String(param)} must have no default: the deployer has to choose it`).toBeUndefined();
+  });
+
+  it.each(settingEntries.filter(([, s]) => s.default !== undefined))("%s is set to the code's default", (name, spec) => {
+    expect(settings.has(name), `${name} is not an app setting in infra/main.json`).toBe(true);
+    expect(resolveVariables(main, settings.get(name))).toBe(spec.default);
+  });
+
+  it("sets no poolsync setting the code does not know", () => {
+    const known = new Set(Object.keys(SETTINGS));
+    const stale = [...settings.keys()].filter((n) => (n.startsWith("POOLSYNC_") || n === "ARM_ENDPOINT") && !known.has(n));
+    expect(stale).toEqual([]);
+  });
+
+  it("ARM_ENDPOINT is Azure's Resource Manager", () => {
+    expect(settings.get("ARM_ENDPOINT")).toBe("https://management.azure.com");
+  });
+
+  it("storage is identity-based with the user-assigned identity, which DefaultAzureCredential also picks", () => {
+    expect(settings.has("AzureWebJobsStorage")).toBe(false);
+    expect(resolveVariables(main, settings.get("AzureWebJobsStorage__accountName"))).toBe(resolveVariables(main, onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").name));
+    expect(settings.get("AzureWebJobsStorage__credential")).toBe("managedidentity");
+    const clientId = settings.get("AzureWebJobsStorage__clientId");
+    expect(clientId).toMatch(/^\[reference\(variables\('identityId'\), '[\d-]+'\)\.clientId\]$/);
+    expect(settings.get("AZURE_CLIENT_ID")).toBe(clientId);
+    const site = onlyResourceOfType(main, "Microsoft.Web/sites") as { identity?: { type: string; userAssignedIdentities: Record<string, unknown> } };
+    expect(site.identity?.type).toBe("UserAssigned");
+    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual(["[variables('identityId')]"]);
+  });
+
+  it("sets nothing Flex Consumption rejects (the runtime lives in functionAppConfig)", () => {
+    for (const name of ["FUNCTIONS_WORKER_RUNTIME", "FUNCTIONS_EXTENSION_VERSION", "WEBSITE_NODE_DEFAULT_VERSION", "WEBSITE_RUN_FROM_PACKAGE", "WEBSITE_CONTENTAZUREFILECONNECTIONSTRING"]) {
+      expect(settings.has(name), name).toBe(false);
+    }
+  });
+});
+
+describe("hosting", () => {
+  it("is a Flex Consumption plan running Node 22 from an identity-accessed package container", () => {
+    const plan = onlyResourceOfType(main, "Microsoft.Web/serverfarms") as { sku?: { name: string; tier: string } };
+    expect(plan.sku).toEqual({ name: "FC1", tier: "FlexConsumption" });
+    const site = onlyResourceOfType(main, "Microsoft.Web/sites");
+    const config = site.properties?.functionAppConfig as {
+      runtime: { name: string; version: string };
+      deployment: { storage: { type: string; value: string; authentication: { type: string; userAssignedIdentityResourceId: string } } };
+    };
+    expect(config.runtime).toEqual({ name: "node", version: "22" });
+    expect(config.deployment.storage.type).toBe("blobContainer");
+    expect(config.deployment.storage.authentication).toEqual({ type: "UserAssignedIdentity", userAssignedIdentityResourceId: "[variables('identityId')]" });
+    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
+    expect(containers).toContain(leafName(main, config.deployment.storage.value));
+  });
+
+  it("the storage account allows no shared keys and no public blobs", () => {
+    const props = onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").properties;
+    expect(props).toMatchObject({ allowSharedKeyAccess: false, allowBlobPublicAccess: false, minimumTlsVersion: "TLS1_2" });
+  });
+
+  it("Application Insights sits on the Log Analytics workspace", () => {
+    const insights = onlyResourceOfType(main, "Microsoft.Insights/components");
+    const workspace = onlyResourceOfType(main, "Microsoft.OperationalInsights/workspaces");
+    expect(insights.properties?.WorkspaceResourceId).toBe(`[resourceId('Microsoft.OperationalInsights/workspaces', ${workspace.name.slice(1, -1)})]`);
+    expect(appSettings(main).get("APPLICATIONINSIGHTS_CONNECTION_STRING")).toContain("ConnectionString");
+  });
+});
+
+describe("queues and tables match the code's names", () => {
+  const queues = resourcesOfType(main, "Microsoft.Storage/storageAccounts/queueServices/queues").map((q) => leafName(main, q.name));
+  const tables = resourcesOfType(main, "Microsoft.Storage/storageAccounts/tableServices/tables").map((t) => leafName(main, t.name));
+
+  it("creates the queue and its poison queue", () => {
+    const queue = SETTINGS.POOLSYNC_QUEUE.default;
+    expect(queues.sort()).toEqual([queue, `${queue}-poison`].sort());
+  });
+
+  it("creates the memberships and etagcache tables", () => {
+    expect(tables.sort()).toEqual([SETTINGS.POOLSYNC_MEMBERSHIPS_TABLE.default, SETTINGS.POOLSYNC_CACHE_TABLE.default].sort());
+  });
+
+  it("the app settings name the same queue and tables as the resources", () => {
+    const settings = appSettings(main);
+    expect(queues).toContain(resolveVariables(main, settings.get("POOLSYNC_QUEUE")));
+    expect(tables).toContain(resolveVariables(main, settings.get("POOLSYNC_MEMBERSHIPS_TABLE")));
+    expect(tables).toContain(resolveVariables(main, settings.get("POOLSYNC_CACHE_TABLE")));
+  });
+});
+
+describe("Event Grid", () => {
+  const topic = onlyResourceOfType(main, "Microsoft.EventGrid/systemTopics");
+  const subscription = onlyResourceOfType(main, "Microsoft.EventGrid/systemTopics/eventSubscriptions");
+  const props = subscription.properties as {
+    filter: { includedEventTypes: unknown; advancedFilters: { operatorType: string; key: string; values: unknown }[] };
+    retryPolicy: { maxDeliveryAttempts: unknown; eventTimeToLiveInMinutes: unknown };
+    deadLetterWithResourceIdentity: {
+      identity: { type: string; userAssignedIdentity: string };
+      deadLetterDestination: { endpointType: string; properties: { resourceId: string; blobContainerName: string } };
+    };
+  };
+
+  it("the system topic watches the subscription or a resource group, by parameter", () => {
+    expect(topic.location).toBe("global");
+    expect(main.parameters?.eventSource?.allowedValues).toEqual(["subscription", "resourceGroup"]);
+    expect(resolveVariables(main, topic.properties?.topicType)).toContain("Microsoft.Resources.Subscriptions");
+    expect(resolveVariables(main, topic.properties?.topicType)).toContain("Microsoft.Resources.ResourceGroups");
+  });
+
+  it("delivers to onResourceEvent on this app, as an AzureFunction destination", () => {
+    expect(eventGridDestinationFunctionNames(main)).toEqual(["onResourceEvent"]);
+    const destination = (subscription.properties as { destination: { properties: { resourceId: string } } }).destination.properties.resourceId;
+    expect(resolveVariables(main, destination)).toMatch(/^\[format\('\{0\}\/functions\/\{1\}', variables\('siteId'\), /);
+    expect(resolveVariables(main, "[variables('siteId')]")).toBe("[resourceId('Microsoft.Web/sites', variables('siteName'))]");
+    expect(onlyResourceOfType(main, "Microsoft.Web/sites").name).toBe("[variables('siteName')]");
+  });
+
+  it("every destination is a function the app registers with an Event Grid trigger", () => {
+    expect(unregisteredEventGridDestinations(main, EVENT_GRID_FUNCTIONS)).toEqual([]);
+    expect(unregisteredEventGridDestinations(main, ["somethingElse"])).toHaveLength(1);
+  });
+
+  it("subscribes to the ARM event types the code handles", () => {
+    expect(resolveVariables(main, props.filter.includedEventTypes)).toEqual(EVENT_TYPES);
+  });
+
+  it("filters data.operationName to scale sets and their VMs", () => {
+    expect(props.filter.advancedFilters).toHaveLength(1);
+    const [filter] = props.filter.advancedFilters;
+    expect(filter?.key).toBe("data.operationName");
+    expect(["StringBeginsWith", "StringIn"]).toContain(filter?.operatorType);
+    const values = resolveVariables(main, filter?.values) as string[];
+    expect(values).toEqual(["Microsoft.Compute/virtualMachineScaleSets/"]);
+    for (const op of ["Microsoft.Compute/virtualMachineScaleSets/write", "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write", "Microsoft.Compute/virtualMachineScaleSets/delete"]) {
+      expect(values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())), op).toBe(true);
+    }
+    expect(values.some((v) => "Microsoft.Compute/virtualMachines/write".toLowerCase().startsWith(v.toLowerCase()))).toBe(false);
+  });
+
+  it("retries, then dead-letters to the template's container with its own identity", () => {
+    expect(props.retryPolicy.maxDeliveryAttempts).toBeDefined();
+    expect(props.retryPolicy.eventTimeToLiveInMinutes).toBeDefined();
+    const dl = props.deadLetterWithResourceIdentity;
+    expect(dl.identity).toEqual({ type: "UserAssigned", userAssignedIdentity: "[variables('eventGridIdentityId')]" });
+    expect(Object.keys((topic as unknown as { identity: { userAssignedIdentities: object } }).identity.userAssignedIdentities)).toEqual(["[variables('eventGridIdentityId')]"]);
+    expect(dl.deadLetterDestination.endpointType).toBe("StorageBlob");
+    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
+    expect(containers).toContain(resolveVariables(main, dl.deadLetterDestination.properties.blobContainerName));
+  });
+
+  it("the Event Grid identity may write blobs to the dead-letter container only", () => {
+    const grants = resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) =>
+      String(r.properties?.principalId).includes("eventGridIdentityId"),
+    );
+    expect(grants).toHaveLength(1);
+    expect(grants[0]?.scope).toContain("/blobServices/default/containers/");
+    expect(grants[0]?.properties?.roleDefinitionId).toContain("storageBlobDataContributor");
+  });
+});
+
+describe("roles", () => {
+  it("REQUIRED_ARM_ACTIONS has no duplicates, no wildcards, and a reason for each", () => {
+    expect(new Set(REQUIRED_ARM_ACTIONS).size).toBe(REQUIRED_ARM_ACTIONS.length);
+    for (const [action, why] of REQUIRED_ARM_ACTIONS_WITH_REASONS) {
+      expect(action).not.toContain("*");
+      expect(why.length, action).toBeGreaterThan(10);
+    }
+  });
+
+  it("the custom role grants exactly REQUIRED_ARM_ACTIONS (no extra, no missing) and nothing else", () => {
+    const role = onlyResourceOfType(access, "Microsoft.Authorization/roleDefinitions");
+    const permissions = role.properties?.permissions as { actions: string[]; notActions: string[]; dataActions: string[]; notDataActions: string[] }[];
+    expect(permissions).toHaveLength(1);
+    const [p] = permissions;
+    const extra = p?.actions.filter((a) => !REQUIRED_ARM_ACTIONS.includes(a));
+    const missing = REQUIRED_ARM_ACTIONS.filter((a) => !p?.actions.includes(a));
+    expect({ extra, missing }).toEqual({ extra: [], missing: [] });
+    expect(p?.actions).toHaveLength(REQUIRED_ARM_ACTIONS.length);
+    expect(p?.dataActions).toEqual([]);
+  });
+
+  it("the custom role is assignable only at the target scope, and assigned there to poolsync's identity", () => {
+    const role = onlyResourceOfType(access, "Microsoft.Authorization/roleDefinitions");
+    expect(role.properties?.assignableScopes).toEqual(["[parameters('targetScope')]"]);
+    const assignment = onlyResourceOfType(access, "Microsoft.Authorization/roleAssignments");
+    expect(assignment.scope).toBeUndefined(); // at the deployment scope, i.e. the target scope
+    expect(assignment.properties?.roleDefinitionId).toBe(`[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', ${role.name.slice(1, -1)})]`);
+    expect(assignment.properties?.principalId).toBe("[parameters('principalId')]");
+    expect(main.outputs?.principalId).toBeDefined();
+  });
+
+  it("storage roles are the three data roles on the account, for poolsync's identity", () => {
+    const onAccount = resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) => r.scope === "[format('Microsoft.Storage/storageAccounts/{0}', variables('storageAccountName'))]");
+    const roles = resolveVariables(main, "[variables('roles')]") as Record<string, string>;
+    const granted = onAccount.map((r) => /variables\('roles'\)\.(\w+)\)\]$/.exec(String(r.properties?.roleDefinitionId))?.[1]);
+    expect(granted.sort()).toEqual(["storageBlobDataOwner", "storageQueueDataContributor", "storageTableDataContributor"]);
+    for (const r of onAccount) expect(r.properties?.principalId).toContain("variables('identityId')");
+    for (const [name, id] of Object.entries(BUILT_IN_ROLES)) expect(roles[name], name).toBe(id);
+  });
+
+  it("no template grants Owner, Contributor or User Access Administrator", () => {
+    const text = readFileSync(join(INFRA_DIR, "main.json"), "utf8") + readFileSync(join(INFRA_DIR, "access.json"), "utf8");
+    for (const id of ["8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "b24988ac-6180-42a0-ab88-20f7382dd24c", "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"]) {
+      expect(text).not.toContain(id);
+    }
+  });
+});
+
+describe("parameters file", () => {
+  const declared = main.parameters ?? {};
+
+  it("names only parameters the template declares", () => {
+    expect(Object.keys(parametersFile.parameters).filter((p) => !(p in declared))).toEqual([]);
+  });
+
+  it("gives every parameter without a default", () => {
+    const required = Object.entries(declared).filter(([, p]) => p.defaultValue === undefined).map(([name]) => name);
+    expect(required.filter((p) => !(p in parametersFile.parameters))).toEqual([]);
+  });
+
+  it("gives values of the declared types and allowed values", () => {
+    const jsType = { string: "string", securestring: "string", int: "number", bool: "boolean", object: "object", secureobject: "object", array: "object" } as Record<string, string>;
+    for (const [name, { value }] of Object.entries(parametersFile.parameters)) {
+      const spec = declared[name];
+      expect(typeof value, name).toBe(jsType[spec?.type.toLowerCase() ?? ""]);
+      if (spec?.allowedValues) expect(spec.allowedValues, name).toContain(value);
+    }
+  });
+
+  it("its POOLSYNC_SCOPES is one the code accepts", () => {
+    const value = parametersFile.parameters[parameterNameFor("POOLSYNC_SCOPES")]?.value;
+    expect(SETTINGS.POOLSYNC_SCOPES.schema.safeParse(value).success).toBe(true);
+  });
+});
+
+describe("no real identifiers in infra/", () => {
+  it("every GUID is a placeholder of zeros or a built-in role definition", () => {
+    const allowed = new Set<string>([...Object.values(BUILT_IN_ROLES), "00000000-0000-0000-0000-000000000000"]);
+    for (const file of readdirSync(INFRA_DIR)) {
+      const text = readFileSync(join(INFRA_DIR, file), "utf8");
+      const guids = text.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi) ?? [];
+      expect(guids.filter((g) => !allowed.has(g.toLowerCase())), file).toEqual([]);
+    }
+  });
+});
