@@ -84,6 +84,10 @@ export const SETTINGS = {
   POOLSYNC_RECONCILE_SCHEDULE: { schema: z.string().trim().min(1), default: "0 */5 * * * *", doc: "NCRONTAB schedule of the reconcileStale timer." },
   POOLSYNC_RECONCILE_MAX_READS: { schema: positiveInt(100_000), default: "200", doc: "ARM GETs/LISTs the timer may spend in one run." },
   POOLSYNC_IDLE_EVICT_HOURS: { schema: positiveInt(24 * 365), default: "24", doc: "Cache rows of scale sets nobody declares for and nobody touched for this long are evicted." },
+  POOLSYNC_ARM_TIMEOUT_SECONDS: { schema: positiveInt(600), default: "30", doc: "Timeout of one ARM request; a write that timed out is re-checked from fresh state." },
+  POOLSYNC_OPERATION_MAX_WAIT_SECONDS: { schema: positiveInt(3_600), default: "300", doc: "How long one invocation waits for a Compute long-running operation before re-enqueueing." },
+  POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveInt(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After." },
+  POOLSYNC_MAX_ATTEMPTS: { schema: positiveInt(100), default: "8", doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed." },
   POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },
 } as const;
 
@@ -107,7 +111,51 @@ export interface Config {
   reconcileMaxReads: number;
   idleEvictMs: number;
   failedRetryMs: number;
+  armTimeoutMs: number;
+  operationMaxWaitMs: number;
+  operationPollMs: number;
+  maxAttempts: number;
+  storage: StorageConnection;
 }
+
+/**
+ * The AzureWebJobsStorage connection, as the Functions host reads it: a connection string (Azurite locally), or
+ * identity-based (`__accountName` or `__tableServiceUri`/`__queueServiceUri`, with `__credential`/`__clientId`).
+ */
+export type StorageConnection =
+  | { kind: "connectionString"; connectionString: string }
+  | { kind: "identity"; tableServiceUri: string; queueServiceUri: string; clientId: string | undefined };
+
+export const STORAGE_CONNECTION = "AzureWebJobsStorage";
+
+function readStorage(env: Record<string, string | undefined>, problems: string[]): StorageConnection | undefined {
+  const cs = env[STORAGE_CONNECTION];
+  if (cs && cs.trim() !== "") {
+    const value = cs.trim() === "UseDevelopmentStorage=true" ? DEVELOPMENT_STORAGE : cs.trim();
+    if (!/AccountName=|TableEndpoint=|SharedAccessSignature=/i.test(value)) {
+      problems.push(`${STORAGE_CONNECTION} is not a storage connection string (no AccountName or endpoints)`);
+      return undefined;
+    }
+    return { kind: "connectionString", connectionString: value };
+  }
+  const account = env[`${STORAGE_CONNECTION}__accountName`]?.trim();
+  const tableServiceUri = env[`${STORAGE_CONNECTION}__tableServiceUri`]?.trim() || (account ? `https://${account}.table.core.windows.net` : undefined);
+  const queueServiceUri = env[`${STORAGE_CONNECTION}__queueServiceUri`]?.trim() || (account ? `https://${account}.queue.core.windows.net` : undefined);
+  if (!tableServiceUri || !queueServiceUri) {
+    problems.push(`${STORAGE_CONNECTION} is required: a connection string, or ${STORAGE_CONNECTION}__accountName for a managed identity`);
+    return undefined;
+  }
+  if (account !== undefined && !/^[a-z0-9]{3,24}$/.test(account)) {
+    problems.push(`${STORAGE_CONNECTION}__accountName=${JSON.stringify(account)} is not a storage account name (3-24 lowercase letters and digits)`);
+    return undefined;
+  }
+  return { kind: "identity", tableServiceUri, queueServiceUri, clientId: env[`${STORAGE_CONNECTION}__clientId`]?.trim() || undefined };
+}
+
+/** What UseDevelopmentStorage=true means: Azurite's well-known account on its default ports (not a secret). */
+export const DEVELOPMENT_STORAGE =
+  "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;" +
+  "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -148,6 +196,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reconcileMaxReads: read(env, "POOLSYNC_RECONCILE_MAX_READS", problems),
     idleEvictHours: read(env, "POOLSYNC_IDLE_EVICT_HOURS", problems),
     failedRetrySeconds: read(env, "POOLSYNC_FAILED_RETRY_SECONDS", problems),
+    armTimeoutSeconds: read(env, "POOLSYNC_ARM_TIMEOUT_SECONDS", problems),
+    operationMaxWaitSeconds: read(env, "POOLSYNC_OPERATION_MAX_WAIT_SECONDS", problems),
+    operationPollSeconds: read(env, "POOLSYNC_OPERATION_POLL_SECONDS", problems),
+    maxAttempts: read(env, "POOLSYNC_MAX_ATTEMPTS", problems),
+    storage: readStorage(env, problems),
   };
   if (problems.length > 0) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
@@ -172,5 +225,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reconcileMaxReads: v.reconcileMaxReads,
     idleEvictMs: v.idleEvictHours * 3_600_000,
     failedRetryMs: v.failedRetrySeconds * 1000,
+    armTimeoutMs: v.armTimeoutSeconds * 1000,
+    operationMaxWaitMs: v.operationMaxWaitSeconds * 1000,
+    operationPollMs: v.operationPollSeconds * 1000,
+    maxAttempts: v.maxAttempts,
+    storage: v.storage,
   };
 }

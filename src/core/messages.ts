@@ -40,6 +40,8 @@ export const reconcileMessageV1 = z.strictObject({
   kind: z.literal("reconcile"),
   scaleSetId,
   reason: z.string().min(1).max(256),
+  /** How many times this reconcile was re-enqueued after a throttle, conflict or transient failure. */
+  attempt: z.number().int().min(1).max(1000).optional(),
 });
 
 export const queueMessageV1 = z.discriminatedUnion("kind", [declareMessageV1, reconcileMessageV1]);

@@ -39,6 +39,7 @@ export interface CachedEntry<M> {
   stale: boolean;
   staleReason: string | undefined;
   ourClientRequestId: string | undefined;
+  pendingClientRequestId: string | undefined;
   /** Table Storage ETag: a store conditional on it loses to any invalidation written after this read. */
   rowEtag: string;
 }
@@ -54,14 +55,22 @@ export interface ModelCache {
   /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
   storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
   storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
-  /** Unconditional: an invalidation always wins over a refresh that read ARM before it. */
-  markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<void>;
+  /**
+   * Unconditional: an invalidation always wins over a refresh that read ARM before it. Returns the row's new
+   * Table ETag, the base for storing what a re-read after this invalidation finds (undefined when disabled).
+   */
+  markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<string | undefined>;
+  /**
+   * Marks the row stale before we write ARM, remembering the write's client request id: a crash mid-write leaves
+   * the row stale, and the event of this very write is recognised as ours. Returns the base for storing its answer.
+   */
+  beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined>;
   evictScaleSet(ref: ScaleSetRef): Promise<void>;
   evictInstance(ref: InstanceRef): Promise<void>;
 }
 
 export interface WorkQueue {
-  enqueueReconcile(scaleSetId: string, reason: string, delayMs: number): Promise<void>;
+  enqueueReconcile(scaleSetId: string, reason: string, delayMs: number, attempt?: number): Promise<void>;
 }
 
 export interface Clock {

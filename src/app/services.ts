@@ -1,0 +1,116 @@
+import { randomUUID } from "node:crypto";
+import { loadConfig, type Config } from "../config";
+import { systemClock, type Clock, type ComputePort, type Logger } from "../core/ports";
+import type { ScaleSetRef } from "../core/resourceIds";
+import { ArmCompute } from "../azure/compute";
+import { armCredential, armScope } from "../azure/credentials";
+import { EtagCacheTable } from "../azure/etagCacheTable";
+import { MembershipTable } from "../azure/membershipTable";
+import { ensureQueue, ensureTable, queueClient, tableClient } from "../azure/storageClients";
+import { StorageWorkQueue } from "../azure/workQueue";
+import { Coalescer } from "../reconcile/coalescer";
+import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
+import { reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
+import { jsonLogger } from "./logger";
+
+/** Everything a trigger needs, built once per process from the validated config. */
+export interface Services {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  compute: ComputePort;
+  declarations: MembershipTable;
+  cache: EtagCacheTable;
+  queue: StorageWorkQueue;
+  coalescer: Coalescer<ReconcileReport>;
+  /** Creates the tables and queues if missing (the deployment creates them; Azurite starts empty). */
+  ready(): Promise<void>;
+  reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
+  handleQueueMessage(body: unknown, meta: QueueMessageMeta): Promise<HandleOutcome>;
+}
+
+export interface ServiceOverrides {
+  clock?: Clock;
+  log?: Logger;
+  compute?: ComputePort;
+  random?: () => number;
+}
+
+export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
+  const clock = overrides.clock ?? systemClock;
+  const log = overrides.log ?? jsonLogger();
+  const compute =
+    overrides.compute ??
+    new ArmCompute({
+      endpoint: config.armEndpoint,
+      credential: armCredential(config),
+      scope: armScope(config.armEndpoint),
+      clock,
+      requestTimeoutMs: config.armTimeoutMs,
+      operationMaxWaitMs: config.operationMaxWaitMs,
+      operationPollIntervalMs: config.operationPollMs,
+    });
+  const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable), clock.now);
+  const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable), config.cacheEnabled, clock.now);
+  const queue = new StorageWorkQueue(queueClient(config.storage, config.queueName), queueClient(config.storage, config.poisonQueueName));
+  const coalescer = new Coalescer<ReconcileReport>();
+  let readyPromise: Promise<void> | undefined;
+
+  const services: Services = {
+    config,
+    clock,
+    log,
+    compute,
+    declarations,
+    cache,
+    queue,
+    coalescer,
+    ready() {
+      readyPromise ??= Promise.all([ensureTable(declarations.table), ensureTable(cache.table), ensureQueue(queue.queue), ensureQueue(queue.poison)]).then(
+        () => undefined,
+        (err) => {
+          readyPromise = undefined; // let the next invocation try again rather than fail forever
+          throw err;
+        },
+      );
+      return readyPromise;
+    },
+    async reconcile(ref, trigger) {
+      const report = await reconcileScaleSet(ref, trigger, {
+        compute,
+        declarations,
+        cache,
+        clock,
+        log,
+        config,
+        newRequestId: randomUUID,
+        ...(overrides.random ? { random: overrides.random } : {}),
+      });
+      if (report.requeueAfterMs !== undefined) {
+        await queue.enqueueReconcile(ref.id, `retry after: ${report.reason ?? report.result}`, report.requeueAfterMs, trigger.attempt + 1);
+      }
+      return report;
+    },
+    async handleQueueMessage(body, meta) {
+      await services.ready();
+      return handleQueueMessage(body, meta, {
+        scopes: config.scopes,
+        declarations,
+        log,
+        now: clock.now,
+        poison: (received, reason) => queue.sendToPoison(received, reason),
+        reconcile: (ref, trigger) => services.reconcile(ref, trigger),
+        coalescer,
+      });
+    },
+  };
+  return services;
+}
+
+let shared: Services | undefined;
+
+/** The process-wide instance the function files use; settings are read and validated on first use. */
+export function services(): Services {
+  shared ??= createServices(loadConfig(process.env));
+  return shared;
+}

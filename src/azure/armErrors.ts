@@ -1,0 +1,74 @@
+import { isRestError } from "@azure/core-rest-pipeline";
+import {
+  BeingDeletedError,
+  ConflictError,
+  FatalError,
+  NotFoundError,
+  PoolsyncError,
+  PreconditionFailedError,
+  ThrottledError,
+  TransientError,
+} from "../core/errors";
+
+/**
+ * Turns whatever an ARM call threw into one of poolsync's typed outcomes. CRP does not document its 409 codes,
+ * so conflict vs. "marked for deletion" is told by the message text, as cloud-provider-azure does.
+ */
+
+const DEFAULT_CONFLICT_RETRY_MS = 5_000;
+const DEFAULT_TRANSIENT_RETRY_MS = 5_000;
+// Retry-After over an hour is seen in the wild; cap what we wait so one bad header cannot park work for days.
+const MAX_RETRY_AFTER_MS = 6 * 3_600_000;
+
+export function retryAfterMs(value: string | null | undefined, fallbackMs: number, now = Date.now()): number {
+  if (!value) return fallbackMs;
+  const seconds = Number(value.trim());
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
+  const date = Date.parse(value);
+  if (Number.isFinite(date)) return Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);
+  return fallbackMs;
+}
+
+interface ErrorFacts {
+  status: number | undefined;
+  code: string | undefined;
+  message: string;
+  retryAfter: string | undefined;
+}
+
+function factsOf(err: unknown): ErrorFacts {
+  if (isRestError(err)) {
+    const body = err.response?.bodyAsText;
+    let code = err.code;
+    let message = err.message;
+    if (body) {
+      try {
+        const parsed = JSON.parse(body) as { error?: { code?: string; message?: string }; code?: string; message?: string };
+        code = parsed.error?.code ?? parsed.code ?? code;
+        message = parsed.error?.message ?? parsed.message ?? message;
+      } catch {
+        // not JSON: keep the SDK's own text
+      }
+    }
+    return { status: err.statusCode, code, message, retryAfter: err.response?.headers.get("retry-after") ?? undefined };
+  }
+  const e = err as { name?: string; message?: string; code?: string };
+  return { status: undefined, code: e?.code ?? e?.name, message: e?.message ?? String(err), retryAfter: undefined };
+}
+
+export function classifyArmError(err: unknown, what: string): PoolsyncError {
+  if (err instanceof PoolsyncError) return err;
+  const f = factsOf(err);
+  const text = `${what}: ${f.status ?? "no answer"} ${f.code ?? ""} ${f.message}`.replace(/\s+/g, " ").trim();
+  if (f.status === 412) return new PreconditionFailedError(text, 412, f.code);
+  if (f.status === 429) return new ThrottledError(text, retryAfterMs(f.retryAfter, 60_000), 429, f.code);
+  if (f.status === 404) return new NotFoundError(text, 404, f.code);
+  if (f.status === 409) {
+    if (/marked for deletion|being deleted/i.test(f.message)) return new BeingDeletedError(text, 409, f.code);
+    return new ConflictError(text, retryAfterMs(f.retryAfter, DEFAULT_CONFLICT_RETRY_MS), 409, f.code);
+  }
+  if (f.status === undefined || f.status === 408 || f.status >= 500) {
+    return new TransientError(text, retryAfterMs(f.retryAfter, DEFAULT_TRANSIENT_RETRY_MS), f.status, f.code);
+  }
+  return new FatalError(text, f.status, f.code);
+}

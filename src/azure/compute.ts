@@ -1,0 +1,192 @@
+import { ComputeManagementClient, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
+import type { TokenCredential } from "@azure/core-auth";
+import { BeingDeletedError, TransientError } from "../core/errors";
+import type { InstanceModel, ScaleSetModel } from "../core/models";
+import type { NicConfiguration } from "../core/networkProfile";
+import type { Clock, ComputePort, WriteOptions } from "../core/ports";
+import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import { classifyArmError } from "./armErrors";
+import { waitForOperation, type PollOptions } from "./operationPoller";
+
+/**
+ * The Compute edge: a thin layer over ComputeManagementClient. It passes If-Match explicitly (the SDK never
+ * sends a body's etag), tags every write with our x-ms-client-request-id, and turns every failure into a typed
+ * outcome. The SDK's own retry policies are off: they would sleep out a 429's Retry-After inside the invocation.
+ */
+
+export interface ArmComputeOptions {
+  endpoint: string;
+  credential: TokenCredential;
+  scope: string;
+  clock: Clock;
+  requestTimeoutMs: number;
+  operationMaxWaitMs: number;
+  operationPollIntervalMs: number;
+}
+
+interface RawAnswer {
+  status: number;
+  headers: { get(name: string): string | undefined | null };
+  body: unknown;
+}
+
+function toScaleSetModel(vmss: VirtualMachineScaleSet, fallbackId: string): ScaleSetModel {
+  return {
+    id: vmss.id ?? fallbackId,
+    etag: vmss.etag ?? "",
+    location: vmss.location,
+    provisioningState: vmss.provisioningState,
+    capacity: vmss.sku?.capacity,
+    nics: (vmss.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations ?? []) as NicConfiguration[],
+  };
+}
+
+function toInstanceModel(vm: VirtualMachineScaleSetVM, fallbackId: string): InstanceModel {
+  return {
+    id: vm.id ?? fallbackId,
+    instanceId: vm.instanceId ?? fallbackId.split("/").pop() ?? "",
+    etag: vm.etag ?? "",
+    location: vm.location,
+    provisioningState: vm.provisioningState,
+    nics: (vm.networkProfileConfiguration?.networkInterfaceConfigurations ?? []) as NicConfiguration[],
+  };
+}
+
+/** The ETag and state a write answered; the rest of the body is not needed (see writeScaleSetNics). */
+function answerFacts(raw: RawAnswer | undefined): { etag: string | undefined; provisioningState: string | undefined } {
+  const body = (raw?.body ?? {}) as { etag?: string; properties?: { provisioningState?: string } };
+  return { etag: raw?.headers.get("etag") ?? body.etag ?? undefined, provisioningState: body.properties?.provisioningState };
+}
+
+export class ArmCompute implements ComputePort {
+  private readonly clients = new Map<string, ComputeManagementClient>();
+  private readonly poll: PollOptions;
+
+  constructor(private readonly opts: ArmComputeOptions) {
+    this.poll = {
+      armEndpoint: opts.endpoint,
+      credential: opts.credential,
+      scope: opts.scope,
+      clock: opts.clock,
+      timeoutMs: opts.requestTimeoutMs,
+      maxWaitMs: opts.operationMaxWaitMs,
+      defaultIntervalMs: opts.operationPollIntervalMs,
+    };
+  }
+
+  private client(subscriptionId: string): ComputeManagementClient {
+    const key = subscriptionId.toLowerCase();
+    let c = this.clients.get(key);
+    if (!c) {
+      c = new ComputeManagementClient(this.opts.credential, subscriptionId, {
+        endpoint: this.opts.endpoint,
+        credentials: { scopes: [this.opts.scope] },
+        retryOptions: { maxRetries: 0 },
+      });
+      this.clients.set(key, c);
+    }
+    return c;
+  }
+
+  private signal(): AbortSignal {
+    return AbortSignal.timeout(this.opts.requestTimeoutMs);
+  }
+
+  async getScaleSet(ref: ScaleSetRef): Promise<ScaleSetModel> {
+    try {
+      const vmss = await this.client(ref.subscriptionId).virtualMachineScaleSets.get(ref.resourceGroup, ref.name, { abortSignal: this.signal() });
+      return toScaleSetModel(vmss, ref.id);
+    } catch (err) {
+      throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  /**
+   * A sparse PUT, as cloud-provider-azure sends: location and the NIC configurations, nothing else, so a stale
+   * cached sku or capacity can never be written back. CRP replaces the NIC array whole with what we send, so the
+   * model after the write is `base` with our NICs and the answered ETag; reading the answer's body back would
+   * need the SDK's internal deserializer and buys nothing.
+   */
+  async writeScaleSetNics(ref: ScaleSetRef, base: ScaleSetModel, nics: NicConfiguration[], opts: WriteOptions): Promise<ScaleSetModel> {
+    if ((base.provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${ref.id} is being deleted`);
+    let answer: RawAnswer | undefined;
+    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
+    try {
+      const poller = this.client(ref.subscriptionId).virtualMachineScaleSets.createOrUpdate(
+        ref.resourceGroup,
+        ref.name,
+        { location: base.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } as VirtualMachineScaleSet,
+        {
+          ifMatch: opts.ifMatch,
+          abortSignal: this.signal(),
+          requestOptions: { headers: { "x-ms-client-request-id": opts.clientRequestId } },
+          onResponse: (r) => (answer = { status: r.status, headers: r.headers, body: r.parsedBody }),
+        },
+      );
+      await poller.submitted();
+    } catch (err) {
+      throw classifyArmError(err, what);
+    }
+    const facts = answerFacts(answer);
+    await this.awaitOperation(answer, what);
+    return { ...base, nics, etag: facts.etag ?? base.etag, provisioningState: "Succeeded" };
+  }
+
+  async listInstances(ref: ScaleSetRef): Promise<InstanceModel[]> {
+    try {
+      const out: InstanceModel[] = [];
+      for await (const vm of this.client(ref.subscriptionId).virtualMachineScaleSetVMs.list(ref.resourceGroup, ref.name, { abortSignal: this.signal() })) {
+        out.push(toInstanceModel(vm, `${ref.id}/virtualMachines/${vm.instanceId ?? ""}`));
+      }
+      return out;
+    } catch (err) {
+      throw classifyArmError(err, `LIST ${ref.id}/virtualMachines`);
+    }
+  }
+
+  async getInstance(ref: InstanceRef): Promise<InstanceModel> {
+    const s = ref.scaleSet;
+    try {
+      const vm = await this.client(s.subscriptionId).virtualMachineScaleSetVMs.get(s.resourceGroup, s.name, ref.instanceId, { abortSignal: this.signal() });
+      return toInstanceModel(vm, ref.id);
+    } catch (err) {
+      throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  async writeInstanceNics(ref: InstanceRef, base: InstanceModel, nics: NicConfiguration[], opts: WriteOptions): Promise<InstanceModel> {
+    if ((base.provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${ref.id} is being deleted`);
+    const s = ref.scaleSet;
+    let answer: RawAnswer | undefined;
+    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
+    try {
+      const poller = this.client(s.subscriptionId).virtualMachineScaleSetVMs.update(
+        s.resourceGroup,
+        s.name,
+        ref.instanceId,
+        { location: base.location, networkProfileConfiguration: { networkInterfaceConfigurations: nics } } as VirtualMachineScaleSetVM,
+        {
+          ifMatch: opts.ifMatch,
+          abortSignal: this.signal(),
+          requestOptions: { headers: { "x-ms-client-request-id": opts.clientRequestId } },
+          onResponse: (r) => (answer = { status: r.status, headers: r.headers, body: r.parsedBody }),
+        },
+      );
+      await poller.submitted();
+    } catch (err) {
+      throw classifyArmError(err, what);
+    }
+    const facts = answerFacts(answer);
+    await this.awaitOperation(answer, what);
+    // A 202 may carry no ETag: then the cached instance must not pretend to know it.
+    return { ...base, nics, etag: facts.etag ?? "", provisioningState: "Succeeded" };
+  }
+
+  private async awaitOperation(answer: RawAnswer | undefined, what: string): Promise<void> {
+    const url = answer?.headers.get("azure-asyncoperation") ?? answer?.headers.get("location");
+    if (!url) return;
+    const end = await waitForOperation(url, answer?.headers.get("retry-after"), this.poll);
+    // A failed operation may have applied part of the change: retry later from fresh state, bounded by the caller.
+    if (end.status !== "Succeeded") throw new TransientError(`${what}: operation ${end.status}: ${end.error}`, 30_000);
+  }
+}

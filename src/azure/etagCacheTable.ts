@@ -1,0 +1,175 @@
+import { odata, RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import type { InstanceModel, ScaleSetModel } from "../core/models";
+import type { CachedEntry, CachedPartition, ModelCache } from "../core/ports";
+import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import { encodeKey } from "../core/tableKeys";
+import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
+
+/**
+ * The ETag cache: per scale set one partition, holding a row for the scale set model and one per instance.
+ * Every store is conditional on the row's Table ETag as read before the ARM call, and every invalidation is
+ * unconditional, so a refresh that read ARM before an invalidation can never overwrite it with older state.
+ */
+
+export const SCALE_SET_ROW = "vmss";
+export const instanceRow = (instanceId: string) => `vm-${instanceId}`;
+
+export interface CacheRow {
+  partitionKey: string;
+  rowKey: string;
+  kind: "scaleSet" | "instance";
+  resourceId: string;
+  armEtag: string;
+  model: string;
+  modelChunks: number;
+  readAt: number;
+  stale: boolean;
+  staleReason: string;
+  staleAt: number;
+  ourClientRequestId: string;
+  pendingClientRequestId: string;
+  /** Last time poolsync itself wrote or was asked about this scale set: the idle-eviction clock. */
+  touchedAt: number;
+  /** When an event last enqueued a reconcile for this scale set: the debounce window's start. */
+  eventReconcileAt: number;
+  [chunk: `model_${number}`]: Uint8Array;
+}
+
+const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
+
+export const cachePartition = (scaleSet: ScaleSetRef) => encodeKey(scaleSet.key);
+
+function entryOf<M>(row: TableEntityResult<CacheRow>): CachedEntry<M> {
+  let model: M | undefined;
+  try {
+    model = decodeModel<M>(row as unknown as Record<string, unknown>);
+  } catch {
+    model = undefined; // unreadable → a miss, re-read from ARM
+  }
+  return {
+    model,
+    readAt: Number(row.readAt ?? 0),
+    stale: row.stale === true,
+    staleReason: row.staleReason || undefined,
+    ourClientRequestId: row.ourClientRequestId || undefined,
+    pendingClientRequestId: row.pendingClientRequestId || undefined,
+    rowEtag: row.etag,
+  };
+}
+
+export class EtagCacheTable implements ModelCache {
+  constructor(
+    readonly table: TableClient,
+    readonly enabled: boolean,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition> {
+    const out: CachedPartition = { scaleSet: undefined, instances: new Map() };
+    if (!this.enabled) return out;
+    const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(scaleSet)}` } });
+    for await (const row of rows) {
+      if (row.rowKey === SCALE_SET_ROW) out.scaleSet = entryOf<ScaleSetModel>(row);
+      else if (row.rowKey.startsWith("vm-")) out.instances.set(row.rowKey.slice(3), entryOf<InstanceModel>(row));
+    }
+    return out;
+  }
+
+  storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
+    return this.store(cachePartition(ref), SCALE_SET_ROW, "scaleSet", model.id, model.etag, model, base, ourClientRequestId);
+  }
+
+  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
+    return this.store(cachePartition(ref.scaleSet), instanceRow(ref.instanceId), "instance", model.id, model.etag, model, base, ourClientRequestId);
+  }
+
+  private async store(
+    partitionKey: string,
+    rowKey: string,
+    kind: CacheRow["kind"],
+    resourceId: string,
+    armEtag: string,
+    model: unknown,
+    base: string | undefined,
+    ourClientRequestId: string | undefined,
+  ): Promise<boolean> {
+    if (!this.enabled) return false;
+    let encoded;
+    try {
+      encoded = encodeModel(model);
+    } catch (err) {
+      if (err instanceof ModelTooLargeError) {
+        await this.markStaleRow(partitionKey, rowKey, `not cacheable: ${err.message}`);
+        return false;
+      }
+      throw err;
+    }
+    const now = this.now();
+    const entity = {
+      partitionKey,
+      rowKey,
+      kind,
+      resourceId,
+      armEtag,
+      ...encoded,
+      readAt: now,
+      stale: false,
+      staleReason: "",
+      staleAt: 0,
+      // Kept across stores of other writers' state, so an event of our own last write is still recognised.
+      ...(ourClientRequestId !== undefined ? { ourClientRequestId, pendingClientRequestId: "" } : {}),
+      touchedAt: now,
+    };
+    try {
+      if (base === undefined) await this.table.createEntity(entity);
+      else await this.table.updateEntity(entity, "Merge", { etag: base });
+      return true;
+    } catch (err) {
+      // 409: someone created the row since our read; 412: someone (an invalidation) changed it. Either way ours is older.
+      if (statusOf(err) === 409 || statusOf(err) === 412 || statusOf(err) === 404) return false;
+      throw err;
+    }
+  }
+
+  async markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<string | undefined> {
+    if (!this.enabled) return undefined;
+    const [pk, rk] = ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+    return this.markStaleRow(pk, rk, reason);
+  }
+
+  async beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined> {
+    if (!this.enabled) return undefined;
+    const [pk, rk] = ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+    const answer = await this.table.upsertEntity(
+      { partitionKey: pk, rowKey: rk, stale: true, staleReason: "our write in flight", staleAt: this.now(), pendingClientRequestId: clientRequestId, touchedAt: this.now() },
+      "Merge",
+    );
+    return answer.etag;
+  }
+
+  private async markStaleRow(partitionKey: string, rowKey: string, reason: string): Promise<string | undefined> {
+    // Upsert, not update: a marker on a missing row makes a concurrent create-only store fail, as it must.
+    const answer = await this.table.upsertEntity({ partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() }, "Merge");
+    return answer.etag;
+  }
+
+  async evictScaleSet(ref: ScaleSetRef): Promise<void> {
+    if (!this.enabled) return;
+    const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(ref)}`, select: ["RowKey"] } });
+    const keys: string[] = [];
+    for await (const row of rows) keys.push(row.rowKey);
+    // One partition: delete in transactions of at most 100, the batch limit.
+    for (let i = 0; i < keys.length; i += 100) {
+      await this.table.submitTransaction(keys.slice(i, i + 100).map((rk) => ["delete", { partitionKey: cachePartition(ref), rowKey: rk }]));
+    }
+  }
+
+  async evictInstance(ref: InstanceRef): Promise<void> {
+    if (!this.enabled) return;
+    try {
+      await this.table.deleteEntity(cachePartition(ref.scaleSet), instanceRow(ref.instanceId));
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import { odata, RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import { declarationKey, type Declaration, type Outcome, type OutcomeKind, type StoredDeclaration } from "../core/declarations";
+import type { DeclarationStore, UpsertResult } from "../core/ports";
+import type { ScaleSetRef } from "../core/resourceIds";
+import { encodeKey } from "../core/tableKeys";
+
+/**
+ * The memberships table: one partition per scale set (so a reconcile reads all its declarations in one query),
+ * one row per (pool, ip configuration).
+ */
+
+interface Row {
+  partitionKey: string;
+  rowKey: string;
+  scaleSetId: string;
+  backendPoolId: string;
+  ipConfiguration: string;
+  state: string;
+  declaredAt: string;
+  requestId: string;
+  outcomeKind: string;
+  outcomeReason?: string;
+  appliedEtag?: string;
+  outcomeAt: string;
+  appliedEverywhere?: boolean;
+  retryAt?: string;
+  attempts: number;
+}
+
+const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
+
+export const scaleSetPartition = (scaleSet: ScaleSetRef) => encodeKey(scaleSet.key);
+
+function toStored(row: TableEntityResult<Row>): StoredDeclaration {
+  const outcome: Outcome = { kind: row.outcomeKind as OutcomeKind, at: row.outcomeAt };
+  if (row.outcomeReason) outcome.reason = row.outcomeReason;
+  if (row.appliedEtag) outcome.appliedEtag = row.appliedEtag;
+  if (row.appliedEverywhere) outcome.appliedEverywhere = true;
+  if (row.retryAt) outcome.retryAt = row.retryAt;
+  return {
+    scaleSetId: row.scaleSetId,
+    backendPoolId: row.backendPoolId,
+    ipConfiguration: row.ipConfiguration,
+    state: row.state === "absent" ? "absent" : "present",
+    declaredAt: row.declaredAt,
+    requestId: row.requestId,
+    outcome,
+    attempts: row.attempts ?? 0,
+    rowEtag: row.etag,
+  };
+}
+
+function outcomeFields(o: Outcome): Pick<Row, "outcomeKind" | "outcomeReason" | "appliedEtag" | "outcomeAt" | "appliedEverywhere" | "retryAt"> {
+  return {
+    outcomeKind: o.kind,
+    outcomeReason: o.reason ?? "",
+    appliedEtag: o.appliedEtag ?? "",
+    outcomeAt: o.at,
+    appliedEverywhere: o.appliedEverywhere ?? false,
+    retryAt: o.retryAt ?? "",
+  };
+}
+
+export class MembershipTable implements DeclarationStore {
+  constructor(readonly table: TableClient, private readonly now: () => number = Date.now) {}
+
+  private rowOf(scaleSet: ScaleSetRef, d: Declaration): Row {
+    return {
+      partitionKey: scaleSetPartition(scaleSet),
+      rowKey: encodeKey(declarationKey(d)),
+      scaleSetId: d.scaleSetId,
+      backendPoolId: d.backendPoolId,
+      ipConfiguration: d.ipConfiguration,
+      state: d.state,
+      declaredAt: d.declaredAt,
+      requestId: d.requestId,
+      attempts: 0,
+      ...outcomeFields({ kind: "pending", at: new Date(this.now()).toISOString() }),
+    };
+  }
+
+  async upsert(scaleSet: ScaleSetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
+    const fresh = this.rowOf(scaleSet, d);
+    // Optimistic loop: two deliveries of different declarations for one key race here; the Table ETag decides.
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const existing = await this.get(fresh.partitionKey, fresh.rowKey);
+      if (!existing) {
+        try {
+          await this.table.createEntity(fresh);
+          return { result: "created", stored: toStored((await this.get(fresh.partitionKey, fresh.rowKey))!) };
+        } catch (err) {
+          if (statusOf(err) === 409) continue;
+          throw err;
+        }
+      }
+      if (existing.requestId === d.requestId) return { result: "unchanged", stored: toStored(existing) };
+      if (Date.parse(existing.declaredAt) > Date.parse(d.declaredAt)) return { result: "older", stored: toStored(existing) };
+      try {
+        await this.table.updateEntity(fresh, "Replace", { etag: existing.etag });
+        return { result: "updated", stored: toStored((await this.get(fresh.partitionKey, fresh.rowKey))!) };
+      } catch (err) {
+        if (statusOf(err) === 412) continue;
+        throw err;
+      }
+    }
+    throw new Error(`declaration ${declarationKey(d)} on ${scaleSet.id} kept changing under us; try again`);
+  }
+
+  private async get(pk: string, rk: string): Promise<TableEntityResult<Row> | undefined> {
+    try {
+      return await this.table.getEntity<Row>(pk, rk);
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async listForScaleSet(scaleSet: ScaleSetRef): Promise<StoredDeclaration[]> {
+    const out: StoredDeclaration[] = [];
+    const rows = this.table.listEntities<Row>({ queryOptions: { filter: odata`PartitionKey eq ${scaleSetPartition(scaleSet)}` } });
+    for await (const row of rows) out.push(toStored(row));
+    return out;
+  }
+
+  async recordOutcome(scaleSet: ScaleSetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean> {
+    const attempts = outcome.kind === "applied" ? 0 : d.attempts + (outcome.kind === "failed" ? 1 : 0);
+    try {
+      await this.table.updateEntity(
+        { partitionKey: scaleSetPartition(scaleSet), rowKey: encodeKey(declarationKey(d)), attempts, ...outcomeFields(outcome) },
+        "Merge",
+        { etag: d.rowEtag },
+      );
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 412 || statusOf(err) === 404) return false;
+      throw err;
+    }
+  }
+
+  async remove(scaleSet: ScaleSetRef, d: StoredDeclaration): Promise<boolean> {
+    try {
+      await this.table.deleteEntity(scaleSetPartition(scaleSet), encodeKey(declarationKey(d)), { etag: d.rowEtag });
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 412 || statusOf(err) === 404) return false;
+      throw err;
+    }
+  }
+
+  /** Every declaration, one partition at a time; for the timer and the status view. */
+  async *listAll(): AsyncGenerator<StoredDeclaration> {
+    for await (const row of this.table.listEntities<Row>()) yield toStored(row);
+  }
+}

@@ -1,0 +1,38 @@
+import { TableClient } from "@azure/data-tables";
+import { ManagedIdentityCredential, DefaultAzureCredential } from "@azure/identity";
+import { QueueClient } from "@azure/storage-queue";
+import type { TokenCredential } from "@azure/core-auth";
+import type { StorageConnection } from "../config";
+
+/** Table and queue clients from the AzureWebJobsStorage connection, the same one the queue trigger uses. */
+
+function identity(conn: Extract<StorageConnection, { kind: "identity" }>): TokenCredential {
+  return conn.clientId ? new ManagedIdentityCredential({ clientId: conn.clientId }) : new DefaultAzureCredential();
+}
+
+export function tableClient(conn: StorageConnection, table: string): TableClient {
+  if (conn.kind === "connectionString") {
+    // Azurite speaks plain http on loopback; real accounts' connection strings say https.
+    return TableClient.fromConnectionString(conn.connectionString, table, { allowInsecureConnection: /TableEndpoint=http:/i.test(conn.connectionString) });
+  }
+  return new TableClient(conn.tableServiceUri, table, identity(conn));
+}
+
+export function queueClient(conn: StorageConnection, queue: string): QueueClient {
+  if (conn.kind === "connectionString") return new QueueClient(conn.connectionString, queue);
+  return new QueueClient(`${conn.queueServiceUri.replace(/\/+$/, "")}/${queue}`, identity(conn));
+}
+
+/** Creates a table or queue that may already exist; the deployment creates them, the local run needs this. */
+export async function ensureTable(client: TableClient): Promise<void> {
+  try {
+    await client.createTable();
+  } catch (err) {
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status !== 409) throw err;
+  }
+}
+
+export async function ensureQueue(client: QueueClient): Promise<void> {
+  await client.createIfNotExists();
+}

@@ -1,0 +1,41 @@
+import type { QueueClient } from "@azure/storage-queue";
+import type { DeclareMessage, ReconcileMessage } from "../core/messages";
+import type { WorkQueue } from "../core/ports";
+
+/** Storage Queue's longest visibility timeout: 7 days. */
+const MAX_VISIBILITY_SECONDS = 7 * 24 * 3600;
+
+/**
+ * host.json sets messageEncoding base64, as the Functions host expects by default; every message we put is
+ * encoded so, or the trigger could not read it.
+ */
+export function encodeMessage(message: unknown): string {
+  return Buffer.from(JSON.stringify(message), "utf8").toString("base64");
+}
+
+export class StorageWorkQueue implements WorkQueue {
+  constructor(
+    readonly queue: QueueClient,
+    readonly poison: QueueClient,
+  ) {}
+
+  async enqueueReconcile(scaleSetId: string, reason: string, delayMs: number, attempt?: number): Promise<void> {
+    const message: ReconcileMessage = { v: 1, kind: "reconcile", scaleSetId, reason: reason.slice(0, 256), ...(attempt ? { attempt } : {}) };
+    await this.send(message, delayMs);
+  }
+
+  async enqueueDeclare(message: DeclareMessage): Promise<void> {
+    await this.send(message, 0);
+  }
+
+  private async send(message: unknown, delayMs: number): Promise<void> {
+    const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / 1000)));
+    await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
+  }
+
+  /** A message that can never succeed goes here at once, with the reason next to what was received. */
+  async sendToPoison(received: unknown, reason: string): Promise<void> {
+    const text = typeof received === "string" ? received : JSON.stringify(received);
+    await this.poison.sendMessage(encodeMessage({ reason, received: text.slice(0, 32 * 1024), at: new Date().toISOString() }));
+  }
+}

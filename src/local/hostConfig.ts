@@ -1,0 +1,88 @@
+import { existsSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+
+/** host.json's `extensions.queues`, with the Storage Queues extension (v5) defaults for whatever is left out. */
+export interface QueueHostOptions {
+  batchSize: number;
+  newBatchThreshold: number;
+  maxPollingIntervalMs: number;
+  visibilityTimeoutMs: number;
+  maxDequeueCount: number;
+  messageEncoding: "base64" | "none";
+}
+
+export interface HostConfig {
+  queues: QueueHostOptions;
+  /** `extensions.http.routePrefix`, default "api" (empty string means routes sit at the root). */
+  httpRoutePrefix: string;
+}
+
+/** The host's minimum poll interval: the backoff starts here and returns here whenever a poll finds messages. */
+export const QUEUE_MIN_POLLING_INTERVAL_MS = 100;
+
+/**
+ * Parses a .NET TimeSpan as host.json writes it: `[d.]hh:mm:ss[.fffffff]`. Numbers are not accepted: the host
+ * reads them as days (`"2"` is two days), a classic surprise, so refusing them is kinder than guessing.
+ */
+export function parseTimeSpan(text: string, what: string): number {
+  const m = /^(?:(\d+)\.)?(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$/.exec(text.trim());
+  if (!m) throw new Error(`${what}: "${text}" is not a TimeSpan like "00:00:30"`);
+  const [, d, h, min, s, frac] = m;
+  const ms = frac ? Math.round(Number(`0.${frac}`) * 1000) : 0;
+  return ((Number(d ?? 0) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(s) * 1000 + ms;
+}
+
+export function queueOptionsFrom(raw: Record<string, unknown> | undefined): QueueHostOptions {
+  const q = raw ?? {};
+  const int = (key: string, def: number, min: number, max: number): number => {
+    const v = q[key];
+    if (v === undefined) return def;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
+      throw new Error(`host.json extensions.queues.${key}: must be a whole number between ${min} and ${max}, got ${JSON.stringify(v)}`);
+    }
+    return v;
+  };
+  const span = (key: string, def: number): number => {
+    const v = q[key];
+    if (v === undefined) return def;
+    if (typeof v !== "string") throw new Error(`host.json extensions.queues.${key}: must be a TimeSpan string like "00:00:30"`);
+    return parseTimeSpan(v, `host.json extensions.queues.${key}`);
+  };
+  const batchSize = int("batchSize", 16, 1, 32);
+  // The extension's default threshold is batchSize/2 per core: N*batchSize/2 in the docs.
+  const newBatchThreshold = int("newBatchThreshold", Math.floor(batchSize / 2) * availableParallelism(), 0, 10_000);
+  const encoding = q.messageEncoding ?? "base64";
+  if (encoding !== "base64" && encoding !== "none") {
+    throw new Error(`host.json extensions.queues.messageEncoding: must be "base64" or "none", got ${JSON.stringify(encoding)}`);
+  }
+  const maxPollingIntervalMs = span("maxPollingInterval", 60_000);
+  if (maxPollingIntervalMs < QUEUE_MIN_POLLING_INTERVAL_MS) {
+    throw new Error(`host.json extensions.queues.maxPollingInterval: must be at least 00:00:00.1`);
+  }
+  return {
+    batchSize,
+    newBatchThreshold,
+    maxPollingIntervalMs,
+    visibilityTimeoutMs: span("visibilityTimeout", 0),
+    maxDequeueCount: int("maxDequeueCount", 5, 1, 10_000),
+    messageEncoding: encoding,
+  };
+}
+
+export function loadHostConfig(appDir: string): HostConfig {
+  const file = join(appDir, "host.json");
+  let json: { extensions?: { queues?: Record<string, unknown>; http?: { routePrefix?: unknown } } } = {};
+  if (existsSync(file)) {
+    try {
+      json = JSON.parse(readFileSync(file, "utf8"));
+    } catch (err) {
+      throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  const prefix = json.extensions?.http?.routePrefix;
+  return {
+    queues: queueOptionsFrom(json.extensions?.queues),
+    httpRoutePrefix: typeof prefix === "string" ? prefix.replace(/^\/+|\/+$/g, "") : "api",
+  };
+}

@@ -1,0 +1,83 @@
+import type { Declaration } from "../core/declarations";
+import { parseQueueMessage, type DeclareMessage } from "../core/messages";
+import type { DeclarationStore, Logger } from "../core/ports";
+import { parseBackendPoolId, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
+import { inScopes, type Scope } from "../core/scopes";
+import type { Coalescer } from "./coalescer";
+import type { ReconcileReport, ReconcileTrigger } from "./reconcileScaleSet";
+
+/**
+ * The queue trigger's whole job, host-independent: validate, record the intent, reconcile (joined with any
+ * other reconcile of the same scale set), schedule the follow-up. The function file only adapts the host's input.
+ */
+
+export interface QueueMessageMeta {
+  id: string;
+  dequeueCount: number;
+  insertionTime: string | undefined;
+}
+
+export interface HandleDeps {
+  scopes: readonly Scope[];
+  declarations: DeclarationStore;
+  log: Logger;
+  now: () => number;
+  poison(received: unknown, reason: string): Promise<void>;
+  /** Reconciles and, when it asks for it, re-enqueues; shared by every message that joins it. */
+  reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
+  coalescer: Coalescer<ReconcileReport>;
+}
+
+export type HandleOutcome =
+  | { result: "poisoned"; reason: string }
+  | { result: "skipped"; reason: string }
+  | { result: "reconciled"; report: ReconcileReport };
+
+function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): Declaration {
+  return {
+    scaleSetId: m.scaleSetId,
+    backendPoolId: m.backendPoolId,
+    ipConfiguration: m.ipConfiguration ?? "",
+    state: m.state,
+    // A redelivery of the same message carries the same id, so it is recognised as the same declaration.
+    requestId: m.requestId ?? `queue-${meta.id}`,
+    declaredAt: m.declaredAt ?? meta.insertionTime ?? new Date(now).toISOString(),
+  };
+}
+
+export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, deps: HandleDeps): Promise<HandleOutcome> {
+  const parsed = parseQueueMessage(body);
+  if (!parsed.ok) {
+    await deps.poison(body, parsed.reason);
+    deps.log.warn("message.poisoned", { messageId: meta.id, reason: parsed.reason });
+    return { result: "poisoned", reason: parsed.reason };
+  }
+  const message = parsed.message;
+  const ref = parseScaleSetId(message.scaleSetId);
+  if (!ref.ok) throw new Error("unreachable: the schema validated the scale set ID");
+  if (!inScopes(deps.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) {
+    const reason = `scaleSetId: ${ref.value.id} is outside POOLSYNC_SCOPES`;
+    await deps.poison(body, reason);
+    deps.log.warn("message.refused", { messageId: meta.id, reason });
+    return { result: "poisoned", reason };
+  }
+  let trigger: ReconcileTrigger;
+  if (message.kind === "declare") {
+    const pool = parseBackendPoolId(message.backendPoolId);
+    if (pool.ok && !inScopes(deps.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
+      const reason = `backendPoolId: ${pool.value.id} is outside POOLSYNC_SCOPES`;
+      await deps.poison(body, reason);
+      deps.log.warn("message.refused", { messageId: meta.id, reason });
+      return { result: "poisoned", reason };
+    }
+    const { result, stored } = await deps.declarations.upsert(ref.value, declarationOf(message, meta, deps.now()));
+    deps.log.info("declaration", { messageId: meta.id, scaleSetId: ref.value.id, backendPoolId: message.backendPoolId, state: message.state, result });
+    if (result === "older") return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
+    if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };
+    trigger = { reason: `declare ${message.state} ${message.backendPoolId}`, attempt: 0 };
+  } else {
+    trigger = { reason: message.reason, attempt: message.attempt ?? 0 };
+  }
+  const report = await deps.coalescer.run(ref.value.key, () => deps.reconcile(ref.value, trigger));
+  return { result: "reconciled", report };
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config";
+
+const base = { POOLSYNC_SCOPES: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d", AzureWebJobsStorage: "UseDevelopmentStorage=true" };
+
+describe("config", () => {
+  it("fills every default", () => {
+    const c = loadConfig(base);
+    expect(c).toMatchObject({ armEndpoint: "https://management.azure.com", armCredential: "default", queueName: "backendpool-updates", poisonQueueName: "backendpool-updates-poison", cacheTtlMs: 600_000, cacheEnabled: true, reconcileMaxReads: 200 });
+    expect(c.scopes).toEqual([{ id: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d", subscriptionId: "0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d" }]);
+    expect(c.storage.kind).toBe("connectionString");
+  });
+
+  it("picks the static token for the simulator and identity-based storage from __accountName", () => {
+    const c = loadConfig({ POOLSYNC_SCOPES: base.POOLSYNC_SCOPES, ARM_ENDPOINT: "http://127.0.0.1:18443/", AzureWebJobsStorage__accountName: "poolsyncdata", AzureWebJobsStorage__clientId: "client" });
+    expect(c.armEndpoint).toBe("http://127.0.0.1:18443");
+    expect(c.armCredential).toBe("static");
+    expect(c.storage).toEqual({ kind: "identity", tableServiceUri: "https://poolsyncdata.table.core.windows.net", queueServiceUri: "https://poolsyncdata.queue.core.windows.net", clientId: "client" });
+  });
+
+  it("names every missing or malformed setting at once", () => {
+    let message = "";
+    try {
+      loadConfig({ POOLSYNC_CACHE_TTL_SECONDS: "ten", POOLSYNC_CACHE_ENABLED: "maybe", POOLSYNC_QUEUE: "Bad_Queue" });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toContain("POOLSYNC_SCOPES is required");
+    expect(message).toContain('POOLSYNC_CACHE_TTL_SECONDS="ten" must be a whole number');
+    expect(message).toContain('POOLSYNC_CACHE_ENABLED="maybe" must be true or false');
+    expect(message).toContain('POOLSYNC_QUEUE="Bad_Queue" must be a valid Storage queue name');
+    expect(message).toContain("AzureWebJobsStorage is required");
+  });
+
+  it("refuses a scope that is not a subscription or resource group", () => {
+    expect(() => loadConfig({ ...base, POOLSYNC_SCOPES: "/subscriptions/nope" })).toThrow('POOLSYNC_SCOPES="/subscriptions/nope" "/subscriptions/nope": subscription "nope" is not a GUID');
+  });
+});
