@@ -9,6 +9,8 @@ import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
+import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
+import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
 import { reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
 import { jsonLogger } from "./logger";
@@ -27,6 +29,8 @@ export interface Services {
   ready(): Promise<void>;
   reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
   handleQueueMessage(body: unknown, meta: QueueMessageMeta): Promise<HandleOutcome>;
+  handleResourceEvent(raw: unknown): Promise<EventOutcome>;
+  reconcileStale(): Promise<StaleRunSummary>;
 }
 
 export interface ServiceOverrides {
@@ -102,6 +106,14 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         reconcile: (ref, trigger) => services.reconcile(ref, trigger),
         coalescer,
       });
+    },
+    async handleResourceEvent(raw) {
+      await services.ready();
+      return handleResourceEvent(raw, { scopes: config.scopes, cache, declarations, queue, log, now: clock.now, debounceMs: config.eventDebounceMs });
+    },
+    async reconcileStale() {
+      await services.ready();
+      return reconcileStale({ compute, cache, declarations, queue, clock, log, config });
     },
   };
   return services;

@@ -1,8 +1,8 @@
 import { odata, RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
-import type { CachedEntry, CachedPartition, ModelCache } from "../core/ports";
+import type { CachedEntry, CachedPartition, ModelCache, RefreshCandidate, TimerState } from "../core/ports";
 import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
-import { encodeKey } from "../core/tableKeys";
+import { decodeKey, encodeKey } from "../core/tableKeys";
 import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
 
 /**
@@ -12,6 +12,9 @@ import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
  */
 
 export const SCALE_SET_ROW = "vmss";
+/** Encoded IDs start with "%2F", so this partition can never be a scale set's. */
+const TIMER_PARTITION = "~timer";
+const TIMER_ROW = "state";
 export const instanceRow = (instanceId: string) => `vm-${instanceId}`;
 
 export interface CacheRow {
@@ -151,6 +154,87 @@ export class EtagCacheTable implements ModelCache {
     // Upsert, not update: a marker on a missing row makes a concurrent create-only store fail, as it must.
     const answer = await this.table.upsertEntity({ partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() }, "Merge");
     return answer.etag;
+  }
+
+  private keysOf(ref: ScaleSetRef | InstanceRef): [string, string] {
+    return ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+  }
+
+  private async getRow(pk: string, rk: string): Promise<TableEntityResult<CacheRow> | undefined> {
+    try {
+      return await this.table.getEntity<CacheRow>(pk, rk);
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async readEntry(ref: ScaleSetRef | InstanceRef): Promise<CachedEntry<unknown> | undefined> {
+    if (!this.enabled) return undefined;
+    const row = await this.getRow(...this.keysOf(ref));
+    return row ? entryOf<unknown>(row) : undefined;
+  }
+
+  async claimEventReconcile(ref: ScaleSetRef, windowMs: number): Promise<boolean> {
+    const [pk, rk] = this.keysOf(ref);
+    // Even with the cache off the debounce row is kept: it is coordination, not a cached model.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const row = await this.getRow(pk, rk);
+      const now = this.now();
+      if (row && now - Number(row.eventReconcileAt ?? 0) < windowMs) return false;
+      try {
+        if (!row) await this.table.createEntity({ partitionKey: pk, rowKey: rk, stale: true, staleReason: "event", staleAt: now, eventReconcileAt: now });
+        else await this.table.updateEntity({ partitionKey: pk, rowKey: rk, eventReconcileAt: now }, "Merge", { etag: row.etag });
+        return true;
+      } catch (err) {
+        if (statusOf(err) !== 409 && statusOf(err) !== 412) throw err;
+        // Someone changed the row (another delivery claiming, or an invalidation): look again.
+      }
+    }
+    return false;
+  }
+
+  async listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]> {
+    if (!this.enabled) return [];
+    const out: RefreshCandidate[] = [];
+    // Only the small columns: the models stay on the server.
+    const rows = this.table.listEntities<CacheRow>({
+      queryOptions: {
+        filter: odata`PartitionKey ne ${TIMER_PARTITION} and (stale eq true or readAt lt ${readBefore})`,
+        select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleAt", "readAt", "touchedAt"],
+      },
+    });
+    for await (const row of rows) {
+      const isInstance = row.rowKey.startsWith("vm-");
+      const scaleSetId = row.resourceId ? (isInstance ? row.resourceId.replace(/\/virtualMachines\/[^/]+$/i, "") : row.resourceId) : decodeKey(row.partitionKey);
+      out.push({
+        scaleSetId,
+        instanceId: isInstance ? row.rowKey.slice(3) : undefined,
+        stale: row.stale === true,
+        since: row.stale === true ? Number(row.staleAt ?? 0) : Number(row.readAt ?? 0),
+        touchedAt: Number(row.touchedAt ?? row.readAt ?? 0),
+        rowEtag: row.etag,
+      });
+    }
+    return out;
+  }
+
+  async listCachedScaleSets(): Promise<Set<string>> {
+    const out = new Set<string>();
+    if (!this.enabled) return out;
+    const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`RowKey eq ${SCALE_SET_ROW} and armEtag ne ''`, select: ["PartitionKey"] } });
+    for await (const row of rows) out.add(decodeKey(row.partitionKey));
+    return out;
+  }
+
+  async readTimerState(): Promise<TimerState> {
+    const row = await this.getRow(TIMER_PARTITION, TIMER_ROW);
+    const r = row as unknown as { notBefore?: number; cursor?: string } | undefined;
+    return { notBefore: Number(r?.notBefore ?? 0), cursor: r?.cursor ?? "" };
+  }
+
+  async writeTimerState(state: TimerState): Promise<void> {
+    await this.table.upsertEntity({ partitionKey: TIMER_PARTITION, rowKey: TIMER_ROW, notBefore: state.notBefore, cursor: state.cursor }, "Replace");
   }
 
   async evictScaleSet(ref: ScaleSetRef): Promise<void> {

@@ -49,6 +49,27 @@ export interface CachedPartition {
   instances: Map<string, CachedEntry<InstanceModel>>;
 }
 
+/** A cache row the timer may refresh: stale, or read before the TTL cut-off. */
+export interface RefreshCandidate {
+  /** The scale set the row belongs to (as ARM answered its ID when known). */
+  scaleSetId: string;
+  /** undefined for the scale set's own row. */
+  instanceId: string | undefined;
+  stale: boolean;
+  /** When it went stale, or when it was read: the timer visits oldest first. */
+  since: number;
+  touchedAt: number;
+  rowEtag: string;
+}
+
+/** What the timer remembers between runs. */
+export interface TimerState {
+  /** A 429 told us not to read before this time. */
+  notBefore: number;
+  /** Where the round over declared scale sets without cache rows stopped (a scale set key). */
+  cursor: string;
+}
+
 export interface ModelCache {
   readonly enabled: boolean;
   readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition>;
@@ -65,6 +86,19 @@ export interface ModelCache {
    * the row stale, and the event of this very write is recognised as ours. Returns the base for storing its answer.
    */
   beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined>;
+  /** One row (scale set or instance) without its model's weight; undefined when absent or the cache is off. */
+  readEntry(ref: ScaleSetRef | InstanceRef): Promise<CachedEntry<unknown> | undefined>;
+  /**
+   * Claims the scale set's event-reconcile window with a conditional Table update, so that parallel deliveries
+   * of a burst enqueue one reconcile, not one each. True when this caller won the window.
+   */
+  claimEventReconcile(ref: ScaleSetRef, windowMs: number): Promise<boolean>;
+  /** Rows that are stale or were read before `readBefore`, from one filtered scan. */
+  listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]>;
+  /** Keys of the scale sets that have a cached model (fresh or not): one key-only scan. */
+  listCachedScaleSets(): Promise<Set<string>>;
+  readTimerState(): Promise<TimerState>;
+  writeTimerState(state: TimerState): Promise<void>;
   evictScaleSet(ref: ScaleSetRef): Promise<void>;
   evictInstance(ref: InstanceRef): Promise<void>;
 }

@@ -1,0 +1,185 @@
+import type { Config } from "../config";
+import { toIntent, type StoredDeclaration } from "../core/declarations";
+import { NotFoundError, ThrottledError, describeError } from "../core/errors";
+import type { InstanceModel, ScaleSetModel } from "../core/models";
+import { intentSatisfied } from "../core/networkProfile";
+import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, RefreshCandidate, WorkQueue } from "../core/ports";
+import { instanceRef, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
+import { inScopes } from "../core/scopes";
+import { CallStats } from "./callStats";
+
+/**
+ * The timer's safety net for lost, late or filtered events and ageing entries, on a strict ARM read budget:
+ * refresh what is stale or past the TTL (oldest first; one LIST for a scale set's instances, never one GET each),
+ * evict what is gone, and enqueue a reconcile wherever what ARM holds differs from what is declared.
+ */
+
+export interface StaleDeps {
+  compute: ComputePort;
+  cache: ModelCache;
+  declarations: DeclarationStore & { listAll(): AsyncIterable<StoredDeclaration> };
+  queue: WorkQueue;
+  clock: Clock;
+  log: Logger;
+  config: Pick<Config, "scopes" | "cacheTtlMs" | "reconcileMaxReads" | "idleEvictMs">;
+}
+
+export interface StaleRunSummary {
+  visited: number;
+  refreshed: number;
+  evicted: number;
+  driftFound: number;
+  enqueued: number;
+  removedDeclarations: number;
+  readsUsed: number;
+  throttledUntil?: number;
+  skippedUntil?: number;
+  durationMs: number;
+}
+
+interface Visit {
+  key: string;
+  ref: ScaleSetRef;
+  scaleSetRow: RefreshCandidate | undefined;
+  instanceRows: RefreshCandidate[];
+  since: number;
+}
+
+class BudgetSpent extends Error {}
+
+export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> {
+  const started = deps.clock.now();
+  const now = started;
+  const stats = new CallStats();
+  const compute = stats.wrap(deps.compute);
+  const s: StaleRunSummary = { visited: 0, refreshed: 0, evicted: 0, driftFound: 0, enqueued: 0, removedDeclarations: 0, readsUsed: 0, durationMs: 0 };
+  const finish = () => {
+    s.readsUsed = stats.reads;
+    s.durationMs = deps.clock.now() - started;
+    deps.log.info("reconcileStale", { ...s });
+    return s;
+  };
+
+  // Declarations: grouped per scale set; failed ones due for a retry and finished absents handled on the way.
+  const declared = new Map<string, { ref: ScaleSetRef; decls: StoredDeclaration[] }>();
+  const retryDue = new Set<string>();
+  for await (const d of deps.declarations.listAll()) {
+    const ref = parseScaleSetId(d.scaleSetId);
+    if (!ref.ok) continue;
+    if (d.state === "absent" && d.outcome.kind === "applied" && d.outcome.appliedEverywhere) {
+      if (await deps.declarations.remove(ref.value, d)) s.removedDeclarations++;
+      continue;
+    }
+    const group = declared.get(ref.value.key) ?? { ref: ref.value, decls: [] };
+    group.decls.push(d);
+    declared.set(ref.value.key, group);
+    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) retryDue.add(ref.value.key);
+  }
+  for (const key of retryDue) {
+    const group = declared.get(key)!;
+    await deps.queue.enqueueReconcile(group.ref.id, "timer: retry of a failed declaration", 0);
+    s.enqueued++;
+  }
+
+  // Cache rows: refresh candidates of declared scale sets; idle rows of undeclared ones are evicted, never read.
+  const candidates = await deps.cache.listRefreshCandidates(now - deps.config.cacheTtlMs);
+  const visits = new Map<string, Visit>();
+  const idle = new Map<string, { ref: ScaleSetRef; newest: number }>();
+  for (const c of candidates) {
+    const ref = parseScaleSetId(c.scaleSetId);
+    if (!ref.ok) continue;
+    if (!declared.has(ref.value.key)) {
+      const i = idle.get(ref.value.key) ?? { ref: ref.value, newest: 0 };
+      i.newest = Math.max(i.newest, c.touchedAt);
+      idle.set(ref.value.key, i);
+      continue;
+    }
+    const v = visits.get(ref.value.key) ?? { key: ref.value.key, ref: ref.value, scaleSetRow: undefined, instanceRows: [], since: Number.POSITIVE_INFINITY };
+    if (c.instanceId === undefined) v.scaleSetRow = c;
+    else v.instanceRows.push(c);
+    v.since = Math.min(v.since, c.since);
+    visits.set(ref.value.key, v);
+  }
+  for (const { ref, newest } of idle.values()) {
+    if (now - newest >= deps.config.idleEvictMs) {
+      await deps.cache.evictScaleSet(ref);
+      s.evicted++;
+    }
+  }
+
+  const state = await deps.cache.readTimerState();
+  if (state.notBefore > now) {
+    s.skippedUntil = state.notBefore;
+    return finish();
+  }
+
+  // Oldest first; then declared scale sets the cache knows nothing of, in key order from where the last run stopped.
+  const ordered = [...visits.values()].sort((a, b) => a.since - b.since);
+  const uncached = [...declared.keys()].filter((k) => !visits.has(k)).sort();
+  const rotated = [...uncached.filter((k) => k > state.cursor), ...uncached.filter((k) => k <= state.cursor)];
+  const cachedKeys = await deps.cache.listCachedScaleSets();
+  for (const key of rotated) {
+    if (cachedKeys.has(key)) continue;
+    const group = declared.get(key)!;
+    ordered.push({ key, ref: group.ref, scaleSetRow: undefined, instanceRows: [], since: Number.POSITIVE_INFINITY });
+  }
+
+  let cursor = state.cursor;
+  try {
+    for (const v of ordered) {
+      if (!inScopes(deps.config.scopes, v.ref.subscriptionId, v.ref.resourceGroup)) continue;
+      const needsModel = v.scaleSetRow !== undefined || v.instanceRows.length === 0;
+      const needsInstances = v.instanceRows.length > 0 || v.scaleSetRow === undefined;
+      const cost = (needsModel ? 1 : 0) + (needsInstances ? 1 : 0);
+      if (stats.reads + cost > deps.config.reconcileMaxReads) throw new BudgetSpent();
+      s.visited++;
+      const decls = declared.get(v.key)!.decls;
+      let drift = false;
+      try {
+        const partition = await deps.cache.readPartition(v.ref);
+        let model: ScaleSetModel | undefined = partition.scaleSet?.model;
+        if (needsModel) {
+          model = await compute.getScaleSet(v.ref);
+          await deps.cache.storeScaleSet(v.ref, model, v.scaleSetRow?.rowEtag ?? partition.scaleSet?.rowEtag);
+          s.refreshed++;
+        }
+        let instances: InstanceModel[] = [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
+        if (needsInstances) {
+          instances = await compute.listInstances(v.ref);
+          const seen = new Set(instances.map((i) => i.instanceId));
+          for (const inst of instances) await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
+          for (const id of partition.instances.keys()) if (!seen.has(id)) await deps.cache.evictInstance(instanceRef(v.ref, id));
+          s.refreshed += instances.length;
+        }
+        const intents = decls.filter((d) => d.outcome.kind === "applied" || d.outcome.kind === "pending").map(toIntent);
+        drift = intents.some((intent) => (model ? intentSatisfied(model.nics, intent) === false : false) || instances.some((i) => (i.provisioningState ?? "").toLowerCase() !== "deleting" && intentSatisfied(i.nics, intent) === false));
+      } catch (err) {
+        if (err instanceof NotFoundError) {
+          await deps.cache.evictScaleSet(v.ref);
+          const at = new Date(deps.clock.now()).toISOString();
+          await Promise.all(decls.map((d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at })));
+          s.evicted++;
+          continue;
+        }
+        throw err;
+      }
+      if (!deps.cache.enabled || v.since === Number.POSITIVE_INFINITY) cursor = v.key;
+      if (drift) {
+        s.driftFound++;
+        await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", 0);
+        s.enqueued++;
+      }
+    }
+    cursor = "";
+  } catch (err) {
+    if (err instanceof ThrottledError) {
+      s.throttledUntil = deps.clock.now() + err.retryAfterMs;
+      await deps.cache.writeTimerState({ notBefore: s.throttledUntil, cursor });
+      deps.log.warn("reconcileStale.throttled", { retryAfterMs: err.retryAfterMs, error: describeError(err) });
+      return finish();
+    }
+    if (!(err instanceof BudgetSpent)) throw err;
+  }
+  if (cursor !== state.cursor) await deps.cache.writeTimerState({ notBefore: 0, cursor });
+  return finish();
+}
