@@ -1,0 +1,146 @@
+// The control handle tests and benchmarks drive the simulator with (in-process; /_sim/ exposes the same over HTTP).
+import type { SimCore } from "./core";
+import { resetCore } from "./core";
+import type { EventGridEvent } from "./events";
+import type { FaultHandle, FaultRule } from "./faults";
+import { canonical, instanceIdOf, loadBalancerId, scaleSetId } from "./ids";
+import type { InterleaveHandle, Mutation } from "./interleave";
+import type { JsonObject } from "./json";
+import { backendIpConfigurationIds, renderLoadBalancer, renderPool, renderSubnet, renderVirtualNetwork } from "./network";
+import type { Operation } from "./operations";
+import { renderInstance, renderScaleSet } from "./scaleSets";
+import { applySeed, DEMO_SEED, type SeedSpec } from "./seed";
+import type { StatsCounters } from "./stats";
+
+export interface SimClockView {
+  /** Simulated ms since the epoch. */
+  now(): number;
+  nowIso(): string;
+  /** Simulated seconds per real second. */
+  readonly timeScale: number;
+  /** Jumps simulated time forward; operations, ETag bumps and bucket refills that fall due happen at once. */
+  advance(ms: number): void;
+  /** Resolves after `ms` simulated ms. */
+  sleep(ms: number): Promise<void>;
+}
+
+export interface SimControl {
+  readonly clock: SimClockView;
+  seed(spec: "demo" | SeedSpec): void;
+  /** Forgets resources, operations, events, stats, faults, interleaved writers and buckets; then seeds, if told. */
+  reset(opts?: { seed?: "demo" | SeedSpec }): void;
+  /** The stored resource as ARM answers it: scale set, instance, load balancer (pools with derived
+   *  backendIPConfigurations), backend pool, virtual network or subnet. Undefined if absent. */
+  resource(id: string): JsonObject | undefined;
+  /** A scale set's instances as ARM answers them. */
+  instances(scaleSetId: string): JsonObject[];
+  /** IDs of the instance ip configurations in a backend pool (what the load balancer says). */
+  poolMembers(poolId: string): string[];
+  /** Writes as another writer: `mutate` edits the resource as rendered; the result is committed like an API write
+   *  (ETag bump if changed, scaling on a capacity change, an operation, its event). Returns the new resource. */
+  write(id: string, mutate: Mutation, opts?: { clientRequestId?: string }): JsonObject;
+  /** Applies `mutate` (as another writer) just before each of the next `times` (default 1) PUT/PATCH requests to a
+   *  matching resource: an If-Match write then gets 412, a write without If-Match loses that change. */
+  beforeNextWrite(idOrPattern: string | RegExp, mutate: Mutation, opts?: { times?: number }): InterleaveHandle;
+  injectFault(rule: FaultRule): FaultHandle;
+  clearFaults(): void;
+  /** Ends the operation (by ID, or the one in progress on a resource) Failed. False when none is in progress. */
+  failOperation(operationOrResourceId: string, error?: JsonObject): boolean;
+  /** The next `times` (default 1) operations started on a matching resource end Failed. */
+  failNextOperation(idOrPattern: string | RegExp, opts?: { error?: JsonObject; times?: number }): void;
+  operations(): readonly Operation[];
+  /** Capacity change as another writer: scale out builds from the current model, scale in removes the highest IDs. */
+  scale(scaleSetId: string, capacity: number): JsonObject;
+  /** Deletes a scale set or an instance as another writer (a long-running operation, then the delete event). */
+  delete(id: string): void;
+  /** Counters of a resource and everything under it (canonical, any casing), or in total. */
+  stats(id?: string): StatsCounters;
+  resetStats(): void;
+  events(): readonly EventGridEvent[];
+  onEvent(listener: (e: EventGridEvent) => void): () => void;
+  /** Advances simulated time until no operation or delayed ETag bump is pending. */
+  settle(): void;
+  readonly ids: {
+    scaleSet(subscriptionId: string, resourceGroup: string, name: string): string;
+    instance(scaleSetId: string, instanceId: string | number): string;
+    loadBalancer(subscriptionId: string, resourceGroup: string, name: string): string;
+    pool(loadBalancerId: string, pool: string): string;
+  };
+}
+
+export function createControl(core: SimCore): SimControl {
+  const { engine } = core;
+  const clock: SimClockView = {
+    now: () => core.clock.now(),
+    nowIso: () => core.clock.nowIso(),
+    get timeScale() {
+      return core.clock.timeScale;
+    },
+    advance: (ms) => core.clock.advance(ms),
+    sleep: (ms) => core.clock.sleep(ms),
+  };
+  const seed = (spec: "demo" | SeedSpec): void => applySeed(spec === "demo" ? DEMO_SEED : spec, engine);
+  return {
+    clock,
+    seed,
+    reset(opts) {
+      resetCore(core);
+      if (opts?.seed) seed(opts.seed);
+    },
+    resource(id) {
+      core.clock.runDue();
+      const found = engine.resolve(id);
+      if (found) return found.inst ? renderInstance(found.ss, found.inst) : renderScaleSet(found.ss);
+      const key = canonical(id);
+      const lb = engine.state.loadBalancers.get(key);
+      if (lb) return renderLoadBalancer(engine.state, lb);
+      const pool = engine.state.pool(key);
+      if (pool) return renderPool(engine.state, pool.lb, pool.pool.name);
+      const vnet = engine.state.virtualNetworks.get(key);
+      if (vnet) return renderVirtualNetwork(vnet);
+      const m = /^(.*)\/subnets\/([^/]+)$/.exec(key);
+      const parent = m?.[1] !== undefined ? engine.state.virtualNetworks.get(m[1]) : undefined;
+      return parent && m?.[2] ? renderSubnet(parent, m[2]) : undefined;
+    },
+    instances(id) {
+      core.clock.runDue();
+      const found = engine.resolve(id);
+      if (!found) throw new Error(`no scale set ${id}`);
+      return [...found.ss.instances.values()].map((i) => renderInstance(found.ss, i));
+    },
+    poolMembers: (poolId) => backendIpConfigurationIds(engine.state, poolId),
+    write: (id, mutate, opts) => engine.writeAs(id, mutate, opts?.clientRequestId),
+    beforeNextWrite: (idOrPattern, mutate, opts) => core.interleaver.add(idOrPattern, mutate, opts?.times ?? 1),
+    injectFault: (rule) => core.faults.add(rule),
+    clearFaults: () => core.faults.clear(),
+    failOperation: (id, error) => engine.operations.fail(id, error),
+    failNextOperation: (idOrPattern, opts) => engine.operations.failNext(idOrPattern, opts?.error, opts?.times ?? 1),
+    operations: () => engine.operations.all(),
+    scale: (id, capacity) =>
+      engine.writeAs(id, (r) => {
+        r["sku"] = { ...(r["sku"] as JsonObject), capacity };
+      }),
+    delete(id) {
+      const found = engine.resolve(id);
+      if (!found) throw new Error(`no scale set or instance ${id}`);
+      const writer = engine.syntheticWriter("other", id);
+      if (found.inst) engine.deleteInstance(found.ss, found.inst.instanceId, { writer, resourceUri: found.inst.id });
+      else engine.startDelete(found.ss, writer, found.ss.id);
+    },
+    stats: (id) => core.stats.get(id),
+    resetStats: () => core.stats.reset(),
+    events: () => engine.events,
+    onEvent: (listener) => engine.onEvent(listener),
+    settle() {
+      for (let t = core.clock.nextTaskAt(); t !== undefined; t = core.clock.nextTaskAt()) {
+        core.clock.advance(Math.max(0, t - core.clock.now()));
+      }
+    },
+    ids: {
+      scaleSet: scaleSetId,
+      instance: (ss, i) => instanceIdOf(ss, String(i)),
+      loadBalancer: loadBalancerId,
+      pool: (lb, pool) => `${lb}/backendAddressPools/${pool}`,
+    },
+  };
+}

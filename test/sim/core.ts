@@ -1,0 +1,43 @@
+// Everything one simulator instance holds, shared by the HTTP pipeline, the control API and the /_sim/ endpoints.
+import { SimClock } from "./clock";
+import { Engine } from "./engine";
+import { Faults } from "./faults";
+import { Interleaver } from "./interleave";
+import type { Settings } from "./options";
+import { seededRandom, type Random } from "./random";
+import { Stats } from "./stats";
+import { Throttler } from "./throttle";
+
+export interface SimCore {
+  settings: Settings;
+  clock: SimClock;
+  engine: Engine;
+  stats: Stats;
+  throttler: Throttler;
+  faults: Faults;
+  interleaver: Interleaver;
+  random: Random;
+}
+
+export function createCore(settings: Settings): SimCore {
+  const clock = new SimClock(settings.timeScale);
+  return {
+    settings,
+    clock,
+    engine: new Engine(settings, clock),
+    stats: new Stats(),
+    throttler: new Throttler(settings.throttlingEnforced, settings.refill),
+    faults: new Faults(),
+    interleaver: new Interleaver(),
+    random: seededRandom(settings.randomSeed),
+  };
+}
+
+/** Forgets everything but the settings: resources, operations, events, stats, faults, buckets. */
+export function resetCore(core: SimCore): void {
+  core.engine.reset();
+  core.stats.reset();
+  core.faults.clear();
+  core.interleaver.clear();
+  core.throttler = new Throttler(core.settings.throttlingEnforced, core.settings.refill);
+}

@@ -1,0 +1,542 @@
+// The simulated Compute RP: the one place that changes stored resources. The HTTP handlers and the control API both
+// write through it, so a write "as another writer" has exactly the effects of an API write: model merge, ETag bump
+// (only when something changed), scaling, a long-running operation, and the event ARM would publish when it ends.
+import { randomUUID } from "node:crypto";
+import { SimClock } from "./clock";
+import {
+  ArmError,
+  armError,
+  badRequest,
+  concurrentRequest,
+  invalidReference,
+  preconditionFailed,
+  resourceGroupNotFound,
+  resourceNotFound,
+  subscriptionNotFound,
+} from "./errors";
+import { armEvent, type ArmEventType, type EventGridEvent, type Writer } from "./events";
+import { canonical, loadBalancerId, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
+import { deepEqual, getPath, isJsonObject, type JsonObject } from "./json";
+import { mergeArm, withoutReadOnly } from "./merge";
+import { Operations, type Operation } from "./operations";
+import type { Settings } from "./options";
+import {
+  capacityOf,
+  INSTANCE_READ_ONLY,
+  instanceNicConfigs,
+  modelNicConfigs,
+  newInstance,
+  profileWithoutNetwork,
+  references,
+  renderInstance,
+  renderScaleSet,
+  SCALE_SET_IMMUTABLE,
+  SCALE_SET_READ_ONLY,
+} from "./scaleSets";
+import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
+import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
+
+const OP_VMSS_WRITE = "Microsoft.Compute/virtualMachineScaleSets/write";
+const OP_VMSS_DELETE = "Microsoft.Compute/virtualMachineScaleSets/delete";
+const OP_VM_WRITE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write";
+const OP_VM_DELETE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete";
+const OP_MANUAL_UPGRADE = "Microsoft.Compute/virtualMachineScaleSets/manualUpgrade/action";
+/** Claims of CRP's own internal operation (the scale set ETag bump after an instance write). */
+const INTERNAL_CLAIMS = { appid: "00000000-0000-0000-0000-0000000c0475", ver: "1.0" };
+
+/** A write request's preconditions and who sent it. */
+export interface WriteContext {
+  writer: Writer;
+  /** The resource ID as the request spelled it (events carry it that way). */
+  resourceUri: string;
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
+/** The outcome of a write, for the HTTP layer to answer. */
+export interface WriteOutcome {
+  status: number;
+  body?: JsonObject;
+  etag?: string;
+  operation: Operation;
+  /** 0 for a write that changed nothing (CRP charges it 0: `x-ms-request-charge: 0`). */
+  charge: number;
+  /** A delete also answers `Location`. */
+  withLocation?: boolean;
+}
+
+export class Engine implements SeedTarget {
+  readonly state = new SimState();
+  readonly operations: Operations;
+  readonly events: EventGridEvent[] = [];
+  private readonly listeners = new Set<(e: EventGridEvent) => void>();
+
+  constructor(
+    readonly settings: Settings,
+    readonly clock: SimClock,
+  ) {
+    this.operations = new Operations(clock);
+  }
+
+  // ---- events -------------------------------------------------------------------------------------------------
+
+  onEvent(listener: (e: EventGridEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(eventType: ArmEventType, resourceUri: string, operationName: string, writer: Writer): void {
+    const subscriptionId = resourceUri.split("/")[2] ?? "";
+    const e = armEvent({
+      eventType,
+      resourceUri,
+      subscriptionId,
+      tenantId: this.settings.tenantId,
+      operationName,
+      writer,
+      time: this.clock.nowIso(),
+    });
+    this.events.push(e);
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch {
+        // a failing listener must not break the simulated RP
+      }
+    }
+  }
+
+  /** A writer that is not an HTTP caller: the control API ("another writer") or CRP itself. */
+  syntheticWriter(kind: "other" | "internal", resourceId: string, clientRequestId?: string): Writer {
+    return {
+      clientRequestId: clientRequestId ?? randomUUID(),
+      correlationId: randomUUID(),
+      claims: kind === "internal" ? { ...INTERNAL_CLAIMS } : { ...this.settings.otherWriterClaims },
+      method: "PUT",
+      url: `https://management.azure.com${resourceId}?api-version=2026-03-01`,
+      clientIpAddress: kind === "internal" ? "127.0.0.1" : "10.0.0.2",
+    };
+  }
+
+  // ---- seeding ------------------------------------------------------------------------------------------------
+
+  addResourceGroup(subscriptionId: string, name: string, location: string): void {
+    let sub = this.state.subscription(subscriptionId);
+    if (!sub) {
+      sub = { id: subscriptionId, resourceGroups: new Map() };
+      this.state.subscriptions.set(subscriptionId.toLowerCase(), sub);
+    }
+    if (!sub.resourceGroups.has(name.toLowerCase())) {
+      sub.resourceGroups.set(name.toLowerCase(), { id: resourceGroupId(sub.id, name), name, location });
+    }
+  }
+
+  addVirtualNetwork(subscriptionId: string, resourceGroup: string, v: VirtualNetworkSeed): void {
+    const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
+    const id = virtualNetworkId(this.requireSubscription(subscriptionId).id, rg.name, v.name);
+    this.state.virtualNetworks.set(canonical(id), {
+      id,
+      name: v.name,
+      location: rg.location,
+      addressPrefixes: v.addressPrefixes ?? ["10.0.0.0/16"],
+      etag: `W/"${randomUUID()}"`,
+      resourceGuid: randomUUID(),
+      subnets: v.subnets.map((s, i) => ({
+        id: `${id}/subnets/${s.name}`,
+        name: s.name,
+        addressPrefix: s.addressPrefix ?? `10.0.${i}.0/24`,
+        etag: `W/"${randomUUID()}"`,
+      })),
+    });
+  }
+
+  addLoadBalancer(subscriptionId: string, resourceGroup: string, l: LoadBalancerSeed): void {
+    const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
+    const sub = this.requireSubscription(subscriptionId).id;
+    const id = loadBalancerId(sub, rg.name, l.name);
+    this.state.loadBalancers.set(canonical(id), {
+      id,
+      name: l.name,
+      location: rg.location,
+      resourceGroup: rg.name,
+      subscriptionId: sub,
+      etag: `W/"${randomUUID()}"`,
+      resourceGuid: randomUUID(),
+      skuName: l.sku ?? "Standard",
+      pools: l.backendPools.map((p) => ({ id: `${id}/backendAddressPools/${p}`, name: p, etag: `W/"${randomUUID()}"` })),
+    });
+  }
+
+  /** A scale set that exists already: ETag "1", its instances built and Succeeded, no operation, no event. */
+  addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void {
+    const ss = this.newScaleSetRecord(subscriptionId, resourceGroup, name, model);
+    const refErr = this.checkReferences(ss.id, modelNicConfigs(model));
+    if (refErr) throw new Error(`seed: ${String(getPath(refErr.body, "error", "message"))}`);
+    this.state.scaleSets.set(canonical(ss.id), ss);
+    for (const inst of this.reconcileCapacity(ss).created) inst.provisioningState = "Succeeded";
+  }
+
+  private newScaleSetRecord(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): ScaleSetRecord {
+    const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
+    const sub = this.requireSubscription(subscriptionId).id;
+    const location = typeof model["location"] === "string" ? model["location"] : rg.location;
+    return {
+      id: scaleSetId(sub, rg.name, name),
+      subscriptionId: sub,
+      resourceGroup: rg.name,
+      name,
+      location,
+      body: { ...structuredClone(model), location },
+      etag: 1,
+      uniqueId: randomUUID(),
+      timeCreated: this.clock.nowIso(),
+      provisioningState: "Succeeded",
+      activeOperations: new Set(),
+      instances: new Map(),
+      nextInstanceId: 0,
+      deleting: false,
+    };
+  }
+
+  // ---- lookups ------------------------------------------------------------------------------------------------
+
+  requireSubscription(sub: string) {
+    const s = this.state.subscription(sub);
+    if (!s) throw subscriptionNotFound(sub);
+    return s;
+  }
+
+  requireResourceGroup(sub: string, rg: string) {
+    this.requireSubscription(sub);
+    const g = this.state.resourceGroup(sub, rg);
+    if (!g) throw resourceGroupNotFound(rg);
+    return g;
+  }
+
+  findScaleSet(sub: string, rg: string, name: string): ScaleSetRecord | undefined {
+    this.requireResourceGroup(sub, rg);
+    return this.state.scaleSet(`/subscriptions/${sub}/resourceGroups/${rg}/providers/${VMSS_TYPE}/${name}`);
+  }
+
+  requireScaleSet(sub: string, rg: string, name: string): ScaleSetRecord {
+    const ss = this.findScaleSet(sub, rg, name);
+    if (!ss) throw resourceNotFound(VMSS_TYPE, name, rg);
+    return ss;
+  }
+
+  requireInstance(ss: ScaleSetRecord, instanceId: string): InstanceRecord {
+    const inst = ss.instances.get(instanceId.toLowerCase());
+    if (!inst) throw resourceNotFound(`${VMSS_TYPE}/virtualMachines`, `${ss.name}/${instanceId}`, ss.resourceGroup);
+    return inst;
+  }
+
+  /** A scale set or instance by ID (any casing). */
+  resolve(id: string): { ss: ScaleSetRecord; inst?: InstanceRecord } | undefined {
+    const key = canonical(id);
+    const m = /^(.*\/virtualmachinescalesets\/[^/]+)(?:\/virtualmachines\/([^/]+))?$/.exec(key);
+    if (!m || m[1] === undefined) return undefined;
+    const ss = this.state.scaleSets.get(m[1]);
+    if (!ss) return undefined;
+    if (m[2] === undefined) return { ss };
+    const inst = ss.instances.get(m[2]);
+    return inst ? { ss, inst } : undefined;
+  }
+
+  // ---- checks -------------------------------------------------------------------------------------------------
+
+  /** If-Match / If-None-Match as CRP applies them. `current` is the quoted ETag, undefined when the resource is absent. */
+  checkPreconditions(current: string | undefined, ctx: WriteContext): void {
+    if (ctx.ifNoneMatch !== undefined) {
+      if (ctx.ifNoneMatch.trim() !== "*") throw badRequest("InvalidParameter", "If-None-Match only supports the value '*'.");
+      if (current !== undefined)
+        throw armError(412, "PreconditionFailed", `If-None-Match: * was given but the resource exists with etag ${current}.`);
+    }
+    if (ctx.ifMatch !== undefined) {
+      const wanted = ctx.ifMatch.split(",").map((v) => v.trim());
+      if (current === undefined)
+        throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${ctx.ifMatch} does not match: the resource does not exist.`);
+      if (!wanted.includes("*") && !wanted.includes(current)) throw preconditionFailed(ctx.ifMatch, current);
+    }
+  }
+
+  private checkConflict(ss: ScaleSetRecord): void {
+    if (ss.deleting) throw concurrentRequest();
+    if (this.settings.conflictWhileOperationInProgress && ss.activeOperations.size > 0) throw concurrentRequest();
+  }
+
+  /** Every subnet and backend pool a NIC list references must exist: else 400, as NRP answers. */
+  private checkReferences(byId: string, nics: ReturnType<typeof modelNicConfigs>): ArmError | undefined {
+    const refs = references(nics);
+    const subnet = refs.subnets.find((s) => !this.state.subnet(s));
+    if (subnet) return invalidReference(subnet, byId);
+    const pool = refs.pools.find((p) => !this.state.pool(p));
+    if (pool) return invalidReference(pool, byId);
+    return undefined;
+  }
+
+  // ---- scale set writes ---------------------------------------------------------------------------------------
+
+  /** PUT (create or update) and PATCH (update) of a scale set. */
+  writeScaleSet(sub: string, rg: string, name: string, body: JsonObject, method: "PUT" | "PATCH", ctx: WriteContext): WriteOutcome {
+    const existing = this.findScaleSet(sub, rg, name);
+    if (!existing && method === "PATCH") throw resourceNotFound(VMSS_TYPE, name, rg);
+    this.checkPreconditions(existing ? `"${existing.etag}"` : undefined, ctx);
+    const incoming = withoutReadOnly(body, SCALE_SET_READ_ONLY);
+    validateCapacity(incoming);
+    if (!existing) return this.createScaleSet(sub, rg, name, incoming, ctx);
+    this.checkConflict(existing);
+    const model = mergeArm(existing.body, withoutReadOnly(incoming, SCALE_SET_IMMUTABLE));
+    const refErr = this.checkReferences(existing.id, modelNicConfigs(model));
+    if (refErr) throw refErr;
+    const { changed, op } = this.commitScaleSet(existing, model, ctx.writer, ctx.resourceUri);
+    return { status: 200, body: renderScaleSet(existing), etag: `"${existing.etag}"`, operation: op, charge: changed ? 1 : 0 };
+  }
+
+  private createScaleSet(sub: string, rg: string, name: string, incoming: JsonObject, ctx: WriteContext): WriteOutcome {
+    if (typeof incoming["location"] !== "string") throw badRequest("LocationRequired", "The location property is required for this definition.");
+    const ss = this.newScaleSetRecord(sub, rg, name, incoming);
+    const refErr = this.checkReferences(ss.id, modelNicConfigs(ss.body));
+    if (refErr) throw refErr;
+    this.state.scaleSets.set(canonical(ss.id), ss);
+    ss.provisioningState = "Creating";
+    const { created } = this.reconcileCapacity(ss);
+    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.operationDurationMs, created, []);
+    return { status: 201, body: renderScaleSet(ss), etag: `"${ss.etag}"`, operation: op, charge: 1 };
+  }
+
+  /** Replaces the model; bumps the ETag and scales only if something changed. */
+  commitScaleSet(ss: ScaleSetRecord, model: JsonObject, writer: Writer, resourceUri: string): { changed: boolean; op: Operation } {
+    const changed = !deepEqual(model, ss.body);
+    let created: InstanceRecord[] = [];
+    let removed: InstanceRecord[] = [];
+    if (changed) {
+      ss.body = model;
+      ss.etag++;
+      ss.provisioningState = "Updating";
+      ({ created, removed } = this.reconcileCapacity(ss));
+    }
+    const op = this.startScaleSetOperation(ss, writer, resourceUri, changed ? this.settings.operationDurationMs : 0, created, removed);
+    return { changed, op };
+  }
+
+  /** Scale out builds instances from the model as it is now; scale in removes the highest instance IDs. */
+  private reconcileCapacity(ss: ScaleSetRecord): { created: InstanceRecord[]; removed: InstanceRecord[] } {
+    const live = [...ss.instances.values()].filter((i) => !i.deleting).sort((a, b) => Number(a.instanceId) - Number(b.instanceId));
+    const target = capacityOf(ss.body);
+    const created: InstanceRecord[] = [];
+    const removed: InstanceRecord[] = [];
+    for (let n = live.length; n < target; n++) {
+      const inst = newInstance(ss, ss.nextInstanceId++, this.clock.nowIso());
+      ss.instances.set(inst.instanceId, inst);
+      created.push(inst);
+    }
+    for (const inst of live.slice(target).reverse()) {
+      inst.deleting = true;
+      inst.provisioningState = "Deleting";
+      removed.push(inst);
+    }
+    return { created, removed };
+  }
+
+  private startScaleSetOperation(
+    ss: ScaleSetRecord,
+    writer: Writer,
+    resourceUri: string,
+    durationMs: number,
+    created: InstanceRecord[],
+    removed: InstanceRecord[],
+  ): Operation {
+    const op = this.operations.start(
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs },
+      (done) => {
+        ss.activeOperations.delete(done.id);
+        const ok = done.status === "Succeeded";
+        for (const i of created) if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
+        for (const i of removed) ss.instances.delete(i.instanceId);
+        if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok ? "Succeeded" : "Failed";
+        this.emit(ok ? "Microsoft.Resources.ResourceWriteSuccess" : "Microsoft.Resources.ResourceWriteFailure", resourceUri, OP_VMSS_WRITE, writer);
+      },
+    );
+    ss.activeOperations.add(op.id);
+    return op;
+  }
+
+  deleteScaleSet(sub: string, rg: string, name: string, ctx: WriteContext): WriteOutcome | undefined {
+    const ss = this.findScaleSet(sub, rg, name);
+    if (!ss) return undefined; // ARM: deleting what is not there answers 204
+    this.checkPreconditions(`"${ss.etag}"`, ctx);
+    if (ss.deleting) throw concurrentRequest();
+    return this.startDelete(ss, ctx.writer, ctx.resourceUri);
+  }
+
+  startDelete(ss: ScaleSetRecord, writer: Writer, resourceUri: string): WriteOutcome {
+    ss.deleting = true;
+    ss.provisioningState = "Deleting";
+    for (const i of ss.instances.values()) i.provisioningState = "Deleting";
+    const op = this.operations.start(
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs: this.settings.operationDurationMs },
+      (done) => {
+        ss.activeOperations.delete(done.id);
+        if (done.status === "Succeeded") {
+          if (this.state.scaleSets.get(canonical(ss.id)) === ss) this.state.scaleSets.delete(canonical(ss.id));
+          this.emit("Microsoft.Resources.ResourceDeleteSuccess", resourceUri, OP_VMSS_DELETE, writer);
+        } else {
+          ss.deleting = false;
+          ss.provisioningState = "Failed";
+          this.emit("Microsoft.Resources.ResourceDeleteFailure", resourceUri, OP_VMSS_DELETE, writer);
+        }
+      },
+    );
+    ss.activeOperations.add(op.id);
+    return { status: 202, operation: op, charge: 1, withLocation: true };
+  }
+
+  /** POST .../manualUpgrade: bring the listed instances to the latest model. */
+  manualUpgrade(ss: ScaleSetRecord, instanceIds: string[], ctx: WriteContext): WriteOutcome {
+    this.checkConflict(ss);
+    const targets = instanceIds.map((id) => this.requireInstance(ss, id));
+    const touched: InstanceRecord[] = [];
+    for (const inst of targets) {
+      const body = mergeArm(inst.body, {
+        properties: { networkProfileConfiguration: { networkInterfaceConfigurations: structuredClone(modelNicConfigs(ss.body)) } },
+      });
+      const snapshot = profileWithoutNetwork(ss.body);
+      if (deepEqual(body, inst.body) && deepEqual(snapshot, inst.profileSnapshot)) continue;
+      inst.body = body;
+      inst.profileSnapshot = snapshot;
+      inst.etag++;
+      inst.provisioningState = "Updating";
+      touched.push(inst);
+    }
+    if (touched.length > 0) this.scheduleScaleSetBump(ss);
+    const op = this.operations.start(
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs: this.settings.operationDurationMs },
+      (done) => {
+        ss.activeOperations.delete(done.id);
+        const ok = done.status === "Succeeded";
+        for (const i of touched) i.provisioningState = ok ? "Succeeded" : "Failed";
+        this.emit(ok ? "Microsoft.Resources.ResourceActionSuccess" : "Microsoft.Resources.ResourceActionFailure", ctx.resourceUri, OP_MANUAL_UPGRADE, ctx.writer);
+      },
+    );
+    ss.activeOperations.add(op.id);
+    return { status: 202, operation: op, charge: 1, withLocation: true };
+  }
+
+  // ---- instance writes ----------------------------------------------------------------------------------------
+
+  writeInstance(ss: ScaleSetRecord, instanceId: string, body: JsonObject, ctx: WriteContext): WriteOutcome {
+    const inst = this.requireInstance(ss, instanceId);
+    this.checkPreconditions(`"${inst.etag}"`, ctx);
+    if (inst.deleting)
+      throw armError(
+        409,
+        "OperationNotAllowed",
+        `'Put on Virtual Machine Scale Set VM Instance' is not allowed on Virtual Machine Scale Set '${ss.name}' instance '${inst.instanceId}' since it is marked for deletion.`,
+      );
+    this.checkConflict(ss);
+    const next = mergeArm(inst.body, withoutReadOnly(body, INSTANCE_READ_ONLY));
+    const refErr = this.checkReferences(inst.id, instanceNicConfigs({ ...inst, body: next }));
+    if (refErr) throw refErr;
+    const { changed, op } = this.commitInstance(ss, inst, next, ctx.writer, ctx.resourceUri);
+    return {
+      status: this.settings.instanceWriteStatus,
+      body: renderInstance(ss, inst),
+      etag: `"${inst.etag}"`,
+      operation: op,
+      charge: changed ? 1 : 0,
+    };
+  }
+
+  /** Replaces the instance's model; a change bumps its ETag now and the scale set's shortly after. */
+  commitInstance(ss: ScaleSetRecord, inst: InstanceRecord, body: JsonObject, writer: Writer, resourceUri: string): { changed: boolean; op: Operation } {
+    const changed = !deepEqual(body, inst.body);
+    if (changed) {
+      inst.body = body;
+      inst.etag++;
+      inst.provisioningState = "Updating";
+      this.scheduleScaleSetBump(ss);
+    }
+    const op = this.operations.start(
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs: changed ? this.settings.operationDurationMs : 0 },
+      (done) => {
+        ss.activeOperations.delete(done.id);
+        const ok = done.status === "Succeeded";
+        if (changed && !inst.deleting) inst.provisioningState = ok ? "Succeeded" : "Failed";
+        this.emit(ok ? "Microsoft.Resources.ResourceWriteSuccess" : "Microsoft.Resources.ResourceWriteFailure", resourceUri, OP_VM_WRITE, writer);
+      },
+    );
+    ss.activeOperations.add(op.id);
+    return { changed, op };
+  }
+
+  /** CRP's internal operation after an instance write (cloud-provider-azure #9728): the scale set's ETag moves too. */
+  private scheduleScaleSetBump(ss: ScaleSetRecord): void {
+    this.clock.after(this.settings.instanceWritePropagatesToScaleSetAfterMs, () => {
+      if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting) return;
+      ss.etag++;
+      this.emit("Microsoft.Resources.ResourceWriteSuccess", ss.id, OP_VMSS_WRITE, this.syntheticWriter("internal", ss.id));
+    });
+  }
+
+  deleteInstance(ss: ScaleSetRecord, instanceId: string, ctx: WriteContext): WriteOutcome {
+    const inst = this.requireInstance(ss, instanceId);
+    this.checkPreconditions(`"${inst.etag}"`, ctx);
+    this.checkConflict(ss);
+    inst.deleting = true;
+    inst.provisioningState = "Deleting";
+    // Deleting an instance lowers the scale set's capacity: a model change.
+    const sku = getPath(ss.body, "sku");
+    if (isJsonObject(sku)) {
+      ss.body = mergeArm(ss.body, { sku: { capacity: Math.max(0, capacityOf(ss.body) - 1) } });
+      ss.etag++;
+    }
+    const op = this.operations.start(
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs: this.settings.operationDurationMs },
+      (done) => {
+        ss.activeOperations.delete(done.id);
+        if (done.status === "Succeeded") ss.instances.delete(inst.instanceId);
+        this.emit(
+          done.status === "Succeeded" ? "Microsoft.Resources.ResourceDeleteSuccess" : "Microsoft.Resources.ResourceDeleteFailure",
+          ctx.resourceUri,
+          OP_VM_DELETE,
+          ctx.writer,
+        );
+      },
+    );
+    ss.activeOperations.add(op.id);
+    return { status: 202, operation: op, charge: 1, withLocation: true };
+  }
+
+  // ---- another writer (control API) ---------------------------------------------------------------------------
+
+  /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would. */
+  writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string): JsonObject {
+    const found = this.resolve(id);
+    if (!found) throw new Error(`no scale set or instance ${id}`);
+    const { ss, inst } = found;
+    if (inst) {
+      const draft = renderInstance(ss, inst);
+      mutate(draft);
+      this.commitInstance(ss, inst, withoutReadOnly(draft, INSTANCE_READ_ONLY), this.syntheticWriter("other", inst.id, clientRequestId), inst.id);
+      return renderInstance(ss, inst);
+    }
+    const draft = renderScaleSet(ss);
+    mutate(draft);
+    const model = { ...withoutReadOnly(draft, SCALE_SET_READ_ONLY), location: ss.location };
+    validateCapacity(model);
+    this.commitScaleSet(ss, model, this.syntheticWriter("other", ss.id, clientRequestId), ss.id);
+    return renderScaleSet(ss);
+  }
+
+  reset(): void {
+    this.state.clear();
+    this.operations.clear();
+    this.events.length = 0;
+  }
+}
+
+function validateCapacity(model: JsonObject): void {
+  const c = getPath(model, "sku", "capacity");
+  if (c !== undefined && (typeof c !== "number" || !Number.isInteger(c) || c < 0))
+    throw badRequest("InvalidParameter", `The value ${JSON.stringify(c)} of parameter 'sku.capacity' is invalid.`);
+}

@@ -1,0 +1,62 @@
+// ARM error answers. Bodies follow the shapes in ../../../shared/AZURE-FACTS.md where it gives them; where the exact
+// CRP text is not public, the README says so.
+
+import type { JsonObject } from "./json";
+
+export class ArmError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: JsonObject,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(`${status} ${JSON.stringify(body)}`);
+  }
+}
+
+export function armError(status: number, code: string, message: string, headers?: Record<string, string>): ArmError {
+  return new ArmError(status, { error: { code, message } }, headers);
+}
+
+export const unauthorized = (): ArmError =>
+  armError(401, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.", {
+    "www-authenticate":
+      'Bearer authorization_uri="https://login.windows.net/", error="invalid_token", error_description="The authentication failed because of missing \'Authorization\' header."',
+  });
+
+export const missingApiVersion = (): ArmError =>
+  armError(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.");
+
+export const invalidJson = (detail: string): ArmError =>
+  armError(400, "InvalidRequestContent", `The request content was invalid and could not be deserialized: '${detail}'.`);
+
+export const badRequest = (code: string, message: string): ArmError => armError(400, code, message);
+
+export const subscriptionNotFound = (sub: string): ArmError =>
+  armError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
+
+export const resourceGroupNotFound = (rg: string): ArmError =>
+  armError(404, "ResourceGroupNotFound", `Resource group '${rg}' could not be found.`);
+
+export const resourceNotFound = (type: string, name: string, rg: string): ArmError =>
+  armError(
+    404,
+    "ResourceNotFound",
+    `The Resource '${type}/${name}' under resource group '${rg}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+  );
+
+export const routeNotFound = (path: string): ArmError =>
+  armError(404, "NotFound", `The simulator serves no resource at '${path}'.`);
+
+/** CRP's 412 body, exactly: no details. Both values are echoed as sent/stored, quotes included. */
+export const preconditionFailed = (provided: string, actual: string): ArmError =>
+  armError(412, "PreconditionFailed", `Etag provided in if-match header ${provided} does not match etag ${actual} of resource.`);
+
+export const CONCURRENT_REQUEST_MESSAGE = "The request failed due to conflict with a concurrent request.";
+export const concurrentRequest = (): ArmError => armError(409, "Conflict", CONCURRENT_REQUEST_MESSAGE);
+
+export const invalidReference = (referenced: string, by: string): ArmError =>
+  armError(
+    400,
+    "InvalidResourceReference",
+    `Resource ${referenced} referenced by resource ${by} was not found. Please make sure that the referenced resource exists, and that both resources are in the same region.`,
+  );

@@ -1,0 +1,165 @@
+// The path of one ARM request: latency, authentication, api-version, routing, stats, faults, throttling (ARM's buckets,
+// then CRP's), the interleaved writer, the handler, and the common response headers.
+import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import type { SimCore } from "../core";
+import { ArmError, missingApiVersion, unauthorized } from "../errors";
+import type { JsonObject } from "../json";
+import { resolveRoute, type Route } from "./compute";
+import { DROP, fromArmError, json, type Answer, type Reply, type RequestContext } from "./reply";
+
+export interface RawRequest {
+  method: string;
+  url: URL;
+  base: string;
+  headers: IncomingHttpHeaders;
+  bodyText: string;
+  clientIp: string;
+}
+
+function header(h: IncomingHttpHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+export async function handleArmRequest(core: SimCore, raw: RawRequest): Promise<Answer> {
+  const correlationId = header(raw.headers, "x-ms-correlation-request-id") ?? randomUUID();
+  const common: Record<string, string> = {
+    "x-ms-request-id": randomUUID(),
+    "x-ms-correlation-request-id": correlationId,
+    "cache-control": "no-cache",
+  };
+  const answer = await answerArmRequest(core, raw, correlationId);
+  if (answer === DROP) return DROP;
+  return { ...answer, headers: { ...common, ...answer.headers } };
+}
+
+async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: string): Promise<Answer> {
+  const { settings, clock } = core;
+  const latency = settings.latency.fixedMs + settings.latency.jitterMs * core.random();
+  if (latency > 0) await clock.sleep(latency);
+  clock.runDue();
+
+  const auth = /^Bearer\s+(\S+)/i.exec(header(raw.headers, "authorization") ?? "");
+  if (!auth?.[1]) return fromArmError(unauthorized());
+  const apiVersion = raw.url.searchParams.get("api-version");
+  if (!apiVersion) return fromArmError(missingApiVersion());
+
+  const headers: Record<string, string | undefined> = {};
+  for (const k of Object.keys(raw.headers)) headers[k] = header(raw.headers, k);
+  const ctx: RequestContext = {
+    method: raw.method,
+    url: raw.url,
+    base: raw.base,
+    headers,
+    bodyText: raw.bodyText,
+    apiVersion,
+    token: auth[1],
+    clientRequestId: header(raw.headers, "x-ms-client-request-id") ?? randomUUID(),
+    correlationId,
+    clientIp: raw.clientIp,
+  };
+  const route = resolveRoute(core.engine, ctx);
+  core.stats.request(route.kind, route.statsKey);
+  const finish = (reply: Reply): Reply => {
+    core.stats.status(reply.status, route.statsKey);
+    return reply;
+  };
+
+  const fault = core.faults.take(raw.method, raw.url.pathname);
+  if (fault) {
+    if (fault.delayMs > 0) await clock.sleep(fault.delayMs);
+    if (!fault.afterWrite) {
+      if (fault.drop) return DROP;
+      if (fault.answer) return finish(fault.answer);
+    }
+  }
+
+  const throttled = admit(core, route, ctx);
+  if (!throttled.ok) return finish(throttled.reply);
+
+  // The interleaved writer changes the resource just before this write reaches it.
+  if (route.writeTarget) {
+    for (const mutate of core.interleaver.take(route.writeTarget)) core.engine.writeAs(route.writeTarget, mutate);
+  }
+
+  let reply: Reply;
+  try {
+    reply = route.handle(ctx);
+  } catch (e) {
+    if (!(e instanceof ArmError)) throw e;
+    reply = fromArmError(e);
+  }
+  if (reply.charge === 0) throttled.refund();
+  reply = { ...reply, headers: { ...throttled.headers, ...reply.headers } };
+
+  if (fault?.afterWrite) {
+    if (fault.answer) return finish(fault.answer);
+    finish(reply);
+    return DROP; // the write happened; its answer is lost
+  }
+  return finish(reply);
+}
+
+type Admitted = { ok: true; headers: Record<string, string>; refund: () => void } | { ok: false; reply: Reply };
+
+/** ARM's subscription buckets first, then CRP's buckets for the route's policy. */
+function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
+  const now = core.clock.now();
+  const headers: Record<string, string> = {};
+  const refunds: (() => void)[] = [];
+  if (route.subscriptionId && core.settings.armThrottling) {
+    const arm = core.throttler.admitArm(route.arm, `${route.subscriptionId.toLowerCase()}|${ctx.token}`, now);
+    headers[`x-ms-ratelimit-remaining-subscription-${route.arm}`] = String(arm.remaining);
+    if (!arm.ok) {
+      const n = arm.retryAfterSeconds ?? 1;
+      return {
+        ok: false,
+        reply: json(
+          429,
+          {
+            error: {
+              code: "SubscriptionRequestsThrottled",
+              message: `Number of '${route.arm.replace(/s$/, "")}' requests for subscription '${route.subscriptionId}' actioned by tenant '${core.settings.tenantId}' exceeded. Please try again after '${n}' seconds after additional tokens are available. Refer to https://aka.ms/arm-throttling for additional information.`,
+            },
+          },
+          { ...headers, "retry-after": String(n) },
+        ),
+      };
+    }
+    refunds.push(arm.refund);
+  }
+  if (route.policy) {
+    const a = core.throttler.admitCompute(route.policy.name, route.policy.resourceKey, route.policy.regionKey, now);
+    if (a.remainingHeader) headers["x-ms-ratelimit-remaining-resource"] = a.remainingHeader;
+    if (!a.ok) {
+      refunds.forEach((r) => r());
+      const n = a.retryAfterSeconds ?? 1;
+      return { ok: false, reply: json(429, throttleBody(core, a.refusedBy?.policy ?? "", a.refusedBy?.allowed ?? 0, now), { ...headers, "retry-after": String(n) }) };
+    }
+    refunds.push(a.refund);
+  }
+  return { ok: true, headers, refund: () => refunds.forEach((r) => r()) };
+}
+
+/** CRP's 429 body (AZURE-FACTS.md): top-level code, or in ARM's error envelope when the setting says so. */
+function throttleBody(core: SimCore, policy: string, allowed: number, now: number): JsonObject {
+  const inner: JsonObject = {
+    code: "OperationNotAllowed",
+    message: "The server rejected the request because too many requests have been received for this subscription.",
+    details: [
+      {
+        code: "TooManyRequests",
+        target: policy,
+        message: JSON.stringify({
+          operationGroup: policy,
+          startTime: new Date(now - 60_000).toISOString(),
+          endTime: new Date(now).toISOString(),
+          allowedRequestCount: allowed,
+          measuredRequestCount: allowed + 1,
+        }),
+      },
+    ],
+  };
+  return core.settings.throttleBodyEnvelope ? { error: inner } : inner;
+}

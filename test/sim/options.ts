@@ -1,0 +1,102 @@
+// Every setting of the simulator with its default. Where Azure's real behaviour is unknown, the setting says so.
+import type { EventGridEvent } from "./events";
+import type { SeedSpec } from "./seed";
+import type { RefillMode } from "./throttle";
+
+export interface ThrottlingOptions {
+  /** Simulated seconds per real second for the whole simulator (also settable as the top-level `timeScale`). */
+  timeScale?: number;
+  /** "perMinute" (CRP's documented refill, default) or "continuous". */
+  refill?: RefillMode;
+  /** Also enforce ARM's per-subscription read/write/delete buckets (default true). */
+  arm?: boolean;
+}
+
+export interface ArmSimulatorOptions {
+  /** 0 = ephemeral (default). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Serve HTTPS with the test-only certificate in test/sim/tls (the SDK sends bearer tokens to https only). */
+  tls?: boolean;
+  /** "demo" or a spec. Nothing is seeded by default. */
+  seed?: "demo" | SeedSpec;
+  /** Per-request latency in simulated ms: fixed + uniform random jitter (default 0/0). */
+  latency?: { fixedMs: number; jitterMs: number };
+  /** Seed of the jitter's random generator (default 1). */
+  randomSeed?: number;
+  /** How long a write's long-running operation takes, simulated ms (default 20). */
+  operationDurationMs?: number;
+  /** Retry-After on long-running-operation answers, seconds. CRP's value is not documented; default 0, so a client
+   *  uses its own poll interval (the SDK's `updateIntervalInMs`). */
+  operationRetryAfterSeconds?: number;
+  /** The scale set's ETag bumps this long (simulated ms) after an instance write (default 50). */
+  instanceWritePropagatesToScaleSetAfterMs?: number;
+  /** Answer 409 (concurrent request) to a write while an operation is in progress on the same scale set (default false). */
+  conflictWhileOperationInProgress?: boolean;
+  /** CRP's token buckets: false (default) = tracked for the headers but never refused; true or options = enforced. */
+  throttling?: boolean | ThrottlingOptions;
+  /** Simulated seconds per real second (default 1). `throttling.timeScale` wins when both are given. */
+  timeScale?: number;
+  /** Items per page of a list before a nextLink (default 100; the real page size is not documented). */
+  listPageSize?: number;
+  /** Status of an instance PUT: 200 (default) or 202; CRP answers either. */
+  instanceWriteStatus?: 200 | 202;
+  /** Wrap the 429 body in ARM's `{"error": ...}` envelope (default false: top-level code, as CRP's docs show it). */
+  throttleBodyEnvelope?: boolean;
+  /** tenantId in events (default 00000000-0000-0000-0000-000000000000). */
+  tenantId?: string;
+  /** Claims in events for a caller whose token is not a JWT. */
+  callerClaims?: Record<string, string>;
+  /** Claims in events for writes made through the control API (another writer). */
+  otherWriterClaims?: Record<string, string>;
+  /** Called on every event an ARM system topic would publish. */
+  onEvent?: (e: EventGridEvent) => void;
+}
+
+export interface Settings {
+  port: number;
+  host: string;
+  tls: boolean;
+  latency: { fixedMs: number; jitterMs: number };
+  randomSeed: number;
+  operationDurationMs: number;
+  operationRetryAfterSeconds: number;
+  instanceWritePropagatesToScaleSetAfterMs: number;
+  conflictWhileOperationInProgress: boolean;
+  throttlingEnforced: boolean;
+  armThrottling: boolean;
+  refill: RefillMode;
+  timeScale: number;
+  listPageSize: number;
+  instanceWriteStatus: 200 | 202;
+  throttleBodyEnvelope: boolean;
+  tenantId: string;
+  callerClaims: Record<string, string>;
+  otherWriterClaims: Record<string, string>;
+}
+
+export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
+  const t = typeof o.throttling === "object" ? o.throttling : {};
+  return {
+    port: o.port ?? 0,
+    host: o.host ?? "127.0.0.1",
+    tls: o.tls ?? false,
+    latency: o.latency ?? { fixedMs: 0, jitterMs: 0 },
+    randomSeed: o.randomSeed ?? 1,
+    operationDurationMs: o.operationDurationMs ?? 20,
+    operationRetryAfterSeconds: o.operationRetryAfterSeconds ?? 0,
+    instanceWritePropagatesToScaleSetAfterMs: o.instanceWritePropagatesToScaleSetAfterMs ?? 50,
+    conflictWhileOperationInProgress: o.conflictWhileOperationInProgress ?? false,
+    throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
+    armThrottling: t.arm ?? true,
+    refill: t.refill ?? "perMinute",
+    timeScale: t.timeScale ?? o.timeScale ?? 1,
+    listPageSize: o.listPageSize ?? 100,
+    instanceWriteStatus: o.instanceWriteStatus ?? 200,
+    throttleBodyEnvelope: o.throttleBodyEnvelope ?? false,
+    tenantId: o.tenantId ?? "00000000-0000-0000-0000-000000000000",
+    callerClaims: o.callerClaims ?? { appid: "00000000-0000-0000-0000-00000000ca11", appidacr: "1", ver: "1.0" },
+    otherWriterClaims: o.otherWriterClaims ?? { appid: "00000000-0000-0000-0000-0000000000e2", appidacr: "1", ver: "1.0" },
+  };
+}

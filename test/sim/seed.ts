@@ -1,0 +1,179 @@
+// Seeding: subscriptions, resource groups, virtual networks and subnets, load balancers and pools, and scale sets
+// (capacity and NIC configurations), from the control API, `--seed file.json`, or `--seed demo`.
+import type { JsonObject } from "./json";
+import { mergeArm } from "./merge";
+
+export interface SeedSpec {
+  subscriptions: SubscriptionSeed[];
+}
+
+export interface SubscriptionSeed {
+  id: string;
+  resourceGroups: ResourceGroupSeed[];
+}
+
+export interface ResourceGroupSeed {
+  name: string;
+  location: string;
+  virtualNetworks?: VirtualNetworkSeed[];
+  loadBalancers?: LoadBalancerSeed[];
+  scaleSets?: ScaleSetSeed[];
+}
+
+export interface VirtualNetworkSeed {
+  name: string;
+  addressPrefixes?: string[];
+  subnets: { name: string; addressPrefix?: string }[];
+}
+
+export interface LoadBalancerSeed {
+  name: string;
+  /** Default "Standard". */
+  sku?: string;
+  /** Backend pool names. */
+  backendPools: string[];
+}
+
+export interface ScaleSetSeed {
+  name: string;
+  capacity: number;
+  /** Default Standard_D2s_v3 / Standard. */
+  skuName?: string;
+  tier?: string;
+  tags?: Record<string, string>;
+  nics: NicSeed[];
+  /** Raw wire `properties` merged into the model (upgradePolicy, virtualMachineProfile.osProfile, ...). */
+  properties?: JsonObject;
+}
+
+export interface NicSeed {
+  name: string;
+  primary?: boolean;
+  enableAcceleratedNetworking?: boolean;
+  enableIPForwarding?: boolean;
+  ipConfigurations: IpConfigurationSeed[];
+}
+
+export interface IpConfigurationSeed {
+  name: string;
+  primary?: boolean;
+  /** Default IPv4. */
+  privateIPAddressVersion?: "IPv4" | "IPv6";
+  /** `vnet/subnet` in the same resource group, or a full subnet ID. */
+  subnet: string;
+  /** `lb/pool` in the same resource group, or full pool IDs. */
+  backendPools?: string[];
+}
+
+export const DEMO_SUBSCRIPTION = "11111111-2222-3333-4444-555555555555";
+
+/** The demo world of issue 2: one scale set of two nodes, a load balancer with one pool, nobody in it yet. */
+export const DEMO_SEED: SeedSpec = {
+  subscriptions: [
+    {
+      id: DEMO_SUBSCRIPTION,
+      resourceGroups: [
+        {
+          name: "etag",
+          location: "eastus2",
+          virtualNetworks: [
+            { name: "etag-k8s-vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "node-subnet", addressPrefix: "10.1.0.0/16" }] },
+          ],
+          loadBalancers: [{ name: "etag-k8s", backendPools: ["etag-k8s"] }],
+          scaleSets: [
+            {
+              name: "etag-k8s-mp-0",
+              capacity: 2,
+              nics: [
+                {
+                  name: "etag-k8s-mp-0-nic-0",
+                  primary: true,
+                  enableAcceleratedNetworking: true,
+                  enableIPForwarding: true,
+                  ipConfigurations: [{ name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  ],
+};
+
+/** What a seed is applied to (the engine). */
+export interface SeedTarget {
+  addResourceGroup(subscriptionId: string, name: string, location: string): void;
+  addVirtualNetwork(subscriptionId: string, resourceGroup: string, seed: VirtualNetworkSeed): void;
+  addLoadBalancer(subscriptionId: string, resourceGroup: string, seed: LoadBalancerSeed): void;
+  addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void;
+}
+
+function refId(sub: string, rg: string, ref: string, provider: string, child: string): string {
+  if (ref.startsWith("/")) return ref;
+  const [parent, name] = ref.split("/");
+  if (!parent || !name) throw new Error(`seed: expected "parent/child" or a full ID, got "${ref}"`);
+  return `/subscriptions/${sub}/resourceGroups/${rg}/providers/${provider}/${parent}/${child}/${name}`;
+}
+
+/** The wire-shaped model of a seeded scale set. */
+export function scaleSetModel(sub: string, rg: string, location: string, s: ScaleSetSeed): JsonObject {
+  const nics = s.nics.map((n) => ({
+    name: n.name,
+    properties: {
+      primary: n.primary ?? false,
+      enableAcceleratedNetworking: n.enableAcceleratedNetworking ?? false,
+      enableIPForwarding: n.enableIPForwarding ?? false,
+      ipConfigurations: n.ipConfigurations.map((c) => ({
+        name: c.name,
+        properties: {
+          primary: c.primary ?? false,
+          privateIPAddressVersion: c.privateIPAddressVersion ?? "IPv4",
+          subnet: { id: refId(sub, rg, c.subnet, "Microsoft.Network/virtualNetworks", "subnets") },
+          ...(c.backendPools && c.backendPools.length > 0
+            ? {
+                loadBalancerBackendAddressPools: c.backendPools.map((p) => ({
+                  id: refId(sub, rg, p, "Microsoft.Network/loadBalancers", "backendAddressPools"),
+                })),
+              }
+            : {}),
+        },
+      })),
+    },
+  }));
+  const base: JsonObject = {
+    location,
+    ...(s.tags ? { tags: { ...s.tags } } : {}),
+    sku: { name: s.skuName ?? "Standard_D2s_v3", tier: s.tier ?? "Standard", capacity: s.capacity },
+    properties: {
+      singlePlacementGroup: false,
+      orchestrationMode: "Uniform",
+      upgradePolicy: { mode: "Manual" },
+      overprovision: false,
+      virtualMachineProfile: {
+        osProfile: { computerNamePrefix: s.name, adminUsername: "azureuser", linuxConfiguration: { disablePasswordAuthentication: true } },
+        storageProfile: {
+          imageReference: { publisher: "Canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts-gen2", version: "latest" },
+          osDisk: { createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" } },
+        },
+        networkProfile: { networkInterfaceConfigurations: nics },
+      },
+    },
+  };
+  return s.properties ? mergeProperties(base, s.properties) : base;
+}
+
+function mergeProperties(base: JsonObject, extra: JsonObject): JsonObject {
+  return mergeArm(base, { properties: extra });
+}
+
+export function applySeed(spec: SeedSpec, target: SeedTarget): void {
+  for (const sub of spec.subscriptions) {
+    for (const rg of sub.resourceGroups) {
+      target.addResourceGroup(sub.id, rg.name, rg.location);
+      for (const v of rg.virtualNetworks ?? []) target.addVirtualNetwork(sub.id, rg.name, v);
+      for (const lb of rg.loadBalancers ?? []) target.addLoadBalancer(sub.id, rg.name, lb);
+      for (const ss of rg.scaleSets ?? []) target.addScaleSet(sub.id, rg.name, ss.name, scaleSetModel(sub.id, rg.name, rg.location, ss));
+    }
+  }
+}

@@ -1,0 +1,127 @@
+// The simulator's stored resources. Scale sets and instances keep their model in wire shape (the `properties`
+// wrapper, as the REST API has it); server-owned fields (id, etag, provisioningState, ...) live beside the model and are
+// added when a resource is rendered, so a body that echoes them back cannot change them.
+import type { JsonObject } from "./json";
+import { canonical } from "./ids";
+
+export interface ResourceGroupRecord {
+  id: string;
+  name: string;
+  location: string;
+}
+
+export interface SubscriptionRecord {
+  id: string;
+  resourceGroups: Map<string, ResourceGroupRecord>;
+}
+
+export interface InstanceRecord {
+  id: string;
+  instanceId: string;
+  /** `{ tags?, properties: { networkProfileConfiguration, osProfile, storageProfile, ... } }` */
+  body: JsonObject;
+  etag: number;
+  vmId: string;
+  timeCreated: string;
+  sku: JsonObject;
+  /** The scale set's virtualMachineProfile (without networkProfile) this instance was built from. */
+  profileSnapshot: JsonObject;
+  provisioningState: string;
+  /** Removed when its scale-in or delete operation ends. */
+  deleting: boolean;
+}
+
+export interface ScaleSetRecord {
+  id: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+  location: string;
+  /** Wire-shaped model without server-owned fields: `{ location, tags?, sku, properties: {...}, ... }` */
+  body: JsonObject;
+  etag: number;
+  uniqueId: string;
+  timeCreated: string;
+  provisioningState: string;
+  /** Operations in progress on the scale set or its instances. */
+  activeOperations: Set<string>;
+  instances: Map<string, InstanceRecord>;
+  nextInstanceId: number;
+  deleting: boolean;
+}
+
+export interface PoolRecord {
+  id: string;
+  name: string;
+  etag: string;
+}
+
+export interface LoadBalancerRecord {
+  id: string;
+  name: string;
+  location: string;
+  resourceGroup: string;
+  subscriptionId: string;
+  etag: string;
+  resourceGuid: string;
+  skuName: string;
+  pools: PoolRecord[];
+}
+
+export interface SubnetRecord {
+  id: string;
+  name: string;
+  addressPrefix: string;
+  etag: string;
+}
+
+export interface VirtualNetworkRecord {
+  id: string;
+  name: string;
+  location: string;
+  addressPrefixes: string[];
+  etag: string;
+  resourceGuid: string;
+  subnets: SubnetRecord[];
+}
+
+export class SimState {
+  readonly subscriptions = new Map<string, SubscriptionRecord>();
+  readonly scaleSets = new Map<string, ScaleSetRecord>();
+  readonly loadBalancers = new Map<string, LoadBalancerRecord>();
+  readonly virtualNetworks = new Map<string, VirtualNetworkRecord>();
+
+  clear(): void {
+    this.subscriptions.clear();
+    this.scaleSets.clear();
+    this.loadBalancers.clear();
+    this.virtualNetworks.clear();
+  }
+
+  subscription(id: string): SubscriptionRecord | undefined {
+    return this.subscriptions.get(id.toLowerCase());
+  }
+
+  resourceGroup(sub: string, rg: string): ResourceGroupRecord | undefined {
+    return this.subscription(sub)?.resourceGroups.get(rg.toLowerCase());
+  }
+
+  scaleSet(id: string): ScaleSetRecord | undefined {
+    return this.scaleSets.get(canonical(id));
+  }
+
+  /** The pool with this ID, or undefined. */
+  pool(id: string): { lb: LoadBalancerRecord; pool: PoolRecord } | undefined {
+    const key = canonical(id);
+    const lbKey = key.replace(/\/backendaddresspools\/[^/]+$/, "");
+    const lb = this.loadBalancers.get(lbKey);
+    const pool = lb?.pools.find((p) => canonical(p.id) === key);
+    return lb && pool ? { lb, pool } : undefined;
+  }
+
+  subnet(id: string): SubnetRecord | undefined {
+    const key = canonical(id);
+    const vnet = this.virtualNetworks.get(key.replace(/\/subnets\/[^/]+$/, ""));
+    return vnet?.subnets.find((s) => canonical(s.id) === key);
+  }
+}
