@@ -1,0 +1,254 @@
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { QueueServiceClient } from "@azure/storage-queue";
+import { appHookData, registeredHooks } from "./coreStandIn";
+import type { EventGridTarget } from "./eventGridWebhook";
+import { EVENT_GRID_WEBHOOK_PATH } from "./eventGridWebhook";
+import { loadHostConfig, type QueueHostOptions } from "./hostConfig";
+import { byPrecedence, httpTarget, type HttpTarget } from "./httpTrigger";
+import { InFlight } from "./inflight";
+import type { InvocationLogger } from "./invoke";
+import { consoleInvocationLogger, loadRegisteredFunctions, type RegisteredFunction, type TriggerBinding } from "./loadFunctions";
+import { defaultUseMonitor, parseSchedule } from "./ncrontab";
+import { QueueListener } from "./queueTrigger";
+import { MemoryScheduleMonitor, TableScheduleMonitor, type ScheduleMonitor } from "./scheduleMonitor";
+import { startRuntimeServer, type RuntimeServer } from "./server";
+import { loadLocalSettings, resolvePlaceholders } from "./settings";
+import { resolveStorageConnection } from "./storageConnection";
+import { TimerListener } from "./timerTrigger";
+
+export interface LocalRuntimeOptions {
+  /** Built entry points; default: package.json's `main` in appDir. */
+  entryGlob?: string;
+  /** Where host.json, package.json and local.settings*.json live; default: the working directory. */
+  appDir?: string;
+  /** App settings; applied to process.env before the app loads. Default: local.settings.json, else the example. */
+  settings?: Record<string, string>;
+  /** 7071 as under `func start`; 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** What `UseDevelopmentStorage=true` (and a missing AzureWebJobsStorage) means; default: Azurite's standard ports. */
+  storageConnectionString?: string;
+  /** Overrides host.json's `extensions.queues` (tests use short intervals). */
+  queues?: Partial<QueueHostOptions>;
+  /** Where timers keep their schedule status: a table in AzureWebJobsStorage (default), memory, or your own. */
+  timerStatus?: "storage" | "memory" | ScheduleMonitor;
+  timerStatusTable?: string;
+  log?: InvocationLogger;
+  /** Startup lines (the function list); default console.log; false for silence. */
+  print?: ((line: string) => void) | false;
+}
+
+export interface RuntimeFunction {
+  name: string;
+  triggerType: string;
+  trigger: TriggerBinding;
+  disabled: boolean;
+  /** queueTrigger: the resolved queue name. */
+  queueName?: string;
+  /** timerTrigger: the resolved schedule and its next occurrence at start. */
+  schedule?: string;
+  nextOccurrence?: Date;
+  /** httpTrigger and eventGridTrigger: where to send requests. */
+  url?: string;
+  methods?: string[];
+  /** Why it will not run here, when it will not (unsupported trigger type). */
+  notRunning?: string;
+}
+
+export interface LocalRuntime {
+  url: string;
+  port: number;
+  functions: RuntimeFunction[];
+  /** What the app registered, with metadata as the host reads it and `invoke` through the library. */
+  registered: RegisteredFunction[];
+  /** Stops taking work (polls, timers, new connections), drains in-flight invocations, then runs appTerminate hooks. */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_TIMER_TABLE = "localruntimetimers";
+
+function packageMain(appDir: string): string {
+  const pkg = JSON.parse(readFileSync(join(appDir, "package.json"), "utf8")) as { main?: unknown };
+  if (typeof pkg.main !== "string" || !pkg.main) throw new Error(`${join(appDir, "package.json")} has no "main" glob of entry points`);
+  return pkg.main;
+}
+
+function isTruthySetting(v: string | undefined): boolean {
+  return !!v && ["true", "1"].includes(v.trim().toLowerCase());
+}
+
+/**
+ * Runs the app the way `func start` does: settings into the environment, entry points loaded through the
+ * `@azure/functions-core` stand-in, appStart hooks, then the listeners: Storage Queue pollers, timers, the Event
+ * Grid webhook and the HTTP routes on one port.
+ */
+export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const appDir = resolve(opts.appDir ?? process.cwd());
+  const settings = { ...(opts.settings ?? loadLocalSettings(appDir).values) };
+  const devStorage = opts.storageConnectionString;
+  if (devStorage && (!settings.AzureWebJobsStorage || /UseDevelopmentStorage\s*=\s*true/i.test(settings.AzureWebJobsStorage))) {
+    settings.AzureWebJobsStorage = devStorage;
+  }
+  Object.assign(process.env, settings);
+  const env = process.env as Record<string, string | undefined>;
+
+  const hostConfig = loadHostConfig(appDir);
+  const queueOptions: QueueHostOptions = { ...hostConfig.queues, ...opts.queues };
+  const log = opts.log ?? consoleInvocationLogger;
+  const print = opts.print === false ? () => undefined : (opts.print ?? ((line: string) => console.log(line)));
+  const onError = (fn: string) => (err: unknown) => console.error(`[${fn}] ${(err as Error)?.stack ?? String(err)}`);
+
+  const registered = loadRegisteredFunctions({ entryGlob: opts.entryGlob ?? packageMain(appDir), appDir, log });
+
+  const inFlight = new InFlight();
+  const queues: QueueListener[] = [];
+  const timers: { fn: RuntimeFunction; listener: TimerListener }[] = [];
+  const http: HttpTarget[] = [];
+  const eventGrid = new Map<string, EventGridTarget>();
+  const functions: RuntimeFunction[] = [];
+  let monitor: ScheduleMonitor | undefined;
+  const timerMonitor = (): ScheduleMonitor => {
+    if (monitor) return monitor;
+    const choice = opts.timerStatus ?? "storage";
+    if (choice === "memory") monitor = new MemoryScheduleMonitor();
+    else if (choice === "storage") monitor = new TableScheduleMonitor(resolveStorageConnection(undefined, env, devStorage), opts.timerStatusTable ?? DEFAULT_TIMER_TABLE);
+    else monitor = choice;
+    return monitor;
+  };
+
+  for (const fn of registered) {
+    const t = fn.trigger;
+    const info: RuntimeFunction = { name: fn.name, triggerType: t.type, trigger: t, disabled: isTruthySetting(env[`AzureWebJobs.${fn.name}.Disabled`]) };
+    functions.push(info);
+    const what = `Function "${fn.name}" (${t.type})`;
+    switch (t.type.toLowerCase()) {
+      case "queuetrigger": {
+        // The extension lower-cases the resolved name before validating it.
+        const queueName = resolvePlaceholders(String(t.queueName ?? ""), env, `${what} queueName`).toLowerCase();
+        info.queueName = queueName;
+        if (info.disabled) break;
+        const service = QueueServiceClient.fromConnectionString(resolveStorageConnection(t.connection, env, devStorage));
+        queues.push(
+          new QueueListener({
+            functionName: fn.name,
+            bindingName: t.name,
+            queue: service.getQueueClient(queueName),
+            poisonQueue: service.getQueueClient(`${queueName}-poison`),
+            options: queueOptions,
+            invoke: fn.invoke,
+            inFlight,
+            log: (m) => log({ functionName: fn.name, invocationId: "", level: "warning", category: "system", message: m }),
+            onError: onError(fn.name),
+          }),
+        );
+        break;
+      }
+      case "timertrigger": {
+        const expression = resolvePlaceholders(String(t.schedule ?? ""), env, `${what} schedule`);
+        const schedule = parseSchedule(expression);
+        info.schedule = expression;
+        if (info.disabled) break;
+        const useMonitor = typeof t.useMonitor === "boolean" ? t.useMonitor : defaultUseMonitor(schedule, new Date());
+        timers.push({
+          fn: info,
+          listener: new TimerListener({
+            functionName: fn.name,
+            bindingName: t.name,
+            schedule,
+            runOnStartup: t.runOnStartup === true,
+            monitor: useMonitor ? timerMonitor() : undefined,
+            invoke: fn.invoke,
+            inFlight,
+            onError: onError(fn.name),
+          }),
+        });
+        break;
+      }
+      case "eventgridtrigger":
+        if (!info.disabled) eventGrid.set(fn.name, { bindingName: t.name, invoke: fn.invoke });
+        break;
+      case "httptrigger": {
+        const target = httpTarget(fn.name, t.name, t, hostConfig.httpRoutePrefix, fn.invoke);
+        info.methods = target.methods;
+        info.url = `/${target.route.template}`;
+        if (!info.disabled) http.push(target);
+        break;
+      }
+      default:
+        info.notRunning = `the local runtime has no ${t.type} listener`;
+    }
+  }
+  http.sort(byPrecedence);
+
+  for (const hook of registeredHooks("appStart")) await hook({ hookData: {}, appHookData: appHookData(), functionAppDirectory: appDir });
+
+  const server: RuntimeServer = await startRuntimeServer({
+    host: opts.host ?? "127.0.0.1",
+    port: opts.port ?? 7071,
+    http,
+    eventGrid,
+    inFlight,
+    onError: (name, err) => onError(name)(err),
+  });
+  const host = opts.host && opts.host !== "0.0.0.0" && opts.host !== "::" ? opts.host : "localhost";
+  const url = `http://${host}:${server.port}`;
+  for (const f of functions) {
+    if (f.triggerType.toLowerCase() === "httptrigger") f.url = `${url}${f.url ?? ""}`;
+    if (f.triggerType.toLowerCase() === "eventgridtrigger") f.url = `${url}${EVENT_GRID_WEBHOOK_PATH}?functionName=${encodeURIComponent(f.name)}`;
+  }
+
+  try {
+    for (const t of timers) {
+      await t.listener.start();
+      t.fn.nextOccurrence = t.listener.next;
+    }
+  } catch (err) {
+    await Promise.all(timers.map((t) => t.listener.stop()));
+    await server.close();
+    throw err;
+  }
+  for (const q of queues) q.start();
+
+  print(describeFunctions(functions));
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      const closed = server.close();
+      await Promise.all([...queues.map((q) => q.stop()), ...timers.map((t) => t.listener.stop())]);
+      await inFlight.drain();
+      await closed;
+      for (const hook of registeredHooks("appTerminate")) await hook({ hookData: {}, appHookData: appHookData() });
+    })());
+
+  return { url, port: server.port, functions, registered, stop };
+}
+
+/** The startup listing, shaped like `func start`'s "Functions:" block. */
+export function describeFunctions(functions: RuntimeFunction[]): string {
+  const lines = ["", "Functions:", ""];
+  for (const f of functions) {
+    const off = f.disabled ? " (disabled)" : f.notRunning ? ` (not run: ${f.notRunning})` : "";
+    let detail: string;
+    switch (f.triggerType.toLowerCase()) {
+      case "httptrigger":
+        detail = `[${(f.methods ?? []).join(",")}] ${f.url ?? ""}`;
+        break;
+      case "queuetrigger":
+        detail = `queueTrigger  queue=${f.queueName ?? "?"} connection=${f.trigger.connection || "AzureWebJobsStorage"}`;
+        break;
+      case "timertrigger":
+        detail = `timerTrigger  schedule="${f.schedule ?? "?"}"${f.nextOccurrence ? ` next=${f.nextOccurrence.toISOString()}` : ""}`;
+        break;
+      case "eventgridtrigger":
+        detail = `eventGridTrigger  ${f.url ?? ""}`;
+        break;
+      default:
+        detail = f.triggerType;
+    }
+    lines.push(`\t${f.name}: ${detail}${off}`);
+  }
+  lines.push("");
+  return lines.join("\n");
+}
