@@ -44,7 +44,10 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
   // Operation resource: /subscriptions/{s}/providers/Microsoft.Compute/locations/{loc}/operations/{id}
   if (p.resourceGroup === undefined) {
     if (seg[0] === "microsoft.compute" && seg[1] === "locations" && seg[3] === "operations" && seg.length === 5) {
-      return only("GET", "operationGets", (c) => operationReply(engine, p.providerSegments[4] ?? "", c));
+      // Polls count under the resource the operation writes, so a scale set's stats include its polls.
+      const op = engine.operations.get(p.providerSegments[4] ?? "");
+      const r = only("GET", "operationGets", (c) => operationReply(engine, p.providerSegments[4] ?? "", c));
+      return op ? { ...r, statsKey: canonical(op.resourceId) } : r;
     }
     if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachinescalesets" && seg.length === 2) {
       return {
