@@ -84,6 +84,7 @@ export const SETTINGS = {
   POOLSYNC_RECONCILE_SCHEDULE: { schema: z.string().trim().min(1), default: "0 */5 * * * *", doc: "NCRONTAB schedule of the reconcileStale timer." },
   POOLSYNC_RECONCILE_MAX_READS: { schema: positiveInt(100_000), default: "200", doc: "ARM GETs/LISTs the timer may spend in one run." },
   POOLSYNC_IDLE_EVICT_HOURS: { schema: positiveInt(24 * 365), default: "24", doc: "Cache rows of scale sets nobody declares for and nobody touched for this long are evicted." },
+  POOLSYNC_ARM_CA_FILE: { schema: z.string(), default: "", doc: "PEM file of an extra CA to trust for ARM_ENDPOINT (the simulator's test certificate); empty = the system's CAs only." },
   POOLSYNC_ARM_TIMEOUT_SECONDS: { schema: positiveInt(600), default: "30", doc: "Timeout of one ARM request; a write that timed out is re-checked from fresh state." },
   POOLSYNC_OPERATION_MAX_WAIT_SECONDS: { schema: positiveInt(3_600), default: "300", doc: "How long one invocation waits for a Compute long-running operation before re-enqueueing." },
   POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveInt(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After." },
@@ -112,6 +113,7 @@ export interface Config {
   idleEvictMs: number;
   failedRetryMs: number;
   armTimeoutMs: number;
+  armCaFile: string;
   operationMaxWaitMs: number;
   operationPollMs: number;
   maxAttempts: number;
@@ -163,8 +165,10 @@ export class ConfigError extends Error {
 
 function read<N extends SettingName>(env: Record<string, string | undefined>, name: N, problems: string[]): z.output<(typeof SETTINGS)[N]["schema"]> | undefined {
   const spec = SETTINGS[name];
-  const raw = env[name] ?? spec.default;
-  if (raw === undefined || raw === "") {
+  // An empty setting counts as unset: app settings cannot always be deleted, only blanked.
+  const given = env[name];
+  const raw = given === undefined || given.trim() === "" ? spec.default : given;
+  if (raw === undefined) {
     problems.push(`${name} is required: ${spec.doc}`);
     return undefined;
   }
@@ -197,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleEvictHours: read(env, "POOLSYNC_IDLE_EVICT_HOURS", problems),
     failedRetrySeconds: read(env, "POOLSYNC_FAILED_RETRY_SECONDS", problems),
     armTimeoutSeconds: read(env, "POOLSYNC_ARM_TIMEOUT_SECONDS", problems),
+    armCaFile: read(env, "POOLSYNC_ARM_CA_FILE", problems),
     operationMaxWaitSeconds: read(env, "POOLSYNC_OPERATION_MAX_WAIT_SECONDS", problems),
     operationPollSeconds: read(env, "POOLSYNC_OPERATION_POLL_SECONDS", problems),
     maxAttempts: read(env, "POOLSYNC_MAX_ATTEMPTS", problems),
@@ -226,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleEvictMs: v.idleEvictHours * 3_600_000,
     failedRetryMs: v.failedRetrySeconds * 1000,
     armTimeoutMs: v.armTimeoutSeconds * 1000,
+    armCaFile: v.armCaFile,
     operationMaxWaitMs: v.operationMaxWaitSeconds * 1000,
     operationPollMs: v.operationPollSeconds * 1000,
     maxAttempts: v.maxAttempts,

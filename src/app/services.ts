@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
 import { systemClock, type Clock, type ComputePort, type Logger } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
@@ -47,6 +48,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     overrides.compute ??
     new ArmCompute({
       endpoint: config.armEndpoint,
+      ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
       credential: armCredential(config),
       scope: armScope(config.armEndpoint),
       clock,

@@ -1,5 +1,6 @@
 import { ComputeManagementClient, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
 import type { TokenCredential } from "@azure/core-auth";
+import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
 import { BeingDeletedError, TransientError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
@@ -16,6 +17,8 @@ import { waitForOperation, type PollOptions } from "./operationPoller";
 
 export interface ArmComputeOptions {
   endpoint: string;
+  /** PEM of an extra CA to trust (the simulator's test certificate). */
+  ca?: string;
   credential: TokenCredential;
   scope: string;
   clock: Clock;
@@ -61,14 +64,12 @@ function answerFacts(raw: RawAnswer | undefined): { etag: string | undefined; pr
 export class ArmCompute implements ComputePort {
   private readonly clients = new Map<string, ComputeManagementClient>();
   private readonly poll: PollOptions;
+  private readonly httpClient = createDefaultHttpClient();
 
   constructor(private readonly opts: ArmComputeOptions) {
     this.poll = {
       armEndpoint: opts.endpoint,
-      credential: opts.credential,
-      scope: opts.scope,
       clock: opts.clock,
-      timeoutMs: opts.requestTimeoutMs,
       maxWaitMs: opts.operationMaxWaitMs,
       defaultIntervalMs: opts.operationPollIntervalMs,
     };
@@ -82,6 +83,7 @@ export class ArmCompute implements ComputePort {
         endpoint: this.opts.endpoint,
         credentials: { scopes: [this.opts.scope] },
         retryOptions: { maxRetries: 0 },
+        ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
       this.clients.set(key, c);
     }
@@ -182,10 +184,18 @@ export class ArmCompute implements ComputePort {
     return { ...base, nics, etag: facts.etag ?? "", provisioningState: "Succeeded" };
   }
 
+  /** A GET through the SDK's own pipeline: same token, TLS settings and https-only rule as every other call. */
+  private async getThroughPipeline(url: string): Promise<{ status: number; headers: { get(name: string): string | undefined }; bodyText: string }> {
+    const first = this.clients.values().next().value as ComputeManagementClient | undefined;
+    const client = first ?? this.client("00000000-0000-0000-0000-000000000000");
+    const response = await client.pipeline.sendRequest(this.httpClient, createPipelineRequest({ url, method: "GET", timeout: this.opts.requestTimeoutMs }));
+    return { status: response.status, headers: response.headers, bodyText: response.bodyAsText ?? "" };
+  }
+
   private async awaitOperation(answer: RawAnswer | undefined, what: string): Promise<void> {
     const url = answer?.headers.get("azure-asyncoperation") ?? answer?.headers.get("location");
     if (!url) return;
-    const end = await waitForOperation(url, answer?.headers.get("retry-after"), this.poll);
+    const end = await waitForOperation(url, answer?.headers.get("retry-after"), this.poll, (u) => this.getThroughPipeline(u));
     // A failed operation may have applied part of the change: retry later from fresh state, bounded by the caller.
     if (end.status !== "Succeeded") throw new TransientError(`${what}: operation ${end.status}: ${end.error}`, 30_000);
   }

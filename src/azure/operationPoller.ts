@@ -1,4 +1,3 @@
-import type { TokenCredential } from "@azure/core-auth";
 import { FatalError, TransientError } from "../core/errors";
 import type { Clock } from "../core/ports";
 import { retryAfterMs } from "./armErrors";
@@ -9,42 +8,55 @@ import { retryAfterMs } from "./armErrors";
  * operation resource is a different, cheaper API.
  */
 
+const MIN_POLL_MS = 25;
+
 export interface PollOptions {
   armEndpoint: string;
-  credential: TokenCredential;
-  scope: string;
   clock: Clock;
-  timeoutMs: number;
   maxWaitMs: number;
   defaultIntervalMs: number;
 }
 
 export type OperationEnd = { status: "Succeeded" } | { status: "Failed" | "Canceled"; error: string };
 
-export async function waitForOperation(url: string, firstRetryAfter: string | null | undefined, opts: PollOptions): Promise<OperationEnd> {
+export interface PolledAnswer {
+  status: number;
+  headers: { get(name: string): string | undefined | null };
+  bodyText: string;
+}
+
+export async function waitForOperation(
+  url: string,
+  firstRetryAfter: string | null | undefined,
+  opts: PollOptions,
+  get: (url: string) => Promise<PolledAnswer>,
+): Promise<OperationEnd> {
   // Never hand the bearer token to a host other than the ARM endpoint we were configured with.
   if (new URL(url).origin !== new URL(opts.armEndpoint).origin) {
     throw new FatalError(`operation URL ${url} is not on ${opts.armEndpoint}; refusing to poll it`);
   }
   const deadline = opts.clock.now() + opts.maxWaitMs;
-  let waitMs = retryAfterMs(firstRetryAfter, opts.defaultIntervalMs);
+  // "Retry-After: 0" means "soon", not "spin": keep a small floor between polls.
+  const pace = (ms: number) => Math.max(MIN_POLL_MS, ms);
+  let waitMs = pace(retryAfterMs(firstRetryAfter, opts.defaultIntervalMs));
   for (;;) {
     await opts.clock.sleep(Math.min(waitMs, Math.max(0, deadline - opts.clock.now())));
-    const token = await opts.credential.getToken(opts.scope);
-    let response: Response;
+    let response: PolledAnswer;
     try {
-      response = await fetch(url, {
-        headers: { authorization: `Bearer ${token?.token ?? ""}`, accept: "application/json" },
-        signal: AbortSignal.timeout(opts.timeoutMs),
-      });
+      response = await get(url);
     } catch (err) {
       throw new TransientError(`polling ${url}: ${(err as Error).message}`, opts.defaultIntervalMs);
     }
     if (response.status >= 500 || response.status === 429) {
       throw new TransientError(`polling ${url}: ${response.status}`, retryAfterMs(response.headers.get("retry-after"), opts.defaultIntervalMs), response.status);
     }
-    if (!response.ok) throw new FatalError(`polling ${url}: ${response.status} ${await response.text()}`, response.status);
-    const body = (await response.json()) as { status?: string; error?: { code?: string; message?: string } };
+    if (response.status >= 400) throw new FatalError(`polling ${url}: ${response.status} ${response.bodyText.slice(0, 500)}`, response.status);
+    let body: { status?: string; error?: { code?: string; message?: string } };
+    try {
+      body = JSON.parse(response.bodyText) as typeof body;
+    } catch {
+      throw new TransientError(`polling ${url}: the answer is not JSON`, opts.defaultIntervalMs, response.status);
+    }
     const status = (body.status ?? "").toLowerCase();
     if (status === "succeeded") return { status: "Succeeded" };
     if (status === "failed" || status === "canceled") {
@@ -53,6 +65,6 @@ export async function waitForOperation(url: string, firstRetryAfter: string | nu
     if (opts.clock.now() >= deadline) {
       throw new TransientError(`operation ${url} still ${body.status ?? "running"} after ${opts.maxWaitMs} ms`, opts.defaultIntervalMs);
     }
-    waitMs = retryAfterMs(response.headers.get("retry-after"), opts.defaultIntervalMs);
+    waitMs = pace(retryAfterMs(response.headers.get("retry-after"), opts.defaultIntervalMs));
   }
 }

@@ -1,0 +1,111 @@
+import path from "node:path";
+import { QueueClient } from "@azure/storage-queue";
+import { loadConfig, type Config } from "../../src/config";
+import { createServices, type Services } from "../../src/app/services";
+import { memoryLogger } from "../../src/app/logger";
+import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
+import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../sim";
+import { testStorageConnectionString, uniqueName } from "./storage";
+
+/** The demo world's IDs (made up, as the simulator's demo seed defines them). */
+export const DEMO = {
+  subscription: DEMO_SUBSCRIPTION,
+  scaleSetId: `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0`,
+  poolId: `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Network/loadBalancers/etag-k8s/backendAddressPools/etag-k8s`,
+  subnetId: `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Network/virtualNetworks/etag-k8s-vnet/subnets/node-subnet`,
+};
+
+export const SIM_CA_FILE = path.resolve(__dirname, "../sim/tls/cert.pem");
+
+export interface Harness {
+  sim: ArmSimulator;
+  config: Config;
+  services: Services;
+  logs: ReturnType<typeof memoryLogger>;
+  queue: QueueClient;
+  poison: QueueClient;
+  /** Puts a message on the work queue as a producer would (base64 JSON, as host.json expects). */
+  send(message: unknown): Promise<void>;
+  /** Plays the queue trigger: takes visible messages in batches, runs each batch concurrently, until none is left. */
+  drain(opts?: { batchSize?: number; maxRounds?: number }): Promise<HandleOutcome[]>;
+  poisonMessages(): Promise<Array<{ reason: string; received: string }>>;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  sim?: ArmSimulatorOptions;
+  env?: Record<string, string>;
+  cacheEnabled?: boolean;
+}
+
+/** Cache on or off for the whole suite (invariant 5: every test passes with it disabled, at more reads). */
+export const SUITE_CACHE_ENABLED = process.env.POOLSYNC_TEST_CACHE !== "false";
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const sim = await startArmSimulator({ tls: true, seed: "demo", operationDurationMs: 20, ...opts.sim });
+  const logs = memoryLogger();
+  const env: Record<string, string> = {
+    POOLSYNC_SCOPES: `/subscriptions/${DEMO_SUBSCRIPTION}`,
+    ARM_ENDPOINT: sim.url,
+    POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
+    AzureWebJobsStorage: testStorageConnectionString(),
+    POOLSYNC_QUEUE: uniqueName("q-"),
+    POOLSYNC_MEMBERSHIPS_TABLE: uniqueName("m"),
+    POOLSYNC_CACHE_TABLE: uniqueName("c"),
+    POOLSYNC_CACHE_ENABLED: String(opts.cacheEnabled ?? SUITE_CACHE_ENABLED),
+    POOLSYNC_OPERATION_POLL_SECONDS: "1",
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const services = createServices(config, { log: logs, random: () => 0.5 });
+  await services.ready();
+  const queue = new QueueClient(testStorageConnectionString(), config.queueName);
+  const poison = new QueueClient(testStorageConnectionString(), config.poisonQueueName);
+  const decode = (text: string): unknown => {
+    const raw = Buffer.from(text, "base64").toString("utf8");
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  };
+  return {
+    sim,
+    config,
+    services,
+    logs,
+    queue,
+    poison,
+    async send(message) {
+      const text = typeof message === "string" ? message : JSON.stringify(message);
+      await queue.sendMessage(Buffer.from(text, "utf8").toString("base64"));
+    },
+    async drain({ batchSize = 16, maxRounds = 50 } = {}) {
+      const outcomes: HandleOutcome[] = [];
+      for (let round = 0; round < maxRounds; round++) {
+        const got = await queue.receiveMessages({ numberOfMessages: batchSize, visibilityTimeout: 60 });
+        if (got.receivedMessageItems.length === 0) return outcomes;
+        await Promise.all(
+          got.receivedMessageItems.map(async (m) => {
+            const outcome = await services.handleQueueMessage(decode(m.messageText), {
+              id: m.messageId,
+              dequeueCount: m.dequeueCount,
+              insertionTime: m.insertedOn.toISOString(),
+            });
+            outcomes.push(outcome);
+            await queue.deleteMessage(m.messageId, m.popReceipt);
+          }),
+        );
+      }
+      throw new Error(`queue not drained after ${maxRounds} rounds`);
+    },
+    async poisonMessages() {
+      const got = await poison.peekMessages({ numberOfMessages: 32 });
+      return got.peekedMessageItems.map((m) => decode(m.messageText) as { reason: string; received: string });
+    },
+    async stop() {
+      await services.coalescer.idle();
+      await sim.stop();
+    },
+  };
+}

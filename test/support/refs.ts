@@ -1,0 +1,14 @@
+import { parseInstanceId, parseScaleSetId, type InstanceRef, type ScaleSetRef } from "../../src/core/resourceIds";
+
+/** Parsed refs of IDs a test made up itself; a bad one is a bug in the test. */
+export function scaleSetRef(id: string): ScaleSetRef {
+  const r = parseScaleSetId(id);
+  if (!r.ok) throw new Error(`test bug: ${id} ${r.reason}`);
+  return r.value;
+}
+
+export function instanceRefOf(id: string): InstanceRef {
+  const r = parseInstanceId(id);
+  if (!r.ok) throw new Error(`test bug: ${id} ${r.reason}`);
+  return r.value;
+}
