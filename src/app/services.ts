@@ -58,7 +58,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     });
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable), clock.now);
   const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable), config.cacheEnabled, clock.now);
-  const queue = new StorageWorkQueue(queueClient(config.storage, config.queueName), queueClient(config.storage, config.poisonQueueName));
+  const queue = new StorageWorkQueue(queueClient(config.storage, config.queueName), queueClient(config.storage, config.poisonQueueName), log);
   const coalescer = new Coalescer<ReconcileReport>();
   let readyPromise: Promise<void> | undefined;
 

@@ -1,6 +1,6 @@
 import type { QueueClient } from "@azure/storage-queue";
 import type { DeclareMessage, ReconcileMessage } from "../core/messages";
-import type { WorkQueue } from "../core/ports";
+import type { Logger, WorkQueue } from "../core/ports";
 
 /** Storage Queue's longest visibility timeout: 7 days. */
 const MAX_VISIBILITY_SECONDS = 7 * 24 * 3600;
@@ -17,6 +17,7 @@ export class StorageWorkQueue implements WorkQueue {
   constructor(
     readonly queue: QueueClient,
     readonly poison: QueueClient,
+    private readonly log?: Logger,
   ) {}
 
   async enqueueReconcile(scaleSetId: string, reason: string, delayMs: number, attempt?: number): Promise<void> {
@@ -30,7 +31,9 @@ export class StorageWorkQueue implements WorkQueue {
 
   private async send(message: unknown, delayMs: number): Promise<void> {
     const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / 1000)));
-    await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
+    const sent = await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
+    const m = message as { kind?: string; scaleSetId?: string; reason?: string; attempt?: number };
+    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId, reason: m.reason, attempt: m.attempt, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
   }
 
   /** A message that can never succeed goes here at once, with the reason next to what was received. */
