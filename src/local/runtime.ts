@@ -191,7 +191,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     inFlight,
     onError: (name, err) => onError(name)(err),
   });
-  const host = opts.host && opts.host !== "0.0.0.0" && opts.host !== "::" ? opts.host : "localhost";
+  // 127.0.0.1, not "localhost": the server listens on IPv4 loopback, and "localhost" may resolve to ::1 first.
+  const listenHost = opts.host ?? "127.0.0.1";
+  const host = listenHost === "0.0.0.0" || listenHost === "::" ? "127.0.0.1" : listenHost.includes(":") ? `[${listenHost}]` : listenHost;
   const url = `http://${host}:${server.port}`;
   for (const f of functions) {
     if (f.triggerType.toLowerCase() === "httptrigger") f.url = `${url}${f.url ?? ""}`;
