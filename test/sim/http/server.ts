@@ -1,6 +1,6 @@
 // The HTTP(S) server: reads a request, sends /_sim/ to the control routes and everything else through the ARM
 // pipeline, and writes (or drops) the answer. Node's http only.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
@@ -11,7 +11,8 @@ import { handleControl } from "./controlRoutes";
 import { handleArmRequest } from "./pipeline";
 import { DROP, type Answer } from "./reply";
 
-export const TLS_DIR = path.join(__dirname, "..", "tls");
+// Built into dist/test/sim/http, the PEM files stay in the source tree (tsc copies no .pem): look there too.
+export const TLS_DIR = [path.join(__dirname, "..", "tls"), path.join(__dirname, "..", "..", "..", "..", "test", "sim", "tls")].find((d) => existsSync(d)) ?? path.join(__dirname, "..", "tls");
 
 export interface RunningServer {
   url: string;
