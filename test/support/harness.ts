@@ -28,6 +28,10 @@ export interface Harness {
   send(message: unknown): Promise<void>;
   /** Plays the queue trigger: takes visible messages in batches, runs each batch concurrently, until none is left. */
   drain(opts?: { batchSize?: number; maxRounds?: number }): Promise<HandleOutcome[]>;
+  /** Like drain, but also waits (up to timeoutMs) for messages that are on the queue but not visible yet. */
+  drainUntilEmpty(timeoutMs: number): Promise<HandleOutcome[]>;
+  /** How many messages are on the work queue, visible or not. */
+  queueDepth(): Promise<number>;
   poisonMessages(): Promise<Array<{ reason: string; received: string }>>;
   stop(): Promise<void>;
 }
@@ -98,6 +102,19 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         );
       }
       throw new Error(`queue not drained after ${maxRounds} rounds`);
+    },
+    async drainUntilEmpty(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      const outcomes: HandleOutcome[] = [];
+      for (;;) {
+        outcomes.push(...(await this.drain()));
+        if ((await queue.getProperties()).approximateMessagesCount === 0) return outcomes;
+        if (Date.now() > deadline) throw new Error(`queue still holds messages after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async queueDepth() {
+      return (await queue.getProperties()).approximateMessagesCount ?? 0;
     },
     async poisonMessages() {
       const got = await poison.peekMessages({ numberOfMessages: 32 });
