@@ -73,7 +73,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       return raw;
     }
   };
-  return {
+  const harness: Harness = {
     sim,
     config,
     services,
@@ -107,7 +107,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       const deadline = Date.now() + timeoutMs;
       const outcomes: HandleOutcome[] = [];
       for (;;) {
-        outcomes.push(...(await this.drain()));
+        outcomes.push(...(await harness.drain()));
         if ((await queue.getProperties()).approximateMessagesCount === 0) return outcomes;
         if (Date.now() > deadline) throw new Error(`queue still holds messages after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 100));
@@ -125,4 +125,5 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await sim.stop();
     },
   };
+  return harness;
 }
