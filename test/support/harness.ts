@@ -3,6 +3,7 @@ import { QueueClient } from "@azure/storage-queue";
 import { loadConfig, type Config } from "../../src/config";
 import { createServices, type Services } from "../../src/app/services";
 import { memoryLogger } from "../../src/app/logger";
+import type { Clock } from "../../src/core/ports";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
 import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../sim";
 import { testStorageConnectionString, uniqueName } from "./storage";
@@ -38,6 +39,8 @@ export interface Harness {
 
 export interface HarnessOptions {
   sim?: ArmSimulatorOptions;
+  /** poolsync's clock (the simulator keeps its own). */
+  clock?: Clock;
   env?: Record<string, string>;
   cacheEnabled?: boolean;
 }
@@ -61,7 +64,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.env,
   };
   const config = loadConfig(env);
-  const services = createServices(config, { log: logs, random: () => 0.5 });
+  const services = createServices(config, { log: logs, random: () => 0.5, ...(opts.clock ? { clock: opts.clock } : {}) });
   await services.ready();
   const queue = new QueueClient(testStorageConnectionString(), config.queueName);
   const poison = new QueueClient(testStorageConnectionString(), config.poisonQueueName);
@@ -126,4 +129,18 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
   };
   return harness;
+}
+
+/** A clock the test moves by hand; sleeps pass at once (they only pace retries). */
+export function manualClock(start = Date.parse("2026-12-02T10:00:00Z")): Clock & { advance(ms: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    sleep: async (ms) => {
+      now += ms;
+    },
+    advance: (ms) => {
+      now += ms;
+    },
+  };
 }

@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
+import { scaleSetRef } from "../support/refs";
+import { dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+
+const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const TTL_MS = 600_000;
+
+describe("reconcileStale: the timer's safety net", () => {
+  let h: Harness;
+  afterEach(async () => {
+    await h.stop();
+  });
+
+  it("repairs, with events switched off, another writer's change that dropped our pool", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    await h.send(declarePresent);
+    await h.drain();
+    h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId)); // no event reaches poolsync
+    h.sim.control.write(`${DEMO.scaleSetId}/virtualMachines/1`, dropPool(DEMO.poolId));
+    h.sim.control.settle();
+    clock.advance(TTL_MS + 1);
+
+    const run = await h.services.reconcileStale();
+    expect(run).toMatchObject({ driftFound: 1, enqueued: 1 });
+    await h.drain();
+    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
+    for (const vm of h.sim.control.instances(DEMO.scaleSetId)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
+  });
+
+  it("evicts a deleted scale set and shows its declarations as target deleted", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    await h.send(declarePresent);
+    await h.drain();
+    h.sim.control.delete(DEMO.scaleSetId);
+    h.sim.control.settle();
+    clock.advance(TTL_MS + 1);
+
+    const run = await h.services.reconcileStale();
+    expect(run).toMatchObject({ visited: 1, evicted: 1, enqueued: 0 });
+    const partition = await h.services.cache.readPartition(scaleSetRef(DEMO.scaleSetId));
+    expect([partition.scaleSet, partition.instances.size]).toEqual([undefined, 0]);
+    const [d] = await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId));
+    expect(d?.outcome).toMatchObject({ kind: "target-deleted" });
+  });
+
+  it("holds the read budget exactly: 500 stale entries, 200 reads a run, three runs cover all", async () => {
+    const clock = manualClock();
+    h = await startHarness({
+      clock,
+      cacheEnabled: true,
+      sim: { seed: wideWorld({ scaleSets: 500, capacity: 0, pools: 1 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_RECONCILE_MAX_READS: "200" },
+    });
+    const refs = Array.from({ length: 500 }, (_, i) => scaleSetRef(scaleSetId(WIDE_SUBSCRIPTION, "wide", `vmss-${i}`)));
+    const pool = poolId(WIDE_SUBSCRIPTION, "wide", "lb", "pool-0");
+    for (const ref of refs) {
+      await h.services.declarations.upsert(ref, { scaleSetId: ref.id, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt: new Date(clock.now()).toISOString(), requestId: "seed" });
+      await h.services.cache.markStale(ref, "test: stale");
+      clock.advance(1);
+    }
+    h.sim.control.resetStats();
+
+    const reads: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      const before = h.sim.control.stats().gets;
+      const summary = await h.services.reconcileStale();
+      reads.push(h.sim.control.stats().gets - before);
+      expect(summary.readsUsed).toBe(reads.at(-1));
+    }
+    expect(reads).toEqual([200, 200, 100]);
+    const stillStale = await h.services.cache.listRefreshCandidates(clock.now() - TTL_MS);
+    expect(stillStale).toEqual([]);
+  });
+
+  it("ends a run at the first 429 and does not read again before Retry-After has passed", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    await h.send(declarePresent);
+    await h.drain();
+    clock.advance(TTL_MS + 1);
+    h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", retryAfterSeconds: 120 });
+    h.sim.control.resetStats();
+
+    expect(await h.services.reconcileStale()).toMatchObject({ throttledUntil: clock.now() + 120_000, readsUsed: 1 });
+    clock.advance(60_000);
+    expect(await h.services.reconcileStale()).toMatchObject({ skippedUntil: expect.any(Number), readsUsed: 0 });
+    clock.advance(60_001);
+    expect(await h.services.reconcileStale()).toMatchObject({ readsUsed: 2, driftFound: 0 });
+    expect(h.sim.control.stats()).toMatchObject({ gets: 2, status429: 1 });
+  });
+
+  it("re-enqueues failed declarations when their retry time has come, and removes absents applied everywhere", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    await h.send({ ...declarePresent, ipConfiguration: "no-such-ipconfig" });
+    await h.drain();
+    const ref = scaleSetRef(DEMO.scaleSetId);
+    expect((await h.services.declarations.listForScaleSet(ref))[0]?.outcome.kind).toBe("failed");
+    expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 0 });
+    clock.advance(h.config.failedRetryMs + 1);
+    expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 1 });
+    await h.drain();
+
+    await h.send({ ...declarePresent, state: "absent", ipConfiguration: "no-such-ipconfig" });
+    await h.send({ ...declarePresent, state: "absent" });
+    await h.drain();
+    const run = await h.services.reconcileStale();
+    expect(run.removedDeclarations).toBe(1); // the one gone from model and instances; the failed one stays visible
+    expect((await h.services.declarations.listForScaleSet(ref)).map((d) => [d.ipConfiguration, d.outcome.kind])).toEqual([["no-such-ipconfig", "failed"]]);
+  });
+
+  it("evicts the cache rows of scale sets nobody declares for once nobody touched them for a day, without reading ARM", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    const ref = scaleSetRef(DEMO.scaleSetId);
+    await h.services.cache.storeScaleSet(ref, await h.services.compute.getScaleSet(ref), undefined);
+    h.sim.control.resetStats();
+    clock.advance(h.config.idleEvictMs - 1_000);
+    expect(await h.services.reconcileStale()).toMatchObject({ evicted: 0, readsUsed: 0 });
+    clock.advance(2_000);
+    expect(await h.services.reconcileStale()).toMatchObject({ evicted: 1, readsUsed: 0 });
+    expect((await h.services.cache.readPartition(ref)).scaleSet).toBeUndefined();
+    expect(h.sim.control.stats().requests).toBe(0);
+  });
+});
