@@ -39,6 +39,8 @@ export interface ServiceOverrides {
   log?: Logger;
   compute?: ComputePort;
   random?: () => number;
+  /** Simulated seconds per real second of the simulator the clock follows (benchmarks only; default 1). */
+  queueTimeScale?: number;
 }
 
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
@@ -58,7 +60,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     });
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable), clock.now);
   const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable), config.cacheEnabled, clock.now);
-  const queue = new StorageWorkQueue(queueClient(config.storage, config.queueName), queueClient(config.storage, config.poisonQueueName), log);
+  const queue = new StorageWorkQueue(queueClient(config.storage, config.queueName), queueClient(config.storage, config.poisonQueueName), log, overrides.queueTimeScale ?? 1);
   const coalescer = new Coalescer<ReconcileReport>();
   let readyPromise: Promise<void> | undefined;
 

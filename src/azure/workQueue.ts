@@ -14,10 +14,15 @@ export function encodeMessage(message: unknown): string {
 }
 
 export class StorageWorkQueue implements WorkQueue {
+  /**
+   * `timeScale` > 1 only against a time-scaled simulator (benchmarks): delays are in the simulator's time,
+   * the queue's visibility timeout in real seconds.
+   */
   constructor(
     readonly queue: QueueClient,
     readonly poison: QueueClient,
     private readonly log?: Logger,
+    private readonly timeScale = 1,
   ) {}
 
   async enqueueReconcile(scaleSetId: string, reason: string, delayMs: number, attempt?: number): Promise<void> {
@@ -30,7 +35,7 @@ export class StorageWorkQueue implements WorkQueue {
   }
 
   private async send(message: unknown, delayMs: number): Promise<void> {
-    const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / 1000)));
+    const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / this.timeScale / 1000)));
     const sent = await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
     const m = message as { kind?: string; scaleSetId?: string; reason?: string; attempt?: number };
     this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId, reason: m.reason, attempt: m.attempt, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
