@@ -1,0 +1,76 @@
+import type { Declaration } from "../core/declarations";
+import type { DeclarationStore, Logger, WorkQueue } from "../core/ports";
+import type { DeclareRequest } from "./declareRequest";
+import { problem, type Problem } from "./problem";
+
+export interface AcceptDeps {
+  declarations: Pick<DeclarationStore, "upsert">;
+  queue: WorkQueue;
+  log: Logger;
+  now: () => number;
+  newRequestId: () => string;
+}
+
+export interface Accepted {
+  requestId: string;
+  scaleSetId: string;
+  backendPoolId: string;
+  /** null = the primary ip configuration. */
+  ipConfiguration: string | null;
+  state: "present" | "absent";
+  status: "accepted";
+  /** false when the declaration is stored but the reconcile could not be queued: the timer picks it up. */
+  queued: boolean;
+}
+
+/** Why the API reconciles through the queue rather than in the request: ARM writes are slow, scarce and retried. */
+export const DECLARED_REASON = "declared via API";
+
+/**
+ * The declaration is written first: the table is the durable intent, the queue only a hint to look soon. So once
+ * the row is written the request is accepted, even if the enqueue then fails (the timer's round over declared scale
+ * sets finds it); and if the write fails nothing was accepted and the caller is told to retry.
+ */
+export async function acceptDeclaration(req: DeclareRequest, deps: AcceptDeps): Promise<{ ok: true; value: Accepted } | { ok: false; problem: Problem }> {
+  const declaration: Declaration = {
+    scaleSetId: req.scaleSet.id,
+    backendPoolId: req.pool.id,
+    ipConfiguration: req.ipConfiguration,
+    state: req.state,
+    declaredAt: new Date(deps.now()).toISOString(),
+    requestId: deps.newRequestId(),
+  };
+  let upserted;
+  try {
+    upserted = await deps.declarations.upsert(req.scaleSet, declaration);
+  } catch (err) {
+    deps.log.error("intake.store-failed", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, error: (err as Error).message });
+    return { ok: false, problem: problem(503, "storage_unavailable", `the declaration could not be stored (${(err as Error).message}); nothing was accepted, try again`, undefined, { "retry-after": "5" }) };
+  }
+  if (upserted.result === "older") {
+    return {
+      ok: false,
+      problem: problem(409, "superseded", `a newer declaration for this pool and ip configuration is stored (declared at ${upserted.stored.declaredAt}, request ${upserted.stored.requestId})`),
+    };
+  }
+  let queued = true;
+  try {
+    await deps.queue.enqueueReconcile(req.scaleSet.id, DECLARED_REASON, 0);
+  } catch (err) {
+    queued = false;
+    deps.log.warn("intake.enqueue-failed", { scaleSetId: req.scaleSet.id, requestId: declaration.requestId, error: (err as Error).message });
+  }
+  deps.log.info("intake.declared", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, ipConfiguration: req.ipConfiguration, state: req.state, requestId: declaration.requestId, result: upserted.result, queued });
+  return {
+    ok: true,
+    value: {
+      requestId: declaration.requestId,
+      scaleSetId: req.scaleSet.id,
+      backendPoolId: req.pool.id,
+      ipConfiguration: req.ipConfiguration || null,
+      state: req.state,
+      status: "accepted",
+      queued,
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { z } from "zod";
+import { declareMessageV1, formatIssues } from "../core/messages";
+import { parseBackendPoolId, parseScaleSetId, type BackendPoolRef, type ScaleSetRef } from "../core/resourceIds";
+import { inScopes, type Scope } from "../core/scopes";
+import { problem, type Parsed, type ProblemCode } from "./problem";
+
+/**
+ * The body of `PUT /api/memberships`. The IDs and the ip configuration are checked by the same rules as a queue
+ * `declare` message, so whatever the API accepts the queue trigger would accept too, and the reasons read alike.
+ */
+
+const required = (what: string) => (iss: { input: unknown }) => (iss.input === undefined ? "is required" : what);
+
+const resourceId = (parse: (v: unknown) => { ok: true } | { ok: false; reason: string }) =>
+  z.string({ error: required("must be a string") }).superRefine((v, ctx) => {
+    const r = parse(v);
+    if (!r.ok) ctx.addIssue({ code: "custom", message: r.reason });
+  });
+
+const ipConfiguration = z
+  .string({ error: "must be a string, or null for the primary ip configuration" })
+  .superRefine((v, ctx) => {
+    const r = declareMessageV1.shape.ipConfiguration.safeParse(v);
+    if (!r.success) ctx.addIssue({ code: "custom", message: r.error.issues[0]?.message ?? "is not a valid ip configuration name" });
+  })
+  .nullable()
+  .optional();
+
+export const declareRequestSchema = z.strictObject(
+  {
+    scaleSetId: resourceId(parseScaleSetId),
+    backendPoolId: resourceId(parseBackendPoolId),
+    ipConfiguration,
+    state: z.enum(["present", "absent"], { error: required('must be "present" or "absent"') }),
+  },
+  { error: (iss) => (iss.code === "invalid_type" ? "body must be a JSON object" : undefined) },
+);
+
+export interface DeclareRequest {
+  scaleSet: ScaleSetRef;
+  pool: BackendPoolRef;
+  /** "" = the primary ip configuration of the primary NIC, as the memberships table stores it. */
+  ipConfiguration: string;
+  state: "present" | "absent";
+}
+
+function codeOf(issue: z.core.$ZodIssue, body: object): ProblemCode {
+  if (issue.code === "unrecognized_keys") return "unknown_field";
+  // Zod does not keep the input on its issues; whether the key was there at all tells missing from wrong.
+  const key = issue.path[0];
+  if (typeof key === "string" && !Object.prototype.hasOwnProperty.call(body, key)) return "missing_field";
+  return "invalid_field";
+}
+
+const KIND: Record<string, string> = { string: "a string", number: "a number", boolean: "a boolean" };
+
+export function scopeProblem(field: string, id: string, scopes: readonly Scope[]) {
+  return problem(403, "out_of_scope", `${field}: ${id} is outside POOLSYNC_SCOPES (${scopes.map((s) => s.id).join(", ")})`, field);
+}
+
+/** Schema, then scopes: a well-formed declaration for a resource poolsync may not touch is 403, not 400. */
+export function parseDeclareRequest(body: unknown, scopes: readonly Scope[]): Parsed<DeclareRequest> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { ok: false, problem: problem(400, "not_an_object", `body must be a JSON object, not ${Array.isArray(body) ? "an array" : body === null ? "null" : (KIND[typeof body] ?? typeof body)}`) };
+  }
+  const parsed = declareRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const field = first?.code === "unrecognized_keys" ? first.keys[0] : first?.path.join(".");
+    return { ok: false, problem: problem(400, first ? codeOf(first, body) : "invalid_field", formatIssues(parsed.error), field || undefined) };
+  }
+  const scaleSet = parseScaleSetId(parsed.data.scaleSetId);
+  const pool = parseBackendPoolId(parsed.data.backendPoolId);
+  if (!scaleSet.ok || !pool.ok) throw new Error("unreachable: the schema validated both IDs");
+  if (!inScopes(scopes, scaleSet.value.subscriptionId, scaleSet.value.resourceGroup)) {
+    return { ok: false, problem: scopeProblem("scaleSetId", scaleSet.value.id, scopes) };
+  }
+  if (!inScopes(scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
+    return { ok: false, problem: scopeProblem("backendPoolId", pool.value.id, scopes) };
+  }
+  return { ok: true, value: { scaleSet: scaleSet.value, pool: pool.value, ipConfiguration: parsed.data.ipConfiguration ?? "", state: parsed.data.state } };
+}

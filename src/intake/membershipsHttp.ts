@@ -1,0 +1,51 @@
+import { randomUUID } from "node:crypto";
+import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { parseScaleSetId } from "../core/resourceIds";
+import { inScopes } from "../core/scopes";
+import { acceptDeclaration } from "./acceptDeclaration";
+import { parseDeclareRequest, scopeProblem } from "./declareRequest";
+import { isStorageFailure, type IntakeServices } from "./intakeServices";
+import { readJsonBody, type BodySource } from "./jsonBody";
+import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
+import { loadScaleSetView } from "./scaleSetView";
+
+export const MEMBERSHIPS_METHODS = ["GET", "PUT"] as const;
+
+type Request = BodySource & Pick<HttpRequest, "method" | "query" | "url">;
+
+/** `PUT` declares, `GET` shows; any other method is answered 405 with Allow rather than left to a bare 404. */
+export async function handleMemberships(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+  try {
+    if (request.method === "PUT") return await declare(request, s);
+    if (request.method === "GET") return await show(request, s);
+    return problemResponse(methodNotAllowed(request.method, MEMBERSHIPS_METHODS));
+  } catch (err) {
+    if (!isStorageFailure(err)) throw err;
+    s.log.error("intake.storage-error", { method: request.method, error: (err as Error).message });
+    return problemResponse(problem(503, "storage_unavailable", `storage is unavailable (${(err as Error).message}); try again`, undefined, { "retry-after": "5" }));
+  }
+}
+
+async function declare(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+  const body = await readJsonBody(request);
+  if (!body.ok) return problemResponse(body.problem);
+  const parsed = parseDeclareRequest(body.value, s.config.scopes);
+  if (!parsed.ok) return problemResponse(parsed.problem);
+  await s.ready();
+  const accepted = await acceptDeclaration(parsed.value, { declarations: s.declarations, queue: s.queue, log: s.log, now: s.clock.now, newRequestId: randomUUID });
+  if (!accepted.ok) return problemResponse(accepted.problem);
+  // Where to watch it: this same route (whatever the host's route prefix), GET with the scale set.
+  const location = `${new URL(request.url).pathname}?scaleSetId=${encodeURIComponent(accepted.value.scaleSetId)}`;
+  return jsonResponse(202, accepted.value, { location });
+}
+
+async function show(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+  const raw = request.query.get("scaleSetId");
+  if (raw === null || raw === "") return problemResponse(problem(400, "missing_query", "scaleSetId: is required (?scaleSetId=/subscriptions/…/virtualMachineScaleSets/…)", "scaleSetId"));
+  const ref = parseScaleSetId(raw);
+  if (!ref.ok) return problemResponse(problem(400, "invalid_field", `scaleSetId: ${ref.reason}`, "scaleSetId"));
+  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem("scaleSetId", ref.value.id, s.config.scopes));
+  await s.ready();
+  const view = await loadScaleSetView(ref.value, { declarations: s.declarations, cache: s.cache, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs });
+  return jsonResponse(200, view);
+}

@@ -1,0 +1,155 @@
+import { toIntent, type StoredDeclaration } from "../core/declarations";
+import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
+import { intentSatisfied, type NicConfiguration } from "../core/networkProfile";
+import type { CachedEntry, CachedPartition } from "../core/ports";
+
+/**
+ * Declared vs observed for one scale set, from the memberships rows and the ETag cache only: the status views never
+ * call ARM (reads are scarce and belong to the reconcile). So "observed" means "as poolsync last saw it", and each
+ * observation says how old it is and whether it is known to be stale.
+ */
+
+export type ObservedState = "present" | "absent" | "unknown";
+export type SyncState = "in-sync" | "drift" | "unknown";
+
+export interface Observation {
+  state: ObservedState;
+  /** Why it is unknown, or what else is worth knowing (the ip configuration does not exist, being deleted). */
+  note?: string;
+  etag?: string;
+  readAt?: string;
+  /** Marked stale (an event, a 412, a write in flight) or older than the cache TTL: may no longer hold. */
+  stale: boolean;
+  staleReason?: string;
+}
+
+export interface InstanceObservation extends Observation {
+  instanceId: string;
+}
+
+export interface MembershipView {
+  backendPoolId: string;
+  /** null = the primary ip configuration. */
+  ipConfiguration: string | null;
+  declared: "present" | "absent";
+  declaredAt: string;
+  requestId: string;
+  outcome: { kind: string; reason?: string; at: string; appliedEtag?: string; retryAt?: string };
+  attempts: number;
+  /** drift: something known differs from the declaration; unknown: nothing differs but something is not known. */
+  sync: SyncState;
+  model: Observation;
+  instances: InstanceObservation[];
+}
+
+export interface ObservedPool {
+  nicConfiguration: string;
+  ipConfiguration: string;
+  backendPoolId: string;
+  declared: boolean;
+}
+
+export interface ScaleSetView {
+  scaleSetId: string;
+  cacheEnabled: boolean;
+  model: { etag?: string; readAt?: string; stale: boolean; staleReason?: string; cached: boolean; capacity?: number; provisioningState?: string };
+  memberships: MembershipView[];
+  /** Every pool reference in the cached model, ours or anyone else's, so other writers' pools are visible too. */
+  observedPools: ObservedPool[];
+}
+
+export interface ObserveOptions {
+  now: number;
+  ttlMs: number;
+  cacheEnabled: boolean;
+}
+
+function isStale(entry: CachedEntry<unknown>, o: ObserveOptions): boolean {
+  return entry.stale || o.now - entry.readAt >= o.ttlMs;
+}
+
+function staleReasonOf(entry: CachedEntry<unknown>, o: ObserveOptions): string | undefined {
+  if (entry.stale) return entry.staleReason ?? "marked stale";
+  if (o.now - entry.readAt >= o.ttlMs) return `read ${Math.round((o.now - entry.readAt) / 1000)} s ago, past the ${Math.round(o.ttlMs / 1000)} s TTL`;
+  return undefined;
+}
+
+function observe(entry: CachedEntry<{ nics: NicConfiguration[]; etag: string; provisioningState: string | undefined }> | undefined, d: StoredDeclaration, o: ObserveOptions): Observation {
+  if (!o.cacheEnabled) return { state: "unknown", note: "the cache is disabled (POOLSYNC_CACHE_ENABLED=false)", stale: false };
+  if (!entry || !entry.model) return { state: "unknown", note: entry ? "not read since it was invalidated" : "not read yet", stale: entry?.stale ?? false, ...(entry?.staleReason ? { staleReason: entry.staleReason } : {}) };
+  const base = {
+    etag: entry.model.etag,
+    readAt: new Date(entry.readAt).toISOString(),
+    stale: isStale(entry, o),
+    ...(staleReasonOf(entry, o) ? { staleReason: staleReasonOf(entry, o) } : {}),
+  };
+  const satisfied = intentSatisfied(entry.model.nics, toIntent(d));
+  const deleting = isDeleting(entry.model.provisioningState) ? { note: "being deleted" } : {};
+  if (typeof satisfied === "string") return { state: "absent", note: satisfied, ...base };
+  const present = satisfied === (d.state === "present");
+  return { state: present ? "present" : "absent", ...deleting, ...base };
+}
+
+function syncOf(declared: "present" | "absent", observations: Observation[]): SyncState {
+  const known = observations.filter((o) => o.state !== "unknown" && o.note !== "being deleted");
+  if (known.some((o) => o.state !== declared)) return "drift";
+  if (observations.some((o) => o.state === "unknown")) return "unknown";
+  return "in-sync";
+}
+
+export function poolsOf(nics: readonly NicConfiguration[]): Omit<ObservedPool, "declared">[] {
+  const out: Omit<ObservedPool, "declared">[] = [];
+  for (const nic of nics) {
+    for (const ip of nic.ipConfigurations ?? []) {
+      for (const p of ip.loadBalancerBackendAddressPools ?? []) {
+        if (typeof p.id === "string") out.push({ nicConfiguration: nic.name, ipConfiguration: ip.name, backendPoolId: p.id });
+      }
+    }
+  }
+  return out;
+}
+
+export function observeScaleSet(scaleSetId: string, declarations: readonly StoredDeclaration[], partition: CachedPartition, o: ObserveOptions): ScaleSetView {
+  const modelEntry = partition.scaleSet as CachedEntry<ScaleSetModel> | undefined;
+  const instances = [...partition.instances.entries()].sort(([a], [b]) => Number(a) - Number(b)) as [string, CachedEntry<InstanceModel>][];
+  const declaredPools = new Set(declarations.filter((d) => d.state === "present").map((d) => d.backendPoolId.toLowerCase()));
+  const memberships = [...declarations]
+    .sort((a, b) => a.backendPoolId.localeCompare(b.backendPoolId) || a.ipConfiguration.localeCompare(b.ipConfiguration))
+    .map((d): MembershipView => {
+      const model = observe(modelEntry, d, o);
+      const perInstance = instances.map(([instanceId, entry]) => ({ instanceId, ...observe(entry, d, o) }));
+      return {
+        backendPoolId: d.backendPoolId,
+        ipConfiguration: d.ipConfiguration || null,
+        declared: d.state,
+        declaredAt: d.declaredAt,
+        requestId: d.requestId,
+        outcome: {
+          kind: d.outcome.kind,
+          at: d.outcome.at,
+          ...(d.outcome.reason ? { reason: d.outcome.reason } : {}),
+          ...(d.outcome.appliedEtag ? { appliedEtag: d.outcome.appliedEtag } : {}),
+          ...(d.outcome.retryAt ? { retryAt: d.outcome.retryAt } : {}),
+        },
+        attempts: d.attempts,
+        sync: syncOf(d.state, [model, ...perInstance]),
+        model,
+        instances: perInstance,
+      };
+    });
+  const m = modelEntry?.model;
+  return {
+    scaleSetId: m?.id ?? scaleSetId,
+    cacheEnabled: o.cacheEnabled,
+    model: {
+      cached: m !== undefined,
+      stale: modelEntry ? isStale(modelEntry, o) : false,
+      ...(m ? { etag: m.etag, readAt: new Date(modelEntry!.readAt).toISOString() } : {}),
+      ...(modelEntry && staleReasonOf(modelEntry, o) ? { staleReason: staleReasonOf(modelEntry, o) } : {}),
+      ...(m?.capacity !== undefined ? { capacity: m.capacity } : {}),
+      ...(m?.provisioningState ? { provisioningState: m.provisioningState } : {}),
+    },
+    memberships,
+    observedPools: m ? poolsOf(m.nics).map((p) => ({ ...p, declared: declaredPools.has(p.backendPoolId.toLowerCase()) })) : [],
+  };
+}

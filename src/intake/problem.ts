@@ -1,0 +1,46 @@
+import type { HttpResponseInit } from "@azure/functions";
+
+/**
+ * Every refusal the HTTP API gives has one shape, `{ "error": { "code", "message", "field"? } }`, so a caller (the
+ * CLI, a script) can branch on `code` and show `message` as is. `message` is "field: reason", as on the queue.
+ */
+export interface Problem {
+  status: number;
+  code: ProblemCode;
+  message: string;
+  field?: string;
+  headers?: Record<string, string>;
+}
+
+export type ProblemCode =
+  | "invalid_json"
+  | "not_an_object"
+  | "unknown_field"
+  | "missing_field"
+  | "invalid_field"
+  | "missing_query"
+  | "out_of_scope"
+  | "method_not_allowed"
+  | "body_too_large"
+  | "unsupported_media_type"
+  | "superseded"
+  | "storage_unavailable";
+
+export function problem(status: number, code: ProblemCode, message: string, field?: string, headers?: Record<string, string>): Problem {
+  return { status, code, message, ...(field !== undefined ? { field } : {}), ...(headers ? { headers } : {}) };
+}
+
+export function problemResponse(p: Problem): HttpResponseInit {
+  return jsonResponse(p.status, { error: { code: p.code, message: p.message, ...(p.field !== undefined ? { field: p.field } : {}) } }, p.headers);
+}
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): HttpResponseInit {
+  // Never cached: what these answers say changes with every reconcile.
+  return { status, jsonBody: body, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers } };
+}
+
+export function methodNotAllowed(method: string, allowed: readonly string[]): Problem {
+  return problem(405, "method_not_allowed", `method ${method} is not allowed here; use ${allowed.join(" or ")}`, undefined, { allow: allowed.join(", ") });
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: Problem };

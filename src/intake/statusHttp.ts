@@ -1,0 +1,52 @@
+import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { parseScaleSetId } from "../core/resourceIds";
+import { inScopes } from "../core/scopes";
+import { wantsHtml } from "./accept";
+import { scopeProblem } from "./declareRequest";
+import { isStorageFailure, type IntakeServices } from "./intakeServices";
+import { jsonResponse, problem, problemResponse } from "./problem";
+import { renderStatusPage, STATUS_PAGE_CSP } from "./statusPage";
+import { statusReport } from "./statusReport";
+
+type Request = Pick<HttpRequest, "query" | "headers" | "url">;
+
+const truthy = (v: string | null) => v !== null && ["1", "true", "yes", ""].includes(v.toLowerCase());
+
+/** JSON by default; the page for a browser. `?poison=1` adds the poison messages to the JSON (the page always shows them). */
+export async function handleStatus(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+  const page = wantsHtml(request.headers.get("accept"), request.query.get("format"));
+  const rawScaleSet = request.query.get("scaleSetId");
+  let scaleSet;
+  if (rawScaleSet) {
+    const ref = parseScaleSetId(rawScaleSet);
+    if (!ref.ok) return problemResponse(problem(400, "invalid_field", `scaleSetId: ${ref.reason}`, "scaleSetId"));
+    if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem("scaleSetId", ref.value.id, s.config.scopes));
+    scaleSet = ref.value;
+  }
+  try {
+    await s.ready();
+    const report = await statusReport(
+      { declarations: s.declarations, cache: s.cache, queue: s.queue, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs },
+      { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(request.query.get("poison")) },
+    );
+    if (!page) return jsonResponse(200, report);
+    // The JSON link keeps the query (a function key passed as ?code= included) and only swaps the format.
+    const json = new URL(request.url);
+    json.searchParams.set("format", "json");
+    return {
+      status: 200,
+      body: renderStatusPage(report, { jsonHref: `${json.pathname}${json.search}` }),
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "content-security-policy": STATUS_PAGE_CSP,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+      },
+    };
+  } catch (err) {
+    if (!isStorageFailure(err)) throw err;
+    s.log.error("status.storage-error", { error: (err as Error).message });
+    return problemResponse(problem(503, "storage_unavailable", `storage is unavailable (${(err as Error).message}); try again`, undefined, { "retry-after": "5" }));
+  }
+}

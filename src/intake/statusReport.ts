@@ -1,0 +1,139 @@
+import type { TableClient } from "@azure/data-tables";
+import type { QueueClient } from "@azure/storage-queue";
+import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
+import type { CachedPartition } from "../core/ports";
+import { parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
+import { cacheCensus, type CacheCensus } from "./cacheCensus";
+import { observeScaleSet, type ScaleSetView } from "./observedState";
+import { peekPoison, type PoisonMessage } from "./poisonMessages";
+
+/**
+ * What `GET /api/status` answers: counts over the whole app, then per scale set the declared vs observed view,
+ * from Storage alone (no ARM call). Every scan is bounded, and says when it stopped early.
+ */
+
+export const OUTCOME_KINDS: readonly OutcomeKind[] = ["pending", "applied", "failed", "refused", "target-deleted", "target-deleting"];
+
+export interface RecentProblem {
+  scaleSetId: string;
+  backendPoolId?: string;
+  instanceId?: string;
+  at: string;
+  reason: string;
+}
+
+export interface StatusReport {
+  generatedAt: string;
+  declarations: { total: number; byOutcome: Record<OutcomeKind, number>; byState: { present: number; absent: number }; truncated: boolean };
+  cache: Omit<CacheCensus, "staleEntries">;
+  staleEntries: CacheCensus["staleEntries"];
+  queue: { name: string; depth: number; poisonName: string; poison: number };
+  /**
+   * 412s and throttles that left a trace in Storage: outcomes that name them, cache rows a 412 invalidated. A 412
+   * that the reconcile's own re-read resolved leaves none (it is in the logs as arm.write with outcome 412).
+   */
+  recent: { preconditionFailures: RecentProblem[]; throttles: RecentProblem[] };
+  scaleSets: ScaleSetView[];
+  /** More scale sets have declarations than the report shows. */
+  scaleSetsTruncated: boolean;
+  poison?: PoisonMessage[];
+}
+
+export interface StatusDeps {
+  declarations: { listAll(): AsyncIterable<StoredDeclaration> };
+  cache: { readonly enabled: boolean; readonly table: TableClient; readPartition(ref: ScaleSetRef): Promise<CachedPartition> };
+  queue: { readonly queue: QueueClient; readonly poison: QueueClient };
+  now: () => number;
+  cacheTtlMs: number;
+}
+
+export interface StatusOptions {
+  /** Only this scale set's view (the counts stay global). */
+  scaleSet?: ScaleSetRef;
+  includePoison?: boolean;
+  maxDeclarations?: number;
+  maxScaleSets?: number;
+}
+
+const PRECONDITION = /precondition|\b412\b/i;
+const THROTTLE = /throttl|\b429\b|too many requests/i;
+
+async function depthOf(q: QueueClient): Promise<number> {
+  try {
+    return (await q.getProperties()).approximateMessagesCount ?? 0;
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode === 404) return 0;
+    throw err;
+  }
+}
+
+export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): Promise<StatusReport> {
+  const now = deps.now();
+  const maxDeclarations = opts.maxDeclarations ?? 10_000;
+  const maxScaleSets = opts.maxScaleSets ?? 50;
+  const byOutcome = Object.fromEntries(OUTCOME_KINDS.map((k) => [k, 0])) as Record<OutcomeKind, number>;
+  const byState = { present: 0, absent: 0 };
+  const groups = new Map<string, { ref: ScaleSetRef; declarations: StoredDeclaration[] }>();
+  const recent: StatusReport["recent"] = { preconditionFailures: [], throttles: [] };
+  let total = 0;
+  let truncated = false;
+
+  const [census, depth, poisonDepth, poison] = await Promise.all([
+    cacheCensus(deps.cache.table, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
+    depthOf(deps.queue.queue),
+    depthOf(deps.queue.poison),
+    opts.includePoison ? peekPoison(deps.queue.poison) : Promise.resolve(undefined),
+    (async () => {
+      try {
+        for await (const d of deps.declarations.listAll()) {
+          if (total >= maxDeclarations) {
+            truncated = true;
+            break;
+          }
+          total++;
+          byOutcome[d.outcome.kind] = (byOutcome[d.outcome.kind] ?? 0) + 1;
+          byState[d.state]++;
+          const reason = d.outcome.reason ?? "";
+          const trace = { scaleSetId: d.scaleSetId, backendPoolId: d.backendPoolId, at: d.outcome.at, reason };
+          if (PRECONDITION.test(reason)) recent.preconditionFailures.push(trace);
+          if (THROTTLE.test(reason)) recent.throttles.push(trace);
+          const ref = parseScaleSetId(d.scaleSetId);
+          if (!ref.ok) continue;
+          const group = groups.get(ref.value.key) ?? { ref: ref.value, declarations: [] };
+          group.declarations.push(d);
+          groups.set(ref.value.key, group);
+        }
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode !== 404) throw err;
+      }
+    })(),
+  ]);
+
+  for (const e of census.staleEntries) {
+    if (PRECONDITION.test(e.reason)) recent.preconditionFailures.push({ scaleSetId: e.scaleSetId, ...(e.instanceId ? { instanceId: e.instanceId } : {}), at: e.since, reason: e.reason });
+  }
+  const newestFirst = (a: RecentProblem, b: RecentProblem) => b.at.localeCompare(a.at);
+  recent.preconditionFailures.sort(newestFirst).splice(50);
+  recent.throttles.sort(newestFirst).splice(50);
+
+  let chosen = [...groups.values()].sort((a, b) => a.ref.key.localeCompare(b.ref.key));
+  if (opts.scaleSet) chosen = [groups.get(opts.scaleSet.key) ?? { ref: opts.scaleSet, declarations: [] }];
+  const scaleSetsTruncated = chosen.length > maxScaleSets;
+  chosen = chosen.slice(0, maxScaleSets);
+  const scaleSets = await Promise.all(
+    chosen.map(async (g) => observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), { now, ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled })),
+  );
+
+  const { staleEntries, ...cache } = census;
+  return {
+    generatedAt: new Date(now).toISOString(),
+    declarations: { total, byOutcome, byState, truncated },
+    cache,
+    staleEntries,
+    queue: { name: deps.queue.queue.name, depth, poisonName: deps.queue.poison.name, poison: poisonDepth },
+    recent,
+    scaleSets,
+    scaleSetsTruncated,
+    ...(poison ? { poison } : {}),
+  };
+}

@@ -1,0 +1,147 @@
+import { TableClient } from "@azure/data-tables";
+import { QueueClient } from "@azure/storage-queue";
+import { startLocalRuntime, type LocalRuntime } from "../../src/local/runtime";
+import { DEMO, SIM_CA_FILE } from "../support/harness";
+import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { startArmSimulator, type ArmSimulator } from "../sim";
+
+/** The app's real entry points, built (npm test builds first), run by the local runtime over real HTTP. */
+export const APP_GLOB = "dist/src/functions/*.js";
+export const APP_DIR = `${__dirname}/../..`;
+
+export interface IntakeApp {
+  rt: LocalRuntime;
+  url: string;
+  sim: ArmSimulator | undefined;
+  settings: Record<string, string>;
+  queue: QueueClient;
+  poison: QueueClient;
+  memberships: TableClient;
+  cache: TableClient;
+  /** The app's JSON log lines (services log to console.log), kept here instead of flooding the test output. */
+  appLogs: Array<Record<string, unknown>>;
+  /** The work queue's messages, decoded (peek: they stay there). */
+  peekQueue(): Promise<unknown[]>;
+  membershipRows(): Promise<Array<Record<string, unknown>>>;
+  stop(): Promise<void>;
+}
+
+export interface IntakeAppOptions {
+  /** Start the ARM simulator (demo seed) and let the runtime's queue trigger reconcile against it. */
+  reconcile?: boolean;
+  env?: Record<string, string>;
+}
+
+function decode(text: string): unknown {
+  const raw = Buffer.from(text, "base64").toString("utf8");
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * One runtime per test file: the runtime puts settings into process.env and the app's services are a process
+ * singleton, so two in one process would share them. The timer never runs; the queue trigger only when asked.
+ */
+export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<IntakeApp> {
+  const appLogs = captureAppLogs();
+  const sim = opts.reconcile ? await startArmSimulator({ tls: true, seed: "demo", operationDurationMs: 20 }) : undefined;
+  const settings: Record<string, string> = {
+    AzureWebJobsStorage: testStorageConnectionString(),
+    POOLSYNC_SCOPES: `/subscriptions/${DEMO.subscription}`,
+    // Without the simulator nothing may call ARM: a closed port makes any attempt fail loudly.
+    ARM_ENDPOINT: sim?.url ?? "https://127.0.0.1:9",
+    POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
+    POOLSYNC_QUEUE: uniqueName("iq-"),
+    POOLSYNC_MEMBERSHIPS_TABLE: uniqueName("im"),
+    POOLSYNC_CACHE_TABLE: uniqueName("ic"),
+    POOLSYNC_OPERATION_POLL_SECONDS: "1",
+    POOLSYNC_EVENT_DEBOUNCE_SECONDS: "0",
+    // The timer stays off (and its schedule far away) so that only the test decides when anything is re-read.
+    POOLSYNC_RECONCILE_SCHEDULE: "0 0 0 1 1 *",
+    "AzureWebJobs.reconcileStale.Disabled": "true",
+    ...(opts.reconcile ? {} : { "AzureWebJobs.applyBackendPools.Disabled": "true" }),
+    ...opts.env,
+  };
+  const rt = await startLocalRuntime({
+    appDir: APP_DIR,
+    entryGlob: APP_GLOB,
+    settings,
+    port: 0,
+    timerStatus: "memory",
+    queues: { maxPollingIntervalMs: 200, visibilityTimeoutMs: 0, maxDequeueCount: 2, batchSize: 8, newBatchThreshold: 4 },
+    log: () => undefined,
+    print: false,
+  });
+  const cs = testStorageConnectionString();
+  const queue = new QueueClient(cs, settings.POOLSYNC_QUEUE!);
+  const poison = new QueueClient(cs, `${settings.POOLSYNC_QUEUE!}-poison`);
+  const memberships = TableClient.fromConnectionString(cs, settings.POOLSYNC_MEMBERSHIPS_TABLE!, { allowInsecureConnection: true });
+  const cache = TableClient.fromConnectionString(cs, settings.POOLSYNC_CACHE_TABLE!, { allowInsecureConnection: true });
+  return {
+    rt,
+    url: rt.url,
+    sim,
+    settings,
+    appLogs,
+    queue,
+    poison,
+    memberships,
+    cache,
+    async peekQueue() {
+      try {
+        const got = await queue.peekMessages({ numberOfMessages: 32 });
+        return got.peekedMessageItems.map((m) => decode(m.messageText));
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode === 404) return [];
+        throw err;
+      }
+    },
+    async membershipRows() {
+      const out: Array<Record<string, unknown>> = [];
+      try {
+        for await (const row of memberships.listEntities()) out.push(row);
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode !== 404) throw err;
+      }
+      return out;
+    },
+    async stop() {
+      await rt.stop();
+      await sim?.stop();
+    },
+  };
+}
+
+/** Lines the app's jsonLogger prints are captured; anything else still reaches the console. */
+function captureAppLogs(): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  const original = console.log.bind(console);
+  console.log = (...args: unknown[]) => {
+    const first = args[0];
+    if (args.length === 1 && typeof first === "string" && first.startsWith('{"ts":')) {
+      try {
+        lines.push(JSON.parse(first) as Record<string, unknown>);
+        return;
+      } catch {
+        // not one of ours after all
+      }
+    }
+    original(...args);
+  };
+  return lines;
+}
+
+export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export const json = (body: unknown): RequestInit => ({ method: "PUT", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
