@@ -49,7 +49,15 @@ export interface RunningAzurite {
  * Reuses an Azurite already listening on the ports (CI starts one), or starts one from node_modules,
  * in memory, on loopback.
  */
-export async function ensureAzurite(ports: AzuritePorts = DEFAULT_AZURITE_PORTS, opts: { dataDir?: string } = {}): Promise<RunningAzurite> {
+export async function ensureAzurite(
+  ports: AzuritePorts = DEFAULT_AZURITE_PORTS,
+  opts: {
+    dataDir?: string;
+    /** Start it in its own process group, so a terminal's Ctrl-C reaches only us and we stop it after draining
+     *  (killed when this process exits, whichever way short of SIGKILL). */
+    ownProcessGroup?: boolean;
+  } = {},
+): Promise<RunningAzurite> {
   const connectionString = azuriteConnectionString(ports);
   const open = await Promise.all([isPortOpen(ports.blob), isPortOpen(ports.queue), isPortOpen(ports.table)]);
   if (open.every(Boolean)) {
@@ -69,7 +77,12 @@ export async function ensureAzurite(ports: AzuritePorts = DEFAULT_AZURITE_PORTS,
     "--tableHost", "127.0.0.1", "--tablePort", String(ports.table),
     ...(opts.dataDir ? ["--location", opts.dataDir] : ["--inMemoryPersistence"]),
   ];
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], detached: opts.ownProcessGroup === true });
+  const killOnExit = () => child.kill("SIGTERM");
+  if (opts.ownProcessGroup) {
+    process.once("exit", killOnExit);
+    child.once("exit", () => process.off("exit", killOnExit));
+  }
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
   const deadline = Date.now() + 30_000;

@@ -1,0 +1,126 @@
+/**
+ * Plays Event Grid between the simulator and the runtime: every ARM system event the simulator publishes is POSTed,
+ * after a delay, to each Event Grid function's webhook (`aeg-event-type: Notification`, an Event Grid schema
+ * array of one event, as a subscription with maxEventsPerBatch 1 delivers). A delivery answered with anything but
+ * 2xx is retried a few times with a growing delay, as Event Grid retries; one that still fails is reported.
+ */
+
+export interface ForwarderStats {
+  /** Events the simulator published. */
+  published: number;
+  /** Deliveries (event × function) answered 2xx, and those given up on. */
+  delivered: number;
+  failed: number;
+  pending: number;
+}
+
+export interface EventForwarderOptions {
+  delayMs: number;
+  /** Delays before each retry; Event Grid's own schedule starts at 10 s, far too slow for a laptop. */
+  retryDelaysMs?: readonly number[];
+  onError?: (message: string) => void;
+  fetchImpl?: typeof fetch;
+}
+
+export class EventForwarder {
+  readonly #o: Required<Omit<EventForwarderOptions, "onError">> & { onError: (m: string) => void };
+  #targets: string[] | undefined;
+  readonly #waiting: unknown[] = [];
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #posting = new Set<Promise<void>>();
+  #stopped = false;
+  readonly #stats: ForwarderStats = { published: 0, delivered: 0, failed: 0, pending: 0 };
+
+  constructor(options: EventForwarderOptions) {
+    this.#o = {
+      delayMs: options.delayMs,
+      retryDelaysMs: options.retryDelaysMs ?? [500, 1000, 2000],
+      onError: options.onError ?? ((m) => console.error(m)),
+      fetchImpl: options.fetchImpl ?? fetch,
+    };
+  }
+
+  get stats(): ForwarderStats {
+    return { ...this.#stats, pending: this.#timers.size + this.#posting.size + this.#waiting.length };
+  }
+
+  /** Where events go: one webhook URL per Event Grid function. Events published before this are held, then sent. */
+  setTargets(urls: readonly string[]): void {
+    this.#targets = [...urls];
+    for (const e of this.#waiting.splice(0)) this.#fanOut(e);
+  }
+
+  publish(event: unknown): void {
+    if (this.#stopped) return;
+    this.#stats.published++;
+    if (this.#targets === undefined) this.#waiting.push(event);
+    else this.#fanOut(event);
+  }
+
+  #fanOut(event: unknown): void {
+    for (const url of this.#targets ?? []) this.#schedule(event, url, this.#o.delayMs, 0);
+  }
+
+  /** Resolves once nothing is scheduled or in flight (or the deadline passes: false). */
+  async idle(timeoutMs = 30_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.stats.pending > 0) {
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return true;
+  }
+
+  /** Drops what is not yet sent (returns how many), and waits for the POSTs already on the wire. */
+  async stop(): Promise<number> {
+    this.#stopped = true;
+    const dropped = this.#timers.size + this.#waiting.length;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    this.#waiting.length = 0;
+    await Promise.all([...this.#posting]);
+    return dropped;
+  }
+
+  #schedule(event: unknown, url: string, delayMs: number, attempt: number): void {
+    if (this.#stopped) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      const p = this.#deliver(event, url, attempt).finally(() => this.#posting.delete(p));
+      this.#posting.add(p);
+    }, delayMs);
+    this.#timers.add(timer);
+  }
+
+  async #deliver(event: unknown, url: string, attempt: number): Promise<void> {
+    const failure = await this.#post(url, event);
+    if (failure === undefined) {
+      this.#stats.delivered++;
+      return;
+    }
+    const retryIn = this.#o.retryDelaysMs[attempt];
+    const id = (event as { id?: unknown })?.id;
+    if (retryIn !== undefined && !this.#stopped) {
+      this.#o.onError(`Event ${String(id)}: ${failure}; retrying in ${retryIn} ms`);
+      this.#schedule(event, url, retryIn, attempt + 1);
+    } else {
+      this.#stats.failed++;
+      this.#o.onError(`Event ${String(id)}: ${failure}; giving up after ${attempt + 1} deliveries`);
+    }
+  }
+
+  /** undefined on success, else why it failed. */
+  async #post(url: string, event: unknown): Promise<string | undefined> {
+    try {
+      const res = await this.#o.fetchImpl(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "aeg-event-type": "Notification", "aeg-subscription-name": "POOLSYNC-LOCAL" },
+        body: JSON.stringify([event]),
+      });
+      const text = await res.text();
+      return res.ok ? undefined : `${url} answered ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`;
+    } catch (err) {
+      return `${url}: ${(err as Error).message}`;
+    }
+  }
+}

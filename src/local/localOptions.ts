@@ -1,0 +1,201 @@
+import { isAbsolute, join, resolve } from "node:path";
+import { DEFAULT_AZURITE_PORTS, type AzuritePorts } from "./azurite";
+import type { LoadedSettings } from "./settings";
+
+/**
+ * What `npm run local` runs, from its flags, the environment and the settings file: which ports, whether to start
+ * the simulator (an ARM_ENDPOINT on this machine) or to talk to real ARM, whether Azurite is needed
+ * (`UseDevelopmentStorage=true`), and the app settings the runtime is given. Pure: the tests call it directly.
+ */
+
+export const DEMO_SCOPE = "/subscriptions/11111111-2222-3333-4444-555555555555";
+export const DEFAULT_RUNTIME_PORT = 7071;
+export const DEFAULT_SIM_PORT = 18443;
+export const DEFAULT_EVENT_DELAY_MS = 1000;
+/** The simulator's test-only certificate, relative to the app directory. */
+export const SIM_CA_FILE = join("test", "sim", "tls", "cert.pem");
+
+export const USAGE = `usage: npm run local -- [options]        (or: node dist/src/local/main.js [options])
+  --port N             the Functions runtime (HTTP, Event Grid webhook)   POOLSYNC_LOCAL_PORT        default 7071
+  --sim-port N         the ARM simulator (https)                         POOLSYNC_LOCAL_SIM_PORT    default 18443
+  --blob-port N        Azurite blob                                      POOLSYNC_LOCAL_BLOB_PORT   default 10000
+  --queue-port N       Azurite queue                                     POOLSYNC_LOCAL_QUEUE_PORT  default 10001
+  --table-port N       Azurite table                                     POOLSYNC_LOCAL_TABLE_PORT  default 10002
+  --data DIR           keep Azurite's data in DIR (default: in memory)   POOLSYNC_LOCAL_AZURITE_DATA
+  --event-delay-ms N   delay of the simulator's ARM events to the webhook  POOLSYNC_LOCAL_EVENT_DELAY_MS default 1000
+  --no-events          deliver no ARM events (as in Azure without a subscription: the timer covers)  POOLSYNC_LOCAL_EVENTS=false
+  --host H             the runtime's listen address                       default 127.0.0.1
+  -h, --help
+Settings: local.settings.json when present, else local.settings.example.json; environment variables win.
+ARM_ENDPOINT on this machine (the default https://127.0.0.1:18443) starts the simulator (--seed demo);
+anything else (https://management.azure.com) is used as is, with POOLSYNC_SCOPES required.`;
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export interface LocalOptions {
+  appDir: string;
+  host: string;
+  runtimePort: number;
+  /** The simulator to start, or undefined when ARM_ENDPOINT is elsewhere (real Azure). */
+  simulator: { port: number } | undefined;
+  /** Azurite to reuse or start, or undefined when AzureWebJobsStorage is a real connection string. */
+  azurite: { ports: AzuritePorts; dataDir: string | undefined } | undefined;
+  /** ARM events from the simulator to the webhook: delay, or undefined for none. */
+  events: { delayMs: number } | undefined;
+  /** App settings for the runtime (file values, environment overrides, local-mode defaults). */
+  settings: Record<string, string>;
+  settingsSource: string | undefined;
+  help: boolean;
+}
+
+/** Settings the simulator needs that would be wrong against real ARM (a fixed token, the test CA). */
+const SIMULATOR_ONLY = ["POOLSYNC_ARM_CREDENTIAL", "POOLSYNC_ARM_STATIC_TOKEN", "POOLSYNC_ARM_CA_FILE"];
+/** Settings read here whose environment value wins even when the settings file does not name them. */
+const LOCAL_SETTINGS = [
+  "ARM_ENDPOINT",
+  "AzureWebJobsStorage",
+  "POOLSYNC_SCOPES",
+  "POOLSYNC_ARM_CA_FILE",
+  "POOLSYNC_ARM_CREDENTIAL",
+  "POOLSYNC_LOCAL_PORT",
+  "POOLSYNC_LOCAL_SIM_PORT",
+  "POOLSYNC_LOCAL_BLOB_PORT",
+  "POOLSYNC_LOCAL_QUEUE_PORT",
+  "POOLSYNC_LOCAL_TABLE_PORT",
+  "POOLSYNC_LOCAL_AZURITE_DATA",
+  "POOLSYNC_LOCAL_EVENT_DELAY_MS",
+  "POOLSYNC_LOCAL_EVENTS",
+];
+
+function port(what: string, raw: string | undefined, allowZero = true): number | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1) || n > 65535) throw new UsageError(`${what} must be a port number (0-65535, 0 = any free port), got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\./.test(h);
+}
+
+function isFalse(v: string | undefined): boolean {
+  return v !== undefined && ["false", "0", "no", "off"].includes(v.trim().toLowerCase());
+}
+
+interface Flags {
+  [flag: string]: string | true | undefined;
+}
+
+function parseFlags(argv: readonly string[]): Flags {
+  const withValue = new Set(["--port", "--sim-port", "--blob-port", "--queue-port", "--table-port", "--data", "--event-delay-ms", "--host"]);
+  const bare = new Set(["--no-events", "--help", "-h"]);
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const eq = arg.indexOf("=");
+    const name = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
+    if (bare.has(name)) {
+      flags[name === "-h" ? "--help" : name] = true;
+      continue;
+    }
+    if (!withValue.has(name)) throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
+    const value = eq > 0 && arg.startsWith("--") ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || value === "") throw new UsageError(`${name} needs a value\n${USAGE}`);
+    flags[name] = value;
+  }
+  return flags;
+}
+
+export function resolveLocalOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, file: LoadedSettings, appDir: string): LocalOptions {
+  const flags = parseFlags(argv);
+  const flag = (name: string): string | undefined => {
+    const v = flags[name];
+    return typeof v === "string" ? v : undefined;
+  };
+  const fromExample = file.source !== undefined && /local\.settings\.example\.json$/.test(file.source);
+
+  // The file's values, then the environment's for every name the file has and every name read here: as under
+  // `func start`, a variable already set in the environment is not overridden by local.settings.json.
+  const settings: Record<string, string> = { ...file.values };
+  for (const name of new Set([...Object.keys(settings), ...LOCAL_SETTINGS])) {
+    const v = env[name];
+    if (v !== undefined) settings[name] = v;
+  }
+  const setInEnv = (name: string) => env[name] !== undefined;
+
+  const runtimePort = port("--port / POOLSYNC_LOCAL_PORT", flag("--port") ?? settings.POOLSYNC_LOCAL_PORT) ?? DEFAULT_RUNTIME_PORT;
+
+  // ARM: the simulator when ARM_ENDPOINT is on this machine (or unset), real ARM otherwise.
+  const endpoint = settings.ARM_ENDPOINT?.trim() || `https://127.0.0.1:${DEFAULT_SIM_PORT}`;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new UsageError(`ARM_ENDPOINT=${JSON.stringify(endpoint)} is not a URL`);
+  }
+  let simulator: LocalOptions["simulator"];
+  if (isLoopback(url.hostname)) {
+    const simPort = port("--sim-port / POOLSYNC_LOCAL_SIM_PORT", flag("--sim-port") ?? settings.POOLSYNC_LOCAL_SIM_PORT) ?? (url.port ? Number(url.port) : DEFAULT_SIM_PORT);
+    simulator = { port: simPort };
+    // The SDK sends bearer tokens over https only, so the simulator always serves https with its test certificate.
+    settings.ARM_ENDPOINT = `https://127.0.0.1:${simPort}`;
+    if (!settings.POOLSYNC_SCOPES?.trim()) settings.POOLSYNC_SCOPES = DEMO_SCOPE;
+    if (!settings.POOLSYNC_ARM_CREDENTIAL?.trim()) settings.POOLSYNC_ARM_CREDENTIAL = "static";
+    const ca = settings.POOLSYNC_ARM_CA_FILE?.trim() || SIM_CA_FILE;
+    settings.POOLSYNC_ARM_CA_FILE = isAbsolute(ca) ? ca : resolve(appDir, ca);
+  } else {
+    if (flag("--sim-port") !== undefined) throw new UsageError(`--sim-port: ARM_ENDPOINT is ${endpoint}, so no simulator is started`);
+    if (fromExample) {
+      // The example's simulator settings (static token, test CA) and demo scope must not reach real ARM.
+      for (const name of SIMULATOR_ONLY) if (!setInEnv(name)) delete settings[name];
+      if (!setInEnv("POOLSYNC_SCOPES")) delete settings.POOLSYNC_SCOPES;
+    }
+    if (!settings.POOLSYNC_SCOPES?.trim()) {
+      throw new UsageError(`ARM_ENDPOINT is ${endpoint}, not the local simulator: set POOLSYNC_SCOPES (the subscriptions or resource groups poolsync may change)`);
+    }
+    if (settings.POOLSYNC_ARM_CA_FILE?.trim() && !isAbsolute(settings.POOLSYNC_ARM_CA_FILE)) settings.POOLSYNC_ARM_CA_FILE = resolve(appDir, settings.POOLSYNC_ARM_CA_FILE);
+  }
+
+  // Storage: Azurite for UseDevelopmentStorage=true (or nothing set); a real connection string is used as is.
+  const storage = settings.AzureWebJobsStorage?.trim();
+  let azurite: LocalOptions["azurite"];
+  if (!storage || /^UseDevelopmentStorage\s*=\s*true\s*;?$/i.test(storage)) {
+    settings.AzureWebJobsStorage = "UseDevelopmentStorage=true";
+    const ports: AzuritePorts = {
+      blob: port("--blob-port / POOLSYNC_LOCAL_BLOB_PORT", flag("--blob-port") ?? settings.POOLSYNC_LOCAL_BLOB_PORT, false) ?? DEFAULT_AZURITE_PORTS.blob,
+      queue: port("--queue-port / POOLSYNC_LOCAL_QUEUE_PORT", flag("--queue-port") ?? settings.POOLSYNC_LOCAL_QUEUE_PORT, false) ?? DEFAULT_AZURITE_PORTS.queue,
+      table: port("--table-port / POOLSYNC_LOCAL_TABLE_PORT", flag("--table-port") ?? settings.POOLSYNC_LOCAL_TABLE_PORT, false) ?? DEFAULT_AZURITE_PORTS.table,
+    };
+    if (new Set([ports.blob, ports.queue, ports.table]).size !== 3) throw new UsageError(`Azurite's blob, queue and table ports must differ, got ${ports.blob}/${ports.queue}/${ports.table}`);
+    const data = flag("--data") ?? settings.POOLSYNC_LOCAL_AZURITE_DATA?.trim();
+    azurite = { ports, dataDir: data ? resolve(data) : undefined };
+  } else {
+    for (const f of ["--blob-port", "--queue-port", "--table-port", "--data"]) {
+      if (flag(f) !== undefined) throw new UsageError(`${f}: AzureWebJobsStorage is a connection string, so no Azurite is started`);
+    }
+  }
+
+  // Events: only the simulator publishes any; no events reach a laptop from real Azure (the timer covers).
+  let events: LocalOptions["events"];
+  if (simulator && flags["--no-events"] !== true && !isFalse(settings.POOLSYNC_LOCAL_EVENTS)) {
+    const raw = flag("--event-delay-ms") ?? settings.POOLSYNC_LOCAL_EVENT_DELAY_MS;
+    const delayMs = raw === undefined || raw.trim() === "" ? DEFAULT_EVENT_DELAY_MS : Number(raw);
+    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 600_000) throw new UsageError(`--event-delay-ms / POOLSYNC_LOCAL_EVENT_DELAY_MS must be whole milliseconds (0-600000), got ${JSON.stringify(raw)}`);
+    events = { delayMs };
+  }
+
+  return {
+    appDir,
+    host: flag("--host") ?? "127.0.0.1",
+    runtimePort,
+    simulator,
+    azurite,
+    events,
+    settings,
+    settingsSource: file.source,
+    help: flags["--help"] === true,
+  };
+}
