@@ -89,6 +89,9 @@ export const SETTINGS = {
   POOLSYNC_OPERATION_MAX_WAIT_SECONDS: { schema: positiveInt(3_600), default: "300", doc: "How long one invocation waits for a Compute long-running operation before re-enqueueing." },
   POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveInt(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After." },
   POOLSYNC_MAX_ATTEMPTS: { schema: positiveInt(100), default: "8", doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed." },
+  POOLSYNC_PACING_ENABLED: { schema: boolean, default: "true", doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429." },
+  POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write budget inside one invocation; a longer one re-enqueues the reconcile." },
+  POOLSYNC_GATHER_MILLISECONDS: { schema: nonNegativeInt(60_000), default: "250", doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write." },
   POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },
 } as const;
 
@@ -117,6 +120,9 @@ export interface Config {
   operationMaxWaitMs: number;
   operationPollMs: number;
   maxAttempts: number;
+  pacingEnabled: boolean;
+  pacingMaxWaitMs: number;
+  gatherMs: number;
   storage: StorageConnection;
 }
 
@@ -205,6 +211,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     operationMaxWaitSeconds: read(env, "POOLSYNC_OPERATION_MAX_WAIT_SECONDS", problems),
     operationPollSeconds: read(env, "POOLSYNC_OPERATION_POLL_SECONDS", problems),
     maxAttempts: read(env, "POOLSYNC_MAX_ATTEMPTS", problems),
+    pacingEnabled: read(env, "POOLSYNC_PACING_ENABLED", problems),
+    pacingMaxWaitSeconds: read(env, "POOLSYNC_PACING_MAX_WAIT_SECONDS", problems),
+    gatherMs: read(env, "POOLSYNC_GATHER_MILLISECONDS", problems),
     storage: readStorage(env, problems),
   };
   if (problems.length > 0) {
@@ -235,6 +244,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     operationMaxWaitMs: v.operationMaxWaitSeconds * 1000,
     operationPollMs: v.operationPollSeconds * 1000,
     maxAttempts: v.maxAttempts,
+    pacingEnabled: v.pacingEnabled,
+    pacingMaxWaitMs: v.pacingMaxWaitSeconds * 1000,
+    gatherMs: v.gatherMs,
     storage: v.storage,
   };
 }

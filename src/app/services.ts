@@ -10,6 +10,7 @@ import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
+import { WritePacer } from "../reconcile/writePacer";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
 import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
@@ -61,7 +62,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable), clock.now);
   const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable), config.cacheEnabled, clock.now);
   const queue = new StorageWorkQueue(queueClient(config.storage, config.queueName), queueClient(config.storage, config.poisonQueueName), log, overrides.queueTimeScale ?? 1);
-  const coalescer = new Coalescer<ReconcileReport>();
+  const coalescer = new Coalescer<ReconcileReport>(config.gatherMs, clock.sleep);
+  const pacer = new WritePacer(clock.now, config.pacingEnabled);
   let readyPromise: Promise<void> | undefined;
 
   const services: Services = {
@@ -91,6 +93,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         clock,
         log,
         config,
+        pacer,
         newRequestId: randomUUID,
         ...(overrides.random ? { random: overrides.random } : {}),
       });

@@ -1,24 +1,28 @@
 /**
- * Joins reconciles of the same scale set within one process: at most one running and one waiting per key.
- * Every request that arrives while one runs joins the single waiting one, which reads the declarations only
- * when it starts, so it sees all of them. Across processes the ETag keeps things correct; this keeps them cheap.
+ * Joins reconciles of the same scale set within one process: at most one running and one pending per key.
+ * A pending reconcile has not read the declarations yet, so every request that arrives meanwhile joins it and
+ * is covered by it. A fresh one gathers for `gatherMs` first, so declarations delivered together (a batch of
+ * queue messages) make one write. Across processes the ETag keeps things correct; this keeps them cheap.
  */
 export class Coalescer<T> {
   private readonly running = new Map<string, Promise<T>>();
-  private readonly waiting = new Map<string, Promise<T>>();
+  private readonly pending = new Map<string, Promise<T>>();
+
+  constructor(
+    private readonly gatherMs = 0,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {}
 
   run(key: string, work: () => Promise<T>): Promise<T> {
-    const queued = this.waiting.get(key);
+    const queued = this.pending.get(key);
     if (queued) return queued;
     const current = this.running.get(key);
-    if (!current) return this.start(key, work);
-    const next = current
-      .catch(() => undefined)
-      .then(() => {
-        this.waiting.delete(key);
-        return this.start(key, work);
-      });
-    this.waiting.set(key, next);
+    const startAfter = current ? current.then(noop, noop) : this.gatherMs > 0 ? this.sleep(this.gatherMs) : Promise.resolve();
+    const next = startAfter.then(() => {
+      this.pending.delete(key);
+      return this.start(key, work);
+    });
+    this.pending.set(key, next);
     return next;
   }
 
@@ -36,8 +40,10 @@ export class Coalescer<T> {
 
   /** Resolves when nothing runs or waits: for draining at shutdown. */
   async idle(): Promise<void> {
-    while (this.running.size > 0 || this.waiting.size > 0) {
-      await Promise.allSettled([...this.running.values(), ...this.waiting.values()]);
+    while (this.running.size > 0 || this.pending.size > 0) {
+      await Promise.allSettled([...this.running.values(), ...this.pending.values()]);
     }
   }
 }
+
+const noop = () => undefined;

@@ -12,10 +12,11 @@ import {
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache } from "../core/ports";
-import { instanceRef, parseBackendPoolId, type ScaleSetRef } from "../core/resourceIds";
+import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit, preconditionBackoffMs, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { CallStats } from "./callStats";
+import type { WritePacer } from "./writePacer";
 
 /**
  * The one reconcile every trigger ends in (controller-runtime style): the message or event is only a key;
@@ -29,7 +30,8 @@ export interface ReconcileDeps {
   cache: ModelCache;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, "scopes" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs">;
+  config: Pick<Config, "scopes" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs">;
+  pacer: WritePacer;
   newRequestId: () => string;
   random?: () => number;
 }
@@ -138,11 +140,12 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
 
     model = await writeModel(ref, model, intents, compute, deps, trigger);
     const instances = await instancesOf(ref, cached, model, compute, deps);
-    instancesWritten = await writeInstances(ref, instances, intents, compute, deps);
+    const after = await writeInstances(ref, instances, intents, compute, deps);
+    instancesWritten = after.written;
     if (instancesWritten > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
 
     const modelEdit = applyIntents(model.nics, intents);
-    const live = instances.filter((i) => !isDeleting(i.provisioningState));
+    const live = after.instances.filter((i) => !isDeleting(i.provisioningState));
     await Promise.all(
       active.map((d, i) => {
         const placed = modelEdit.outcomes[i];
@@ -189,6 +192,30 @@ function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
   return undefined;
 }
 
+/**
+ * Waits for the write budget (briefly), or leaves the reconcile to come back when it is there: a write that
+ * would only earn a 429 is never sent.
+ */
+async function pace(target: ScaleSetRef | InstanceRef, deps: ReconcileDeps): Promise<void> {
+  for (;;) {
+    const wait = deps.pacer.waitMs(target);
+    if (wait === 0) break;
+    if (wait > deps.config.pacingMaxWaitMs) throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
+    await deps.clock.sleep(wait);
+  }
+  deps.pacer.take(target);
+}
+
+/** Sends the write; on 429 the pacer learns that budget is empty until Retry-After. */
+async function learnThrottle<T>(target: ScaleSetRef | InstanceRef, deps: ReconcileDeps, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs);
+    throw err;
+  }
+}
+
 /** The scale set model from the cache when it is fresh, else from ARM (and then stored, conditionally). */
 async function modelOf(ref: ScaleSetRef, cached: CachedPartition, compute: ComputePort, deps: ReconcileDeps): Promise<ScaleSetModel> {
   if (usable(cached.scaleSet, deps.clock.now(), deps.config.cacheTtlMs)) return cached.scaleSet.model;
@@ -212,10 +239,11 @@ async function writeModel(
     if (!edit.nics) return model;
     const clientRequestId = deps.newRequestId();
     const pools = intents.filter((i) => intentSatisfied(model.nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`);
+    await pace(ref, deps);
     // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
     const base = await deps.cache.beginWrite(ref, clientRequestId);
     try {
-      const after = await compute.writeScaleSetNics(ref, model, edit.nics, { ifMatch: model.etag, clientRequestId });
+      const after = await learnThrottle(ref, deps, () => compute.writeScaleSetNics(ref, model, edit.nics!, { ifMatch: model.etag, clientRequestId }));
       deps.log.info("arm.write", { scaleSetId: ref.id, target: "model", pools, ifMatch: model.etag, etag: after.etag, clientRequestId, outcome: "ok" });
       await deps.cache.storeScaleSet(ref, after, base, clientRequestId);
       return after;
@@ -252,8 +280,16 @@ async function instancesOf(ref: ScaleSetRef, cached: CachedPartition, model: Sca
 }
 
 /** Each instance whose own configuration differs, with its own ETag, a bounded number at a time. */
-async function writeInstances(ref: ScaleSetRef, instances: InstanceModel[], intents: PoolIntent[], compute: ComputePort, deps: ReconcileDeps): Promise<number> {
+async function writeInstances(
+  ref: ScaleSetRef,
+  instances: InstanceModel[],
+  intents: PoolIntent[],
+  compute: ComputePort,
+  deps: ReconcileDeps,
+): Promise<{ written: number; instances: InstanceModel[] }> {
   let written = 0;
+  // What each instance holds after our writes (or vanished: scaled in under us).
+  const current = new Map(instances.map((i) => [i.instanceId, i] as const));
   const targets = instances.filter((i) => !isDeleting(i.provisioningState) && applyIntents(i.nics, intents).nics !== undefined);
   await mapLimit(targets, deps.config.instanceConcurrency, async (first) => {
     const iref = instanceRef(ref, first.instanceId);
@@ -263,17 +299,20 @@ async function writeInstances(ref: ScaleSetRef, instances: InstanceModel[], inte
       if (!edit.nics || isDeleting(inst.provisioningState)) return;
       const clientRequestId = deps.newRequestId();
       const pools = intents.filter((i) => intentSatisfied(inst.nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`);
+      await pace(iref, deps);
       const base = await deps.cache.beginWrite(iref, clientRequestId);
       try {
-        const after = await compute.writeInstanceNics(iref, inst, edit.nics, { ifMatch: inst.etag, clientRequestId });
+        const after = await learnThrottle(iref, deps, () => compute.writeInstanceNics(iref, inst, edit.nics!, { ifMatch: inst.etag, clientRequestId }));
         deps.log.info("arm.write", { scaleSetId: ref.id, target: `instance ${inst.instanceId}`, pools, ifMatch: inst.etag, etag: after.etag, clientRequestId, outcome: "ok" });
         written++;
+        current.set(after.instanceId, after);
         if (after.etag) await deps.cache.storeInstance(iref, after, base, clientRequestId);
         return;
       } catch (err) {
         deps.log.info("arm.write", { scaleSetId: ref.id, target: `instance ${inst.instanceId}`, pools, ifMatch: inst.etag, clientRequestId, outcome: describeError(err) });
         if (err instanceof NotFoundError || err instanceof BeingDeletedError) {
           // Scaled in or being deleted under us: nothing to write, and its row must not linger.
+          current.delete(inst.instanceId);
           await deps.cache.evictInstance(iref);
           return;
         }
@@ -285,14 +324,16 @@ async function writeInstances(ref: ScaleSetRef, instances: InstanceModel[], inte
           inst = await compute.getInstance(iref);
         } catch (getErr) {
           if (getErr instanceof NotFoundError) {
+            current.delete(inst.instanceId);
             await deps.cache.evictInstance(iref);
             return;
           }
           throw getErr;
         }
+        current.set(inst.instanceId, inst);
         await deps.cache.storeInstance(iref, inst, base);
       }
     }
   });
-  return written;
+  return { written, instances: [...current.values()] };
 }

@@ -1,0 +1,55 @@
+import { emptyUntil, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
+import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+
+/**
+ * Keeps this process's writes inside Compute RP's and ARM's write budgets, so a burst is spread out instead of
+ * being answered 429 (which costs a round trip and, at CRP, lengthens the penalty). One process only knows
+ * its own writes: a 429 from ARM still wins, and empties the bucket it names until Retry-After.
+ */
+
+type Bucket = { spec: BucketSpec; key: string };
+
+export class WritePacer {
+  private readonly states = new Map<string, BucketState>();
+
+  constructor(private readonly now: () => number, private readonly enabled = true) {}
+
+  private bucketsFor(target: ScaleSetRef | InstanceRef): Bucket[] {
+    const sub = (target.kind === "instance" ? target.scaleSet : target).subscriptionId.toLowerCase();
+    return target.kind === "scaleSet"
+      ? [
+          { spec: WRITE_BUDGETS.scaleSetUpdate, key: `vmss|${target.key}` },
+          { spec: WRITE_BUDGETS.subscriptionScaleSetUpdates, key: `vmss-sub|${sub}` },
+          { spec: WRITE_BUDGETS.armWrites, key: `arm|${sub}` },
+        ]
+      : [
+          { spec: WRITE_BUDGETS.instanceUpdate, key: `vm|${target.key}` },
+          { spec: WRITE_BUDGETS.subscriptionInstanceUpdates, key: `vm-sub|${sub}` },
+          { spec: WRITE_BUDGETS.armWrites, key: `arm|${sub}` },
+        ];
+  }
+
+  private state(b: Bucket): BucketState {
+    return this.states.get(b.key) ?? { tokens: b.spec.capacity, at: this.now() };
+  }
+
+  /** How long until a write to this target fits every budget; 0 = now. Takes nothing. */
+  waitMs(target: ScaleSetRef | InstanceRef): number {
+    if (!this.enabled) return 0;
+    const now = this.now();
+    return Math.max(0, ...this.bucketsFor(target).map((b) => waitForToken(b.spec, this.state(b), now)));
+  }
+
+  /** Spends one token of each budget the write uses. */
+  take(target: ScaleSetRef | InstanceRef): void {
+    if (!this.enabled) return;
+    const now = this.now();
+    for (const b of this.bucketsFor(target)) this.states.set(b.key, take(b.spec, this.state(b), now));
+  }
+
+  /** ARM said 429 for this target: its own bucket is empty until Retry-After. */
+  throttled(target: ScaleSetRef | InstanceRef, retryAfterMs: number): void {
+    const own = this.bucketsFor(target)[0]!;
+    this.states.set(own.key, emptyUntil(this.now() + retryAfterMs));
+  }
+}
