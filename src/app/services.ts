@@ -7,7 +7,7 @@ import { ArmCompute } from "../azure/compute";
 import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { MembershipTable } from "../azure/membershipTable";
-import { ensureQueue, ensureTable, queueClient, tableClient } from "../azure/storageClients";
+import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
 import { WritePacer } from "../reconcile/writePacer";
@@ -40,6 +40,8 @@ export interface ServiceOverrides {
   log?: Logger;
   compute?: ComputePort;
   random?: () => number;
+  /** Extra Table pipeline policies, e.g. one that counts Table round trips (benchmarks). */
+  storagePolicies?: StoragePolicies;
   /** Simulated seconds per real second of the simulator the clock follows (benchmarks only; default 1). */
   queueTimeScale?: number;
 }
@@ -59,9 +61,15 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       operationMaxWaitMs: config.operationMaxWaitMs,
       operationPollIntervalMs: config.operationPollMs,
     });
-  const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable), clock.now);
-  const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable), config.cacheEnabled, clock.now);
-  const queue = new StorageWorkQueue(queueClient(config.storage, config.queueName), queueClient(config.storage, config.poisonQueueName), log, overrides.queueTimeScale ?? 1);
+  const policies = overrides.storagePolicies ?? [];
+  const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
+  const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable, policies), config.cacheEnabled, clock.now);
+  const queue = new StorageWorkQueue(
+    queueClient(config.storage, config.queueName),
+    queueClient(config.storage, config.poisonQueueName),
+    log,
+    overrides.queueTimeScale ?? 1,
+  );
   const coalescer = new Coalescer<ReconcileReport>(config.gatherMs, clock.sleep);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   let readyPromise: Promise<void> | undefined;

@@ -2,6 +2,7 @@ import { TableClient } from "@azure/data-tables";
 import { ManagedIdentityCredential, DefaultAzureCredential } from "@azure/identity";
 import { QueueClient } from "@azure/storage-queue";
 import type { TokenCredential } from "@azure/core-auth";
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { StorageConnection } from "../config";
 
 /** Table and queue clients from the AzureWebJobsStorage connection, the same one the queue trigger uses. */
@@ -10,12 +11,20 @@ function identity(conn: Extract<StorageConnection, { kind: "identity" }>): Token
   return conn.clientId ? new ManagedIdentityCredential({ clientId: conn.clientId }) : new DefaultAzureCredential();
 }
 
-export function tableClient(conn: StorageConnection, table: string): TableClient {
+/** Extra Table pipeline policies (benchmarks count round trips with one); the queue SDK has no such hook. */
+export type StoragePolicies = readonly PipelinePolicy[];
+
+const additional = (policies: StoragePolicies) => policies.map((policy) => ({ policy, position: "perCall" as const }));
+
+export function tableClient(conn: StorageConnection, table: string, policies: StoragePolicies = []): TableClient {
   if (conn.kind === "connectionString") {
     // Azurite speaks plain http on loopback; real accounts' connection strings say https.
-    return TableClient.fromConnectionString(conn.connectionString, table, { allowInsecureConnection: /TableEndpoint=http:/i.test(conn.connectionString) });
+    return TableClient.fromConnectionString(conn.connectionString, table, {
+      allowInsecureConnection: /TableEndpoint=http:/i.test(conn.connectionString),
+      additionalPolicies: additional(policies),
+    });
   }
-  return new TableClient(conn.tableServiceUri, table, identity(conn));
+  return new TableClient(conn.tableServiceUri, table, identity(conn), { additionalPolicies: additional(policies) });
 }
 
 export function queueClient(conn: StorageConnection, queue: string): QueueClient {
