@@ -1,0 +1,69 @@
+/**
+ * The CLI's only way in: the same HTTP API a script would use, with the function key as the host expects it
+ * (x-functions-key). Failures come back typed, so main can pick the exit code and print one clear line.
+ */
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export class UnreachableError extends Error {
+  override name = "UnreachableError";
+}
+
+export interface ClientOptions {
+  url: string;
+  key?: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+function describeCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err as Error).message;
+}
+
+export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: string, body?: unknown): Promise<unknown> {
+  const url = new URL(path, opts.url.endsWith("/") ? opts.url : `${opts.url}/`);
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (opts.key) headers["x-functions-key"] = opts.key;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  let res: Response;
+  try {
+    res = await (opts.fetch ?? fetch)(url, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
+    });
+  } catch (err) {
+    const why = (err as Error).name === "TimeoutError" ? "timed out" : describeCause(err);
+    throw new UnreachableError(`cannot reach poolsync at ${url.origin} (${why}); is it running? (npm run local, or --url)`);
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (res.ok) {
+    if (json === undefined) throw new ApiError(res.status, "not_json", `${method} ${url.pathname} answered ${res.status} without a JSON body`);
+    return json;
+  }
+  const error = (json as { error?: { code?: unknown; message?: unknown; field?: unknown } } | undefined)?.error;
+  if (error && typeof error.message === "string") {
+    throw new ApiError(res.status, String(error.code ?? "error"), error.message, typeof error.field === "string" ? error.field : undefined);
+  }
+  // A refusal from the host itself (401 without a valid key, 404 for a missing route) has no JSON error body.
+  const hint = res.status === 401 || res.status === 403 ? "; pass the function key with --key or POOLSYNC_KEY" : res.status === 404 ? "; is --url a poolsync app?" : "";
+  throw new ApiError(res.status, `http_${res.status}`, `${method} ${url.pathname} answered ${res.status} ${res.statusText}${hint}`);
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import type { Accepted } from "../intake/acceptDeclaration";
+import type { ScaleSetView } from "../intake/observedState";
+import type { StatusReport } from "../intake/statusReport";
+import { ApiError, callApi, UnreachableError, type ClientOptions } from "./client";
+import { formatAccepted, formatPoison, formatScaleSetView, formatStatus } from "./format";
+
+/** `poolsync declare|status|poison`: a thin client of the HTTP API (docs/api.md), so it works against any deployment. */
+
+export const EXIT = { ok: 0, apiError: 1, usage: 2, unreachable: 3 } as const;
+
+export const USAGE = `usage: poolsync <command> [options]
+
+commands:
+  declare --scale-set ID --pool ID --state present|absent [--ip-configuration NAME]
+                      declare a scale set's membership in a backend pool (PUT /api/memberships)
+  status [--scale-set ID]
+                      counts and declared vs observed (GET /api/status, or GET /api/memberships for one scale set)
+  poison              list the poison queue's messages with their reasons (GET /api/status?poison=1)
+
+options:
+  --url URL           the function app (default $POOLSYNC_URL, else http://127.0.0.1:7071)
+  --key KEY           function key, sent as x-functions-key (default $POOLSYNC_KEY)
+  --json              print the API's JSON answer as is
+  -h, --help          this text
+
+exit codes: 0 done, 1 the API refused or failed, 2 bad usage, 3 cannot reach the app`;
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  env: Record<string, string | undefined>;
+  fetch?: typeof fetch;
+}
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  url: { type: "string" },
+  key: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  "scale-set": { type: "string" },
+  pool: { type: "string" },
+  "ip-configuration": { type: "string" },
+  state: { type: "string" },
+} as const;
+
+const ALLOWED: Record<string, readonly string[]> = {
+  declare: ["scale-set", "pool", "ip-configuration", "state"],
+  status: ["scale-set"],
+  poison: [],
+};
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  let args;
+  try {
+    args = parse(argv);
+  } catch (err) {
+    io.err(`poolsync: ${(err as Error).message}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  const { values, positionals } = args;
+  const command = positionals[0];
+  if (values.help || command === "help") {
+    io.out(USAGE);
+    return EXIT.ok;
+  }
+  try {
+    if (command === undefined) throw new UsageError("no command given");
+    const allowed = ALLOWED[command];
+    if (!allowed) throw new UsageError(`unknown command "${command}"`);
+    if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+    const misplaced = (["scale-set", "pool", "ip-configuration", "state"] as const).filter((o) => values[o] !== undefined && !allowed.includes(o));
+    if (misplaced.length > 0) throw new UsageError(`${command} takes no --${misplaced[0]}`);
+    const client: ClientOptions = {
+      url: values.url ?? io.env.POOLSYNC_URL ?? "http://127.0.0.1:7071",
+      ...(values.key ?? io.env.POOLSYNC_KEY ? { key: values.key ?? io.env.POOLSYNC_KEY } : {}),
+      ...(io.fetch ? { fetch: io.fetch } : {}),
+    };
+    try {
+      new URL(client.url);
+    } catch {
+      throw new UsageError(`--url "${client.url}" is not a URL`);
+    }
+    const print = (json: unknown, text: () => string) => io.out(values.json ? JSON.stringify(json, null, 2) : text());
+
+    if (command === "declare") {
+      const scaleSetId = values["scale-set"];
+      const backendPoolId = values.pool;
+      const state = values.state;
+      if (!scaleSetId) throw new UsageError("declare needs --scale-set ID");
+      if (!backendPoolId) throw new UsageError("declare needs --pool ID");
+      if (state !== "present" && state !== "absent") throw new UsageError(`declare needs --state present or --state absent${state ? `, not "${state}"` : ""}`);
+      const body = { scaleSetId, backendPoolId, state, ...(values["ip-configuration"] ? { ipConfiguration: values["ip-configuration"] } : {}) };
+      const accepted = (await callApi(client, "PUT", "api/memberships", body)) as Accepted;
+      print(accepted, () => formatAccepted(accepted));
+    } else if (command === "status") {
+      const scaleSetId = values["scale-set"];
+      if (scaleSetId !== undefined) {
+        const view = (await callApi(client, "GET", `api/memberships?scaleSetId=${encodeURIComponent(scaleSetId)}`)) as ScaleSetView;
+        print(view, () => formatScaleSetView(view));
+      } else {
+        const report = (await callApi(client, "GET", "api/status")) as StatusReport;
+        print(report, () => formatStatus(report));
+      }
+    } else {
+      const report = (await callApi(client, "GET", "api/status?poison=1")) as StatusReport;
+      print(report.poison ?? [], () => formatPoison(report.queue.poisonName, report.poison ?? [], report.queue.poison));
+    }
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`poolsync: ${err.message}\n\n${USAGE}`);
+      return EXIT.usage;
+    }
+    if (err instanceof ApiError) {
+      io.err(`poolsync: ${err.status} ${err.code}: ${err.message}`);
+      return EXIT.apiError;
+    }
+    if (err instanceof UnreachableError) {
+      io.err(`poolsync: ${err.message}`);
+      return EXIT.unreachable;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2), { out: (t) => console.log(t), err: (t) => console.error(t), env: process.env }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      console.error(`poolsync: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
+      process.exitCode = 70;
+    },
+  );
+}
