@@ -9,9 +9,14 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
   ["Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read", "GET one instance with its ETag, and list a scale set's instances."],
   ["Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write", "PUT an instance's networkProfileConfiguration with If-Match."],
   ["Microsoft.Compute/locations/operations/read", "Poll the Azure-AsyncOperation URL of a long-running scale set / instance write."],
-  ["Microsoft.Network/loadBalancers/read", "Read the load balancer to check a declared backend pool exists."],
   ["Microsoft.Network/loadBalancers/backendAddressPools/join/action", "Linked-access check: an ip config that references a backend pool joins it."],
   ["Microsoft.Network/virtualNetworks/subnets/join/action", "Linked-access check: a NIC configuration write re-submits its subnet reference."],
+  // The NIC array is sent whole, so every other resource it references is re-submitted with it and checked again.
+  ["Microsoft.Network/networkSecurityGroups/join/action", "Linked-access check: NIC configurations that reference a network security group."],
+  ["Microsoft.Network/applicationSecurityGroups/joinIpConfiguration/action", "Linked-access check: ip configurations in application security groups."],
+  ["Microsoft.Network/loadBalancers/inboundNatPools/join/action", "Linked-access check: ip configurations that use a load balancer's inbound NAT pools."],
+  ["Microsoft.Network/applicationGateways/backendAddressPools/join/action", "Linked-access check: ip configurations in Application Gateway backend pools."],
+  ["Microsoft.Network/publicIPPrefixes/join/action", "Linked-access check: public IP configurations allocated from a public IP prefix."],
 ] as const satisfies readonly (readonly [string, string])[];
 
 /** The actions alone, in the order above. */
