@@ -27,6 +27,13 @@ export interface ArmComputeOptions {
   operationPollIntervalMs: number;
 }
 
+interface WriteCallOptions {
+  ifMatch: string;
+  abortSignal: AbortSignal;
+  requestOptions: { headers: Record<string, string> };
+  onResponse: (r: { status: number; headers: RawAnswer["headers"]; parsedBody?: unknown }) => void;
+}
+
 interface RawAnswer {
   status: number;
   headers: { get(name: string): string | undefined | null };
@@ -55,10 +62,10 @@ function toInstanceModel(vm: VirtualMachineScaleSetVM, fallbackId: string): Inst
   };
 }
 
-/** The ETag and state a write answered; the rest of the body is not needed (see writeScaleSetNics). */
-function answerFacts(raw: RawAnswer | undefined): { etag: string | undefined; provisioningState: string | undefined } {
-  const body = (raw?.body ?? {}) as { etag?: string; properties?: { provisioningState?: string } };
-  return { etag: raw?.headers.get("etag") ?? body.etag ?? undefined, provisioningState: body.properties?.provisioningState };
+/** The ETag a write answered; the rest of the body is not needed (see writeScaleSetNics). */
+function answerFacts(raw: RawAnswer | undefined): { etag: string | undefined } {
+  const body = (raw?.body ?? {}) as { etag?: string };
+  return { etag: raw?.headers.get("etag") ?? body.etag ?? undefined };
 }
 
 export class ArmCompute implements ComputePort {
@@ -110,28 +117,11 @@ export class ArmCompute implements ComputePort {
    * need the SDK's internal deserializer and buys nothing.
    */
   async writeScaleSetNics(ref: ScaleSetRef, base: ScaleSetModel, nics: NicConfiguration[], opts: WriteOptions): Promise<ScaleSetModel> {
-    if ((base.provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${ref.id} is being deleted`);
-    let answer: RawAnswer | undefined;
-    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
-    try {
-      const poller = this.client(ref.subscriptionId).virtualMachineScaleSets.createOrUpdate(
-        ref.resourceGroup,
-        ref.name,
-        { location: base.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } as VirtualMachineScaleSet,
-        {
-          ifMatch: opts.ifMatch,
-          abortSignal: this.signal(),
-          requestOptions: { headers: { "x-ms-client-request-id": opts.clientRequestId } },
-          onResponse: (r) => (answer = { status: r.status, headers: r.headers, body: r.parsedBody }),
-        },
-      );
-      await poller.submitted();
-    } catch (err) {
-      throw classifyArmError(err, what);
-    }
-    const facts = answerFacts(answer);
-    await this.awaitOperation(answer, what);
-    return { ...base, nics, etag: facts.etag ?? base.etag, provisioningState: "Succeeded" };
+    const body = { location: base.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } as VirtualMachineScaleSet;
+    const etag = await this.write(ref.id, base.provisioningState, opts, (o) =>
+      this.client(ref.subscriptionId).virtualMachineScaleSets.createOrUpdate(ref.resourceGroup, ref.name, body, o),
+    );
+    return { ...base, nics, etag: etag ?? base.etag, provisioningState: "Succeeded" };
   }
 
   async listInstances(ref: ScaleSetRef): Promise<InstanceModel[]> {
@@ -157,31 +147,40 @@ export class ArmCompute implements ComputePort {
   }
 
   async writeInstanceNics(ref: InstanceRef, base: InstanceModel, nics: NicConfiguration[], opts: WriteOptions): Promise<InstanceModel> {
-    if ((base.provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${ref.id} is being deleted`);
     const s = ref.scaleSet;
+    const body = { location: base.location, networkProfileConfiguration: { networkInterfaceConfigurations: nics } } as VirtualMachineScaleSetVM;
+    const etag = await this.write(ref.id, base.provisioningState, opts, (o) =>
+      this.client(s.subscriptionId).virtualMachineScaleSetVMs.update(s.resourceGroup, s.name, ref.instanceId, body, o),
+    );
+    // A 202 may carry no ETag: then the cached instance must not pretend to know it.
+    return { ...base, nics, etag: etag ?? "", provisioningState: "Succeeded" };
+  }
+
+  /**
+   * One write: If-Match and our client request id, the initial answer captured, its operation waited for.
+   * Answers the ETag the write reported (undefined when it reported none).
+   */
+  private async write(
+    id: string,
+    provisioningState: string | undefined,
+    opts: WriteOptions,
+    send: (options: WriteCallOptions) => { submitted(): Promise<void> },
+  ): Promise<string | undefined> {
+    if ((provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${id} is being deleted`);
+    const what = `PUT ${id} If-Match ${opts.ifMatch}`;
     let answer: RawAnswer | undefined;
-    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
     try {
-      const poller = this.client(s.subscriptionId).virtualMachineScaleSetVMs.update(
-        s.resourceGroup,
-        s.name,
-        ref.instanceId,
-        { location: base.location, networkProfileConfiguration: { networkInterfaceConfigurations: nics } } as VirtualMachineScaleSetVM,
-        {
-          ifMatch: opts.ifMatch,
-          abortSignal: this.signal(),
-          requestOptions: { headers: { "x-ms-client-request-id": opts.clientRequestId } },
-          onResponse: (r) => (answer = { status: r.status, headers: r.headers, body: r.parsedBody }),
-        },
-      );
-      await poller.submitted();
+      await send({
+        ifMatch: opts.ifMatch,
+        abortSignal: this.signal(),
+        requestOptions: { headers: { "x-ms-client-request-id": opts.clientRequestId } },
+        onResponse: (r) => (answer = { status: r.status, headers: r.headers, body: r.parsedBody }),
+      }).submitted();
     } catch (err) {
       throw classifyArmError(err, what);
     }
-    const facts = answerFacts(answer);
     await this.awaitOperation(answer, what);
-    // A 202 may carry no ETag: then the cached instance must not pretend to know it.
-    return { ...base, nics, etag: facts.etag ?? "", provisioningState: "Succeeded" };
+    return answerFacts(answer).etag;
   }
 
   /** A GET through the SDK's own pipeline: same token, TLS settings and https-only rule as every other call. */
