@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { DEMO_SCOPE, resolveLocalOptions } from "../../src/local/localOptions";
+import type { LoadedSettings } from "../../src/local/settings";
+
+const APP = "/app";
+const example: LoadedSettings = {
+  source: "/app/local.settings.example.json",
+  values: {
+    AzureWebJobsStorage: "UseDevelopmentStorage=true",
+    POOLSYNC_SCOPES: DEMO_SCOPE,
+    ARM_ENDPOINT: "https://127.0.0.1:18443",
+    POOLSYNC_ARM_CREDENTIAL: "static",
+    POOLSYNC_ARM_CA_FILE: "test/sim/tls/cert.pem",
+    POOLSYNC_QUEUE: "backendpool-updates",
+  },
+};
+
+describe("resolveLocalOptions", () => {
+  it("defaults: 7071, the simulator on 18443 with events after 1 s, Azurite on 10000-10002 in memory", () => {
+    const o = resolveLocalOptions([], {}, example, APP);
+    expect(o).toMatchObject({ runtimePort: 7071, simulator: { port: 18443 }, events: { delayMs: 1000 }, azurite: { ports: { blob: 10000, queue: 10001, table: 10002 }, dataDir: undefined } });
+    expect(o.settings).toMatchObject({ ARM_ENDPOINT: "https://127.0.0.1:18443", POOLSYNC_ARM_CA_FILE: "/app/test/sim/tls/cert.pem", POOLSYNC_SCOPES: DEMO_SCOPE, AzureWebJobsStorage: "UseDevelopmentStorage=true" });
+  });
+
+  it("flags beat settings, settings beat defaults; --flag=value works too", () => {
+    const o = resolveLocalOptions(["--port=8080", "--sim-port", "19443", "--queue-port", "20001", "--data", "/tmp/az", "--event-delay-ms", "0"], { POOLSYNC_LOCAL_PORT: "9090", POOLSYNC_LOCAL_BLOB_PORT: "20000" }, example, APP);
+    expect(o).toMatchObject({ runtimePort: 8080, simulator: { port: 19443 }, events: { delayMs: 0 }, azurite: { ports: { blob: 20000, queue: 20001, table: 10002 }, dataDir: "/tmp/az" } });
+    expect(o.settings.ARM_ENDPOINT).toBe("https://127.0.0.1:19443");
+  });
+
+  it("the environment wins over the settings file, as under func start", () => {
+    const o = resolveLocalOptions([], { POOLSYNC_QUEUE: "mine" }, example, APP);
+    expect(o.settings).toMatchObject({ POOLSYNC_QUEUE: "mine" });
+  });
+
+  it("in local mode POOLSYNC_SCOPES defaults to the demo subscription", () => {
+    const o = resolveLocalOptions([], {}, { source: undefined, values: {} }, APP);
+    expect(o.settings).toMatchObject({ POOLSYNC_SCOPES: DEMO_SCOPE, POOLSYNC_ARM_CREDENTIAL: "static", ARM_ENDPOINT: "https://127.0.0.1:18443", AzureWebJobsStorage: "UseDevelopmentStorage=true" });
+  });
+
+  it("real ARM: no simulator, no events, the example's simulator settings dropped, POOLSYNC_SCOPES required", () => {
+    expect(() => resolveLocalOptions([], { ARM_ENDPOINT: "https://management.azure.com" }, example, APP)).toThrow(/set POOLSYNC_SCOPES/);
+    const scope = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg";
+    const o = resolveLocalOptions([], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope }, example, APP);
+    expect(o.simulator).toBeUndefined();
+    expect(o.events).toBeUndefined();
+    expect(o.settings.POOLSYNC_SCOPES).toBe(scope);
+    expect(o.settings.POOLSYNC_ARM_CREDENTIAL).toBeUndefined();
+    expect(o.settings.POOLSYNC_ARM_CA_FILE).toBeUndefined();
+    expect(() => resolveLocalOptions(["--sim-port", "1"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope }, example, APP)).toThrow(/no simulator is started/);
+  });
+
+  it("a real storage connection string: no Azurite", () => {
+    const o = resolveLocalOptions([], { AzureWebJobsStorage: "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=eA==;EndpointSuffix=core.windows.net" }, example, APP);
+    expect(o.azurite).toBeUndefined();
+  });
+
+  it("--no-events or POOLSYNC_LOCAL_EVENTS=false turns delivery off", () => {
+    expect(resolveLocalOptions(["--no-events"], {}, example, APP).events).toBeUndefined();
+    expect(resolveLocalOptions([], { POOLSYNC_LOCAL_EVENTS: "false" }, example, APP).events).toBeUndefined();
+  });
+
+  it("refuses what it cannot use, naming it", () => {
+    expect(() => resolveLocalOptions(["--bogus"], {}, example, APP)).toThrow(/unknown argument --bogus/);
+    expect(() => resolveLocalOptions(["--port"], {}, example, APP)).toThrow(/--port needs a value/);
+    expect(() => resolveLocalOptions(["--port", "70000"], {}, example, APP)).toThrow(/--port \/ POOLSYNC_LOCAL_PORT must be a port number/);
+    expect(() => resolveLocalOptions(["--blob-port", "10001"], {}, example, APP)).toThrow(/must differ/);
+    expect(() => resolveLocalOptions(["--event-delay-ms", "-1"], {}, example, APP)).toThrow(/whole milliseconds/);
+  });
+});
