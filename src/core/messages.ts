@@ -29,7 +29,7 @@ export const declareMessageV1 = z.strictObject({
   scaleSetId,
   backendPoolId,
   ipConfiguration: ipConfiguration.optional(),
-  state: z.enum(["present", "absent"]),
+  state: z.enum(["present", "absent"], { error: (iss) => (iss.input === undefined ? "is required" : 'must be "present" or "absent"') }),
   requestId: requestId.optional(),
   /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
   declaredAt: z.iso.datetime({ offset: true }).optional(),
@@ -58,6 +58,8 @@ export type ParsedMessage = { ok: true; message: QueueMessage } | { ok: false; r
 /** Accepts what the queue trigger hands over (an object when the body was JSON, else a string). */
 export function parseQueueMessage(body: unknown): ParsedMessage {
   let value = body;
+  // The host hands bytes over when the base64-decoded body is not UTF-8 text.
+  if (body instanceof Uint8Array) return { ok: false, reason: `message is ${body.length} bytes that are not UTF-8 text (expected base64 of a JSON object)` };
   if (typeof body === "string") {
     if (body.length > MAX_MESSAGE_CHARS) return { ok: false, reason: `message is ${body.length} characters, over ${MAX_MESSAGE_CHARS}` };
     try {
@@ -70,8 +72,10 @@ export function parseQueueMessage(body: unknown): ParsedMessage {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, reason: "message is not a JSON object" };
   const v = (value as Record<string, unknown>).v;
+  if (v === undefined) return { ok: false, reason: "v: is required (this poolsync reads 1)" };
   if (v !== 1) return { ok: false, reason: `v: unknown schema version ${JSON.stringify(v)} (this poolsync reads 1)` };
   const kind = (value as Record<string, unknown>).kind;
+  if (kind === undefined) return { ok: false, reason: "kind: is required (declare or reconcile)" };
   if (kind !== "declare" && kind !== "reconcile") return { ok: false, reason: `kind: unknown message kind ${JSON.stringify(kind)} (declare or reconcile)` };
   const parsed = queueMessageV1.safeParse(value);
   if (!parsed.success) return { ok: false, reason: formatIssues(parsed.error) };
