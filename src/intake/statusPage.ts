@@ -73,6 +73,13 @@ function poolLabel(id: string): Safe {
   return html`<strong>${label}</strong><span class="id">${id}</span>`;
 }
 
+function scaleSetLabel(id: string): Safe {
+  const s = parseScaleSetId(id);
+  return s.ok ? html`<strong>${s.value.name}</strong><span class="id">${id}</span>` : html`<span class="mono">${id}</span>`;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 function membershipRow(m: MembershipView, now: number): Safe {
   const [syncText, syncClass] = SYNC_TEXT[m.sync] ?? ["unknown", "idle"];
   const known = m.instances.filter((i) => i.state !== "unknown");
@@ -158,7 +165,7 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
 <div class="cards">
   ${card("Declarations", d.total, outcomeDetail || "none yet")}
   ${card("Failed or refused", d.byOutcome.failed + d.byOutcome.refused, "need attention", d.byOutcome.failed + d.byOutcome.refused > 0)}
-  ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${r.cache.scaleSets} scale sets · ${r.cache.instances} instances` : "cache disabled")}
+  ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${plural(r.cache.scaleSets, "scale set", "scale sets")} · ${plural(r.cache.instances, "instance", "instances")}` : "cache disabled")}
   ${card("Stale entries", r.cache.stale + r.cache.expired, `${r.cache.stale} marked · ${r.cache.expired} past ${r.cache.ttlSeconds} s TTL`)}
   ${card("Queue depth", r.queue.depth, r.queue.name)}
   ${card("Poison", r.queue.poison, r.queue.poisonName, r.queue.poison > 0)}
@@ -172,7 +179,7 @@ ${r.scaleSetsTruncated ? html`<p class="empty">More scale sets have declarations
     recent.length === 0
       ? html`<p class="empty">None recorded.</p>`
       : html`<table><thead><tr><th>When</th><th>What</th><th>Where</th><th>Reason</th></tr></thead><tbody>${recent.map(
-          (p) => html`<tr><td>${ago(p.at, now)}</td><td><span class="badge ${p.what === "throttled" ? "warn" : "bad"}">${p.what}</span></td><td>${p.scaleSetId}${p.instanceId ? ` #${p.instanceId}` : ""}${p.backendPoolId ? html`<span class="id">${p.backendPoolId}</span>` : ""}</td><td>${p.reason}</td></tr>`,
+          (p) => html`<tr><td>${ago(p.at, now)}</td><td><span class="badge ${p.what === "throttled" ? "warn" : "bad"}">${p.what}</span></td><td>${scaleSetLabel(p.scaleSetId)}${p.instanceId ? ` #${p.instanceId}` : ""}${p.backendPoolId ? html`<span class="id">${p.backendPoolId}</span>` : ""}</td><td>${p.reason}</td></tr>`,
         )}</tbody></table>`
   }
 </section>
@@ -183,7 +190,7 @@ ${r.scaleSetsTruncated ? html`<p class="empty">More scale sets have declarations
     r.staleEntries.length === 0
       ? html`<p class="empty">None.</p>`
       : html`<table><thead><tr><th>Scale set</th><th>Instance</th><th>Since</th><th>Why</th></tr></thead><tbody>${r.staleEntries.map(
-          (e) => html`<tr><td class="mono">${e.scaleSetId}</td><td>${e.instanceId ?? "model"}</td><td>${ago(e.since, now)}</td><td>${e.reason}</td></tr>`,
+          (e) => html`<tr><td>${scaleSetLabel(e.scaleSetId)}</td><td>${e.instanceId ?? "model"}</td><td>${ago(e.since, now)}</td><td>${e.reason}</td></tr>`,
         )}</tbody></table>`
   }
 </section>

@@ -3,7 +3,7 @@ import { QueueClient } from "@azure/storage-queue";
 import { startLocalRuntime, type LocalRuntime } from "../../src/local/runtime";
 import { DEMO, SIM_CA_FILE } from "../support/harness";
 import { testStorageConnectionString, uniqueName } from "../support/storage";
-import { startArmSimulator, type ArmSimulator } from "../sim";
+import { startArmSimulator, type ArmSimulator, type SeedSpec } from "../sim";
 
 /** The app's real entry points, built (npm test builds first), run by the local runtime over real HTTP. */
 export const APP_GLOB = "dist/src/functions/*.js";
@@ -29,6 +29,8 @@ export interface IntakeApp {
 export interface IntakeAppOptions {
   /** Start the ARM simulator (demo seed) and let the runtime's queue trigger reconcile against it. */
   reconcile?: boolean;
+  /** The simulator's world; default the demo seed. */
+  seed?: "demo" | SeedSpec;
   env?: Record<string, string>;
 }
 
@@ -47,7 +49,7 @@ function decode(text: string): unknown {
  */
 export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<IntakeApp> {
   const appLogs = captureAppLogs();
-  const sim = opts.reconcile ? await startArmSimulator({ tls: true, seed: "demo", operationDurationMs: 20 }) : undefined;
+  const sim = opts.reconcile ? await startArmSimulator({ tls: true, seed: opts.seed ?? "demo", operationDurationMs: 20 }) : undefined;
   const settings: Record<string, string> = {
     AzureWebJobsStorage: testStorageConnectionString(),
     POOLSYNC_SCOPES: `/subscriptions/${DEMO.subscription}`,
@@ -139,7 +141,7 @@ export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean,
   for (;;) {
     const v = await probe();
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v).slice(0, 2000)}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v).slice(0, 6000)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
