@@ -59,7 +59,11 @@ export async function ensureAzurite(
   } = {},
 ): Promise<RunningAzurite> {
   const connectionString = azuriteConnectionString(ports);
-  const open = await Promise.all([isPortOpen(ports.blob), isPortOpen(ports.queue), isPortOpen(ports.table)]);
+  const probe = (timeoutMs?: number) => Promise.all([isPortOpen(ports.blob, undefined, timeoutMs), isPortOpen(ports.queue, undefined, timeoutMs), isPortOpen(ports.table, undefined, timeoutMs)]);
+  let open = await probe();
+  // A busy Azurite (a full accept backlog on a loaded machine) can miss a 500 ms connect on one port: look again,
+  // more patiently, before calling the ports "partly taken".
+  for (let retry = 0; retry < 3 && open.some(Boolean) && !open.every(Boolean); retry++) open = await probe(2000);
   if (open.every(Boolean)) {
     return { ports, connectionString, owned: false, stop: async () => {} };
   }
