@@ -1,0 +1,170 @@
+// `npm run bench` (full) or `npm run bench -- --quick`: every workload of issue 8 against the ARM simulator with
+// CRP's throttling on (time-scaled), poolsync next to its peers' strategies in the same run; writes
+// bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ensureAzurite } from "../src/local/azurite";
+import { runOverhead } from "./overhead";
+import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
+import { summarise } from "./stats";
+import {
+  burstBound,
+  PEERS,
+  runBurst,
+  runContention,
+  runScale,
+  runSteady,
+  type BurstSize,
+  type ContentionSize,
+  type Env,
+  type ScaleSize,
+  type SteadySize,
+  type Strategy,
+} from "./workloads";
+
+interface Plan {
+  mode: "quick" | "full";
+  runs: number;
+  contention: ContentionSize;
+  burstOne: BurstSize;
+  burstWide: BurstSize;
+  steady: SteadySize;
+  scale: ScaleSize;
+  overheadMessages: number;
+  only?: string[];
+}
+
+const PROFILE = { latency: { fixedMs: 100, jitterMs: 150 }, operationDurationMs: 2_000 };
+
+function plan(argv: string[]): Plan {
+  const quick = argv.includes("--quick");
+  const runsArg = argv.find((a) => a.startsWith("--runs="));
+  const onlyArg = argv.find((a) => a.startsWith("--only="));
+  const base: Plan = quick
+    ? {
+        mode: "quick",
+        runs: 1,
+        contention: { changes: 40, capacity: 2, arrivalGapMs: 3_000, writers: 3, writerGapMs: 20_000, timeScale: 120 },
+        burstOne: { scaleSets: 1, capacity: 3, perScaleSet: 20, timeScale: 30 },
+        burstWide: { scaleSets: 10, capacity: 3, perScaleSet: 5, timeScale: 20 },
+        steady: { scaleSets: 20, capacity: 2, changes: 100, durationMs: 15 * 60_000, writers: 3, writerGapMs: 3 * 60_000, timeScale: 120 },
+        scale: { subscriptions: 5, scaleSetsPerSubscription: 100, timerRuns: 2, changes: 20, timeScale: 60 },
+        overheadMessages: 5,
+      }
+    : {
+        mode: "full",
+        runs: 3,
+        contention: { changes: 200, capacity: 3, arrivalGapMs: 3_000, writers: 3, writerGapMs: 20_000, timeScale: 150 },
+        burstOne: { scaleSets: 1, capacity: 10, perScaleSet: 50, timeScale: 30 },
+        burstWide: { scaleSets: 50, capacity: 10, perScaleSet: 10, timeScale: 20 },
+        steady: { scaleSets: 100, capacity: 3, changes: 1000, durationMs: 60 * 60_000, writers: 3, writerGapMs: 3 * 60_000, timeScale: 240 },
+        scale: { subscriptions: 20, scaleSetsPerSubscription: 250, timerRuns: 3, changes: 100, timeScale: 60 },
+        overheadMessages: 20,
+      };
+  if (runsArg) base.runs = Math.max(1, Number(runsArg.slice(7)));
+  if (onlyArg) base.only = onlyArg.slice(7).split(",");
+  return base;
+}
+
+async function main(): Promise<void> {
+  const p = plan(process.argv.slice(2));
+  const started = Date.now();
+  const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+  const azurite = await ensureAzurite();
+  log(`Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`);
+  const env: Env = { storage: azurite.connectionString, profile: PROFILE, log };
+  const want = (w: string) => !p.only || p.only.includes(w);
+  const stratArg = process.argv.find((a) => a.startsWith("--strategies="));
+  const pick = (xs: Strategy[]) => (stratArg ? xs.filter((x) => stratArg.slice(13).split(",").includes(x)) : xs);
+  const all: Strategy[] = pick([...PEERS, "poolsync"]);
+  const results: Results = {
+    generatedAt: new Date().toISOString(),
+    mode: p.mode,
+    runs: p.runs,
+    machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.arch()}` },
+    profile: PROFILE,
+    plan: { contention: p.contention, burstOne: p.burstOne, burstWide: p.burstWide, steady: p.steady, scale: p.scale, overheadMessages: p.overheadMessages },
+    workloads: {},
+    durationS: 0,
+  };
+  try {
+    if (want("contention")) {
+      const per: Record<string, unknown[]> = {};
+      for (let r = 0; r < p.runs; r++) {
+        for (const s of all) {
+          const res = await runContention(s, env, p.contention, 1000 + r);
+          (per[s] ??= []).push(res);
+          log(`contention run ${r + 1} ${s}: lost ours ${res.lostOurs}, theirs ${res.lostTheirs}/${res.theirOps}, model writes ${res.modelWrites}, 429 ${res.status429}, ${res.simMinutes.toFixed(0)} sim min`);
+        }
+      }
+      results.workloads.contention = aggregate(per, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]);
+    }
+    for (const [key, size] of [
+      ["burstOne", p.burstOne],
+      ["burstWide", p.burstWide],
+    ] as const) {
+      if (!want(key)) continue;
+      const per: Record<string, unknown[]> = {};
+      for (let r = 0; r < p.runs; r++) {
+        for (const s of all) {
+          const res = await runBurst(s, env, size, 2000 + r);
+          (per[s] ??= []).push(res);
+          log(`${key} run ${r + 1} ${s}: converged ${res.converged}/${res.changes} in ${res.convergeS.toFixed(1)} s sim (p50 ${res.p50S.toFixed(1)}, p99 ${res.p99S.toFixed(1)}), model writes ${res.modelWrites}, instance writes ${res.instanceWrites}, reads ${res.reads}, 412 ${res.status412}, 429 ${res.status429}`);
+        }
+      }
+      const agg = aggregate(per, ["convergeS", "p50S", "p99S", "modelWrites", "maxModelWritesPerScaleSet", "instanceWrites", "reads", "operationPolls", "status412", "status429", "converged", "tableOpsPerChange"]);
+      results.workloads[key] = { ...agg, bound: burstBound(size, PROFILE, 1000) };
+    }
+    if (want("steady")) {
+      const per: Record<string, unknown[]> = {};
+      const variants: Strategy[] = pick([...PEERS, "poolsync", "poolsync-ttl-only", "poolsync-no-cache"]);
+      // Two runs at most: each variant simulates a whole hour.
+      for (let r = 0; r < Math.min(p.runs, 2); r++) {
+        for (const s of variants) {
+          const res = await runSteady(s, env, p.steady, 3000 + r);
+          (per[s] ??= []).push(res);
+          log(`steady run ${r + 1} ${s}: reads/change ${res.readsPerChange.toFixed(2)} (with polls ${res.readsPerChangeInclPolls.toFixed(2)}), converged ${res.converged}/${res.changes}, writes ${res.modelWrites}+${res.instanceWrites}, 429 ${res.status429}`);
+        }
+      }
+      results.workloads.steady = aggregate(per, ["readsPerChange", "readsPerChangeInclPolls", "reads", "modelWrites", "instanceWrites", "status412", "status429", "converged", "p50S", "p99S", "tableOpsPerChange"]);
+    }
+    if (want("scale")) {
+      const res = await runScale(env, p.scale, 4000);
+      log(`scale: ${res.scaleSets} scale sets; timer per run ${res.timer.map((t) => `${t.realMs} ms/${t.tableOps} table ops/${t.armReads} reads`).join(", ")}; ${res.tableOpsPerChange.toFixed(1)} table ops per change`);
+      results.workloads.scale = res;
+    }
+    if (want("overhead")) {
+      const res = await runOverhead(azurite.connectionString, p.overheadMessages, 5000);
+      log(`overhead: cold ${res.cold.cpuMsMedian.toFixed(1)} ms CPU, ${res.cold.tableOpsMedian} table ops; warm ${res.warm.cpuMsMedian.toFixed(1)} ms CPU, ${res.warm.tableOpsMedian} table ops per message`);
+      results.workloads.overhead = res;
+    }
+  } finally {
+    await azurite.stop();
+  }
+  results.durationS = (Date.now() - started) / 1000;
+  const outArg = process.argv.find((a) => a.startsWith("--out="));
+  const dir = outArg ? path.resolve(outArg.slice(6)) : __dirname.includes(`${path.sep}dist${path.sep}`) ? path.resolve(__dirname, "../../bench") : __dirname;
+  mkdirSync(dir, { recursive: true });
+  const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
+  writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(file("convergence.svg"), renderSvg(results));
+  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))));
+  for (const line of summaryLines(results)) console.log(line);
+  log(`wrote ${file("results.json")}, ${file("RESULTS.md")}, ${file("convergence.svg")} in ${results.durationS.toFixed(0)} s`);
+}
+
+/** Per strategy: the runs as they were, and the median with its spread of each named figure. */
+function aggregate(per: Record<string, unknown[]>, fields: string[]): Record<string, { runs: unknown[]; summary: Record<string, unknown> }> {
+  const out: Record<string, { runs: unknown[]; summary: Record<string, unknown> }> = {};
+  for (const [s, runs] of Object.entries(per)) {
+    const records = runs.map((r) => Object.fromEntries(fields.map((f) => [f, Number((r as Record<string, unknown>)[f] ?? Number.NaN)])));
+    out[s] = { runs, summary: summarise(records) };
+  }
+  return out;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,214 @@
+// poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
+// timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json: batchSize 16,
+// newBatchThreshold 8), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
+import { QueueClient } from "@azure/storage-queue";
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
+import type { TableClient } from "@azure/data-tables";
+import { loadConfig } from "../src/config";
+import { createServices, type Services } from "../src/app/services";
+import type { Clock, Logger } from "../src/core/ports";
+import type { ArmSimulator, EventGridEvent } from "../test/sim";
+import { SIM_CA_FILE } from "../test/support/harness";
+import { uniqueName } from "../test/support/storage";
+import type { StrategyRun } from "./peers";
+import { IP_CONFIG, type Change } from "./world";
+
+export interface PoolsyncOptions {
+  storage: string;
+  subscriptions: string[];
+  /** POOLSYNC_* settings on top of the benchmark's (e.g. POOLSYNC_CACHE_ENABLED=false). */
+  env?: Record<string, string>;
+  /** Deliver the simulator's ARM events to handleResourceEvent (Event Grid); false = TTL only. */
+  events: boolean;
+  /** Event Grid's delivery delay, simulated ms. */
+  eventDelayMs: number;
+  /** The timer's period, simulated ms (the default schedule is every 5 minutes); 0 = never. */
+  timerEveryMs: number;
+  random: () => number;
+}
+
+/** Counts the round trips of a Table client (a batch transaction is one). */
+export class TableCounter {
+  ops = 0;
+  readonly byMethod: Record<string, number> = {};
+  attach(client: TableClient, label: string): void {
+    const policy: PipelinePolicy = {
+      name: `benchTableCounter-${label}`,
+      sendRequest: (req, next) => {
+        this.ops++;
+        this.byMethod[`${label} ${req.method}`] = (this.byMethod[`${label} ${req.method}`] ?? 0) + 1;
+        return next(req);
+      },
+    };
+    client.pipeline.addPolicy(policy, { afterPhase: "Retry" });
+  }
+}
+
+/** A logger that keeps counts and a few samples, not every line (runs make hundreds of thousands). */
+export function countingLogger(): Logger & { counts: Record<string, number>; samples: Record<string, string[]>; reconciles: Array<Record<string, unknown>> } {
+  const counts: Record<string, number> = {};
+  const samples: Record<string, string[]> = {};
+  const reconciles: Array<Record<string, unknown>> = [];
+  const bump = (k: string, sample?: string) => {
+    counts[k] = (counts[k] ?? 0) + 1;
+    if (sample !== undefined) {
+      const s = (samples[k] ??= []);
+      if (s.length < 3) s.push(sample.slice(0, 300));
+    }
+  };
+  const push = (level: string) => (event: string, fields: Record<string, unknown>) => {
+    if (event === "reconcile") {
+      reconciles.push(fields);
+      bump(`reconcile:${String(fields.result)}`, fields.reason === undefined ? undefined : String(fields.reason));
+    } else if (event === "arm.write") {
+      const outcome = String(fields.outcome);
+      bump(`arm.write:${/^\w+/.exec(outcome === "ok" ? "ok" : (/: (\d{3}) /.exec(outcome)?.[1] ?? outcome))?.[0] ?? "?"}`, outcome === "ok" ? undefined : outcome);
+    } else bump(`${level}:${event}`, level === "info" ? undefined : JSON.stringify(fields));
+  };
+  return { counts, samples, reconciles, info: push("info"), warn: push("warn"), error: push("error") };
+}
+
+const decode = (text: string): unknown => {
+  const raw = Buffer.from(text, "base64").toString("utf8");
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+};
+
+export interface PoolsyncRun extends StrategyRun {
+  services: Services;
+  tables: TableCounter;
+  logs: ReturnType<typeof countingLogger>;
+  runTimer(): Promise<void>;
+}
+
+export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): Promise<PoolsyncRun> {
+  const clock: Clock = { now: () => sim.control.clock.now(), sleep: (ms) => sim.control.clock.sleep(ms) };
+  const logs = countingLogger();
+  const env: Record<string, string> = {
+    POOLSYNC_SCOPES: opts.subscriptions.map((s) => `/subscriptions/${s}`).join(","),
+    ARM_ENDPOINT: sim.url,
+    POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
+    AzureWebJobsStorage: opts.storage,
+    POOLSYNC_QUEUE: uniqueName("bench-"),
+    POOLSYNC_MEMBERSHIPS_TABLE: uniqueName("benchm"),
+    POOLSYNC_CACHE_TABLE: uniqueName("benchc"),
+    POOLSYNC_OPERATION_POLL_SECONDS: "1",
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const services = createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale });
+  const tables = new TableCounter();
+  tables.attach(services.declarations.table, "memberships");
+  tables.attach(services.cache.table, "etagcache");
+  await services.ready();
+  const counters = { messages: 0, handlerErrors: 0, events: 0, eventErrors: 0, timerRuns: 0, timerReads: 0, reconcilesEnqueued: 0, queueReceives: 0 };
+  const enqueue = services.queue.enqueueReconcile.bind(services.queue);
+  services.queue.enqueueReconcile = (...args) => {
+    counters.reconcilesEnqueued++;
+    return enqueue(...args);
+  };
+  const queue = new QueueClient(opts.storage, config.queueName);
+  let stopped = false;
+  let inflight = 0;
+  let eventsInflight = 0;
+  let timerBusy: Promise<void> | undefined;
+
+  // The Functions host's queue listener: a batch of up to 16, a new fetch when 8 or fewer are still running.
+  // It polls every 50 ms real when the queue is empty (the host backs off to 2 s real, which a time-scaled run
+  // would turn into minutes of simulated time).
+  const handle = async (m: { messageId: string; popReceipt: string; messageText: string; dequeueCount: number; insertedOn: Date }) => {
+    try {
+      await services.handleQueueMessage(decode(m.messageText), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() });
+      counters.messages++;
+      await queue.deleteMessage(m.messageId, m.popReceipt);
+    } catch {
+      counters.handlerErrors++;
+      await queue.updateMessage(m.messageId, m.popReceipt, undefined, 1).catch(() => undefined);
+    } finally {
+      inflight--;
+    }
+  };
+  const listener = (async () => {
+    while (!stopped) {
+      if (inflight > 8) {
+        await new Promise((r) => setTimeout(r, 5));
+        continue;
+      }
+      const got = await queue.receiveMessages({ numberOfMessages: 16, visibilityTimeout: 30 }).catch(() => undefined);
+      counters.queueReceives++;
+      const items = got?.receivedMessageItems ?? [];
+      if (items.length === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      for (const m of items) {
+        inflight++;
+        void handle(m);
+      }
+    }
+  })();
+
+  const unsubscribe = opts.events
+    ? sim.control.onEvent((e: EventGridEvent) => {
+        eventsInflight++;
+        void sim.control.clock
+          .sleep(opts.eventDelayMs)
+          .then(() => services.handleResourceEvent(e))
+          .then(
+            () => counters.events++,
+            () => counters.eventErrors++,
+          )
+          .finally(() => eventsInflight--);
+      })
+    : () => undefined;
+
+  const runTimer = async () => {
+    const s = await services.reconcileStale();
+    counters.timerRuns++;
+    counters.timerReads += s.readsUsed;
+  };
+  const timerLoop = (async () => {
+    if (opts.timerEveryMs <= 0) return;
+    while (!stopped) {
+      await sim.control.clock.sleep(opts.timerEveryMs);
+      if (stopped) return;
+      timerBusy = runTimer().catch(() => undefined);
+      await timerBusy;
+      timerBusy = undefined;
+    }
+  })();
+
+  const quiet = async () => stopped || (inflight === 0 && eventsInflight === 0 && timerBusy === undefined && ((await queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0) === 0);
+
+  return {
+    services,
+    tables,
+    logs,
+    runTimer,
+    async submit(c: Change) {
+      await services.queue.enqueueDeclare({ v: 1, kind: "declare", scaleSetId: c.scaleSetId, backendPoolId: c.poolId, ipConfiguration: IP_CONFIG, state: c.state, requestId: `bench-${c.id}`, declaredAt: new Date(clock.now()).toISOString() });
+    },
+    async idle() {
+      // Twice quiet in a row, 100 ms real apart: a message handled just now may enqueue its follow-up.
+      for (let calm = 0; calm < 2; ) {
+        await new Promise((r) => setTimeout(r, 100));
+        calm = (await quiet()) ? calm + 1 : 0;
+      }
+      await services.coalescer.idle();
+    },
+    async close() {
+      stopped = true;
+      unsubscribe();
+      await listener;
+      while (inflight > 0 || eventsInflight > 0) await new Promise((r) => setTimeout(r, 20));
+      void timerLoop.catch(() => undefined); // it sleeps in simulated time; the simulator's stop releases it
+      if (timerBusy) await timerBusy;
+      await services.coalescer.idle();
+      await Promise.all([services.declarations.table.deleteTable(), services.cache.table.deleteTable(), services.queue.queue.delete(), services.queue.poison.delete()].map((p) => p.catch(() => undefined)));
+    },
+    own: () => ({ ...counters, tableOps: tables.ops }),
+  };
+}

@@ -1,0 +1,231 @@
+// RESULTS.md, the SVG chart and the printed summary, from results.json's shape.
+import type { Spread } from "./stats";
+
+export interface Results {
+  generatedAt: string;
+  mode: "quick" | "full";
+  runs: number;
+  machine: Record<string, unknown>;
+  profile: unknown;
+  plan: Record<string, unknown>;
+  workloads: Record<string, unknown>;
+  durationS: number;
+}
+
+type Agg = Record<string, { runs: Array<Record<string, unknown>>; summary: Record<string, Spread> }>;
+
+const fmt = (n: number | undefined, digits = 1): string => (n === undefined || Number.isNaN(n) ? "–" : !Number.isFinite(n) ? "∞ (did not converge)" : Number.isInteger(n) ? String(n) : n.toFixed(digits));
+const sp = (s: Spread | undefined, digits = 1): string => (!s ? "–" : s.runs.length <= 1 || s.min === s.max ? fmt(s.median, digits) : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`);
+const med = (a: Agg | undefined, strategy: string, field: string): number => a?.[strategy]?.summary[field]?.median ?? Number.NaN;
+const maxOf = (a: Agg | undefined, strategy: string, field: string): number => a?.[strategy]?.summary[field]?.max ?? Number.NaN;
+const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
+
+interface Target {
+  target: string;
+  measured: string;
+  ok: boolean;
+}
+
+export function targets(r: Results): Target[] {
+  const out: Target[] = [];
+  const c = r.workloads.contention as Agg | undefined;
+  if (c) {
+    const poolsyncLost = maxOf(c, "poolsync", "lostOurs") + maxOf(c, "poolsync", "lostTheirs");
+    out.push({ target: "Lost updates: 0 for poolsync in every run", measured: `poolsync worst run: ${fmt(maxOf(c, "poolsync", "lostOurs"))} ours + ${fmt(maxOf(c, "poolsync", "lostTheirs"))} theirs`, ok: poolsyncLost === 0 });
+    const lww = med(c, "last-writer-wins", "lostOurs") + med(c, "last-writer-wins", "lostTheirs");
+    out.push({ target: "Lost updates: last-writer-wins shows them", measured: `last-writer-wins median: ${fmt(med(c, "last-writer-wins", "lostOurs"))} ours + ${fmt(med(c, "last-writer-wins", "lostTheirs"))} theirs`, ok: lww > 0 });
+  }
+  const b1 = r.workloads.burstOne as (Agg & { bound?: unknown }) | undefined;
+  if (b1) {
+    const w = maxOf(b1, "poolsync", "modelWrites");
+    const t = maxOf(b1, "poolsync", "status429");
+    out.push({ target: "Burst of 50 on one scale set: ≤ 3 scale-set writes (peers: 50)", measured: `poolsync worst run ${fmt(w)}; get-then-put-if-match ${fmt(med(b1, "get-then-put-if-match", "modelWrites"))}, last-writer-wins ${fmt(med(b1, "last-writer-wins", "modelWrites"))}`, ok: w <= 3 });
+    out.push({ target: "Burst of 50 on one scale set: no 429 at all", measured: `poolsync worst run ${fmt(t)} × 429`, ok: t === 0 });
+  }
+  const st = r.workloads.steady as Agg | undefined;
+  if (st) {
+    const v = med(st, "poolsync", "readsPerChange");
+    const peers = Math.min(med(st, "get-then-put-if-match", "readsPerChange"), med(st, "last-writer-wins", "readsPerChange"));
+    out.push({ target: "Reads per applied change in steady state: ≤ 0.2 (peers ≥ 1)", measured: `poolsync (events) ${fmt(v, 2)}; TTL only ${fmt(med(st, "poolsync-ttl-only", "readsPerChange"), 2)}; no cache ${fmt(med(st, "poolsync-no-cache", "readsPerChange"), 2)}; peers ≥ ${fmt(peers, 2)}`, ok: v <= 0.2 });
+  }
+  const b2 = r.workloads.burstWide as (Agg & { bound?: { boundS: number } }) | undefined;
+  if (b2?.bound) {
+    const v = med(b2, "poolsync", "convergeS");
+    const peers = Math.min(med(b2, "get-then-put-if-match", "convergeS"), med(b2, "last-writer-wins", "convergeS"));
+    out.push({ target: `Convergence of the wide burst: ≤ 1.2 × bound (${fmt(b2.bound.boundS)} s → ${fmt(1.2 * b2.bound.boundS)} s)`, measured: `poolsync ${fmt(v)} s = ${fmt(v / b2.bound.boundS, 2)} × bound`, ok: v <= 1.2 * b2.bound.boundS });
+    out.push({ target: "Convergence of the wide burst: ahead of every peer", measured: `poolsync ${fmt(v)} s; fastest peer ${fmt(peers)} s (${fmt(peers / v, 1)} × poolsync)`, ok: v < peers });
+  }
+  const o = r.workloads.overhead as { cold: Record<string, number>; warm: Record<string, number> } | undefined;
+  if (o) out.push({ target: "poolsync's own work per message reported", measured: `cold ${fmt(o.cold.cpuMsMedian)} ms CPU / ${fmt(o.cold.tableOpsMedian)} Table ops; warm ${fmt(o.warm.cpuMsMedian)} ms CPU / ${fmt(o.warm.tableOpsMedian)} Table ops`, ok: true });
+  return out;
+}
+
+function table(head: string[], rows: string[][]): string {
+  return [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+}
+
+function aggTable(a: Agg, cols: Array<[string, string, number?]>): string {
+  const strategies = Object.keys(a);
+  return table(
+    ["strategy", ...cols.map((c) => c[1])],
+    strategies.map((s) => [`\`${s}\``, ...cols.map(([f, , d]) => sp(a[s]?.summary[f], d ?? 1))]),
+  );
+}
+
+function ratioLine(a: Agg, field: string, label: string): string {
+  const base = med(a, "poolsync", field);
+  const parts = Object.keys(a)
+    .filter((s) => s !== "poolsync")
+    .map((s) => `${s} ${fmt(med(a, s, field) / base, 1)}×`);
+  return `Ratios of ${label} to poolsync's (medians): ${parts.join(", ")}.`;
+}
+
+export function renderMarkdown(r: Results, svgName: string): string {
+  const out: string[] = [];
+  out.push(`# Benchmarks (${r.mode} run)`);
+  out.push("");
+  out.push(`Generated ${r.generatedAt} by \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\` in ${fmt(r.durationS, 0)} s on ${JSON.stringify(r.machine)}. ${r.runs} run(s) per strategy and workload; figures are medians with the (min–max) spread over the runs; every strategy runs against its own fresh simulator with the same seed, one after another in the same run. Times are **simulated** seconds unless they say "real".`);
+  out.push("");
+  out.push(`Simulator profile: ${JSON.stringify(r.profile)} (simulated ms; latency per request = fixed + uniform jitter; every write is a long-running operation of that duration, polled every 1 s). CRP's token buckets enforced (per-minute refill) and ARM's per-subscription buckets in front (reads 250 @ 25/s — operation polls count — writes 200 @ 10/s). Time scales per workload are in \`results.json\` → \`plan\`.`);
+  out.push("");
+  out.push("## Targets");
+  out.push("");
+  out.push(table(["target", "measured", "verdict"], targets(r).map((t) => [t.target, t.measured, verdict(t.ok)])));
+  out.push("");
+  out.push(`![convergence](${svgName})`);
+  out.push("");
+  const c = r.workloads.contention as Agg | undefined;
+  if (c) {
+    out.push("## 1. Contention: lost updates");
+    out.push("");
+    out.push(`${JSON.stringify(r.plan.contention)}. One scale set; changes arrive every \`arrivalGapMs\` (adds of new pools, and removes of pools added ≥ 20 changes earlier); ${"3"} other writers add and remove ip configurations of their own on the model and the instances (atomically, inside the simulator, each logged). Lost, ours: pools whose last declared state is missing on the model or any instance at the end. Lost, theirs: logged adds that vanished and removes that came back.`);
+    out.push("");
+    out.push(aggTable(c, [["lostOurs", "lost (ours)"], ["lostTheirs", "lost (theirs)"], ["theirOps", "their ops"], ["modelWrites", "model writes"], ["instanceWrites", "instance writes"], ["reads", "reads"], ["status412", "412"], ["status429", "429"], ["simMinutes", "sim minutes"]]));
+    out.push("");
+  }
+  for (const [key, title] of [
+    ["burstOne", "2a. Burst: many declarations on one scale set"],
+    ["burstWide", "2b. Burst: across many scale sets"],
+  ] as const) {
+    const b = r.workloads[key] as (Agg & { bound?: { boundS: number; formula: string } }) | undefined;
+    if (!b) continue;
+    const { bound, ...agg } = b;
+    out.push(`## ${title}`);
+    out.push("");
+    out.push(`${JSON.stringify(r.plan[key])}: every change declared at t = 0; converged = visible on the model and every instance (polled in-process every 20 ms real).`);
+    out.push("");
+    out.push(aggTable(agg as Agg, [["convergeS", "converge s"], ["p50S", "p50 s"], ["p99S", "p99 s"], ["modelWrites", "model writes"], ["maxModelWritesPerScaleSet", "max model writes / scale set"], ["instanceWrites", "instance writes"], ["reads", "reads"], ["operationPolls", "op polls"], ["status412", "412"], ["status429", "429"]]));
+    out.push("");
+    out.push(ratioLine(agg as Agg, "convergeS", "convergence time"));
+    if (bound) {
+      out.push("");
+      out.push(`Bound: **${fmt(bound.boundS)} s** = ${bound.formula}. See \`burstBound\` in bench/workloads.ts.`);
+    }
+    out.push("");
+  }
+  const st = r.workloads.steady as Agg | undefined;
+  if (st) {
+    out.push("## 3. Steady state: reads per applied change");
+    out.push("");
+    out.push(`${JSON.stringify(r.plan.steady)}. Warm-up first (one declaration per scale set, applied, not counted); then the changes at random times over the period (toggling pools 1–19), other writers active throughout; poolsync's timer every 5 min. \`poolsync\` = events delivered (5 s Event Grid delay) + TTL 600 s; \`poolsync-ttl-only\` = no events; \`poolsync-no-cache\` = POOLSYNC_CACHE_ENABLED=false. Reads = VMSS GET + LIST + VM GET + VM LIST (operation polls separate).`);
+    out.push("");
+    out.push(aggTable(st, [["readsPerChange", "reads / change", 2], ["readsPerChangeInclPolls", "incl. op polls", 2], ["reads", "reads"], ["modelWrites", "model writes"], ["instanceWrites", "instance writes"], ["status412", "412"], ["status429", "429"], ["converged", "converged"], ["p50S", "p50 s"], ["p99S", "p99 s"]]));
+    out.push("");
+  }
+  const sc = r.workloads.scale as
+    | { scaleSets: number; timer: Array<Record<string, number>>; tableOpsPerChange: number; armReadsPerChange: number; armWritesPerChange: number; cpuMsPerChange: number; changes: number; runsToVisitAll: number; seedSeconds: number }
+    | undefined;
+  if (sc) {
+    out.push("## 4. Scale");
+    out.push("");
+    out.push(`${JSON.stringify(r.plan.scale)}: ${sc.scaleSets} scale sets, one declaration each (already applied in ARM, cache cold), seeded in ${fmt(sc.seedSeconds)} s real. Timer runs back to back (real ms; CPU of this process, which also hosts the simulator):`);
+    out.push("");
+    out.push(table(["run", "real ms", "CPU ms", "Table ops", "ARM reads", "scale sets visited"], sc.timer.map((t, i) => [String(i + 1), fmt(t.realMs, 0), fmt(t.cpuMs, 0), fmt(t.tableOps, 0), fmt(t.armReads, 0), fmt(t.visited, 0)])));
+    out.push("");
+    out.push(`At ${fmt(sc.timer[0]?.visited, 0)} scale sets per run (the read budget), the timer needs ${sc.runsToVisitAll} runs to visit every uncached one. Then ${sc.changes} changes through the queue: **${fmt(sc.tableOpsPerChange)} Table operations per change**, ${fmt(sc.armReadsPerChange, 2)} ARM reads and ${fmt(sc.armWritesPerChange, 2)} writes per change, ${fmt(sc.cpuMsPerChange)} ms CPU per change (process incl. simulator).`);
+    out.push("");
+  }
+  const o = r.workloads.overhead as { messages: number; cold: Record<string, number>; warm: Record<string, number> } | undefined;
+  if (o) {
+    out.push("## poolsync's own work per message");
+    out.push("");
+    out.push(`One declare message at a time through services.handleQueueMessage; the simulator in a child process (no latency, operations end at once), so process.cpuUsage() is poolsync's own (SDKs, TLS, JSON, zod, Table client). ${o.messages} messages each; scale sets of 3 instances. Cold = first message for a scale set (cache empty); warm = a second pool on the same scale set.`);
+    out.push("");
+    out.push(table(["", "CPU ms (median)", "CPU ms (p90)", "Table round trips", "wall ms (real)", "ARM calls"], (["cold", "warm"] as const).map((k) => [k, fmt(o[k].cpuMsMedian), fmt(o[k].cpuMsP90), fmt(o[k].tableOpsMedian, 0), fmt(o[k].wallMsMedian), fmt(o[k].armCallsMedian, 0)])));
+    out.push("");
+    out.push("For scale: CRP answers a VMSS write's operation in seconds and ARM's request latency is 100–250 ms; the Table round trips cost 5–10 ms each against a real storage account.");
+    out.push("");
+  }
+  const notes = notesOf(r);
+  if (notes.length > 0) {
+    out.push("## What poolsync's own log said (first run of each workload)");
+    out.push("");
+    out.push(...notes);
+    out.push("");
+  }
+  return out.join("\n");
+}
+
+function notesOf(r: Results): string[] {
+  const out: string[] = [];
+  for (const key of ["contention", "burstOne", "burstWide", "steady"]) {
+    const a = r.workloads[key] as Agg | undefined;
+    const first = a?.poolsync?.runs[0] as { notes?: { counts: Record<string, number>; samples: Record<string, string[]> } } | undefined;
+    if (!first?.notes) continue;
+    const counts = Object.entries(first.notes.counts)
+      .filter(([k]) => k.startsWith("reconcile:") || k.startsWith("arm.write:") || k.startsWith("warn:") || k.startsWith("error:"))
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ");
+    out.push(`- **${key}**: ${counts}`);
+    for (const [k, s] of Object.entries(first.notes.samples)) if (!k.startsWith("info:")) for (const line of s.slice(0, 1)) out.push(`  - ${k}: \`${line.replace(/`/g, "'").slice(0, 240)}\``);
+  }
+  return out;
+}
+
+/** Horizontal bars with min–max whiskers: convergence of both bursts, and the wide burst's bound. */
+export function renderSvg(r: Results): string {
+  const panels: Array<{ title: string; a: Agg; bound?: number }> = [];
+  const b1 = r.workloads.burstOne as (Agg & { bound?: { boundS: number } }) | undefined;
+  const b2 = r.workloads.burstWide as (Agg & { bound?: { boundS: number } }) | undefined;
+  const strip = (b: Agg & { bound?: unknown }) => Object.fromEntries(Object.entries(b).filter(([k]) => k !== "bound")) as Agg;
+  if (b2) panels.push({ title: "Wide burst: simulated seconds to converge", a: strip(b2), ...(b2.bound ? { bound: b2.bound.boundS } : {}) });
+  if (b1) panels.push({ title: "Burst on one scale set: simulated seconds to converge", a: strip(b1), ...(b1.bound ? { bound: b1.bound.boundS } : {}) });
+  const W = 760;
+  const left = 190;
+  const barH = 22;
+  const parts: string[] = [];
+  let y = 10;
+  for (const p of panels) {
+    const names = Object.keys(p.a);
+    const vals = names.map((n) => p.a[n]?.summary.convergeS);
+    const finite = vals.flatMap((v) => (v ? [v.max, v.median] : [])).filter(Number.isFinite);
+    const maxV = Math.max(1, p.bound ?? 0, ...finite) * 1.1;
+    const x = (v: number) => left + (Math.min(v, maxV) / maxV) * (W - left - 80);
+    parts.push(`<text x="10" y="${y + 14}" font-size="14" font-weight="bold">${p.title}</text>`);
+    y += 24;
+    names.forEach((n, i) => {
+      const v = vals[i];
+      const yy = y + i * (barH + 8);
+      const color = n === "poolsync" ? "#2b7bb9" : "#b0b0b0";
+      parts.push(`<text x="${left - 8}" y="${yy + 15}" font-size="12" text-anchor="end">${n}</text>`);
+      if (v && Number.isFinite(v.median)) {
+        parts.push(`<rect x="${left}" y="${yy}" width="${(x(v.median) - left).toFixed(1)}" height="${barH}" fill="${color}"/>`);
+        if (Number.isFinite(v.min) && Number.isFinite(v.max) && v.max > v.min) {
+          parts.push(`<line x1="${x(v.min).toFixed(1)}" x2="${x(v.max).toFixed(1)}" y1="${yy + barH / 2}" y2="${yy + barH / 2}" stroke="#000" stroke-width="1.5"/>`);
+        }
+        parts.push(`<text x="${(x(v.median) + 6).toFixed(1)}" y="${yy + 15}" font-size="12">${fmt(v.median)} s</text>`);
+      } else parts.push(`<text x="${left + 4}" y="${yy + 15}" font-size="12">did not converge</text>`);
+    });
+    const h = names.length * (barH + 8);
+    if (p.bound !== undefined) {
+      parts.push(`<line x1="${x(p.bound).toFixed(1)}" x2="${x(p.bound).toFixed(1)}" y1="${y - 4}" y2="${y + h}" stroke="#c0392b" stroke-dasharray="4 3"/>`);
+      parts.push(`<text x="${(x(p.bound) + 4).toFixed(1)}" y="${y + h + 12}" font-size="11" fill="#c0392b">bound ${fmt(p.bound)} s (1.2×: ${fmt(1.2 * p.bound)} s)</text>`);
+    }
+    y += h + 30;
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${y}" viewBox="0 0 ${W} ${y}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="#fff"/>\n${parts.join("\n")}\n</svg>\n`;
+}
+
+export function summaryLines(r: Results): string[] {
+  return ["", "poolsync benchmarks — targets:", ...targets(r).map((t) => `  [${t.ok ? "met" : "MISSED"}] ${t.target}: ${t.measured}`), ""];
+}

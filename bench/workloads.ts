@@ -1,0 +1,494 @@
+// The four workloads of issue 8, each run once per strategy on a fresh simulator with the same seed.
+import type { ArmSimulator } from "../test/sim";
+import { scaleSetRef } from "../test/support/refs";
+import { startPeer, type PeerKind, type StrategyRun } from "./peers";
+import { startPoolsync, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
+import { percentile, prng } from "./stats";
+import { buildWorld, ConvergenceMonitor, observed, OtherWriters, startSim, type Change, type SimProfile, type World, type WorldSpec } from "./world";
+
+export type Strategy = PeerKind | "poolsync" | "poolsync-ttl-only" | "poolsync-no-cache";
+export const PEERS: PeerKind[] = ["last-writer-wins", "get-then-put-if-match"];
+
+export interface Env {
+  storage: string;
+  profile: Omit<SimProfile, "timeScale">;
+  log: (line: string) => void;
+}
+
+export interface ArmCounts {
+  modelWrites: number;
+  instanceWrites: number;
+  reads: number;
+  operationPolls: number;
+  status412: number;
+  status429: number;
+  status409: number;
+  requests: number;
+}
+
+function armCounts(sim: ArmSimulator): ArmCounts {
+  const s = sim.control.stats();
+  return {
+    modelWrites: s.puts + s.patches,
+    instanceWrites: s.instancePuts,
+    reads: s.gets + s.lists + s.instanceGets + s.instanceLists,
+    operationPolls: s.operationGets,
+    status412: s.status412,
+    status429: s.status429,
+    status409: s.status409,
+    requests: s.requests,
+  };
+}
+
+interface Started {
+  sim: ArmSimulator;
+  run: StrategyRun;
+  poolsync?: PoolsyncRun;
+}
+
+async function start(strategy: Strategy, env: Env, world: World, timeScale: number, seed: number, ps: Partial<PoolsyncOptions> = {}): Promise<Started> {
+  const sim = await startSim({ ...env.profile, timeScale }, world.seed, seed);
+  if (strategy === "last-writer-wins" || strategy === "get-then-put-if-match") {
+    return { sim, run: startPeer(strategy, sim, { concurrency: 8, instanceConcurrency: 4, pollMs: 1000 }) };
+  }
+  const poolsync = await startPoolsync(sim, {
+    storage: env.storage,
+    subscriptions: world.subscriptions,
+    events: strategy === "poolsync",
+    eventDelayMs: 5_000,
+    timerEveryMs: 5 * 60_000,
+    random: prng(seed),
+    ...(strategy === "poolsync-no-cache" ? { env: { POOLSYNC_CACHE_ENABLED: "false" } } : {}),
+    ...ps,
+  });
+  return { sim, run: poolsync, poolsync };
+}
+
+async function finish(s: Started): Promise<void> {
+  await s.run.close().catch(() => undefined);
+  await s.sim.stop();
+}
+
+/** Waits for `cond` (checked every 25 ms real) until `simCapMs` of simulated time or `realCapMs` pass. */
+async function until(sim: ArmSimulator, cond: () => boolean | Promise<boolean>, simCapMs: number, realCapMs: number): Promise<boolean> {
+  const simEnd = sim.control.clock.now() + simCapMs;
+  const realEnd = Date.now() + realCapMs;
+  for (;;) {
+    if (await cond()) return true;
+    if (sim.control.clock.now() > simEnd || Date.now() > realEnd) return false;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function idleWithin(run: StrategyRun, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([run.idle().then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  if (timer) clearTimeout(timer);
+  return done;
+}
+
+function poolsyncOwn(p: PoolsyncRun | undefined, changes: number): Record<string, number> {
+  if (!p) return {};
+  const o = p.own();
+  return { tableOps: o.tableOps ?? 0, tableOpsPerChange: (o.tableOps ?? 0) / Math.max(1, changes), messages: o.messages ?? 0, handlerErrors: o.handlerErrors ?? 0, reconcilesEnqueued: o.reconcilesEnqueued ?? 0 };
+}
+
+/** Where poolsync's 429s, 412s and re-enqueues came from, from its own log lines. */
+function poolsyncNotes(p: PoolsyncRun | undefined): { counts: Record<string, number>; samples: Record<string, string[]> } | undefined {
+  if (!p) return undefined;
+  return { counts: { ...p.logs.counts }, samples: { ...p.logs.samples } };
+}
+
+// ---- 1. contention ------------------------------------------------------------------------------------------
+
+export interface ContentionSize {
+  changes: number;
+  capacity: number;
+  arrivalGapMs: number;
+  writers: number;
+  writerGapMs: number;
+  timeScale: number;
+}
+
+export interface ContentionResult extends ArmCounts {
+  lostOurs: number;
+  lostTheirs: number;
+  theirOps: number;
+  converged: number;
+  simMinutes: number;
+  notes?: ReturnType<typeof poolsyncNotes>;
+  [k: string]: unknown;
+}
+
+/** 200 changes on one scale set (adds, and removes of pools added earlier) while 3 other writers change their own ip configurations. */
+export function contentionChanges(size: ContentionSize, ssId: string, pools: string[], random: () => number): Change[] {
+  const changes: Change[] = [];
+  const added: number[] = [];
+  let nextPool = 0;
+  const removes = Math.round(size.changes * 0.3);
+  let removesLeft = removes;
+  for (let i = 0; i < size.changes; i++) {
+    const addsLeft = size.changes - removes - nextPool;
+    const eligible = added.filter((slot) => slot <= i - 20);
+    const doRemove = removesLeft > 0 && eligible.length > 0 && (addsLeft <= 0 || random() < removesLeft / (removesLeft + addsLeft));
+    if (doRemove) {
+      const slot = eligible[Math.floor(random() * eligible.length)] as number;
+      added.splice(added.indexOf(slot), 1);
+      const pool = changes[slot]?.poolId as string;
+      changes.push({ id: i, scaleSetId: ssId, poolId: pool, state: "absent" });
+      removesLeft--;
+    } else {
+      changes.push({ id: i, scaleSetId: ssId, poolId: pools[nextPool++] as string, state: "present" });
+      added.push(i);
+    }
+  }
+  return changes;
+}
+
+export async function runContention(strategy: Strategy, env: Env, size: ContentionSize, seed: number): Promise<ContentionResult> {
+  const spec: WorldSpec = { subscriptions: 1, scaleSetsPerSubscription: 1, capacity: size.capacity, pools: size.changes };
+  const world = buildWorld(spec);
+  const ssId = world.scaleSets[0] as string;
+  const changes = contentionChanges(size, ssId, world.pools[0] as string[], prng(seed));
+  const s = await start(strategy, env, world, size.timeScale, seed);
+  const { sim } = s;
+  try {
+    const targets = [ssId, ...sim.control.instances(ssId).map((vm) => String(vm.id))];
+    const wrand = prng(seed + 7);
+    const writers = new OtherWriters(sim, world, () => targets[Math.floor(wrand() * targets.length)] as string, wrand);
+    const t0 = sim.control.clock.now();
+    writers.start(size.writers, size.writerGapMs);
+    for (const c of changes) {
+      await s.run.submit(c);
+      await sim.control.clock.sleep(size.arrivalGapMs);
+    }
+    // Ours: the last declared state of every pool, on the model and every instance.
+    const final = new Map<string, "present" | "absent">();
+    for (const c of changes) final.set(c.poolId.toLowerCase(), c.state);
+    const missing = () => {
+      const seen = observed(sim, ssId);
+      let n = 0;
+      for (const [pool, state] of final) {
+        const want = state === "present";
+        if (seen.model.has(pool) !== want || seen.instances.some((i) => i.has(pool) !== want)) n++;
+      }
+      return n;
+    };
+    // The other writers keep going until our changes show or the strategy has nothing left to do.
+    let idle = false;
+    void s.run.idle().then(() => (idle = true));
+    await until(sim, () => idle || missing() === 0, 3 * 3_600_000, 240_000);
+    await writers.stop();
+    await idleWithin(s.run, 120_000);
+    sim.control.settle();
+    const lostOurs = missing();
+    const theirs = writers.lostUpdates();
+    return {
+      strategy,
+      ...armCounts(sim),
+      lostOurs,
+      lostTheirs: theirs.lost,
+      theirOps: theirs.ops,
+      converged: final.size - lostOurs,
+      simMinutes: (sim.control.clock.now() - t0) / 60_000,
+      ...poolsyncOwn(s.poolsync, changes.length),
+      peer: s.poolsync ? {} : s.run.own(),
+      notes: poolsyncNotes(s.poolsync),
+    };
+  } finally {
+    await finish(s);
+  }
+}
+
+// ---- 2. bursts -----------------------------------------------------------------------------------------------
+
+export interface BurstSize {
+  scaleSets: number;
+  capacity: number;
+  perScaleSet: number;
+  timeScale: number;
+}
+
+export interface BurstResult extends ArmCounts {
+  converged: number;
+  changes: number;
+  convergeS: number;
+  p50S: number;
+  p99S: number;
+  maxModelWritesPerScaleSet: number;
+  notes?: ReturnType<typeof poolsyncNotes>;
+  [k: string]: unknown;
+}
+
+export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, seed: number): Promise<BurstResult> {
+  const world = buildWorld({ subscriptions: 1, scaleSetsPerSubscription: size.scaleSets, capacity: size.capacity, pools: size.perScaleSet });
+  const rand = prng(seed);
+  const changes: Change[] = [];
+  for (const ss of world.scaleSets) for (const pool of world.pools[0] as string[]) changes.push({ id: changes.length, scaleSetId: ss, poolId: pool, state: "present" });
+  // Arrival order shuffled (the same for every strategy in a run).
+  for (let i = changes.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [changes[i], changes[j]] = [changes[j] as Change, changes[i] as Change];
+  }
+  const s = await start(strategy, env, world, size.timeScale, seed);
+  const { sim } = s;
+  const monitor = new ConvergenceMonitor(sim);
+  try {
+    const t0 = sim.control.clock.now();
+    await Promise.all(
+      changes.map((c) => {
+        monitor.watch(c);
+        return s.run.submit(c);
+      }),
+    );
+    let idle = false;
+    void s.run.idle().then(() => (idle = true));
+    // Done when every change shows, or when the strategy has nothing left to do (what is missing then is lost).
+    await until(sim, () => monitor.outstanding === 0 || idle, 3 * 3_600_000, 300_000);
+    monitor.check();
+    const lat = monitor.latencies().map((ms) => ms / 1000);
+    const convergeS = monitor.outstanding === 0 ? (monitor.lastAppliedAt() - t0) / 1000 : Number.POSITIVE_INFINITY;
+    await idleWithin(s.run, 60_000);
+    const perSs = world.scaleSets.map((id) => {
+      const st = sim.control.stats(id);
+      return st.puts + st.patches;
+    });
+    return {
+      strategy,
+      ...armCounts(sim),
+      changes: changes.length,
+      converged: changes.length - monitor.outstanding,
+      convergeS,
+      p50S: percentile(lat, 50),
+      p99S: percentile(lat, 99),
+      maxModelWritesPerScaleSet: Math.max(...perSs),
+      ...poolsyncOwn(s.poolsync, changes.length),
+      peer: s.poolsync ? {} : s.run.own(),
+      notes: poolsyncNotes(s.poolsync),
+    };
+  } finally {
+    monitor.stop();
+    await finish(s);
+  }
+}
+
+/**
+ * The least time CRP's and ARM's write budgets allow for a burst: every scale set needs at least one model write
+ * and every instance one write of its own (all of its pool changes in one), and the instances' writes can start
+ * only after the model's has ended (model before instances). Per bucket with N writes drawn from it, burst B and
+ * refill r: the last token is there at max(0, N − B) / r (CRP refills per minute: ceil((N − B) / r_min) minutes;
+ * ARM continuously: (N − B) / r_s). The last write then still takes one request latency plus its operation.
+ *   bound = max(critical path, max over buckets(last token) + latency + operation)
+ *   critical path = GET + PUT model + operation + LIST + PUT instance + operation (+ one poll interval each)
+ */
+export function burstBound(size: BurstSize, profile: Omit<SimProfile, "timeScale">, pollMs: number): { boundS: number; formula: string; parts: Record<string, number> } {
+  const modelWrites = size.scaleSets;
+  const instanceWrites = size.scaleSets * size.capacity;
+  const L = profile.latency.fixedMs + profile.latency.jitterMs / 2;
+  const D = profile.operationDurationMs;
+  const crpMinutes = (n: number, bucket: number, perMin: number) => (n <= bucket ? 0 : Math.ceil((n - bucket) / perMin) * 60);
+  const parts = {
+    perResourceModel: crpMinutes(1, 12, 4),
+    perResourceInstance: crpMinutes(1, 12, 4),
+    crpSubscriptionVmssUpdate: crpMinutes(modelWrites, 1500, 500),
+    crpSubscriptionVmUpdate: crpMinutes(instanceWrites, 1500, 500),
+    armWrites: Math.max(0, modelWrites + instanceWrites - 200) / 10,
+  };
+  const lastToken = Math.max(...Object.values(parts));
+  const tail = (L + D + pollMs) / 1000;
+  const criticalPath = (4 * L + 2 * (D + pollMs)) / 1000;
+  const boundS = Math.max(criticalPath, lastToken + tail);
+  return {
+    boundS,
+    parts: { ...parts, tailS: tail, criticalPathS: criticalPath, writes: modelWrites + instanceWrites },
+    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP subscription ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency+operation+poll ${tail.toFixed(1)} s)`,
+  };
+}
+
+// ---- 3. steady state -----------------------------------------------------------------------------------------
+
+export interface SteadySize {
+  scaleSets: number;
+  capacity: number;
+  changes: number;
+  durationMs: number;
+  writers: number;
+  writerGapMs: number;
+  timeScale: number;
+}
+
+export interface SteadyResult extends ArmCounts {
+  changes: number;
+  converged: number;
+  readsPerChange: number;
+  readsPerChangeInclPolls: number;
+  p50S: number;
+  p99S: number;
+  warmupReads: number;
+  [k: string]: unknown;
+}
+
+export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, seed: number): Promise<SteadyResult> {
+  const pools = 20;
+  const world = buildWorld({ subscriptions: 1, scaleSetsPerSubscription: size.scaleSets, capacity: size.capacity, pools });
+  const rand = prng(seed);
+  const poolIds = world.pools[0] as string[];
+  const declared = new Map<string, boolean>();
+  const plan: Array<{ at: number; change: Change }> = [];
+  for (let i = 0; i < size.changes; i++) {
+    const ss = world.scaleSets[Math.floor(rand() * world.scaleSets.length)] as string;
+    const pool = poolIds[1 + Math.floor(rand() * (pools - 1))] as string;
+    const key = `${ss}|${pool}`;
+    const present = !(declared.get(key) ?? false);
+    declared.set(key, present);
+    plan.push({ at: rand() * size.durationMs, change: { id: i, scaleSetId: ss, poolId: pool, state: present ? "present" : "absent" } });
+  }
+  plan.sort((a, b) => a.at - b.at);
+  const s = await start(strategy, env, world, size.timeScale, seed);
+  const { sim } = s;
+  const monitor = new ConvergenceMonitor(sim, 50);
+  try {
+    // Warm-up (not measured): one declaration per scale set, applied, so the hour starts in steady state.
+    const warm = world.scaleSets.map((ss, i) => ({ id: -1 - i, scaleSetId: ss, poolId: poolIds[0] as string, state: "present" as const }));
+    const warmMonitor = new ConvergenceMonitor(sim, 50);
+    for (const c of warm) {
+      warmMonitor.watch(c);
+      await s.run.submit(c);
+    }
+    const w0 = Date.now();
+    await until(sim, () => warmMonitor.outstanding === 0, 3_600_000, 180_000);
+    warmMonitor.stop();
+    await idleWithin(s.run, 60_000);
+    env.log(`steady ${strategy}: warm-up ${((Date.now() - w0) / 1000).toFixed(1)} s real`);
+    const warmupReads = armCounts(sim).reads;
+    sim.control.resetStats();
+
+    const wrand = prng(seed + 11);
+    const targets = world.scaleSets.flatMap((ss) => [ss, ...sim.control.instances(ss).map((vm) => String(vm.id))]);
+    const writers = new OtherWriters(sim, world, () => targets[Math.floor(wrand() * targets.length)] as string, wrand);
+    const t0 = sim.control.clock.now();
+    writers.start(size.writers, size.writerGapMs);
+    for (const { at, change } of plan) {
+      const wait = t0 + at - sim.control.clock.now();
+      if (wait > 0) await sim.control.clock.sleep(wait);
+      monitor.watch(change);
+      await s.run.submit(change);
+    }
+    const end = t0 + size.durationMs;
+    if (end > sim.control.clock.now()) await sim.control.clock.sleep(end - sim.control.clock.now());
+    await writers.stop();
+    const e0 = Date.now();
+    await until(sim, () => monitor.outstanding === 0, 30 * 60_000, 60_000);
+    env.log(`steady ${strategy}: tail ${((Date.now() - e0) / 1000).toFixed(1)} s real`);
+    monitor.check();
+    const counts = armCounts(sim);
+    const lat = monitor.latencies().map((ms) => ms / 1000);
+    // A change superseded before it showed (the same pool toggled back) counts as applied when the end state holds.
+    return {
+      strategy,
+      ...counts,
+      changes: size.changes,
+      converged: size.changes - monitor.outstanding,
+      readsPerChange: counts.reads / size.changes,
+      readsPerChangeInclPolls: (counts.reads + counts.operationPolls) / size.changes,
+      p50S: percentile(lat, 50),
+      p99S: percentile(lat, 99),
+      warmupReads,
+      ...poolsyncOwn(s.poolsync, size.changes),
+      timerRuns: s.poolsync?.own().timerRuns ?? 0,
+      timerReads: s.poolsync?.own().timerReads ?? 0,
+      peer: s.poolsync ? {} : s.run.own(),
+      notes: poolsyncNotes(s.poolsync),
+    };
+  } finally {
+    monitor.stop();
+    await finish(s);
+  }
+}
+
+// ---- 4. scale ------------------------------------------------------------------------------------------------
+
+export interface ScaleSize {
+  subscriptions: number;
+  scaleSetsPerSubscription: number;
+  timerRuns: number;
+  changes: number;
+  timeScale: number;
+}
+
+export interface ScaleResult {
+  scaleSets: number;
+  declarations: number;
+  seedSeconds: number;
+  timer: Array<{ realMs: number; cpuMs: number; tableOps: number; armReads: number; visited: number }>;
+  changes: number;
+  tableOpsPerChange: number;
+  armReadsPerChange: number;
+  armWritesPerChange: number;
+  cpuMsPerChange: number;
+  realSecondsForChanges: number;
+  runsToVisitAll: number;
+}
+
+export async function runScale(env: Env, size: ScaleSize, seed: number): Promise<ScaleResult> {
+  const world = buildWorld({ subscriptions: size.subscriptions, scaleSetsPerSubscription: size.scaleSetsPerSubscription, capacity: 1, pools: 2 });
+  // Already in pool-0 everywhere: the declarations below describe the world as it is (a steady fleet).
+  for (const sub of world.seed.subscriptions) for (const rg of sub.resourceGroups) for (const ss of rg.scaleSets ?? []) for (const n of ss.nics) for (const c of n.ipConfigurations) c.backendPools = ["lb/pool-0"];
+  const s = await start("poolsync", env, world, size.timeScale, seed, { timerEveryMs: 0, events: true });
+  const p = s.poolsync as PoolsyncRun;
+  try {
+    const seeded = Date.now();
+    let next = 0;
+    const poolOf = (id: string) => world.pools[world.subscriptions.indexOf(id.split("/")[2] ?? "")]?.[0] as string;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < world.scaleSets.length) {
+          const id = world.scaleSets[next++] as string;
+          await p.services.declarations.upsert(scaleSetRef(id), { scaleSetId: id, backendPoolId: poolOf(id), ipConfiguration: "ipConfig0", state: "present", requestId: `seed-${next}`, declaredAt: new Date(sim0(s)).toISOString() });
+        }
+      }),
+    );
+    const seedSeconds = (Date.now() - seeded) / 1000;
+    const timer: ScaleResult["timer"] = [];
+    for (let i = 0; i < size.timerRuns; i++) {
+      const ops0 = p.tables.ops;
+      const reads0 = armCounts(s.sim).reads;
+      const cpu0 = process.cpuUsage();
+      const t0 = Date.now();
+      const summary = await p.services.reconcileStale();
+      const cpu = process.cpuUsage(cpu0);
+      timer.push({ realMs: Date.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, tableOps: p.tables.ops - ops0, armReads: armCounts(s.sim).reads - reads0, visited: summary.visited });
+    }
+    await idleWithin(p, 60_000);
+    // Changes through the queue: pool-1 added to `changes` scale sets spread over the subscriptions.
+    const rand = prng(seed);
+    const picked = new Set<string>();
+    while (picked.size < Math.min(size.changes, world.scaleSets.length)) picked.add(world.scaleSets[Math.floor(rand() * world.scaleSets.length)] as string);
+    const ops0 = p.tables.ops;
+    const arm0 = armCounts(s.sim);
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    let id = 0;
+    for (const ss of picked) await p.submit({ id: id++, scaleSetId: ss, poolId: world.pools[world.subscriptions.indexOf(ss.split("/")[2] ?? "")]?.[1] as string, state: "present" });
+    await idleWithin(p, 240_000);
+    const cpu = process.cpuUsage(cpu0);
+    const arm = armCounts(s.sim);
+    return {
+      scaleSets: world.scaleSets.length,
+      declarations: world.scaleSets.length,
+      seedSeconds,
+      timer,
+      changes: picked.size,
+      tableOpsPerChange: (p.tables.ops - ops0) / picked.size,
+      armReadsPerChange: (arm.reads - arm0.reads) / picked.size,
+      armWritesPerChange: (arm.modelWrites + arm.instanceWrites - arm0.modelWrites - arm0.instanceWrites) / picked.size,
+      cpuMsPerChange: (cpu.user + cpu.system) / 1000 / picked.size,
+      realSecondsForChanges: (Date.now() - t0) / 1000,
+      runsToVisitAll: Math.ceil(world.scaleSets.length / Math.max(1, timer[0]?.visited ?? 1)),
+    };
+  } finally {
+    await finish(s);
+  }
+}
+
+const sim0 = (s: Started) => s.sim.control.clock.now();

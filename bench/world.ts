@@ -1,0 +1,260 @@
+// The simulated world every strategy runs against: seeds, the simulator's settings, what "applied" means, and the
+// other writers whose changes must survive.
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type JsonObject, type SeedSpec } from "../test/sim";
+import { instanceNics, modelNics, poolsByIpConfig } from "../test/support/wire";
+import { poolId, scaleSetId } from "../test/support/worlds";
+
+export const RG = "bench";
+export const IP_CONFIG = "ipConfig0";
+
+export function subscriptionId(i: number): string {
+  return `${String(i + 1).padStart(8, "0")}-bbbb-4ccc-8ddd-${String(i + 1).padStart(12, "0")}`;
+}
+
+export interface WorldSpec {
+  subscriptions: number;
+  scaleSetsPerSubscription: number;
+  capacity: number;
+  pools: number;
+}
+
+export interface World {
+  seed: SeedSpec;
+  scaleSets: string[];
+  pools: string[][]; // per subscription
+  subnet: string[]; // per subscription
+  subscriptions: string[];
+}
+
+export function buildWorld(w: WorldSpec): World {
+  const subs = Array.from({ length: w.subscriptions }, (_, i) => subscriptionId(i));
+  const scaleSets: string[] = [];
+  const pools: string[][] = [];
+  const subnet: string[] = [];
+  const seed: SeedSpec = {
+    subscriptions: subs.map((sub) => {
+      pools.push(Array.from({ length: w.pools }, (_, p) => poolId(sub, RG, "lb", `pool-${p}`)));
+      subnet.push(`/subscriptions/${sub}/resourceGroups/${RG}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`);
+      const names = Array.from({ length: w.scaleSetsPerSubscription }, (_, i) => `vmss-${i}`);
+      for (const n of names) scaleSets.push(scaleSetId(sub, RG, n));
+      return {
+        id: sub,
+        resourceGroups: [
+          {
+            name: RG,
+            location: "westeurope",
+            virtualNetworks: [{ name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] }],
+            loadBalancers: [{ name: "lb", backendPools: Array.from({ length: w.pools }, (_, p) => `pool-${p}`) }],
+            scaleSets: names.map((name) => ({
+              name,
+              capacity: w.capacity,
+              nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: IP_CONFIG, primary: true, subnet: "vnet/nodes" }] }],
+            })),
+          },
+        ],
+      };
+    }),
+  };
+  return { seed, scaleSets, pools, subnet, subscriptions: subs };
+}
+
+export const subscriptionOf = (id: string): string => id.split("/")[2] ?? "";
+
+/** CRP as the benchmark sees it: throttling on (time-scaled), ARM's buckets on, realistic latency and operations. */
+export interface SimProfile {
+  timeScale: number;
+  latency: { fixedMs: number; jitterMs: number };
+  operationDurationMs: number;
+}
+
+export async function startSim(profile: SimProfile, seed: SeedSpec, randomSeed: number, extra: ArmSimulatorOptions = {}): Promise<ArmSimulator> {
+  return startArmSimulator({
+    tls: true,
+    seed,
+    randomSeed,
+    throttling: { timeScale: profile.timeScale, refill: "perMinute", arm: true },
+    latency: profile.latency,
+    operationDurationMs: profile.operationDurationMs,
+    ...extra,
+  });
+}
+
+/** A membership change: this pool present on (or absent from) ipConfig0 of this scale set and all its instances. */
+export interface Change {
+  id: number;
+  scaleSetId: string;
+  poolId: string;
+  state: "present" | "absent";
+}
+
+function hasPool(nics: ReturnType<typeof modelNics>, pool: string): boolean {
+  return (poolsByIpConfig(nics)[IP_CONFIG] ?? []).includes(pool.toLowerCase());
+}
+
+/** Pools on ipConfig0 of the model and of every instance (lower-case IDs). */
+export function observed(sim: ArmSimulator, ssId: string): { model: Set<string>; instances: Array<Set<string>> } {
+  const ss = sim.control.resource(ssId) as JsonObject;
+  const model = new Set(poolsByIpConfig(modelNics(ss))[IP_CONFIG] ?? []);
+  const instances = sim.control.instances(ssId).map((vm) => new Set(poolsByIpConfig(instanceNics(vm))[IP_CONFIG] ?? []));
+  return { model, instances };
+}
+
+export function satisfied(sim: ArmSimulator, c: Pick<Change, "scaleSetId" | "poolId" | "state">): boolean {
+  const want = c.state === "present";
+  const ss = sim.control.resource(c.scaleSetId) as JsonObject;
+  if (hasPool(modelNics(ss), c.poolId) !== want) return false;
+  return sim.control.instances(c.scaleSetId).every((vm) => hasPool(instanceNics(vm), c.poolId) === want);
+}
+
+/**
+ * Watches the simulator and records, per change, the simulated time it was first visible on the model and every
+ * instance. Polls in-process (no ARM call, nothing counted).
+ */
+export class ConvergenceMonitor {
+  readonly appliedAt = new Map<number, number>();
+  readonly declaredAt = new Map<number, number>();
+  private pending = new Map<number, Change>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly sim: ArmSimulator,
+    private readonly everyMs = 20,
+  ) {}
+
+  watch(c: Change): void {
+    this.declaredAt.set(c.id, this.sim.control.clock.now());
+    this.pending.set(c.id, c);
+    this.timer ??= setInterval(() => this.check(), this.everyMs);
+  }
+
+  check(): void {
+    const now = this.sim.control.clock.now();
+    for (const [id, c] of this.pending) {
+      if (satisfied(this.sim, c)) {
+        this.appliedAt.set(id, now);
+        this.pending.delete(id);
+      }
+    }
+  }
+
+  get outstanding(): number {
+    return this.pending.size;
+  }
+
+  latencies(): number[] {
+    return [...this.appliedAt].map(([id, at]) => at - (this.declaredAt.get(id) ?? at));
+  }
+
+  lastAppliedAt(): number {
+    return Math.max(...this.appliedAt.values());
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** One logged operation of another writer: it added or removed one of its own ip configurations. */
+export interface WriterOp {
+  writer: number;
+  target: string;
+  name: string;
+  op: "add" | "remove";
+  at: number;
+}
+
+/**
+ * Other writers (cluster tooling, autoscaler hooks, people with curl): each adds and later removes ip
+ * configurations of its own on the scale set model and its instances, atomically inside the simulator (so they
+ * never lose anyone's change themselves) and logs every operation.
+ */
+export class OtherWriters {
+  readonly log: WriterOp[] = [];
+  private live = new Map<string, string[]>(); // writer|target → its names currently added
+  private seq = 0;
+  private running = false;
+  private loops: Promise<void>[] = [];
+
+  constructor(
+    private readonly sim: ArmSimulator,
+    private readonly world: World,
+    private readonly targets: () => string,
+    private readonly random: () => number,
+  ) {}
+
+  /** `writers` loops, each writing every `meanGapMs` simulated ms on average (exponential gaps). */
+  start(writers: number, meanGapMs: number): void {
+    this.running = true;
+    for (let w = 0; w < writers; w++) this.loops.push(this.loop(w, meanGapMs));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+  }
+
+  private async loop(writer: number, meanGapMs: number): Promise<void> {
+    const clock = this.sim.control.clock;
+    while (this.running) {
+      await clock.sleep(-Math.log(1 - this.random()) * meanGapMs);
+      if (!this.running) return;
+      this.writeOnce(writer);
+    }
+  }
+
+  writeOnce(writer: number): void {
+    const target = this.targets();
+    const key = `${writer}|${target}`;
+    const mine = this.live.get(key) ?? [];
+    const remove = mine.length > 0 && (mine.length >= 2 || this.random() < 0.5);
+    const subIndex = this.world.subscriptions.indexOf(subscriptionOf(target));
+    const subnet = this.world.subnet[Math.max(0, subIndex)] as string;
+    const at = this.sim.control.clock.now();
+    try {
+      if (remove) {
+        const name = mine.shift() as string;
+        this.sim.control.write(target, (r) => {
+          const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
+          const first = nics[0];
+          if (first) first.properties.ipConfigurations = first.properties.ipConfigurations.filter((c) => c.name !== name);
+        });
+        this.log.push({ writer, target, name, op: "remove", at });
+      } else {
+        const name = `w${writer}-${this.seq++}`;
+        this.sim.control.write(target, (r) => {
+          const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
+          nics[0]?.properties.ipConfigurations.push({ name, properties: { primary: false, privateIPAddressVersion: "IPv4", subnet: { id: subnet } } });
+        });
+        mine.push(name);
+        this.log.push({ writer, target, name, op: "add", at });
+      }
+      this.live.set(key, mine);
+    } catch {
+      // The target is being deleted or busy in a way the simulator refuses: the writer skips this turn.
+    }
+  }
+
+  /** Their operations whose effect is not in the end state: an add that vanished, a remove that came back. */
+  lostUpdates(): { lost: number; ops: number } {
+    const removed = new Set(this.log.filter((o) => o.op === "remove").map((o) => `${o.target.toLowerCase()}|${o.name}`));
+    const names = new Map<string, Set<string>>();
+    const namesOf = (target: string): Set<string> => {
+      let s = names.get(target);
+      if (!s) {
+        const r = this.sim.control.resource(target) as JsonObject;
+        const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
+        s = new Set(nics.flatMap((n) => n.properties.ipConfigurations.map((c) => c.name)));
+        names.set(target, s);
+      }
+      return s;
+    };
+    let lost = 0;
+    for (const o of this.log) {
+      const present = namesOf(o.target).has(o.name);
+      if (o.op === "add" && !removed.has(`${o.target.toLowerCase()}|${o.name}`) && !present) lost++;
+      if (o.op === "remove" && present) lost++;
+    }
+    return { lost, ops: this.log.length };
+  }
+}
