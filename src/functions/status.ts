@@ -7,9 +7,10 @@ export async function status(request: HttpRequest): Promise<HttpResponseInit> {
   return handleStatus(request, services());
 }
 
+// PUT, POST, PATCH and DELETE are routed here only to be answered 405 with Allow: the host would give them a bare 404.
 app.http("status", {
   route: "status",
-  methods: ["GET"],
+  methods: ["GET", "PUT", "POST", "PATCH", "DELETE"],
   authLevel: "function",
   handler: status,
 });

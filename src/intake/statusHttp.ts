@@ -4,16 +4,19 @@ import { inScopes } from "../core/scopes";
 import { wantsHtml } from "./accept";
 import { scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
-import { jsonResponse, problem, problemResponse } from "./problem";
+import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
 import { renderStatusPage, STATUS_PAGE_CSP } from "./statusPage";
 import { statusReport } from "./statusReport";
 
-type Request = Pick<HttpRequest, "query" | "headers" | "url">;
+type Request = Pick<HttpRequest, "query" | "headers" | "url"> & Partial<Pick<HttpRequest, "method">>;
+
+export const STATUS_METHODS = ["GET"] as const;
 
 const truthy = (v: string | null) => v !== null && ["1", "true", "yes", ""].includes(v.toLowerCase());
 
 /** JSON by default; the page for a browser. `?poison=1` adds the poison messages to the JSON (the page always shows them). */
 export async function handleStatus(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+  if (request.method !== undefined && request.method !== "GET") return problemResponse(methodNotAllowed(request.method, STATUS_METHODS));
   const page = wantsHtml(request.headers.get("accept"), request.query.get("format"));
   const rawScaleSet = request.query.get("scaleSetId");
   let scaleSet;

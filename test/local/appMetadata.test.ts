@@ -52,7 +52,7 @@ describe("the app's registered functions (what the host indexes)", () => {
     const memberships = byName("memberships");
     expect(memberships.trigger).toMatchObject({ type: "httpTrigger", authLevel: "function", route: "memberships" });
     expect(memberships.trigger.methods).toEqual(expect.arrayContaining(["GET", "PUT"]));
-    expect(byName("status").trigger).toMatchObject({ type: "httpTrigger", authLevel: "function", route: "status", methods: ["GET"] });
+    expect(byName("status").trigger).toMatchObject({ type: "httpTrigger", authLevel: "function", route: "status", methods: ["GET", "PUT", "POST", "PATCH", "DELETE"] });
     for (const f of [memberships, byName("status")]) expect(raw(f)).toEqual(expect.arrayContaining([expect.objectContaining({ name: "$return", type: "http", direction: "out" })]));
   });
 
