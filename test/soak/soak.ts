@@ -125,6 +125,8 @@ export interface SoakResult {
   plan: string[];
 }
 
+const SIM_FAULT_KINDS = ["412", "429", "409", "500", "503", "drop", "slow", "opfail", "instance-delete", "kill", "ss-delete"] as const;
+
 // ---------------------------------------------------------------------------------------------------------------
 // A process of the app: its services, over a Compute port and clock that a kill freezes for good.
 
@@ -144,7 +146,10 @@ function countingLogger(counters: Record<string, number>, errors: string[]): Log
   const bump = (k: string) => (counters[k] = (counters[k] ?? 0) + 1);
   return {
     info(event, fields) {
-      if (event === "reconcile") bump(`reconcile:${String(fields.result)}`);
+      if (event === "reconcile") {
+        bump(`reconcile:${String(fields.result)}`);
+        if (fields.result === "requeued" || fields.result === "failed") bump(`why:${String(fields.reason ?? "").replace(/[0-9a-f-]{36}|\/subscriptions\/\S+|\d+/g, "#").slice(0, 70)}`);
+      }
     },
     warn(event) {
       bump(`warn:${event}`);
@@ -180,7 +185,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     faultTargets.set(f, [...(faultTargets.get(f) ?? []), target.toLowerCase()]);
   };
   const simHandles: Array<{ f: FaultName; h: FaultHandle; times: number }> = [];
-  const interleaves: Array<{ h: InterleaveHandle; times: number }> = [];
+  const interleaves: Array<{ h: InterleaveHandle; times: number; ss: string; tag: string }> = [];
 
   // Storage of our own (restartable, state on disk), the simulator time-scaled with throttling on.
   const [blob, queuePort, table] = await freePorts(3);
@@ -523,6 +528,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     }
   };
 
+  // Every kind once early, in a seeded order (the scale set deletion last, so the others have targets); then by weight.
+  const mustTry: Array<(typeof SIM_FAULT_KINDS)[number]> = SIM_FAULT_KINDS.filter((k) => k !== "ss-delete").sort(() => rand() - 0.5);
+  mustTry.push("ss-delete");
   const simFault = () => {
     const names = live();
     if (names.length === 0) return;
@@ -530,19 +538,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     const ss = ssId(name);
     const exact = `virtualMachineScaleSets/${name}$`;
     const instances = `virtualMachineScaleSets/${name}/virtualMachines/[^/]+$`;
-    const kind = pick([
-      "412",
-      "429",
-      "409",
-      "500",
-      "503",
-      "drop",
-      "slow",
-      "opfail",
-      "instance-delete",
-      "kill",
-      "ss-delete",
-    ] as const);
+    const kind = mustTry.shift() ?? pick(SIM_FAULT_KINDS);
     plan.push(`fault ${kind} ${name}`);
     const add = (f: FaultName, rule: Parameters<typeof c.injectFault>[0]) => {
       const times = rule.times ?? 1;
@@ -558,10 +554,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
             r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
           }, { times }),
           times,
+          ss,
+          tag,
         });
-        const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
-        set.add(tag);
-        othersTags.set(ss.toLowerCase(), set);
         tryFault("412 storm (interleaved writer)", ss);
         break;
       }
@@ -590,7 +585,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         break;
       case "instance-delete": {
         const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
-        if (insts.length <= 1) return;
+        if (insts.length === 0) return;
         c.delete(String(pick(insts).id));
         expectedCapacity.set(ss.toLowerCase(), undefined);
         tryFault("instance deleted", ss);
@@ -602,11 +597,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         break;
       }
       case "ss-delete": {
-        // Only the last scale set, once, and only while something is on the queue for it (mid-reconcile).
-        if (name !== "vmss-2" || deleted.has(ss.toLowerCase())) return;
-        c.delete(ss);
-        deleted.add(ss.toLowerCase());
-        tryFault("scale set deleted mid-run", ss);
+        // vmss-2 only, once, while the pipeline is busy with it (mid-reconcile, often mid-write).
+        const victim = ssId("vmss-2");
+        if (deleted.has(victim.toLowerCase())) return;
+        c.delete(victim);
+        deleted.add(victim.toLowerCase());
+        tryFault("scale set deleted mid-run", victim);
         break;
       }
     }
@@ -654,7 +650,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   try {
     for (; steps < maxSteps && Date.now() < deadline; steps++) {
       const r = rand();
-      if (r < 0.35) await declare();
+      if (mustTry.length > 0 && steps % 2 === 1) simFault();
+      else if (r < 0.35) await declare();
       else if (r < 0.55) otherWriter();
       else if (r < 0.85) simFault();
       else if (r < 0.9) await badMessage();
@@ -678,7 +675,16 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
 
   // --- Quiesce: faults off, everything delivered, the timer sees everything expired --------------------------
   for (const s of simHandles) fired.set(s.f, (fired.get(s.f) ?? 0) + (s.h.remaining() < s.times ? 1 : 0));
-  for (const { h } of interleaves) h.cancel();
+  // A storm's tag exists only if it was applied before one of our writes: only then must it survive.
+  for (const { h, times, ss, tag } of interleaves) {
+    h.cancel();
+    if (h.applied() === 0) continue;
+    fired.set("412 storm (interleaved writer)", (fired.get("412 storm (interleaved writer)") ?? 0) + (h.applied() > 0 ? 1 : 0));
+    bump("412-storm:writes-interleaved", Math.min(h.applied(), times));
+    const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
+    set.add(tag);
+    othersTags.set(ss.toLowerCase(), set);
+  }
   c.clearFaults();
   if (!azurite) azurite = await ensureAzurite(ports, { dataDir });
   for (let i = 0; unsent.length > 0 && i < 100; i++) await send(unsent.shift());
@@ -760,7 +766,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       if (!want) continue;
       const row = rows.find((d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "");
       if (!row) {
-        if (want.state === "absent" && !modelPools.has(pId(pool).toLowerCase())) continue; // finished absent, removed by the timer
+        if (want.state === "absent" && !modelPools.has(pId(pool).toLowerCase())) {
+          bump("check:declaration-absent-finished-and-removed");
+          continue; // finished absent, removed by the timer
+        }
         violate(ss, `${name} ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it`);
         continue;
       }
@@ -804,7 +813,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     const t = tried.get(f) ?? 0;
     const runWide = violations.length > 0;
     const held = targets.filter((x) => (x === "*" ? !runWide : !badTargets.has(x) && !badTargets.has("*"))).length;
-    const isSim = simHandles.some((s) => s.f === f);
+    const isSim = simHandles.some((s) => s.f === f) || f === "412 storm (interleaved writer)";
     const firedCount = isSim ? (fired.get(f) ?? 0) : f === "invocation killed mid-reconcile" ? (counters["platform:process-restarts"] ?? 0) : t;
     return { fault: f, tried: t, fired: firedCount, held };
   });

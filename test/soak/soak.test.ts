@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { FAULTS, formatTable, runSoak } from "./soak";
+
+/**
+ * A short fixed-seed soak as part of npm test: every simulator and platform fault at least once, then the
+ * invariants. The long runs are `npm run soak -- --seed N --minutes M` (docs/faults.md).
+ */
+describe("soak (seed 20261202, 15 s of chaos)", () => {
+  it("holds every invariant under every fault", async () => {
+    const r = await runSoak({ seed: 20261202, minutes: 0.25, maxSteps: 120, timeScale: 60 });
+    if (r.violations.length > 0) console.log(`${formatTable(r)}\n${JSON.stringify(r.counters)}\n${r.plan.join("\n")}`);
+    expect(r.violations).toEqual([]);
+    const untried = r.faults.filter((f) => f.tried === 0).map((f) => f.fault);
+    // Everything but the rare event faults is tried for sure; those depend on how many events the run made.
+    expect(untried.filter((f) => !f.startsWith("event "))).toEqual([]);
+    expect(r.faults.map((f) => f.fault)).toEqual([...FAULTS]);
+    expect(r.counters["check:declaration-applied"] ?? 0).toBeGreaterThan(0);
+  }, 90_000);
+});
