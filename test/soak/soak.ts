@@ -125,6 +125,7 @@ export interface SoakResult {
   plan: string[];
 }
 
+const OTHER_KINDS = ["ipconfig-model", "ipconfig-instance", "tag", "drop", "scale"] as const;
 const SIM_FAULT_KINDS = ["412", "429", "409", "500", "503", "drop", "slow", "opfail", "instance-delete", "kill", "ss-delete"] as const;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -482,11 +483,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     }
   };
 
+  const otherMust: Array<(typeof OTHER_KINDS)[number]> = [...OTHER_KINDS].sort(() => rand() - 0.5);
   const otherWriter = () => {
     const names = live();
     if (names.length === 0) return;
     const ss = ssId(pick(names));
-    const what = pick(["ipconfig-model", "ipconfig-instance", "tag", "drop", "scale"] as const);
+    const what = otherMust.shift() ?? pick(OTHER_KINDS);
     plan.push(`other ${what} ${ss.split("/").pop()}`);
     try {
       if (what === "ipconfig-model" || what === "ipconfig-instance") {
@@ -651,11 +653,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     for (; steps < maxSteps && Date.now() < deadline; steps++) {
       const r = rand();
       if (mustTry.length > 0 && steps % 2 === 1) simFault();
+      else if (otherMust.length > 0 && steps % 4 === 2) otherWriter();
       else if (r < 0.35) await declare();
       else if (r < 0.55) otherWriter();
       else if (r < 0.85) simFault();
       else if (r < 0.9) await badMessage();
-      else if (r < 0.93 || (!azuriteRestarted && steps > 20)) {
+      else if (r < 0.93 || (!azuriteRestarted && steps > 12)) {
         plan.push("platform azurite-restart");
         tryFault("Azurite stopped and restarted", "*");
         azuriteRestarted = true;
