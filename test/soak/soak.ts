@@ -783,7 +783,17 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         if (onModel !== (want.state === "present")) violate(ss, `${name} ${pool}: shows applied (${want.state}) but the model ${onModel ? "has" : "lacks"} it`);
         for (const inst of instances) {
           const has = (poolsByIpConfig(instanceNics(inst)).ipConfig0 ?? []).includes(pId(pool).toLowerCase());
-          if (has !== (want.state === "present")) violate(ss, `${name} ${pool}: shows applied (${want.state}) but instance ${String(inst.name)} ${has ? "has" : "lacks"} it`);
+          if (has !== (want.state === "present")) {
+            // What the app's cache believes about that instance, to tell a stale cache from a write that never came.
+            const part = await svc.cache.readPartition(scaleSetRef(ss));
+            const row = part.instances.get(String((inst as { instanceId?: unknown }).instanceId ?? String(inst.name).split("_").pop()));
+            const cachedHas = row?.model ? (poolsByIpConfig(row.model.nics as never).ipConfig0 ?? []).includes(pId(pool).toLowerCase()) : undefined;
+            violate(
+              ss,
+              `${name} ${pool}: shows applied (${want.state}) but instance ${String(inst.name)} ${has ? "has" : "lacks"} it ` +
+                `(ARM: state ${String((inst.properties as JsonObject).provisioningState)}, etag ${String(inst.etag)}; cache: ${row ? `stale ${row.stale}, etag ${row.model?.etag}, has pool ${cachedHas}, pending ${row.pendingClientRequestId ?? "-"}` : "no row"})`,
+            );
+          }
         }
       } else if (row.outcome.kind === "pending" || !row.outcome.reason) {
         violate(ss, `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
