@@ -105,6 +105,16 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         newRequestId: randomUUID,
         ...(overrides.random ? { random: overrides.random } : {}),
       });
+      if (report.preconditionFailures > 0 || report.throttles > 0 || report.result === "requeued" || report.result === "failed") {
+        await cache.recordProblem(ref, {
+          scaleSetId: ref.id,
+          at: new Date(clock.now()).toISOString(),
+          result: report.result,
+          preconditionFailures: report.preconditionFailures,
+          throttles: report.throttles,
+          reason: report.reason ?? `${report.preconditionFailures} precondition failures resolved by re-reading`,
+        });
+      }
       if (report.requeueAfterMs !== undefined) {
         await queue.enqueueReconcile(ref.id, `retry after: ${report.reason ?? report.result}`, report.requeueAfterMs, trigger.attempt + 1);
       }

@@ -14,6 +14,17 @@ import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
 export const SCALE_SET_ROW = "vmss";
 /** Encoded IDs start with "%2F", so this partition can never be a scale set's. */
 const TIMER_PARTITION = "~timer";
+/** One row per scale set: its last reconcile that met a 412, a throttle or a failure, for the status view. */
+const PROBLEMS_PARTITION = "~problems";
+
+export interface ReconcileProblem {
+  scaleSetId: string;
+  at: string;
+  result: string;
+  preconditionFailures: number;
+  throttles: number;
+  reason: string;
+}
 const TIMER_ROW = "state";
 export const instanceRow = (instanceId: string) => `vm-${instanceId}`;
 
@@ -200,7 +211,8 @@ export class EtagCacheTable implements ModelCache {
     // Only the small columns: the models stay on the server.
     const rows = this.table.listEntities<CacheRow>({
       queryOptions: {
-        filter: odata`PartitionKey ne ${TIMER_PARTITION} and (stale eq true or readAt lt ${readBefore})`,
+        // Scale set partitions start with the encoded "/": bookkeeping partitions ("~…") sort after them.
+        filter: odata`PartitionKey lt '~' and (stale eq true or readAt lt ${readBefore})`,
         select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleAt", "readAt", "touchedAt"],
       },
     });
@@ -227,6 +239,21 @@ export class EtagCacheTable implements ModelCache {
     return out;
   }
 
+  /** Kept even with the cache off: it is a record for people, not a cached model. */
+  async recordProblem(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void> {
+    await this.table.upsertEntity({ partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) }, "Replace");
+  }
+
+  async listProblems(max = 200): Promise<ReconcileProblem[]> {
+    const out: ReconcileProblem[] = [];
+    const rows = this.table.listEntities<ReconcileProblem>({ queryOptions: { filter: odata`PartitionKey eq ${PROBLEMS_PARTITION}` } });
+    for await (const row of rows) {
+      out.push({ scaleSetId: row.scaleSetId, at: row.at, result: row.result, preconditionFailures: Number(row.preconditionFailures ?? 0), throttles: Number(row.throttles ?? 0), reason: row.reason ?? "" });
+      if (out.length >= max) break;
+    }
+    return out.sort((a, b) => b.at.localeCompare(a.at));
+  }
+
   async readTimerState(): Promise<TimerState> {
     const row = await this.getRow(TIMER_PARTITION, TIMER_ROW);
     const r = row as unknown as { notBefore?: number; cursor?: string } | undefined;
@@ -238,6 +265,11 @@ export class EtagCacheTable implements ModelCache {
   }
 
   async evictScaleSet(ref: ScaleSetRef): Promise<void> {
+    try {
+      await this.table.deleteEntity(PROBLEMS_PARTITION, cachePartition(ref));
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+    }
     if (!this.enabled) return;
     const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(ref)}`, select: ["RowKey"] } });
     const keys: string[] = [];

@@ -174,7 +174,7 @@ ${r.scaleSets.length === 0 ? html`<section><h2>No declarations yet</h2><div clas
 ${r.scaleSetsTruncated ? html`<p class="empty">More scale sets have declarations than are shown; ask for one with ?scaleSetId=…</p>` : ""}
 <section aria-label="recent 412s and throttles">
   <h2>Recent 412s and throttles</h2>
-  <div class="sub">Those that left a trace in Storage (a declaration's outcome, a cache row invalidated by a 412); ones a retry resolved at once are in the logs only.</div>
+  <div class="sub">Each scale set's last reconcile that met a 412 or a throttle, and declarations whose outcome names one; every single write is in the logs (arm.write).</div>
   ${
     recent.length === 0
       ? html`<p class="empty">None recorded.</p>`

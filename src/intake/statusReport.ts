@@ -1,3 +1,4 @@
+import type { ReconcileProblem } from "../azure/etagCacheTable";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
@@ -41,7 +42,12 @@ export interface StatusReport {
 
 export interface StatusDeps {
   declarations: { listAll(): AsyncIterable<StoredDeclaration> };
-  cache: { readonly enabled: boolean; readonly table: TableClient; readPartition(ref: ScaleSetRef): Promise<CachedPartition> };
+  cache: {
+    readonly enabled: boolean;
+    readonly table: TableClient;
+    readPartition(ref: ScaleSetRef): Promise<CachedPartition>;
+    listProblems(): Promise<ReconcileProblem[]>;
+  };
   queue: { readonly queue: QueueClient; readonly poison: QueueClient };
   now: () => number;
   cacheTtlMs: number;
@@ -78,11 +84,15 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   let total = 0;
   let truncated = false;
 
-  const [census, depth, poisonDepth, poison] = await Promise.all([
+  const [census, depth, poisonDepth, poison, problems] = await Promise.all([
     cacheCensus(deps.cache.table, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
     depthOf(deps.queue.queue),
     depthOf(deps.queue.poison),
     opts.includePoison ? peekPoison(deps.queue.poison) : Promise.resolve(undefined),
+    deps.cache.listProblems().catch((err: { statusCode?: number }) => {
+      if (err.statusCode === 404) return [];
+      throw err;
+    }),
     (async () => {
       try {
         for await (const d of deps.declarations.listAll()) {
@@ -109,6 +119,12 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     })(),
   ]);
 
+  // Each scale set's last reconcile that met a 412 or a throttle, as the reconcile recorded it.
+  for (const p of problems) {
+    const detail = `${p.result}: ${p.reason}`;
+    if (p.preconditionFailures > 0) recent.preconditionFailures.push({ scaleSetId: p.scaleSetId, at: p.at, reason: `${p.preconditionFailures} × 412 · ${detail}` });
+    if (p.throttles > 0 || THROTTLE.test(p.reason)) recent.throttles.push({ scaleSetId: p.scaleSetId, at: p.at, reason: detail });
+  }
   for (const e of census.staleEntries) {
     if (PRECONDITION.test(e.reason)) recent.preconditionFailures.push({ scaleSetId: e.scaleSetId, ...(e.instanceId ? { instanceId: e.instanceId } : {}), at: e.since, reason: e.reason });
   }

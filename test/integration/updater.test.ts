@@ -45,6 +45,7 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
     expect((await h.queue.peekMessages()).peekedMessageItems).toHaveLength(0);
     const enqueued = h.logs.lines.find((l) => l.event === "enqueue");
     expect(enqueued).toMatchObject({ kind: "reconcile", visibilityTimeoutSeconds: 30, attempt: 1 });
+    expect(await h.services.cache.listProblems()).toEqual([expect.objectContaining({ result: "requeued", throttles: 1 })]);
   });
 
   it("refuses a scale set or pool outside POOLSYNC_SCOPES with zero ARM calls, to the poison queue with the reason", async () => {
