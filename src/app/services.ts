@@ -14,7 +14,7 @@ import { WritePacer } from "../reconcile/writePacer";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
 import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
-import { reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
+import { mergeTriggers, reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
 import { jsonLogger } from "./logger";
 
 /** Everything a trigger needs, built once per process from the validated config. */
@@ -26,7 +26,7 @@ export interface Services {
   declarations: MembershipTable;
   cache: EtagCacheTable;
   queue: StorageWorkQueue;
-  coalescer: Coalescer<ReconcileReport>;
+  coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** Creates the tables and queues if missing (the deployment creates them; Azurite starts empty). */
   ready(): Promise<void>;
   reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
@@ -70,7 +70,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     overrides.queueTimeScale ?? 1,
   );
-  const coalescer = new Coalescer<ReconcileReport>(config.gatherMs, clock.sleep);
+  const coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, config.gatherMs, clock.sleep);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   let readyPromise: Promise<void> | undefined;
 
@@ -116,7 +116,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         });
       }
       if (report.requeueAfterMs !== undefined) {
-        await queue.enqueueReconcile(ref.id, `retry after: ${report.reason ?? report.result}`, report.requeueAfterMs, trigger.attempt + 1);
+        await queue.enqueueReconcile(ref.id, `retry after: ${report.reason ?? report.result}`, { delayMs: report.requeueAfterMs, attempt: trigger.attempt + 1 });
       }
       return report;
     },

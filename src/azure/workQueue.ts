@@ -1,6 +1,6 @@
 import type { QueueClient } from "@azure/storage-queue";
 import type { DeclareMessage, ReconcileMessage } from "../core/messages";
-import type { Logger, WorkQueue } from "../core/ports";
+import type { Logger, ReconcileRequest, WorkQueue } from "../core/ports";
 
 /** Storage Queue's longest visibility timeout: 7 days. */
 const MAX_VISIBILITY_SECONDS = 7 * 24 * 3600;
@@ -25,9 +25,16 @@ export class StorageWorkQueue implements WorkQueue {
     private readonly timeScale = 1,
   ) {}
 
-  async enqueueReconcile(scaleSetId: string, reason: string, delayMs: number, attempt?: number): Promise<void> {
-    const message: ReconcileMessage = { v: 1, kind: "reconcile", scaleSetId, reason: reason.slice(0, 256), ...(attempt ? { attempt } : {}) };
-    await this.send(message, delayMs);
+  async enqueueReconcile(scaleSetId: string, reason: string, opts: ReconcileRequest = {}): Promise<void> {
+    const message: ReconcileMessage = {
+      v: 1,
+      kind: "reconcile",
+      scaleSetId,
+      reason: reason.slice(0, 256),
+      ...(opts.attempt ? { attempt: opts.attempt } : {}),
+      ...(opts.fresh ? { fresh: true } : {}),
+    };
+    await this.send(message, opts.delayMs ?? 0);
   }
 
   async enqueueDeclare(message: DeclareMessage): Promise<void> {

@@ -42,6 +42,8 @@ export const reconcileMessageV1 = z.strictObject({
   reason: z.string().min(1).max(256),
   /** How many times this reconcile was re-enqueued after a throttle, conflict or transient failure. */
   attempt: z.number().int().min(1).max(1000).optional(),
+  /** Read ARM, not the cache (the timer saw ARM differ from what is declared). */
+  fresh: z.boolean().optional(),
 });
 
 export const queueMessageV1 = z.discriminatedUnion("kind", [declareMessageV1, reconcileMessageV1]);

@@ -103,8 +103,17 @@ export interface ModelCache {
   evictInstance(ref: InstanceRef): Promise<void>;
 }
 
+export interface ReconcileRequest {
+  /** Invisible this long first (a Retry-After, a debounce window). */
+  delayMs?: number;
+  /** The n-th re-enqueued attempt of the same work. */
+  attempt?: number;
+  /** Read ARM, not the cache: someone just saw ARM differ from what the cache may still claim. */
+  fresh?: boolean;
+}
+
 export interface WorkQueue {
-  enqueueReconcile(scaleSetId: string, reason: string, delayMs: number, attempt?: number): Promise<void>;
+  enqueueReconcile(scaleSetId: string, reason: string, opts?: ReconcileRequest): Promise<void>;
 }
 
 export interface Clock {

@@ -1,20 +1,26 @@
 /**
- * A token bucket as Compute RP and ARM meter writes: `capacity` tokens, refilled at `refillPerMinute`
- * (continuously here: a conservative reading of CRP's per-minute refill). Pure: the caller passes the time.
+ * A token bucket as Compute RP and ARM meter writes: `capacity` tokens, `refillAmount` added every
+ * `refillIntervalMs`. CRP documents its refill per minute, so poolsync assumes the tokens come as a lump at the end
+ * of each minute (the later of the two readings, so the pacer never expects a token before CRP gives one).
+ * Pure: the caller passes the time.
  */
 export interface BucketSpec {
   capacity: number;
-  refillPerMinute: number;
+  refillAmount: number;
+  refillIntervalMs: number;
 }
 
 export interface BucketState {
   tokens: number;
+  /** Start of the current refill interval. */
   at: number;
 }
 
 export function refill(spec: BucketSpec, state: BucketState, now: number): BucketState {
-  const elapsed = Math.max(0, now - state.at);
-  return { tokens: Math.min(spec.capacity, state.tokens + (elapsed * spec.refillPerMinute) / 60_000), at: Math.max(now, state.at) };
+  if (now <= state.at) return state;
+  const intervals = Math.floor((now - state.at) / spec.refillIntervalMs);
+  if (intervals === 0) return state;
+  return { tokens: Math.min(spec.capacity, state.tokens + intervals * spec.refillAmount), at: state.at + intervals * spec.refillIntervalMs };
 }
 
 /** Milliseconds until one token is there (0 = now). */
@@ -23,8 +29,8 @@ export function waitForToken(spec: BucketSpec, state: BucketState, now: number):
   if (state.at > now) return state.at - now + waitForToken(spec, state, state.at);
   const s = refill(spec, state, now);
   if (s.tokens >= 1) return 0;
-  // The epsilon keeps float dust (0.666…) from adding a millisecond.
-  return Math.ceil(((1 - s.tokens) * 60_000) / spec.refillPerMinute - 1e-6);
+  const intervals = Math.ceil((1 - s.tokens) / spec.refillAmount);
+  return s.at + intervals * spec.refillIntervalMs - now;
 }
 
 export function take(spec: BucketSpec, state: BucketState, now: number): BucketState {
@@ -38,14 +44,16 @@ export function emptyUntil(until: number): BucketState {
   return { tokens: 1, at: until };
 }
 
+const perMinute = (capacity: number, amount: number): BucketSpec => ({ capacity, refillAmount: amount, refillIntervalMs: 60_000 });
+
 /**
  * The write budgets poolsync paces itself to (AZURE-FACTS.md, "Throttling"): CRP per resource and per
- * subscription, and ARM's per-subscription write bucket (200, refilled at 10/s).
+ * subscription, and ARM's per-subscription write bucket (200, refilled at 10 a second).
  */
 export const WRITE_BUDGETS = {
-  scaleSetUpdate: { capacity: 12, refillPerMinute: 4 },
-  instanceUpdate: { capacity: 12, refillPerMinute: 4 },
-  subscriptionScaleSetUpdates: { capacity: 1_500, refillPerMinute: 500 },
-  subscriptionInstanceUpdates: { capacity: 1_500, refillPerMinute: 500 },
-  armWrites: { capacity: 200, refillPerMinute: 600 },
+  scaleSetUpdate: perMinute(12, 4),
+  instanceUpdate: perMinute(12, 4),
+  subscriptionScaleSetUpdates: perMinute(1_500, 500),
+  subscriptionInstanceUpdates: perMinute(1_500, 500),
+  armWrites: { capacity: 200, refillAmount: 1, refillIntervalMs: 100 },
 } as const satisfies Record<string, BucketSpec>;

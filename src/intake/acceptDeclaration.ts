@@ -55,7 +55,7 @@ export async function acceptDeclaration(req: DeclareRequest, deps: AcceptDeps): 
   }
   let queued = true;
   try {
-    await deps.queue.enqueueReconcile(req.scaleSet.id, DECLARED_REASON, 0);
+    await deps.queue.enqueueReconcile(req.scaleSet.id, DECLARED_REASON);
   } catch (err) {
     queued = false;
     deps.log.warn("intake.enqueue-failed", { scaleSetId: req.scaleSet.id, requestId: declaration.requestId, error: (err as Error).message });

@@ -25,7 +25,7 @@ export interface HandleDeps {
   poison(received: unknown, reason: string): Promise<void>;
   /** Reconciles and, when it asks for it, re-enqueues; shared by every message that joins it. */
   reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
-  coalescer: Coalescer<ReconcileReport>;
+  coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
 }
 
 export type HandleOutcome =
@@ -76,8 +76,8 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };
     trigger = { reason: `declare ${message.state} ${message.backendPoolId}`, attempt: 0 };
   } else {
-    trigger = { reason: message.reason, attempt: message.attempt ?? 0 };
+    trigger = { reason: message.reason, attempt: message.attempt ?? 0, ...(message.fresh ? { fresh: true } : {}) };
   }
-  const report = await deps.coalescer.run(ref.value.key, () => deps.reconcile(ref.value, trigger));
+  const report = await deps.coalescer.run(ref.value.key, trigger, (merged) => deps.reconcile(ref.value, merged));
   return { result: "reconciled", report };
 }

@@ -70,7 +70,7 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   const declared = await deps.declarations.listForScaleSet(scaleSet);
   if (declared.length > 0 && (await deps.cache.claimEventReconcile(scaleSet, deps.debounceMs))) {
     // Delayed to the window's end: every event inside the window is then covered by this one reconcile.
-    await deps.queue.enqueueReconcile(scaleSet.id, `event: ${reason}`.slice(0, 256), deps.debounceMs);
+    await deps.queue.enqueueReconcile(scaleSet.id, `event: ${reason}`.slice(0, 256), { delayMs: deps.debounceMs });
     outcome = "invalidated+reconcile";
   }
   deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome });

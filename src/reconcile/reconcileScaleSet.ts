@@ -65,6 +65,14 @@ export interface ReconcileTrigger {
   reason: string;
   /** 0 for a fresh request; n for the n-th re-enqueued attempt. */
   attempt: number;
+  /** Read the model and the instances from ARM even where the cache has fresh rows. */
+  fresh?: boolean;
+}
+
+/** What one reconcile does for every request that joined it: all their reasons, the most careful reading. */
+export function mergeTriggers(a: ReconcileTrigger, b: ReconcileTrigger): ReconcileTrigger {
+  const reason = a.reason === b.reason ? a.reason : `${a.reason}; ${b.reason}`;
+  return { reason: reason.slice(0, 512), attempt: Math.max(a.attempt, b.attempt), ...(a.fresh || b.fresh ? { fresh: true } : {}) };
 }
 
 /** Thrown inside a reconcile to leave it and come back later; never escapes reconcileScaleSet. */
@@ -134,7 +142,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   const intents = active.map(toIntent);
 
   try {
-    const cached: CachedPartition = await cache.readPartition(ref);
+    const read = await cache.readPartition(ref);
+    // A fresh reconcile still needs the rows' Table ETags (to store what it reads), but none of their models.
+    const cached: CachedPartition = trigger.fresh ? forgetModels(read) : read;
     let model = await modelOf(ref, cached, compute, deps);
     if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
 
@@ -182,6 +192,11 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     await recordAll(active, { kind: "failed", reason, retryAt: new Date(deps.clock.now() + config.failedRetryMs).toISOString() });
     return report("failed", declarations.length, { reason });
   }
+}
+
+function forgetModels(p: CachedPartition): CachedPartition {
+  const blind = <M>(e: CachedEntry<M>): CachedEntry<M> => ({ ...e, model: undefined });
+  return { scaleSet: p.scaleSet && blind(p.scaleSet), instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])) };
 }
 
 function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {

@@ -77,7 +77,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   }
   for (const key of retryDue) {
     const group = declared.get(key)!;
-    await deps.queue.enqueueReconcile(group.ref.id, "timer: retry of a failed declaration", 0);
+    await deps.queue.enqueueReconcile(group.ref.id, "timer: retry of a failed declaration");
     s.enqueued++;
   }
 
@@ -166,7 +166,9 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
       if (!deps.cache.enabled || v.since === Number.POSITIVE_INFINITY) cursor = v.key;
       if (drift) {
         s.driftFound++;
-        await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", 0);
+        // What ARM just showed differs from what is declared: the reconcile must see it too, not a cached row that
+        // may still claim otherwise (a store that lost a race, an instance the cache never listed).
+        await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", { fresh: true });
         s.enqueued++;
       }
     }

@@ -26,7 +26,12 @@ describe("reconcileStale: the timer's safety net", () => {
 
     const run = await h.services.reconcileStale();
     expect(run).toMatchObject({ driftFound: 1, enqueued: 1 });
+    // The timer just stored fresh rows; the drift reconcile still reads ARM itself (fresh: true) rather than trust
+    // cache rows that may claim otherwise.
+    expect(h.logs.lines.find((l) => l.event === "enqueue")).toMatchObject({ reason: "timer: observed differs from declared" });
+    h.sim.control.resetStats();
     await h.drain();
+    expect(h.sim.control.stats()).toMatchObject({ gets: 1, instanceLists: 1 });
     expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
     for (const vm of h.sim.control.instances(DEMO.scaleSetId)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
   });
