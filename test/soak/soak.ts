@@ -17,24 +17,14 @@ import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../src
 import { freePorts } from "../../src/local/freePorts";
 import { startArmSimulator, type ArmSimulator, type EventGridEvent, type FaultHandle, type InterleaveHandle, type JsonObject, type SeedSpec } from "../sim";
 import { SIM_CA_FILE } from "../support/harness";
+import { seededRandom as prng } from "../sim/random";
 import { scaleSetRef } from "../support/refs";
 import { uniqueName } from "../support/storage";
 import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
 import { poolId, scaleSetId } from "../support/worlds";
 
-// ---------------------------------------------------------------------------------------------------------------
-// A small seeded PRNG (mulberry32): the whole plan of a run follows from its seed.
-
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The whole plan of a run follows from its seed, through the simulator's seeded PRNG.
+export { seededRandom as prng } from "../sim/random";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The world: three scale sets and four pools in scope, one scale set and pool outside it.
