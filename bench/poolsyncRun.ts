@@ -104,7 +104,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
   tables.attach(services.declarations.table, "memberships");
   tables.attach(services.cache.table, "etagcache");
   await services.ready();
-  const counters = { messages: 0, handlerErrors: 0, events: 0, eventErrors: 0, timerRuns: 0, timerReads: 0, reconcilesEnqueued: 0, queueReceives: 0 };
+  const counters = { closeAbandoned: 0, messages: 0, handlerErrors: 0, events: 0, eventErrors: 0, timerRuns: 0, timerReads: 0, reconcilesEnqueued: 0, queueReceives: 0 };
   const enqueue = services.queue.enqueueReconcile.bind(services.queue);
   services.queue.enqueueReconcile = (...args) => {
     counters.reconcilesEnqueued++;
@@ -203,10 +203,13 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       stopped = true;
       unsubscribe();
       await listener;
-      while (inflight > 0 || eventsInflight > 0) await new Promise((r) => setTimeout(r, 20));
+      // Bounded: what still runs after 20 s real is abandoned with its tables (counted as closeAbandoned).
+      const deadline = Date.now() + 20_000;
+      while ((inflight > 0 || eventsInflight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      counters.closeAbandoned = inflight + eventsInflight;
       void timerLoop.catch(() => undefined); // it sleeps in simulated time; the simulator's stop releases it
       if (timerBusy) await timerBusy;
-      await services.coalescer.idle();
+      await Promise.race([services.coalescer.idle(), new Promise((r) => setTimeout(r, 5_000))]);
       await Promise.all([services.declarations.table.deleteTable(), services.cache.table.deleteTable(), services.queue.queue.delete(), services.queue.poison.delete()].map((p) => p.catch(() => undefined)));
     },
     own: () => ({ ...counters, tableOps: tables.ops }),

@@ -174,12 +174,14 @@ export async function runContention(strategy: Strategy, env: Env, size: Contenti
       }
       return n;
     };
-    // The other writers keep going until our changes show or the strategy has nothing left to do.
+    // The other writers keep going for 10 more simulated minutes after the last change arrived (or until ours all
+    // show, if that is later and within the cap), then stop; then the strategy finishes.
     let idle = false;
     void s.run.idle().then(() => (idle = true));
-    await until(sim, () => idle || missing() === 0, 3 * 3_600_000, 240_000);
+    await sim.control.clock.sleep(10 * 60_000);
+    await until(sim, () => idle || missing() === 0, 3 * 3_600_000, 30_000);
     await writers.stop();
-    await idleWithin(s.run, 120_000);
+    await idleWithin(s.run, 180_000);
     sim.control.settle();
     const lostOurs = missing();
     const theirs = writers.lostUpdates();
