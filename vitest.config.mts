@@ -5,8 +5,9 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     exclude: ["dist/**", "node_modules/**"],
     globalSetup: ["test/support/globalSetup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Generous: integration suites wait for real reconciles, and a shared 2-core machine can be slow.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     // Integration suites share one Azurite; each test uses its own table/queue names, so files may run in parallel.
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
   },

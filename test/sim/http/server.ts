@@ -30,6 +30,10 @@ export async function listen(core: SimCore, control: SimControl): Promise<Runnin
   const server = settings.tls
     ? https.createServer({ key: readFileSync(path.join(TLS_DIR, "key.pem")), cert: readFileSync(path.join(TLS_DIR, "cert.pem")) }, onRequest)
     : http.createServer(onRequest);
+  // Node closes idle keep-alive sockets after 5 s; a client that reuses one just then gets ECONNRESET, which ARM's
+  // front ends (minutes of keep-alive) do not cause. Keep them longer than any client's idle pool timeout.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(settings.port, settings.host, () => resolve());
