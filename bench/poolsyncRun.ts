@@ -1,6 +1,7 @@
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
 // timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json: batchSize 16,
 // newBatchThreshold 8), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
+import { decodeQueueBody } from "../test/support/queueBody";
 import { QueueClient } from "@azure/storage-queue";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
@@ -68,14 +69,7 @@ export function countingLogger(): Logger & { counts: Record<string, number>; sam
   return { counts, samples, reconciles, info: push("info"), warn: push("warn"), error: push("error") };
 }
 
-const decode = (text: string): unknown => {
-  const raw = Buffer.from(text, "base64").toString("utf8");
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
-};
+const decode = decodeQueueBody;
 
 export interface PoolsyncRun extends StrategyRun {
   services: Services;

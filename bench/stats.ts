@@ -34,14 +34,5 @@ export function ratio(a: number, b: number): number {
   return b === 0 ? (a === 0 ? 1 : Number.POSITIVE_INFINITY) : a / b;
 }
 
-/** A deterministic PRNG (mulberry32), so every strategy sees the same workload in a run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic PRNG (the simulator's), so every strategy sees the same workload in a run. */
+export { seededRandom as prng } from "../test/sim/random";

@@ -18,6 +18,7 @@ import { freePorts } from "../../src/local/freePorts";
 import { startArmSimulator, type ArmSimulator, type EventGridEvent, type FaultHandle, type InterleaveHandle, type JsonObject, type SeedSpec } from "../sim";
 import { SIM_CA_FILE } from "../support/harness";
 import { seededRandom as prng } from "../sim/random";
+import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
 import { uniqueName } from "../support/storage";
 import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
@@ -370,14 +371,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   };
 
   // --- The queue trigger ------------------------------------------------------------------------------------
-  const decode = (text: string): unknown => {
-    const raw = Buffer.from(text, "base64").toString("utf8");
-    try {
-      return JSON.parse(raw);
-    } catch {
-      return raw;
-    }
-  };
+  const decode = decodeQueueBody;
   let maxAttemptSeen = 0;
   const pumpQueue = async (): Promise<number> => {
     const p0 = proc;

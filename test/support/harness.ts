@@ -6,6 +6,7 @@ import { memoryLogger } from "../../src/app/logger";
 import type { Clock } from "../../src/core/ports";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
 import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../sim";
+import { decodeQueueBody } from "./queueBody";
 import { testStorageConnectionString, uniqueName } from "./storage";
 
 /** The demo world's IDs (made up, as the simulator's demo seed defines them). */
@@ -68,14 +69,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   await services.ready();
   const queue = new QueueClient(testStorageConnectionString(), config.queueName);
   const poison = new QueueClient(testStorageConnectionString(), config.poisonQueueName);
-  const decode = (text: string): unknown => {
-    const raw = Buffer.from(text, "base64").toString("utf8");
-    try {
-      return JSON.parse(raw);
-    } catch {
-      return raw;
-    }
-  };
+  const decode = decodeQueueBody;
   const harness: Harness = {
     sim,
     config,
