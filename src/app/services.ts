@@ -46,21 +46,24 @@ export interface ServiceOverrides {
   queueTimeScale?: number;
 }
 
+/** The Compute edge as the settings describe it (endpoint, credential, extra CA, timeouts). */
+export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
+  return new ArmCompute({
+    endpoint: config.armEndpoint,
+    ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
+    credential: armCredential(config),
+    scope: armScope(config.armEndpoint),
+    clock,
+    requestTimeoutMs: config.armTimeoutMs,
+    operationMaxWaitMs: config.operationMaxWaitMs,
+    operationPollIntervalMs: config.operationPollMs,
+  });
+}
+
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? jsonLogger();
-  const compute =
-    overrides.compute ??
-    new ArmCompute({
-      endpoint: config.armEndpoint,
-      ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
-      credential: armCredential(config),
-      scope: armScope(config.armEndpoint),
-      clock,
-      requestTimeoutMs: config.armTimeoutMs,
-      operationMaxWaitMs: config.operationMaxWaitMs,
-      operationPollIntervalMs: config.operationPollMs,
-    });
+  const compute = overrides.compute ?? armComputeFromConfig(config, clock);
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
   const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable, policies), config.cacheEnabled, clock.now);

@@ -6,11 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { QueueClient } from "@azure/storage-queue";
-import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../../src/config";
-import { createServices, type Services } from "../../src/app/services";
-import { ArmCompute } from "../../src/azure/compute";
-import { armCredential, armScope } from "../../src/azure/credentials";
+import { armComputeFromConfig, createServices, type Services } from "../../src/app/services";
 import { encodeMessage } from "../../src/azure/workQueue";
 import type { Clock, ComputePort, Logger } from "../../src/core/ports";
 import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../src/local/azurite";
@@ -245,16 +242,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         if (p.dead) return never();
       },
     };
-    const arm = new ArmCompute({
-      endpoint: config.armEndpoint,
-      ca: readFileSync(SIM_CA_FILE, "utf8"),
-      credential: armCredential(config),
-      scope: armScope(config.armEndpoint),
-      clock,
-      requestTimeoutMs: config.armTimeoutMs,
-      operationMaxWaitMs: config.operationMaxWaitMs,
-      operationPollIntervalMs: config.operationPollMs,
-    });
+    const arm = armComputeFromConfig(config, clock);
     const guard = <A extends unknown[], R>(call: (...a: A) => Promise<R>) =>
       async (...a: A): Promise<R> => {
         if (p.dead) return never();
