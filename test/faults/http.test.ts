@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO } from "../support/harness";
-import { json, startIntakeApp, type IntakeApp } from "../intake/support";
+import { DEMO_PROVIDERS, json, OTHER_SUB, startIntakeApp, VALID_DECLARATION, type IntakeApp } from "../intake/support";
 
 /**
  * The same bad input as on the queue, and wrong methods and content types, across the HTTP intake (the built
@@ -9,9 +9,8 @@ import { json, startIntakeApp, type IntakeApp } from "../intake/support";
  */
 
 const SUB = DEMO.subscription;
-const OTHER_SUB = "99999999-2222-3333-4444-555555555555";
-const RG = `/subscriptions/${SUB}/resourceGroups/etag/providers`;
-const valid = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const RG = DEMO_PROVIDERS;
+const valid = VALID_DECLARATION;
 const typed = (type: string, body: RequestInit["body"]): RequestInit => ({ method: "PUT", headers: { "content-type": type }, body });
 
 let app: IntakeApp;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEMO } from "../support/harness";
-import { json, startIntakeApp, type IntakeApp } from "./support";
+import { DEMO_PROVIDERS, json, OTHER_SUB, startIntakeApp, VALID_DECLARATION, type IntakeApp } from "./support";
 
 /**
  * PUT /api/memberships across the real HTTP edge: the built function, loaded by the local runtime through
@@ -8,9 +8,8 @@ import { json, startIntakeApp, type IntakeApp } from "./support";
  */
 
 const SUB = DEMO.subscription;
-const OTHER_SUB = "99999999-2222-3333-4444-555555555555";
-const RG = `/subscriptions/${SUB}/resourceGroups/etag/providers`;
-const valid = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const RG = DEMO_PROVIDERS;
+const valid = VALID_DECLARATION;
 
 let app: IntakeApp;
 let url: string;

@@ -147,3 +147,8 @@ export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean,
 }
 
 export const json = (body: unknown): RequestInit => ({ method: "PUT", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+
+/** Fixtures both HTTP suites (ordinary and hostile input) declare against. */
+export const OTHER_SUB = "99999999-2222-3333-4444-555555555555";
+export const DEMO_PROVIDERS = `/subscriptions/${DEMO.subscription}/resourceGroups/etag/providers`;
+export const VALID_DECLARATION = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
