@@ -91,6 +91,7 @@ export const SETTINGS = {
   POOLSYNC_MAX_ATTEMPTS: { schema: positiveInt(100), default: "8", doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed." },
   POOLSYNC_PACING_ENABLED: { schema: boolean, default: "true", doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429." },
   POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write budget inside one invocation; a longer one re-enqueues the reconcile." },
+  POOLSYNC_DECLARE_WINDOW_SECONDS: { schema: nonNegativeInt(300), default: "2", doc: "Declarations of one scale set arriving within this window make one reconcile, across instances: the first schedules it this far ahead, the others join it. 0 = each declare message reconciles at once." },
   POOLSYNC_GATHER_MILLISECONDS: { schema: nonNegativeInt(60_000), default: "250", doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write." },
   POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },
 } as const;
@@ -123,6 +124,7 @@ export interface Config {
   pacingEnabled: boolean;
   pacingMaxWaitMs: number;
   gatherMs: number;
+  declareWindowMs: number;
   storage: StorageConnection;
 }
 
@@ -214,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pacingEnabled: read(env, "POOLSYNC_PACING_ENABLED", problems),
     pacingMaxWaitSeconds: read(env, "POOLSYNC_PACING_MAX_WAIT_SECONDS", problems),
     gatherMs: read(env, "POOLSYNC_GATHER_MILLISECONDS", problems),
+    declareWindowSeconds: read(env, "POOLSYNC_DECLARE_WINDOW_SECONDS", problems),
     storage: readStorage(env, problems),
   };
   if (problems.length > 0) {
@@ -247,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pacingEnabled: v.pacingEnabled,
     pacingMaxWaitMs: v.pacingMaxWaitSeconds * 1000,
     gatherMs: v.gatherMs,
+    declareWindowMs: v.declareWindowSeconds * 1000,
     storage: v.storage,
   };
 }

@@ -6,10 +6,12 @@ import type { ScaleSetRef } from "../core/resourceIds";
 import { ArmCompute } from "../azure/compute";
 import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
+import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
+import { scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
 import { WritePacer } from "../reconcile/writePacer";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
 import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
@@ -27,6 +29,8 @@ export interface Services {
   cache: EtagCacheTable;
   queue: StorageWorkQueue;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
+  /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
+  scheduleDeclared(ref: ScaleSetRef, claimant: string, reason: string): Promise<Scheduled>;
   /** Creates the tables and queues if missing (the deployment creates them; Azurite starts empty). */
   ready(): Promise<void>;
   reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
@@ -74,6 +78,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     overrides.queueTimeScale ?? 1,
   );
   const coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, config.gatherMs, clock.sleep);
+  // Same table as the cache (a deployment has no other), its own partition.
+  const windows = new DeclareWindowTable(cache.table, clock.now);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   let readyPromise: Promise<void> | undefined;
 
@@ -86,6 +92,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     cache,
     queue,
     coalescer,
+    scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
     ready() {
       readyPromise ??= Promise.all([ensureTable(declarations.table), ensureTable(cache.table), ensureQueue(queue.queue), ensureQueue(queue.poison)]).then(
         () => undefined,
@@ -133,6 +140,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         poison: (received, reason) => queue.sendToPoison(received, reason),
         reconcile: (ref, trigger) => services.reconcile(ref, trigger),
         coalescer,
+        ...(config.declareWindowMs > 0 ? { gather: services.scheduleDeclared } : {}),
       });
     },
     async handleResourceEvent(raw) {

@@ -103,6 +103,15 @@ export interface ModelCache {
   evictInstance(ref: InstanceRef): Promise<void>;
 }
 
+/**
+ * Which declaration schedules the one gathered reconcile of a scale set, decided across instances with a
+ * conditional Table write. "opened": this claimant opened the window (or opened it earlier and is back, a
+ * redelivery) and must enqueue the reconcile; "joined": a reconcile already scheduled will read its declaration.
+ */
+export interface DeclareWindows {
+  claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
+}
+
 export interface ReconcileRequest {
   /** Invisible this long first (a Retry-After, a debounce window). */
   delayMs?: number;

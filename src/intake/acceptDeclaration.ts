@@ -1,11 +1,13 @@
 import type { Declaration } from "../core/declarations";
-import type { DeclarationStore, Logger, WorkQueue } from "../core/ports";
+import type { DeclarationStore, Logger } from "../core/ports";
+import type { ScaleSetRef } from "../core/resourceIds";
 import type { DeclareRequest } from "./declareRequest";
 import { problem, type Problem } from "./problem";
 
 export interface AcceptDeps {
   declarations: Pick<DeclarationStore, "upsert">;
-  queue: WorkQueue;
+  /** Asks for the reconcile: gathered with the scale set's other declarations when the declare window is on. */
+  schedule(ref: ScaleSetRef, claimant: string, reason: string): Promise<unknown>;
   log: Logger;
   now: () => number;
   newRequestId: () => string;
@@ -55,7 +57,7 @@ export async function acceptDeclaration(req: DeclareRequest, deps: AcceptDeps): 
   }
   let queued = true;
   try {
-    await deps.queue.enqueueReconcile(req.scaleSet.id, DECLARED_REASON);
+    await deps.schedule(req.scaleSet, declaration.requestId, DECLARED_REASON);
   } catch (err) {
     queued = false;
     deps.log.warn("intake.enqueue-failed", { scaleSetId: req.scaleSet.id, requestId: declaration.requestId, error: (err as Error).message });

@@ -32,7 +32,7 @@ async function declare(request: Request, s: IntakeServices): Promise<HttpRespons
   const parsed = parseDeclareRequest(body.value, s.config.scopes);
   if (!parsed.ok) return problemResponse(parsed.problem);
   await s.ready();
-  const accepted = await acceptDeclaration(parsed.value, { declarations: s.declarations, queue: s.queue, log: s.log, now: s.clock.now, newRequestId: randomUUID });
+  const accepted = await acceptDeclaration(parsed.value, { declarations: s.declarations, schedule: s.scheduleDeclared, log: s.log, now: s.clock.now, newRequestId: randomUUID });
   if (!accepted.ok) return problemResponse(accepted.problem);
   // Where to watch it: this same route (whatever the host's route prefix), GET with the scale set.
   const location = `${new URL(request.url).pathname}?scaleSetId=${encodeURIComponent(accepted.value.scaleSetId)}`;

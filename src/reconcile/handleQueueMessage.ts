@@ -4,11 +4,13 @@ import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import type { Coalescer } from "./coalescer";
+import type { Scheduled } from "./declareWindow";
 import type { ReconcileReport, ReconcileTrigger } from "./reconcileScaleSet";
 
 /**
- * The queue trigger's whole job, host-independent: validate, record the intent, reconcile (joined with any
- * other reconcile of the same scale set), schedule the follow-up. The function file only adapts the host's input.
+ * The queue trigger's whole job, host-independent: validate, record the intent, then either hand it to the
+ * scale set's gathered reconcile (declare window on) or reconcile (joined with any other reconcile of the same
+ * scale set) and schedule the follow-up. The function file only adapts the host's input.
  */
 
 export interface QueueMessageMeta {
@@ -26,12 +28,16 @@ export interface HandleDeps {
   /** Reconciles and, when it asks for it, re-enqueues; shared by every message that joins it. */
   reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
+  /** Declare window on: opens or joins the scale set's gathered reconcile instead of reconciling here. */
+  gather?: (ref: ScaleSetRef, claimant: string, reason: string) => Promise<Scheduled>;
 }
 
 export type HandleOutcome =
   | { result: "poisoned"; reason: string }
   | { result: "skipped"; reason: string }
-  | { result: "reconciled"; report: ReconcileReport };
+  | { result: "reconciled"; report: ReconcileReport }
+  /** Handed to the scale set's gathered reconcile: "scheduled" enqueued it, "joined" found it already coming. */
+  | { result: "gathered"; scheduled: Scheduled };
 
 function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): Declaration {
   return {
@@ -74,7 +80,9 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     deps.log.info("declaration", { messageId: meta.id, scaleSetId: ref.value.id, backendPoolId: message.backendPoolId, state: message.state, result });
     if (result === "older") return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
     if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };
-    trigger = { reason: `declare ${message.state} ${message.backendPoolId}`, attempt: 0 };
+    const reason = `declare ${message.state} ${message.backendPoolId}`;
+    if (deps.gather) return { result: "gathered", scheduled: await deps.gather(ref.value, `queue-${meta.id}`, reason) };
+    trigger = { reason, attempt: 0 };
   } else {
     trigger = { reason: message.reason, attempt: message.attempt ?? 0, ...(message.fresh ? { fresh: true } : {}) };
   }

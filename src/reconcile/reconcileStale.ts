@@ -47,6 +47,13 @@ interface Visit {
 
 class BudgetSpent extends Error {}
 
+/**
+ * A declaration still pending this long after it was stored has probably lost the reconcile meant for it (the
+ * message that opened its declare window was poisoned, an enqueue failed after the store): ask again, without
+ * any ARM read. A reconcile that is merely slow costs one extra, joined or no-op, run.
+ */
+export const STUCK_PENDING_MS = 10 * 60_000;
+
 export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> {
   const started = deps.clock.now();
   const now = started;
@@ -62,7 +69,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
 
   // Declarations: grouped per scale set; failed ones due for a retry and finished absents handled on the way.
   const declared = new Map<string, { ref: ScaleSetRef; decls: StoredDeclaration[] }>();
-  const retryDue = new Set<string>();
+  const retryDue = new Map<string, string>();
   for await (const d of deps.declarations.listAll()) {
     const ref = parseScaleSetId(d.scaleSetId);
     if (!ref.ok) continue;
@@ -73,11 +80,14 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     const group = declared.get(ref.value.key) ?? { ref: ref.value, decls: [] };
     group.decls.push(d);
     declared.set(ref.value.key, group);
-    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) retryDue.add(ref.value.key);
+    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) retryDue.set(ref.value.key, "timer: retry of a failed declaration");
+    else if (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS && !retryDue.has(ref.value.key)) {
+      retryDue.set(ref.value.key, `timer: declaration pending since ${d.outcome.at}`);
+    }
   }
-  for (const key of retryDue) {
+  for (const [key, reason] of retryDue) {
     const group = declared.get(key)!;
-    await deps.queue.enqueueReconcile(group.ref.id, "timer: retry of a failed declaration");
+    await deps.queue.enqueueReconcile(group.ref.id, reason);
     s.enqueued++;
   }
 

@@ -15,7 +15,8 @@ let app: IntakeApp;
 let url: string;
 
 beforeAll(async () => {
-  app = await startIntakeApp();
+  // Window off: each accepted declaration asks for its reconcile at once, visibly (declareWindow.test.ts: on).
+  app = await startIntakeApp({ env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "0" } });
   url = `${app.url}/api/memberships`;
 });
 afterAll(async () => {

@@ -107,14 +107,14 @@ describe("acceptDeclaration", () => {
   const parsed = parseDeclareRequest({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }, scopes);
   if (!parsed.ok) throw new Error(parsed.problem.message);
   const base = { log: memoryLogger(), now: () => Date.parse("2026-01-01T00:00:00Z"), newRequestId: () => "req-1" };
-  const okQueue = { enqueueReconcile: async () => undefined };
+  const okSchedule = async () => "scheduled" as const;
 
   it("stores first: a store failure is 503 and nothing is queued", async () => {
     let queued = 0;
     const r = await acceptDeclaration(parsed.value, {
       ...base,
       declarations: { upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
-      queue: { enqueueReconcile: async () => void queued++ },
+      schedule: async () => void queued++,
     });
     expect(r).toEqual({ ok: false, problem: { status: 503, code: "storage_unavailable", message: "the declaration could not be stored (connect ECONNREFUSED); nothing was accepted, try again", headers: { "retry-after": "5" } } });
     expect(queued).toBe(0);
@@ -125,14 +125,14 @@ describe("acceptDeclaration", () => {
     const r = await acceptDeclaration(parsed.value, {
       ...base,
       declarations: { upsert: async () => ({ result: "created", stored }) },
-      queue: { enqueueReconcile: async () => Promise.reject(new Error("queue down")) },
+      schedule: async () => Promise.reject(new Error("queue down")),
     });
     expect(r).toMatchObject({ ok: true, value: { requestId: "req-1", status: "accepted", queued: false } });
   });
 
   it("answers 409 when a newer declaration for the same pool and ip configuration is stored", async () => {
     const stored = { requestId: "queue-9", declaredAt: "2027-01-01T00:00:00.000Z" } as StoredDeclaration;
-    const r = await acceptDeclaration(parsed.value, { ...base, declarations: { upsert: async () => ({ result: "older", stored }) }, queue: okQueue });
+    const r = await acceptDeclaration(parsed.value, { ...base, declarations: { upsert: async () => ({ result: "older", stored }) }, schedule: okSchedule });
     expect(r).toEqual({ ok: false, problem: { status: 409, code: "superseded", message: "a newer declaration for this pool and ip configuration is stored (declared at 2027-01-01T00:00:00.000Z, request queue-9)" } });
   });
 });

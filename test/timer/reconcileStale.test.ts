@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { mapLimit } from "../../src/core/retryPolicy";
+import { STUCK_PENDING_MS } from "../../src/reconcile/reconcileStale";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
@@ -118,6 +119,31 @@ describe("reconcileStale: the timer's safety net", () => {
     const run = await h.services.reconcileStale();
     expect(run.removedDeclarations).toBe(1); // the one gone from model and instances; the failed one stays visible
     expect((await h.services.declarations.listForScaleSet(ref)).map((d) => [d.ipConfiguration, d.outcome.kind])).toEqual([["no-such-ipconfig", "failed"]]);
+  });
+
+  it("asks again, without an ARM read, for a declaration whose reconcile was lost (pending for 10 minutes)", async () => {
+    const clock = manualClock();
+    // The cache's rows stay fresh throughout, so nothing else gives the timer a reason to read.
+    h = await startHarness({ clock, cacheEnabled: true, env: { POOLSYNC_CACHE_TTL_SECONDS: "3600" } });
+    await h.send(declarePresent);
+    await h.drain();
+    await h.services.reconcileStale(); // re-reads the scale set our instance writes made stale
+    // A later "absent" is stored, but the message that should have reconciled it is gone (say, poisoned after
+    // its window opened).
+    const ref = scaleSetRef(DEMO.scaleSetId);
+    const stored = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "absent" as const, requestId: "lost-1", declaredAt: new Date(Date.now() + 60_000).toISOString() };
+    expect((await h.services.declarations.upsert(ref, stored)).result).toBe("updated");
+    clock.advance(STUCK_PENDING_MS - 1);
+    expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 0 });
+    clock.advance(2);
+    h.sim.control.resetStats();
+    expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 1, readsUsed: 0 });
+    expect(h.sim.control.stats().requests).toBe(0);
+    expect(h.logs.lines.filter((l) => l.event === "enqueue").at(-1)).toMatchObject({ kind: "reconcile", reason: expect.stringMatching(/^timer: declaration pending since /) });
+    await h.drain();
+    const d = (await h.services.declarations.listForScaleSet(ref)).find((x) => x.requestId === "lost-1");
+    expect(d?.outcome.kind).toBe("applied");
+    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0 ?? []).toEqual([]);
   });
 
   it("evicts the cache rows of scale sets nobody declares for once nobody touched them for a day, without reading ARM", async () => {

@@ -1,0 +1,57 @@
+import { RestError, type TableClient } from "@azure/data-tables";
+import type { DeclareWindows } from "../core/ports";
+import type { ScaleSetRef } from "../core/resourceIds";
+import { cachePartition } from "./etagCacheTable";
+
+/**
+ * The declare windows, one row per scale set in the cache table's "~windows" partition: apart from the scale
+ * set's cache rows, so that opening a window never changes the Table ETag a running reconcile stores against.
+ */
+const WINDOWS_PARTITION = "~windows";
+
+interface WindowRow {
+  partitionKey: string;
+  rowKey: string;
+  openedAt: number;
+  claimant: string;
+}
+
+const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
+
+export class DeclareWindowTable implements DeclareWindows {
+  constructor(
+    readonly table: TableClient,
+    private readonly now: () => number,
+  ) {}
+
+  async claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined"> {
+    const rowKey = cachePartition(ref);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const row = await this.table.getEntity<WindowRow>(WINDOWS_PARTITION, rowKey).catch((err: unknown) => {
+        if (statusOf(err) === 404) return undefined;
+        throw err;
+      });
+      const now = this.now();
+      // A redelivery of the message that opened the window: its enqueue may not have happened, so it goes again.
+      if (row && row.claimant === claimant && now - Number(row.openedAt) < windowMs) return "opened";
+      if (row && now - Number(row.openedAt) < joinableMs) return "joined";
+      try {
+        const entity = { partitionKey: WINDOWS_PARTITION, rowKey, openedAt: now, claimant };
+        if (!row) await this.table.createEntity(entity);
+        else await this.table.updateEntity(entity, "Replace", { etag: row.etag });
+        return "opened";
+      } catch (err) {
+        if (statusOf(err) !== 409 && statusOf(err) !== 412) throw err;
+        // Another declaration opened it between our read and our write: look again, it is probably ours to join.
+      }
+    }
+    // Contended five times over: opening one more window costs one reconcile, never a lost declaration.
+    return "opened";
+  }
+
+  async evict(ref: ScaleSetRef): Promise<void> {
+    await this.table.deleteEntity(WINDOWS_PARTITION, cachePartition(ref)).catch((err: unknown) => {
+      if (statusOf(err) !== 404) throw err;
+    });
+  }
+}

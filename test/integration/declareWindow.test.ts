@@ -1,0 +1,123 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createServices, type Services } from "../../src/app/services";
+import { memoryLogger } from "../../src/app/logger";
+import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
+import { joinableMs } from "../../src/reconcile/declareWindow";
+import { manualClock, startHarness, type Harness } from "../support/harness";
+import { decodeQueueBody } from "../support/queueBody";
+import { scaleSetRef } from "../support/refs";
+import { instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+
+const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
+const POOLS = Array.from({ length: 50 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
+const declare = (pool: string) => ({ v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present" });
+
+/** Two Function instances on one queue: each takes batches of 16 and runs them concurrently, until the queue is empty. */
+async function consume(h: Harness, instances: Services[], timeoutMs: number): Promise<HandleOutcome[]> {
+  const outcomes: HandleOutcome[] = [];
+  const deadline = Date.now() + timeoutMs;
+  const worker = async (s: Services) => {
+    for (;;) {
+      const got = await h.queue.receiveMessages({ numberOfMessages: 16, visibilityTimeout: 60 });
+      if (got.receivedMessageItems.length === 0) {
+        if ((await h.queueDepth()) === 0) return;
+        if (Date.now() > deadline) throw new Error("queue not empty in time");
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      await Promise.all(
+        got.receivedMessageItems.map(async (m) => {
+          outcomes.push(await s.handleQueueMessage(decodeQueueBody(m.messageText), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() }));
+          await h.queue.deleteMessage(m.messageId, m.popReceipt);
+        }),
+      );
+    }
+  };
+  await Promise.all(instances.map(worker));
+  return outcomes;
+}
+
+describe("declare window: the declarations of one scale set make one reconcile, across instances", () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.stop();
+    h = undefined;
+  });
+
+  it("50 declarations taken by two instances in batches of 16: one reconcile, one model write, one write per instance", async () => {
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 3, pools: 50 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "2" },
+    });
+    const otherLog = memoryLogger();
+    const other = createServices(h.config, { log: otherLog });
+    for (const p of POOLS) await h.send(declare(p));
+
+    const outcomes = await consume(h, [h.services, other], 60_000);
+
+    const gathered = outcomes.filter((o) => o.result === "gathered");
+    expect(gathered).toHaveLength(50);
+    const opened = gathered.filter((o) => o.result === "gathered" && o.scheduled === "scheduled").length;
+    const reconciles = outcomes.filter((o) => o.result === "reconciled");
+    // Every window opened made exactly one reconcile; 50 messages handled well inside one window open just one.
+    expect(reconciles).toHaveLength(opened);
+    expect(opened).toBe(1);
+    const c = h.sim.control;
+    expect(c.stats(VMSS).puts + c.stats(VMSS).patches).toBe(1);
+    expect(c.stats(VMSS).instancePuts).toBe(3);
+    const wanted = POOLS.map((p) => p.toLowerCase()).sort();
+    expect([...poolsByIpConfig(modelNics(c.resource(VMSS)!)).ipConfig0!].sort()).toEqual(wanted);
+    for (const vm of c.instances(VMSS)) expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
+    const decls = await h.services.declarations.listForScaleSet(scaleSetRef(VMSS));
+    expect(decls.map((d) => d.outcome.kind)).toEqual(Array(50).fill("applied"));
+  });
+
+  it("the opener's redelivery enqueues again when its first enqueue was lost; a later message joins; past the joinable part a new window opens", async () => {
+    const clock = manualClock(Date.now());
+    h = await startHarness({ clock, sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 3 }) }, env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "2" } });
+    const s = h.services;
+    const enqueue = s.queue.enqueueReconcile.bind(s.queue);
+    let failNext = true;
+    const enqueued: Array<{ reason: string; delayMs: number | undefined }> = [];
+    s.queue.enqueueReconcile = async (id, reason, opts) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error("queue unavailable");
+      }
+      enqueued.push({ reason, delayMs: opts?.delayMs });
+      return enqueue(id, reason, opts);
+    };
+    const meta = (id: string, dequeueCount = 1) => ({ id, dequeueCount, insertionTime: new Date(clock.now()).toISOString() });
+
+    await expect(s.handleQueueMessage(declare(POOLS[0]!), meta("m-1"))).rejects.toThrow("queue unavailable");
+    expect(enqueued).toEqual([]);
+    // The host redelivers the same message: it opened the window, so it enqueues (the window is not someone else's).
+    expect(await s.handleQueueMessage(declare(POOLS[0]!), meta("m-1", 2))).toEqual({ result: "gathered", scheduled: "scheduled" });
+    expect(enqueued).toEqual([{ reason: expect.stringMatching(/^gathered: declare present /), delayMs: 2_000 }]);
+
+    clock.advance(joinableMs(2_000) - 1);
+    expect(await s.handleQueueMessage(declare(POOLS[1]!), meta("m-2"))).toEqual({ result: "gathered", scheduled: "joined" });
+    clock.advance(2);
+    // The reconcile may be reading by now (on a clock up to a second ahead): this one gets its own.
+    expect(await s.handleQueueMessage(declare(POOLS[2]!), meta("m-3"))).toEqual({ result: "gathered", scheduled: "scheduled" });
+    expect(enqueued).toHaveLength(2);
+
+    // Both reconciles run when they become visible, and together they apply all three.
+    await h.drainUntilEmpty(30_000);
+    const decls = await s.declarations.listForScaleSet(scaleSetRef(VMSS));
+    expect(decls.map((d) => d.outcome.kind)).toEqual(["applied", "applied", "applied"]);
+    expect(h.sim.control.stats(VMSS).puts + h.sim.control.stats(VMSS).patches).toBeLessThanOrEqual(2);
+  });
+
+  it("a duplicate delivery of an applied declaration neither opens a window nor reads ARM", async () => {
+    h = await startHarness({ sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 1 }) }, env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "1" } });
+    const message = { ...declare(POOLS[0]!), requestId: "req-dup" };
+    await h.send(message);
+    await h.drainUntilEmpty(30_000);
+    const before = h.sim.control.stats().requests;
+    await h.send(message);
+    expect(await h.drainUntilEmpty(30_000)).toEqual([{ result: "skipped", reason: "already applied (duplicate delivery)" }]);
+    expect(h.sim.control.stats().requests).toBe(before);
+  });
+});
