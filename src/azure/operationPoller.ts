@@ -9,6 +9,8 @@ import { retryAfterMs } from "./armErrors";
  */
 
 const MIN_POLL_MS = 25;
+/** Polls in a row that were throttled or failed before the operation is left to a re-enqueued reconcile. */
+const MAX_FAILED_POLLS = 5;
 
 export interface PollOptions {
   armEndpoint: string;
@@ -36,20 +38,36 @@ export async function waitForOperation(
     throw new FatalError(`operation URL ${url} is not on ${opts.armEndpoint}; refusing to poll it`);
   }
   const deadline = opts.clock.now() + opts.maxWaitMs;
-  // "Retry-After: 0" means "soon", not "spin": keep a small floor between polls.
-  const pace = (ms: number) => Math.max(MIN_POLL_MS, ms);
-  let waitMs = pace(retryAfterMs(firstRetryAfter, opts.defaultIntervalMs));
+  // "Retry-After: 0" (or none) means "your own interval", as the Azure SDKs read it: polling as fast as latency
+  // allows would spend the subscription's read budget, which the next GET and every other poll share.
+  const interval = (header: string | null | undefined) => {
+    const ms = retryAfterMs(header, opts.defaultIntervalMs);
+    return Math.max(MIN_POLL_MS, ms > 0 ? ms : opts.defaultIntervalMs);
+  };
+  let waitMs = interval(firstRetryAfter);
+  // A throttled or failed poll says nothing about the operation, which goes on: wait and ask again, as long
+  // as the deadline allows, rather than abandon a write that ARM accepted.
+  let failedPolls = 0;
+  const pollFailed = (err: TransientError, retryAfter: number): void => {
+    failedPolls++;
+    if (failedPolls > MAX_FAILED_POLLS || opts.clock.now() + retryAfter > deadline) throw err;
+    waitMs = Math.max(MIN_POLL_MS, retryAfter);
+  };
   for (;;) {
     await opts.clock.sleep(Math.min(waitMs, Math.max(0, deadline - opts.clock.now())));
     let response: PolledAnswer;
     try {
       response = await get(url);
     } catch (err) {
-      throw new TransientError(`polling ${url}: ${(err as Error).message}`, opts.defaultIntervalMs);
+      pollFailed(new TransientError(`polling ${url}: ${(err as Error).message}`, opts.defaultIntervalMs), opts.defaultIntervalMs);
+      continue;
     }
     if (response.status >= 500 || response.status === 429) {
-      throw new TransientError(`polling ${url}: ${response.status}`, retryAfterMs(response.headers.get("retry-after"), opts.defaultIntervalMs), response.status);
+      const retryAfter = retryAfterMs(response.headers.get("retry-after"), opts.defaultIntervalMs);
+      pollFailed(new TransientError(`polling ${url}: ${response.status}`, retryAfter, response.status), retryAfter);
+      continue;
     }
+    failedPolls = 0;
     if (response.status >= 400) throw new FatalError(`polling ${url}: ${response.status} ${response.bodyText.slice(0, 500)}`, response.status);
     let body: { status?: string; error?: { code?: string; message?: string } };
     try {
@@ -65,6 +83,6 @@ export async function waitForOperation(
     if (opts.clock.now() >= deadline) {
       throw new TransientError(`operation ${url} still ${body.status ?? "running"} after ${opts.maxWaitMs} ms`, opts.defaultIntervalMs);
     }
-    waitMs = pace(retryAfterMs(response.headers.get("retry-after"), opts.defaultIntervalMs));
+    waitMs = interval(response.headers.get("retry-after"));
   }
 }

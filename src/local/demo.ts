@@ -118,7 +118,7 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
         ...example.Values,
         ARM_ENDPOINT: "https://127.0.0.1:0",
         POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
-        POOLSYNC_OPERATION_POLL_SECONDS: "1",
+        POOLSYNC_OPERATION_POLL_SECONDS: "0.25",
       },
       source: join(appDir, "local.settings.example.json"),
     },

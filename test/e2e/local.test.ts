@@ -49,7 +49,7 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
       {
         POOLSYNC_RECONCILE_SCHEDULE: "*/2 * * * * *",
         POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
-        POOLSYNC_OPERATION_POLL_SECONDS: "1",
+        POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
       },
     );
     sim = simClient(`https://127.0.0.1:${simPort}`);
@@ -180,7 +180,7 @@ describe("npm run local --no-events on the suite's Azurite: the timer alone repa
         POOLSYNC_CACHE_TABLE: names.cache,
         POOLSYNC_RECONCILE_SCHEDULE: "*/2 * * * * *",
         POOLSYNC_CACHE_TTL_SECONDS: "1",
-        POOLSYNC_OPERATION_POLL_SECONDS: "1",
+        POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
       },
     );
     sim = simClient(`https://127.0.0.1:${simPort}`);

@@ -59,7 +59,7 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     POOLSYNC_QUEUE: uniqueName("iq-"),
     POOLSYNC_MEMBERSHIPS_TABLE: uniqueName("im"),
     POOLSYNC_CACHE_TABLE: uniqueName("ic"),
-    POOLSYNC_OPERATION_POLL_SECONDS: "1",
+    POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
     POOLSYNC_EVENT_DEBOUNCE_SECONDS: "0",
     // The timer stays off (and its schedule far away) so that only the test decides when anything is re-read.
     POOLSYNC_RECONCILE_SCHEDULE: "0 0 0 1 1 *",

@@ -48,6 +48,30 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
     expect(await h.services.cache.listProblems()).toEqual([expect.objectContaining({ result: "requeued", throttles: 1 })]);
   });
 
+  it("a throttled operation poll waits its Retry-After and polls again: the accepted write is not abandoned", async () => {
+    h = await startHarness();
+    const c = h.sim.control;
+    c.injectFault({ method: "GET", path: "/operations/", retryAfterSeconds: 1 });
+    await h.send({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" });
+    const started = Date.now();
+    const [outcome] = await h.drain();
+    expect(outcome).toMatchObject({ result: "reconciled", report: { result: "applied" } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(c.stats()).toMatchObject({ puts: 1, status429: 1 });
+    expect(h.logs.lines.filter((l) => l.event === "enqueue")).toEqual([]);
+  });
+
+  it("Retry-After: 0 on an operation means the configured interval, not as fast as latency allows", async () => {
+    h = await startHarness({ sim: { operationDurationMs: 400 }, env: { POOLSYNC_OPERATION_POLL_SECONDS: "0.25" } });
+    await h.send({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" });
+    await h.drain();
+    const st = h.sim.control.stats();
+    const writes = st.puts + st.instancePuts;
+    expect(writes).toBeGreaterThan(1);
+    // 400 ms operations polled every 250 ms: two polls each (a 25 ms floor would make about ten).
+    expect(st.operationGets).toBeLessThanOrEqual(2 * writes);
+  });
+
   it("refuses a scale set or pool outside POOLSYNC_SCOPES with zero ARM calls, to the poison queue with the reason", async () => {
     h = await startHarness();
     const outside = scaleSetId(OTHER_SUB, "rg", "vmss");
