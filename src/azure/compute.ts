@@ -8,6 +8,7 @@ import type { Clock, ComputePort, WriteOptions } from "../core/ports";
 import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
 import { classifyArmError } from "./armErrors";
 import { waitForOperation, type PollOptions } from "./operationPoller";
+import { ReadPacer } from "./readPacing";
 
 /**
  * The Compute edge: a thin layer over ComputeManagementClient. It passes If-Match explicitly (the SDK never
@@ -25,6 +26,8 @@ export interface ArmComputeOptions {
   requestTimeoutMs: number;
   operationMaxWaitMs: number;
   operationPollIntervalMs: number;
+  /** Pace reads inside ARM's per-subscription read bucket (POOLSYNC_PACING_ENABLED); default on. */
+  pacing?: boolean;
 }
 
 interface WriteCallOptions {
@@ -72,6 +75,7 @@ export class ArmCompute implements ComputePort {
   private readonly clients = new Map<string, ComputeManagementClient>();
   private readonly poll: PollOptions;
   private readonly httpClient = createDefaultHttpClient();
+  private readonly readPacer: ReadPacer | undefined;
 
   constructor(private readonly opts: ArmComputeOptions) {
     this.poll = {
@@ -80,6 +84,7 @@ export class ArmCompute implements ComputePort {
       maxWaitMs: opts.operationMaxWaitMs,
       defaultIntervalMs: opts.operationPollIntervalMs,
     };
+    this.readPacer = opts.pacing === false ? undefined : new ReadPacer(opts.clock);
   }
 
   private client(subscriptionId: string): ComputeManagementClient {
@@ -92,6 +97,8 @@ export class ArmCompute implements ComputePort {
         retryOptions: { maxRetries: 0 },
         ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
+      // Added to each client: the operation polls go through the first client's pipeline, whatever subscription.
+      if (this.readPacer) c.pipeline.addPolicy(this.readPacer.policy(), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }
     return c;

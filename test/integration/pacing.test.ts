@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DEMO, startHarness, type Harness } from "../support/harness";
+import { scaleSetRef } from "../support/refs";
+import { scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
 
 const declare = (state: "present" | "absent", i: number) => ({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state, requestId: `toggle-${i}` });
 
@@ -33,5 +35,31 @@ describe("write pacing inside CRP's budget", () => {
     h = await startHarness({ sim: { throttling: true }, env: { POOLSYNC_GATHER_MILLISECONDS: "0", POOLSYNC_PACING_ENABLED: "false" } });
     await toggle13(h);
     expect(h.sim.control.stats().status429).toBeGreaterThan(0);
+  });
+
+  /**
+   * 300 reads at once against ARM's per-subscription read bucket (250, then 25 a second): 10 each of 30 scale sets,
+   * inside CRP's per-scale-set read bucket (36).
+   */
+  const world = { seed: wideWorld({ scaleSets: 30, capacity: 1, pools: 1 }), throttling: true };
+  const wide = { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` };
+  const read300 = (h: Harness) =>
+    Promise.allSettled(Array.from({ length: 300 }, (_, i) => h.services.compute.getScaleSet(scaleSetRef(scaleSetId(WIDE_SUBSCRIPTION, "wide", `vmss-${i % 30}`)))));
+
+  it("paces reads (GETs, LISTs, operation polls) inside ARM's read bucket: 300 at once, none refused", async () => {
+    h = await startHarness({ sim: world, env: wide });
+    const started = Date.now();
+    const results = await read300(h);
+    expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+    expect(h.sim.control.stats()).toMatchObject({ gets: 300, status429: 0 });
+    // The 50 beyond the bucket waited for its refill: about two seconds.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+  });
+
+  it("(control) without pacing the same reads earn 429s", async () => {
+    h = await startHarness({ sim: world, env: { ...wide, POOLSYNC_PACING_ENABLED: "false" } });
+    const results = await read300(h);
+    expect(h.sim.control.stats().status429).toBeGreaterThan(0);
+    expect(results.some((r) => r.status === "rejected")).toBe(true);
   });
 });
