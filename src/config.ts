@@ -21,6 +21,14 @@ const positiveInt = (max: number) =>
     .transform(Number)
     .refine((n) => n >= 1 && n <= max, `must be between 1 and ${max}`);
 
+const positiveSeconds = (max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, "must be a number of seconds")
+    .transform(Number)
+    .refine((n) => n >= 0.01 && n <= max, `must be between 0.01 and ${max}`);
+
 const nonNegativeInt = (max: number) =>
   z
     .string()
@@ -79,7 +87,7 @@ export const SETTINGS = {
   POOLSYNC_CACHE_ENABLED: { schema: boolean, default: "true", doc: "false = always GET from ARM before a write (the cache is only an optimisation)." },
   POOLSYNC_CACHE_TTL_SECONDS: { schema: positiveInt(86_400), default: "600", doc: "Age after which a cached model is re-read before use and revisited by the timer." },
   POOLSYNC_MAX_PRECONDITION_RETRIES: { schema: nonNegativeInt(20), default: "5", doc: "Re-reads after a 412 within one reconcile before it is re-enqueued." },
-  POOLSYNC_INSTANCE_CONCURRENCY: { schema: positiveInt(64), default: "4", doc: "Instance writes in flight at once for one scale set." },
+  POOLSYNC_INSTANCE_CONCURRENCY: { schema: positiveInt(64), default: "10", doc: "Instance writes in flight at once for one scale set (each instance has its own CRP budget; the shared ones are paced)." },
   POOLSYNC_EVENT_DEBOUNCE_SECONDS: { schema: nonNegativeInt(3_600), default: "10", doc: "At most one event-triggered reconcile per scale set per window." },
   POOLSYNC_RECONCILE_SCHEDULE: { schema: z.string().trim().min(1), default: "0 */5 * * * *", doc: "NCRONTAB schedule of the reconcileStale timer." },
   POOLSYNC_RECONCILE_MAX_READS: { schema: positiveInt(100_000), default: "200", doc: "ARM GETs/LISTs the timer may spend in one run." },
@@ -87,7 +95,7 @@ export const SETTINGS = {
   POOLSYNC_ARM_CA_FILE: { schema: z.string(), default: "", doc: "PEM file of an extra CA to trust for ARM_ENDPOINT (the simulator's test certificate); empty = the system's CAs only." },
   POOLSYNC_ARM_TIMEOUT_SECONDS: { schema: positiveInt(600), default: "30", doc: "Timeout of one ARM request; a write that timed out is re-checked from fresh state." },
   POOLSYNC_OPERATION_MAX_WAIT_SECONDS: { schema: positiveInt(3_600), default: "300", doc: "How long one invocation waits for a Compute long-running operation before re-enqueueing." },
-  POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveInt(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After." },
+  POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveSeconds(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After or Retry-After: 0 (as the Azure SDKs read it); fractions allowed." },
   POOLSYNC_MAX_ATTEMPTS: { schema: positiveInt(100), default: "8", doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed." },
   POOLSYNC_PACING_ENABLED: { schema: boolean, default: "true", doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429." },
   POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write budget inside one invocation; a longer one re-enqueues the reconcile." },
@@ -245,7 +253,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     armTimeoutMs: v.armTimeoutSeconds * 1000,
     armCaFile: v.armCaFile,
     operationMaxWaitMs: v.operationMaxWaitSeconds * 1000,
-    operationPollMs: v.operationPollSeconds * 1000,
+    operationPollMs: Math.round(v.operationPollSeconds * 1000),
     maxAttempts: v.maxAttempts,
     pacingEnabled: v.pacingEnabled,
     pacingMaxWaitMs: v.pacingMaxWaitSeconds * 1000,

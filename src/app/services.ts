@@ -61,6 +61,7 @@ export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
     requestTimeoutMs: config.armTimeoutMs,
     operationMaxWaitMs: config.operationMaxWaitMs,
     operationPollIntervalMs: config.operationPollMs,
+    pacing: config.pacingEnabled,
   });
 }
 

@@ -83,11 +83,13 @@ export class MembershipTable implements DeclarationStore {
     const fresh = this.rowOf(scaleSet, d);
     // Optimistic loop: two deliveries of different declarations for one key race here; the Table ETag decides.
     for (let attempt = 0; attempt < 8; attempt++) {
-      const existing = await this.get(fresh.partitionKey, fresh.rowKey);
+      // Most declarations are new: try the insert first (one round trip), read only when the row exists.
+      const existing = attempt === 0 ? undefined : await this.get(fresh.partitionKey, fresh.rowKey);
       if (!existing) {
         try {
-          await this.table.createEntity(fresh);
-          return { result: "created", stored: toStored((await this.get(fresh.partitionKey, fresh.rowKey))!) };
+          // The answer's ETag is the row's: no read back (a burst of declarations is bound by Table round trips).
+          const created = await this.table.createEntity(fresh);
+          return { result: "created", stored: toStored({ ...fresh, etag: created.etag ?? "" }) };
         } catch (err) {
           if (statusOf(err) === 409) continue;
           throw err;
@@ -96,8 +98,8 @@ export class MembershipTable implements DeclarationStore {
       if (existing.requestId === d.requestId) return { result: "unchanged", stored: toStored(existing) };
       if (Date.parse(existing.declaredAt) > Date.parse(d.declaredAt)) return { result: "older", stored: toStored(existing) };
       try {
-        await this.table.updateEntity(fresh, "Replace", { etag: existing.etag });
-        return { result: "updated", stored: toStored((await this.get(fresh.partitionKey, fresh.rowKey))!) };
+        const updated = await this.table.updateEntity(fresh, "Replace", { etag: existing.etag });
+        return { result: "updated", stored: toStored({ ...fresh, etag: updated.etag ?? "" }) };
       } catch (err) {
         if (statusOf(err) === 412) continue;
         throw err;
