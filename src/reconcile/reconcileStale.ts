@@ -154,7 +154,16 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
           s.refreshed++;
         }
         let instances: InstanceModel[] = [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
-        if (needsInstances) {
+        // Every instance write changes the scale set's ETag (AZURE-FACTS): a model whose ETag is still the one
+        // cached with the instances, which are only old (no event said any was written), vouches for them.
+        const cachedEtag = partition.scaleSet?.model?.etag;
+        const vouched =
+          needsModel && model !== undefined && cachedEtag !== undefined && model.etag === cachedEtag && partition.scaleSet?.stale === false &&
+          v.instanceRows.length === partition.instances.size && v.instanceRows.every((r) => !r.stale) && instances.length === partition.instances.size;
+        if (vouched) {
+          for (const inst of instances) await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
+          s.refreshed += instances.length;
+        } else if (needsInstances) {
           instances = await compute.listInstances(v.ref);
           const seen = new Set(instances.map((i) => i.instanceId));
           for (const inst of instances) await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);

@@ -123,7 +123,7 @@ describe("poolsync status and poison", () => {
     expect(empty.stdout.trim()).toBe(`no poison messages on ${app.settings.POOLSYNC_QUEUE}-poison`);
     const bad = { v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB), reason: "hand-made" };
     await app.queue.sendMessage(Buffer.from(JSON.stringify(bad)).toString("base64"));
-    const r = await waitFor(() => poolsync("poison"), (x) => x.stdout.includes("poison message"), "the message to be poisoned");
+    const r = await waitFor(() => poolsync("poison"), (x) => /^\d+ poison message/.test(x.stdout), "the message to be poisoned");
     expect(r.code).toBe(EXIT.ok);
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe(`1 poison message on ${app.settings.POOLSYNC_QUEUE}-poison`);

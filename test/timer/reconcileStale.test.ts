@@ -37,6 +37,29 @@ describe("reconcileStale: the timer's safety net", () => {
     for (const vm of h.sim.control.instances(DEMO.scaleSetId)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
   });
 
+  it("refreshes a scale set past the TTL with one GET when its ETag vouches for the cached instances; lists them when it does not", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    await h.send(declarePresent);
+    await h.drain();
+    h.sim.control.settle();
+    await h.services.reconcileStale(); // re-reads the model our instance writes made stale
+    clock.advance(TTL_MS + 1);
+    h.sim.control.resetStats();
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 0, readsUsed: 1 });
+    expect(h.sim.control.stats()).toMatchObject({ gets: 1, instanceLists: 0, instanceGets: 0 });
+    const partition = await h.services.cache.readPartition(scaleSetRef(DEMO.scaleSetId));
+    expect([...partition.instances.values()].every((e) => e.readAt === clock.now())).toBe(true);
+
+    // Someone writes an instance and no event reaches us: the scale set's ETag moves, so the instances are listed.
+    h.sim.control.write(`${DEMO.scaleSetId}/virtualMachines/1`, dropPool(DEMO.poolId));
+    h.sim.control.settle();
+    clock.advance(TTL_MS + 1);
+    h.sim.control.resetStats();
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 1, readsUsed: 2 });
+    expect(h.sim.control.stats()).toMatchObject({ gets: 1, instanceLists: 1 });
+  });
+
   it("evicts a deleted scale set and shows its declarations as target deleted", async () => {
     const clock = manualClock();
     h = await startHarness({ clock, cacheEnabled: true });
