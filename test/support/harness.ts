@@ -61,7 +61,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     POOLSYNC_MEMBERSHIPS_TABLE: uniqueName("m"),
     POOLSYNC_CACHE_TABLE: uniqueName("c"),
     POOLSYNC_CACHE_ENABLED: String(opts.cacheEnabled ?? SUITE_CACHE_ENABLED),
-    POOLSYNC_OPERATION_POLL_SECONDS: "1",
+    POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
     // Each declare message reconciles at once, so a test sees its report; test/integration/declareWindow.test.ts
     // and the local runtime's suites run the default window.
     POOLSYNC_DECLARE_WINDOW_SECONDS: "0",
