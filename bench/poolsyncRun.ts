@@ -46,10 +46,12 @@ export class TableCounter {
 }
 
 /** A logger that keeps counts and a few samples, not every line (runs make hundreds of thousands). */
-export function countingLogger(): Logger & { counts: Record<string, number>; samples: Record<string, string[]>; reconciles: Array<Record<string, unknown>> } {
+export function countingLogger(): Logger & { counts: Record<string, number>; samples: Record<string, string[]>; reconciles: Array<Record<string, unknown>>; writesAt: number[] } {
   const counts: Record<string, number> = {};
   const samples: Record<string, string[]> = {};
   const reconciles: Array<Record<string, unknown>> = [];
+  /** Real ms of each successful ARM write: where a run's time went. */
+  const writesAt: number[] = [];
   const bump = (k: string, sample?: string) => {
     counts[k] = (counts[k] ?? 0) + 1;
     if (sample !== undefined) {
@@ -59,14 +61,15 @@ export function countingLogger(): Logger & { counts: Record<string, number>; sam
   };
   const push = (level: string) => (event: string, fields: Record<string, unknown>) => {
     if (event === "reconcile") {
-      reconciles.push(fields);
+      reconciles.push({ ...fields, endedAt: Date.now() });
       bump(`reconcile:${String(fields.result)}`, fields.reason === undefined ? undefined : String(fields.reason));
     } else if (event === "arm.write") {
       const outcome = String(fields.outcome);
+      if (outcome === "ok") writesAt.push(Date.now());
       bump(`arm.write:${/^\w+/.exec(outcome === "ok" ? "ok" : (/: (\d{3}) /.exec(outcome)?.[1] ?? outcome))?.[0] ?? "?"}`, outcome === "ok" ? undefined : outcome);
     } else bump(`${level}:${event}`, level === "info" ? undefined : JSON.stringify(fields));
   };
-  return { counts, samples, reconciles, info: push("info"), warn: push("warn"), error: push("error") };
+  return { counts, samples, reconciles, writesAt, info: push("info"), warn: push("warn"), error: push("error") };
 }
 
 const decode = decodeQueueBody;

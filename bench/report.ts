@@ -46,7 +46,12 @@ export function targets(r: Results): Target[] {
   if (st) {
     const v = med(st, "poolsync", "readsPerChange");
     const peers = Math.min(med(st, "get-then-put-if-match", "readsPerChange"), med(st, "last-writer-wins", "readsPerChange"));
-    out.push({ target: "Reads per applied change in steady state: ≤ 0.2 (peers ≥ 1)", measured: `poolsync (events) ${fmt(v, 2)}; TTL only ${fmt(med(st, "poolsync-ttl-only", "readsPerChange"), 2)}; no cache ${fmt(med(st, "poolsync-no-cache", "readsPerChange"), 2)}; peers ≥ ${fmt(peers, 2)}`, ok: v <= 0.2 });
+    const floor = med(st, "poolsync", "modelWrites") / med(st, "poolsync", "changes");
+    out.push({
+      target: "Reads per applied change in steady state: ≤ 0.2 (peers ≥ 1)",
+      measured: `poolsync (events) ${fmt(v, 2)}; TTL only ${fmt(med(st, "poolsync-ttl-only", "readsPerChange"), 2)}; no cache ${fmt(med(st, "poolsync-no-cache", "readsPerChange"), 2)}; peers ≥ ${fmt(peers, 2)}. Floor for changes that do not share a reconcile: ${fmt(floor, 2)} (one GET per model write, see §3)`,
+      ok: v <= 0.2,
+    });
   }
   const b2 = r.workloads.burstWide as (Agg & { bound?: { boundS: number } }) | undefined;
   if (b2?.bound) {
@@ -86,7 +91,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
   out.push("");
   out.push(`Generated ${r.generatedAt} by \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\` in ${fmt(r.durationS, 0)} s on ${JSON.stringify(r.machine)}. ${r.runs} run(s) per strategy and workload; figures are medians with the (min–max) spread over the runs; every strategy runs against its own fresh simulator with the same seed, one after another in the same run. Times are **simulated** seconds unless they say "real".`);
   out.push("");
-  out.push(`Simulator profile: ${JSON.stringify(r.profile)} (simulated ms; latency per request = fixed + uniform jitter; every write is a long-running operation of that duration, polled every 1 s). CRP's token buckets enforced (per-minute refill) and ARM's per-subscription buckets in front (reads 250 @ 25/s — operation polls count — writes 200 @ 10/s). Time scales per workload are in \`results.json\` → \`plan\`.`);
+  out.push(`Simulator profile: ${JSON.stringify(r.profile)} (simulated ms; latency per request = fixed + uniform jitter; every write is a long-running operation of that duration, polled every 1 s). CRP's token buckets enforced (per-minute refill) and ARM's per-subscription buckets in front (reads 250 @ 25/s — operation polls count — writes 200 @ 10/s). Time scales per workload are in \`results.json\` → \`plan\`: the peers run at \`timeScale\` (they make no storage calls, so any scale measures them alike); poolsync at \`poolsyncTimeScale\` (1× in the bursts, 30× in the steady hour), because its Table and Queue round trips to Azurite and the queue's whole-second visibility delays are real time and would count \`timeScale\` simulated ms each.`);
   out.push("");
   out.push("## Targets");
   out.push("");
@@ -121,6 +126,11 @@ export function renderMarkdown(r: Results, svgName: string): string {
       out.push("");
       out.push(`Bound: **${fmt(bound.boundS)} s** = ${bound.formula}. See \`burstBound\` in bench/workloads.ts.`);
     }
+    const pn = (agg as Agg).poolsync?.runs[0]?.notes as { realSeconds?: { firstWrite: number; lastWrite: number }; writesPerSecondBy5s?: number[] } | undefined;
+    if (pn?.realSeconds) {
+      out.push("");
+      out.push(`Where poolsync's time went (first run, real s at 1×): first ARM write at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to 90 % of ARM's 10 a second after the first 180).`);
+    }
     out.push("");
   }
   const st = r.workloads.steady as Agg | undefined;
@@ -128,6 +138,15 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("## 3. Steady state: reads per applied change");
     out.push("");
     out.push(`${JSON.stringify(r.plan.steady)}. Warm-up first (one declaration per scale set, applied, not counted); then the changes at random times over the period (toggling pools 1–19), other writers active throughout; poolsync's timer every 5 min. \`poolsync\` = events delivered (5 s Event Grid delay) + TTL 600 s; \`poolsync-ttl-only\` = no events; \`poolsync-no-cache\` = POOLSYNC_CACHE_ENABLED=false. Reads = VMSS GET + LIST + VM GET + VM LIST (operation polls separate).`);
+    out.push("");
+    out.push(
+      "Why not ≤ 0.2: every instance write moves the scale set's ETag shortly afterwards (CRP's internal operation, AZURE-FACTS), so after a change the cached model's ETag is old and the next model write needs one GET first — wherever it happens (poolsync does it in the reconcile the ETag bump's event triggers, so that the next change finds a fresh row). That is one read per model write for changes that do not share a reconcile; here changes arrive one every few minutes per scale set, so they rarely share one. Below that only batching helps (the bursts: 1 model write for 50 changes). Reads by what spent them (poolsync variants, first run):",
+    );
+    out.push("");
+    for (const name of ["poolsync", "poolsync-ttl-only", "poolsync-no-cache"]) {
+      const n = st[name]?.runs[0]?.notes as { readsByTrigger?: Record<string, number> } | undefined;
+      if (n?.readsByTrigger) out.push(`- \`${name}\`: ${Object.entries(n.readsByTrigger).map(([k, x]) => `${k} ${x}`).join(", ")}`);
+    }
     out.push("");
     out.push(aggTable(st, [["readsPerChange", "reads / change", 2], ["readsPerChangeInclPolls", "incl. op polls", 2], ["reads", "reads"], ["modelWrites", "model writes"], ["instanceWrites", "instance writes"], ["status412", "412"], ["status429", "429"], ["converged", "converged"], ["p50S", "p50 s"], ["p99S", "p99 s"]]));
     out.push("");

@@ -46,6 +46,15 @@ interface Started {
   poolsync?: PoolsyncRun;
 }
 
+/**
+ * The simulator's time scale for this strategy: the peers make no storage calls, so any scale measures them
+ * alike; poolsync's Table and Queue round trips (and the queue's whole-second visibility delays) are real time,
+ * so each real millisecond of them would count `timeScale` simulated ones. It runs at `poolsyncTimeScale`.
+ */
+export function timeScaleFor(strategy: Strategy, size: { timeScale: number; poolsyncTimeScale?: number }): number {
+  return strategy.startsWith("poolsync") ? (size.poolsyncTimeScale ?? size.timeScale) : size.timeScale;
+}
+
 async function start(strategy: Strategy, env: Env, world: World, timeScale: number, seed: number, ps: Partial<PoolsyncOptions> = {}): Promise<Started> {
   const sim = await startSim({ ...env.profile, timeScale }, world.seed, seed);
   if (strategy === "last-writer-wins" || strategy === "get-then-put-if-match") {
@@ -93,10 +102,34 @@ function poolsyncOwn(p: PoolsyncRun | undefined, changes: number): Record<string
   return { tableOps: o.tableOps ?? 0, tableOpsPerChange: (o.tableOps ?? 0) / Math.max(1, changes), messages: o.messages ?? 0, handlerErrors: o.handlerErrors ?? 0, reconcilesEnqueued: o.reconcilesEnqueued ?? 0 };
 }
 
-/** Where poolsync's 429s, 412s and re-enqueues came from, from its own log lines. */
-function poolsyncNotes(p: PoolsyncRun | undefined): { counts: Record<string, number>; samples: Record<string, string[]> } | undefined {
+/**
+ * Where poolsync's 429s, 412s and re-enqueues came from, from its own log lines; and where its time went: the
+ * real-time span of its writes, writes per second in 5 s steps, and how long its reconciles that wrote took.
+ */
+function poolsyncNotes(p: PoolsyncRun | undefined, startedAt?: number, timerReadsBefore = 0): Record<string, unknown> | undefined {
   if (!p) return undefined;
-  return { counts: { ...p.logs.counts }, samples: { ...p.logs.samples } };
+  const t0 = startedAt ?? p.logs.writesAt[0] ?? 0;
+  const writesPerSecond: number[] = [];
+  for (const at of p.logs.writesAt) {
+    const i = Math.floor((at - t0) / 5_000);
+    while (writesPerSecond.length <= i) writesPerSecond.push(0);
+    writesPerSecond[i]! += 0.2;
+  }
+  const writing = p.logs.reconciles.filter((r) => Number(r.armWrites ?? 0) > 0).map((r) => Number(r.durationMs ?? 0));
+  // Which trigger spent the reads: the first word of the reconcile's (first) reason; the timer's own reads apart.
+  const readsByTrigger: Record<string, number> = { "timer run": (p.own().timerReads ?? 0) - timerReadsBefore };
+  for (const r of p.logs.reconciles) {
+    const kind = /^[a-z ]+?(?=:| )/i.exec(String(r.trigger ?? ""))?.[0] ?? "other";
+    readsByTrigger[kind] = (readsByTrigger[kind] ?? 0) + Number(r.armReads ?? 0);
+  }
+  return {
+    counts: { ...p.logs.counts },
+    samples: { ...p.logs.samples },
+    realSeconds: { firstWrite: ((p.logs.writesAt[0] ?? t0) - t0) / 1000, lastWrite: ((p.logs.writesAt.at(-1) ?? t0) - t0) / 1000 },
+    writesPerSecondBy5s: writesPerSecond.map((x) => Math.round(x * 10) / 10),
+    readsByTrigger,
+    writingReconcileMs: { n: writing.length, p50: percentile(writing, 50), p90: percentile(writing, 90), max: Math.max(0, ...writing) },
+  };
 }
 
 // ---- 1. contention ------------------------------------------------------------------------------------------
@@ -157,6 +190,7 @@ export async function runContention(strategy: Strategy, env: Env, size: Contenti
     const wrand = prng(seed + 7);
     const writers = new OtherWriters(sim, world, () => targets[Math.floor(wrand() * targets.length)] as string, wrand);
     const t0 = sim.control.clock.now();
+    const realT0 = Date.now();
     writers.start(size.writers, size.writerGapMs);
     for (const c of changes) {
       await s.run.submit(c);
@@ -195,7 +229,7 @@ export async function runContention(strategy: Strategy, env: Env, size: Contenti
       simMinutes: (sim.control.clock.now() - t0) / 60_000,
       ...poolsyncOwn(s.poolsync, changes.length),
       peer: s.poolsync ? {} : s.run.own(),
-      notes: poolsyncNotes(s.poolsync),
+      notes: poolsyncNotes(s.poolsync, realT0),
     };
   } finally {
     await finish(s);
@@ -209,6 +243,7 @@ export interface BurstSize {
   capacity: number;
   perScaleSet: number;
   timeScale: number;
+  poolsyncTimeScale?: number;
 }
 
 export interface BurstResult extends ArmCounts {
@@ -232,11 +267,12 @@ export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, se
     const j = Math.floor(rand() * (i + 1));
     [changes[i], changes[j]] = [changes[j] as Change, changes[i] as Change];
   }
-  const s = await start(strategy, env, world, size.timeScale, seed);
+  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed);
   const { sim } = s;
   const monitor = new ConvergenceMonitor(sim);
   try {
     const t0 = sim.control.clock.now();
+    const realT0 = Date.now();
     await Promise.all(
       changes.map((c) => {
         monitor.watch(c);
@@ -266,7 +302,7 @@ export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, se
       maxModelWritesPerScaleSet: Math.max(...perSs),
       ...poolsyncOwn(s.poolsync, changes.length),
       peer: s.poolsync ? {} : s.run.own(),
-      notes: poolsyncNotes(s.poolsync),
+      notes: poolsyncNotes(s.poolsync, realT0),
     };
   } finally {
     monitor.stop();
@@ -295,6 +331,8 @@ export function burstBound(size: BurstSize, profile: Omit<SimProfile, "timeScale
     crpSubscriptionVmssUpdate: crpMinutes(modelWrites, 1500, 500),
     crpSubscriptionVmUpdate: crpMinutes(instanceWrites, 1500, 500),
     armWrites: Math.max(0, modelWrites + instanceWrites - 200) / 10,
+    // At least a GET and a LIST per scale set and one operation poll per write (ARM counts polls as reads).
+    armReads: Math.max(0, 2 * modelWrites + modelWrites + instanceWrites - 250) / 25,
   };
   const lastToken = Math.max(...Object.values(parts));
   const tail = (L + D + pollMs) / 1000;
@@ -303,7 +341,7 @@ export function burstBound(size: BurstSize, profile: Omit<SimProfile, "timeScale
   return {
     boundS,
     parts: { ...parts, tailS: tail, criticalPathS: criticalPath, writes: modelWrites + instanceWrites },
-    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP subscription ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency+operation+poll ${tail.toFixed(1)} s)`,
+    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, ARM reads (${3 * modelWrites}+${instanceWrites}−250)/25 s = ${parts.armReads.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP subscription ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency+operation+poll ${tail.toFixed(1)} s)`,
   };
 }
 
@@ -317,6 +355,7 @@ export interface SteadySize {
   writers: number;
   writerGapMs: number;
   timeScale: number;
+  poolsyncTimeScale?: number;
 }
 
 export interface SteadyResult extends ArmCounts {
@@ -346,7 +385,7 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
     plan.push({ at: rand() * size.durationMs, change: { id: i, scaleSetId: ss, poolId: pool, state: present ? "present" : "absent" } });
   }
   plan.sort((a, b) => a.at - b.at);
-  const s = await start(strategy, env, world, size.timeScale, seed);
+  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed);
   const { sim } = s;
   const monitor = new ConvergenceMonitor(sim, 50);
   try {
@@ -368,6 +407,11 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
     const wrand = prng(seed + 11);
     const targets = world.scaleSets.flatMap((ss) => [ss, ...sim.control.instances(ss).map((vm) => String(vm.id))]);
     const writers = new OtherWriters(sim, world, () => targets[Math.floor(wrand() * targets.length)] as string, wrand);
+    // The notes count the measured hour only.
+    s.poolsync?.logs.reconciles.splice(0);
+    s.poolsync?.logs.writesAt.splice(0);
+    const timerReadsBefore = s.poolsync?.own().timerReads ?? 0;
+    const realT0 = Date.now();
     const t0 = sim.control.clock.now();
     writers.start(size.writers, size.writerGapMs);
     for (const { at, change } of plan) {
@@ -398,9 +442,9 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
       warmupReads,
       ...poolsyncOwn(s.poolsync, size.changes),
       timerRuns: s.poolsync?.own().timerRuns ?? 0,
-      timerReads: s.poolsync?.own().timerReads ?? 0,
+      timerReads: (s.poolsync?.own().timerReads ?? 0) - timerReadsBefore,
       peer: s.poolsync ? {} : s.run.own(),
-      notes: poolsyncNotes(s.poolsync),
+      notes: poolsyncNotes(s.poolsync, realT0, timerReadsBefore),
     };
   } finally {
     monitor.stop();
