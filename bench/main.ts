@@ -1,7 +1,7 @@
 // `npm run bench` (full) or `npm run bench -- --quick`: every workload of issue 8 against the ARM simulator with
 // CRP's throttling on (time-scaled), poolsync next to its peers' strategies in the same run; writes
 // bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureAzurite } from "../src/local/azurite";
@@ -69,8 +69,29 @@ function plan(argv: string[]): Plan {
   return base;
 }
 
+/** `--render`: RESULTS.md and the chart again from results.json (the bounds recomputed), without running anything. */
+function render(p: Plan): void {
+  const dir = outDir();
+  const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
+  const results = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
+  for (const key of ["burstOne", "burstWide"] as const) {
+    const w = results.workloads[key] as { bound?: unknown } | undefined;
+    if (w) w.bound = burstBound(results.plan[key] as BurstSize, PROFILE, 1000);
+  }
+  writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(file("convergence.svg"), renderSvg(results));
+  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))));
+  for (const line of summaryLines(results)) console.log(line);
+}
+
+function outDir(): string {
+  const outArg = process.argv.find((a) => a.startsWith("--out="));
+  return outArg ? path.resolve(outArg.slice(6)) : __dirname.includes(`${path.sep}dist${path.sep}`) ? path.resolve(__dirname, "../../bench") : __dirname;
+}
+
 async function main(): Promise<void> {
   const p = plan(process.argv.slice(2));
+  if (process.argv.includes("--render")) return render(p);
   const started = Date.now();
   const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   // Its own Azurite, started fresh on ports of its own: one that ran a test suite for an hour answers several
@@ -147,8 +168,7 @@ async function main(): Promise<void> {
     await azurite.stop();
   }
   results.durationS = (Date.now() - started) / 1000;
-  const outArg = process.argv.find((a) => a.startsWith("--out="));
-  const dir = outArg ? path.resolve(outArg.slice(6)) : __dirname.includes(`${path.sep}dist${path.sep}`) ? path.resolve(__dirname, "../../bench") : __dirname;
+  const dir = outDir();
   mkdirSync(dir, { recursive: true });
   const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");

@@ -1,14 +1,13 @@
 import { RestError, type TableClient } from "@azure/data-tables";
 import type { DeclareWindows } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
-import { cachePartition } from "./etagCacheTable";
+import { cachePartition, WINDOWS_PARTITION } from "./etagCacheTable";
 
 /**
  * The declare windows, one row per scale set in the cache table's "~windows" partition: apart from the scale
  * set's cache rows, so that opening a window never changes the Table ETag a running reconcile stores against.
+ * Evicted with the scale set's cache rows.
  */
-const WINDOWS_PARTITION = "~windows";
-
 interface WindowRow {
   partitionKey: string;
   rowKey: string;
@@ -47,11 +46,5 @@ export class DeclareWindowTable implements DeclareWindows {
     }
     // Contended five times over: opening one more window costs one reconcile, never a lost declaration.
     return "opened";
-  }
-
-  async evict(ref: ScaleSetRef): Promise<void> {
-    await this.table.deleteEntity(WINDOWS_PARTITION, cachePartition(ref)).catch((err: unknown) => {
-      if (statusOf(err) !== 404) throw err;
-    });
   }
 }

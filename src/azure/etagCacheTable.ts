@@ -16,6 +16,8 @@ export const SCALE_SET_ROW = "vmss";
 const TIMER_PARTITION = "~timer";
 /** One row per scale set: its last reconcile that met a 412, a throttle or a failure, for the status view. */
 const PROBLEMS_PARTITION = "~problems";
+/** One row per scale set: its declare window (src/azure/declareWindowTable.ts). */
+export const WINDOWS_PARTITION = "~windows";
 
 export interface ReconcileProblem {
   scaleSetId: string;
@@ -265,10 +267,12 @@ export class EtagCacheTable implements ModelCache {
   }
 
   async evictScaleSet(ref: ScaleSetRef): Promise<void> {
-    try {
-      await this.table.deleteEntity(PROBLEMS_PARTITION, cachePartition(ref));
-    } catch (err) {
-      if (statusOf(err) !== 404) throw err;
+    for (const partition of [PROBLEMS_PARTITION, WINDOWS_PARTITION]) {
+      try {
+        await this.table.deleteEntity(partition, cachePartition(ref));
+      } catch (err) {
+        if (statusOf(err) !== 404) throw err;
+      }
     }
     if (!this.enabled) return;
     const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(ref)}`, select: ["RowKey"] } });
