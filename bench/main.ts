@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureAzurite } from "../src/local/azurite";
+import { ensureAzurite } from "../local/azurite";
 import { runOverhead } from "./overhead";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { ArmSimulator } from "../test/sim";
+import type { ArmSimulator } from "../sim";
 import { SIM_CA_FILE } from "../test/support/harness";
 import { readFileSync } from "node:fs";
 import { startPoolsync } from "./poolsyncRun";
@@ -40,7 +40,7 @@ function getJson(url: string, ca: string): Promise<unknown> {
 
 async function startChildSim(seedFile: string): Promise<{ url: string; stop(): Promise<void> }> {
   const tsx = require.resolve("tsx/cli");
-  const child = spawn(process.execPath, [tsx, path.resolve(__dirname, "../test/sim/cli.ts"), "--port", "0", "--tls", "--seed", seedFile, "--operation-duration-ms", "0"], {
+  const child = spawn(process.execPath, [tsx, path.resolve(__dirname, "../sim/cli.ts"), "--port", "0", "--tls", "--seed", seedFile, "--operation-duration-ms", "0"], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const url = await new Promise<string>((resolve, reject) => {

@@ -6,8 +6,8 @@
 // does for a VMSS backend pool change.
 import { ComputeManagementClient, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
 import { createDefaultHttpClient, createPipelineRequest, isRestError } from "@azure/core-rest-pipeline";
-import { ARM_SCOPE, staticTokenCredential } from "../test/sim/client";
-import type { ArmSimulator } from "../test/sim";
+import { ARM_SCOPE, staticTokenCredential } from "../sim/client";
+import type { ArmSimulator } from "../sim";
 import { IP_CONFIG, type Change } from "./world";
 
 export type PeerKind = "last-writer-wins" | "get-then-put-if-match";

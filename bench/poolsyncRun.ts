@@ -8,7 +8,7 @@ import type { TableClient } from "@azure/data-tables";
 import { loadConfig } from "../src/config";
 import { createServices, type Services } from "../src/app/services";
 import type { Clock, Logger } from "../src/core/ports";
-import type { ArmSimulator, EventGridEvent } from "../test/sim";
+import type { ArmSimulator, EventGridEvent } from "../sim";
 import { SIM_CA_FILE } from "../test/support/harness";
 import { uniqueName } from "../test/support/storage";
 import type { StrategyRun } from "./peers";

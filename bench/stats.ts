@@ -35,4 +35,4 @@ export function ratio(a: number, b: number): number {
 }
 
 /** A deterministic PRNG (the simulator's), so every strategy sees the same workload in a run. */
-export { seededRandom as prng } from "../test/sim/random";
+export { seededRandom as prng } from "../sim/random";

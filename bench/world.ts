@@ -1,7 +1,7 @@
 // The simulated world every strategy runs against: seeds, the simulator's settings, what "applied" means, and the
 // other writers whose changes must survive.
-import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type JsonObject, type SeedSpec } from "../test/sim";
-import { instanceNics, modelNics, poolsByIpConfig } from "../test/support/wire";
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type JsonObject, type SeedSpec } from "../sim";
+import { instanceNics, modelNics, poolsByIpConfig } from "../sim/wire";
 import { poolId, scaleSetId } from "../test/support/worlds";
 
 export const RG = "bench";

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePorts } from "../../src/local/freePorts";
-import { isPortOpen } from "../../src/local/azurite";
+import { freePorts } from "../../local/freePorts";
+import { isPortOpen } from "../../local/azurite";
 import { uniqueName } from "../support/storage";
-import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
-import type { JsonObject } from "../sim";
+import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
+import type { JsonObject } from "../../sim";
 import { allClosed, IDS, sendMessage, simClient, startLocalProcess, storage, suiteAzuritePorts, waitFor, type LocalProcess } from "./support";
 
 /**

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { eventGridEvent, cloudEvent } from "../support/armEventSamples";
 import { instanceRefOf, scaleSetRef } from "../support/refs";
-import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
-import type { EventGridEvent } from "../sim";
+import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
+import type { EventGridEvent } from "../../sim";
 
 const vmss = scaleSetRef(DEMO.scaleSetId);
 const vm0 = instanceRefOf(`${DEMO.scaleSetId}/virtualMachines/0`);

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_SEED, type JsonObject, type SeedSpec } from "../sim";
+import { DEMO_SEED, type JsonObject, type SeedSpec } from "../../sim";
 import { DEMO } from "../support/harness";
-import { modelNics } from "../support/wire";
+import { modelNics } from "../../sim/wire";
 import { APP_DIR, json, startIntakeApp, waitFor, type IntakeApp } from "./support";
 
 /**

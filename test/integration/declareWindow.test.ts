@@ -6,7 +6,7 @@ import { joinableMs } from "../../src/reconcile/declareWindow";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
-import { instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
+import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
 
 const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
-import { addIpConfig, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
+import { addIpConfig, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 
 const pool = DEMO.poolId.toLowerCase();
 const declare = (state: "present" | "absent", requestId?: string) => ({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state, ...(requestId ? { requestId } : {}) });

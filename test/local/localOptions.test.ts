@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEMO_SCOPE, resolveLocalOptions } from "../../src/local/localOptions";
-import type { LoadedSettings } from "../../src/local/settings";
+import { DEMO_SCOPE, resolveLocalOptions } from "../../local/localOptions";
+import type { LoadedSettings } from "../../local/settings";
 
 const APP = "/app";
 const example: LoadedSettings = {
@@ -10,7 +10,7 @@ const example: LoadedSettings = {
     POOLSYNC_SCOPES: DEMO_SCOPE,
     ARM_ENDPOINT: "https://127.0.0.1:18443",
     POOLSYNC_ARM_CREDENTIAL: "static",
-    POOLSYNC_ARM_CA_FILE: "test/sim/tls/cert.pem",
+    POOLSYNC_ARM_CA_FILE: "sim/tls/cert.pem",
     POOLSYNC_QUEUE: "backendpool-updates",
   },
 };
@@ -19,7 +19,7 @@ describe("resolveLocalOptions", () => {
   it("defaults: 7071, the simulator on 18443 with events after 1 s, Azurite on 10000-10002 in memory", () => {
     const o = resolveLocalOptions([], {}, example, APP);
     expect(o).toMatchObject({ runtimePort: 7071, simulator: { port: 18443 }, events: { delayMs: 1000 }, azurite: { ports: { blob: 10000, queue: 10001, table: 10002 }, dataDir: undefined } });
-    expect(o.settings).toMatchObject({ ARM_ENDPOINT: "https://127.0.0.1:18443", POOLSYNC_ARM_CA_FILE: "/app/test/sim/tls/cert.pem", POOLSYNC_SCOPES: DEMO_SCOPE, AzureWebJobsStorage: "UseDevelopmentStorage=true" });
+    expect(o.settings).toMatchObject({ ARM_ENDPOINT: "https://127.0.0.1:18443", POOLSYNC_ARM_CA_FILE: "/app/sim/tls/cert.pem", POOLSYNC_SCOPES: DEMO_SCOPE, AzureWebJobsStorage: "UseDevelopmentStorage=true" });
   });
 
   it("flags beat settings, settings beat defaults; --flag=value works too", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseSchedule } from "../../src/local/ncrontab";
-import { checkPastDue, MemoryScheduleMonitor } from "../../src/local/scheduleMonitor";
-import { toHostTimerInfo } from "../../src/local/timerTrigger";
+import { parseSchedule } from "../../local/ncrontab";
+import { checkPastDue, MemoryScheduleMonitor } from "../../local/scheduleMonitor";
+import { toHostTimerInfo } from "../../local/timerTrigger";
 
 const at = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0) => new Date(y, mo - 1, d, h, mi, s);
 const hourly = parseSchedule("0 0 * * * *");

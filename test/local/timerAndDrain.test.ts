@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { nextOccurrence, parseSchedule } from "../../src/local/ncrontab";
-import { encodeMessageBody } from "../../src/local/queueMessage";
-import { startLocalRuntime, type LocalRuntimeOptions } from "../../src/local/runtime";
-import { TableScheduleMonitor } from "../../src/local/scheduleMonitor";
+import { nextOccurrence, parseSchedule } from "../../local/ncrontab";
+import { encodeMessageBody } from "../../local/queueMessage";
+import { startLocalRuntime, type LocalRuntimeOptions } from "../../local/runtime";
+import { TableScheduleMonitor } from "../../local/scheduleMonitor";
 import { testStorageConnectionString, uniqueName } from "../support/storage";
 import { APP_DIR, FIXTURE_GLOB, fixtureSettings, queueService, readRecords, waitFor } from "./support";
 

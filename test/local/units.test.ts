@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { RandomizedExponentialBackoff } from "../../src/local/backoff";
-import { handleEventGridWebhook } from "../../src/local/eventGridWebhook";
-import { parseTimeSpan, queueOptionsFrom } from "../../src/local/hostConfig";
-import { compileRoute, splitPath } from "../../src/local/httpRoute";
-import { decodeMessageBody, queueBindingData } from "../../src/local/queueMessage";
-import { resolvePlaceholders } from "../../src/local/settings";
-import { toDotNetDateString } from "../../src/local/typedData";
+import { RandomizedExponentialBackoff } from "../../local/backoff";
+import { handleEventGridWebhook } from "../../local/eventGridWebhook";
+import { parseTimeSpan, queueOptionsFrom } from "../../local/hostConfig";
+import { compileRoute, splitPath } from "../../local/httpRoute";
+import { decodeMessageBody, queueBindingData } from "../../local/queueMessage";
+import { resolvePlaceholders } from "../../local/settings";
+import { toDotNetDateString } from "../../local/typedData";
 
 describe("host.json queue settings", () => {
   it("parses TimeSpans and applies the extension's defaults", () => {

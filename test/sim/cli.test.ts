@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseArgs } from "./cli";
+import { parseArgs } from "../../sim/cli";
 import { arm, POOL_ID, VMSS_PATH } from "./testkit";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -14,7 +14,7 @@ afterEach(() => {
 
 /** Starts the CLI and resolves with its first stdout line. */
 function startCli(args: string[]): Promise<string> {
-  child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "test/sim/cli.ts", ...args], { cwd: ROOT });
+  child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "sim/cli.ts", ...args], { cwd: ROOT });
   return new Promise((resolve, reject) => {
     let out = "";
     child?.stdout?.on("data", (d: Buffer) => {

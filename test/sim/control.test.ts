@@ -1,8 +1,8 @@
 // The control API: another writer, the interleaved writer, faults, operations, scaling, delete, stats and events.
 import { EventGridDeserializer, isSystemEvent } from "@azure/eventgrid";
 import { afterEach, describe, expect, it } from "vitest";
-import { simComputeClient } from "./client";
-import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type EventGridEvent } from "./index";
+import { simComputeClient } from "../../sim/client";
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type EventGridEvent } from "../../sim/index";
 import { arm, ipConfig, nicsOf, POOL_ID, SUB, VMSS_PATH } from "./testkit";
 
 let sim: ArmSimulator | undefined;

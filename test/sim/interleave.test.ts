@@ -3,7 +3,7 @@
 // writer read before it wrote and wrote after it.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startArmSimulator, type ArmSimulator } from "./index";
+import { startArmSimulator, type ArmSimulator } from "../../sim/index";
 import { arm, ipConfig, nicsOf, VMSS_PATH } from "./testkit";
 
 let sim: ArmSimulator;

@@ -1,8 +1,8 @@
 // ARM's lenient JSON and CRP's merge rules, on their own.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { deepEqual, parseArmJson } from "./json";
-import { mergeArm, withoutReadOnly } from "./merge";
+import { deepEqual, parseArmJson } from "../../sim/json";
+import { mergeArm, withoutReadOnly } from "../../sim/merge";
 
 describe("parseArmJson", () => {
   it("accepts a trailing comma before ] or }, but not inside strings", () => {

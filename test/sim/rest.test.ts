@@ -1,6 +1,6 @@
 // The simulator over plain HTTP, as curl or cloud-provider-azure would see it.
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { startArmSimulator, type ArmSimulator } from "./index";
+import { startArmSimulator, type ArmSimulator } from "../../sim/index";
 import { arm, ipConfig, LB_PATH, nicsOf, POOL_ID, RG_PATH, SUB, SUBNET_ID, VMSS_PATH } from "./testkit";
 
 let sim: ArmSimulator;

@@ -2,8 +2,8 @@
 import type { ComputeManagementClient, VirtualMachineScaleSet } from "@azure/arm-compute";
 import { RestError } from "@azure/core-rest-pipeline";
 import { afterEach, describe, expect, it } from "vitest";
-import { simComputeClient } from "./client";
-import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "./index";
+import { simComputeClient } from "../../sim/client";
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
 import { POOL_ID, SUB, SUBNET_ID, VMSS_PATH } from "./testkit";
 
 const POLL = { updateIntervalInMs: 5 };

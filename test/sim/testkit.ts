@@ -1,5 +1,5 @@
 // Helpers shared by the simulator's own tests: plain-HTTP ARM calls and the demo's IDs.
-import { DEMO_SUBSCRIPTION } from "./seed";
+import { DEMO_SUBSCRIPTION } from "../../sim/seed";
 
 export const SUB = DEMO_SUBSCRIPTION;
 export const RG_PATH = `/subscriptions/${SUB}/resourceGroups/etag`;

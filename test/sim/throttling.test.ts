@@ -1,6 +1,6 @@
 // CRP's token buckets: a burst of 12 writes per scale set, then 4 a minute; 429 with Retry-After in simulated time.
 import { afterEach, describe, expect, it } from "vitest";
-import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "./index";
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
 import { arm, VMSS_PATH } from "./testkit";
 
 let sim: ArmSimulator | undefined;

@@ -10,19 +10,19 @@ import { loadConfig, type Config } from "../../src/config";
 import { armComputeFromConfig, createServices, type Services } from "../../src/app/services";
 import { encodeMessage } from "../../src/azure/workQueue";
 import type { Clock, ComputePort, Logger } from "../../src/core/ports";
-import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../src/local/azurite";
-import { freePorts } from "../../src/local/freePorts";
-import { startArmSimulator, type ArmSimulator, type EventGridEvent, type FaultHandle, type InterleaveHandle, type JsonObject, type SeedSpec } from "../sim";
+import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../local/azurite";
+import { freePorts } from "../../local/freePorts";
+import { startArmSimulator, type ArmSimulator, type EventGridEvent, type FaultHandle, type InterleaveHandle, type JsonObject, type SeedSpec } from "../../sim";
 import { SIM_CA_FILE } from "../support/harness";
-import { seededRandom as prng } from "../sim/random";
+import { seededRandom as prng } from "../../sim/random";
 import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
 import { uniqueName } from "../support/storage";
-import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
+import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId } from "../support/worlds";
 
 // The whole plan of a run follows from its seed, through the simulator's seeded PRNG.
-export { seededRandom as prng } from "../sim/random";
+export { seededRandom as prng } from "../../sim/random";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The world: three scale sets and four pools in scope, one scale set and pool outside it.

@@ -1,4 +1,4 @@
-import { ensureAzurite, type RunningAzurite } from "../../src/local/azurite";
+import { ensureAzurite, type RunningAzurite } from "../../local/azurite";
 
 let azurite: RunningAzurite | undefined;
 

@@ -5,7 +5,7 @@ import { createServices, type Services } from "../../src/app/services";
 import { memoryLogger } from "../../src/app/logger";
 import type { Clock } from "../../src/core/ports";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
-import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../sim";
+import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim";
 import { decodeQueueBody } from "./queueBody";
 import { testStorageConnectionString, uniqueName } from "./storage";
 
@@ -17,7 +17,7 @@ export const DEMO = {
   subnetId: `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Network/virtualNetworks/etag-k8s-vnet/subnets/node-subnet`,
 };
 
-export const SIM_CA_FILE = path.resolve(__dirname, "../sim/tls/cert.pem");
+export const SIM_CA_FILE = path.resolve(__dirname, "../../sim/tls/cert.pem");
 
 export interface Harness {
   sim: ArmSimulator;

@@ -3,7 +3,7 @@ import { mapLimit } from "../../src/core/retryPolicy";
 import { STUCK_PENDING_MS } from "../../src/reconcile/reconcileStale";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
-import { dropPool, instanceNics, modelNics, poolsByIpConfig } from "../support/wire";
+import { dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
 
 const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };

@@ -17,7 +17,7 @@ export interface ArmSimulatorOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** Serve HTTPS with the test-only certificate in test/sim/tls (the SDK sends bearer tokens to https only). */
+  /** Serve HTTPS with the test-only certificate in sim/tls (the SDK sends bearer tokens to https only). */
   tls?: boolean;
   /** "demo" or a spec. Nothing is seeded by default. */
   seed?: "demo" | SeedSpec;

@@ -1,5 +1,5 @@
 import { request } from "node:http";
-import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../test/sim";
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../sim";
 import { azuriteConnectionString, ensureAzurite, isPortOpen, type AzuritePorts, type RunningAzurite } from "./azurite";
 import { EventForwarder } from "./eventForwarder";
 import type { QueueHostOptions } from "./hostConfig";

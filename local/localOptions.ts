@@ -13,9 +13,9 @@ export const DEFAULT_RUNTIME_PORT = 7071;
 export const DEFAULT_SIM_PORT = 18443;
 export const DEFAULT_EVENT_DELAY_MS = 1000;
 /** The simulator's test-only certificate, relative to the app directory. */
-export const SIM_CA_FILE = join("test", "sim", "tls", "cert.pem");
+export const SIM_CA_FILE = join("sim", "tls", "cert.pem");
 
-export const USAGE = `usage: npm run local -- [options]        (or: node dist/src/local/main.js [options])
+export const USAGE = `usage: npm run local -- [options]        (or: node dist/local/main.js [options])
   --port N             the Functions runtime (HTTP, Event Grid webhook)   POOLSYNC_LOCAL_PORT        default 7071
   --sim-port N         the ARM simulator (https)                         POOLSYNC_LOCAL_SIM_PORT    default 18443
   --blob-port N        Azurite blob                                      POOLSYNC_LOCAL_BLOB_PORT   default 10000

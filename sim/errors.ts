@@ -1,4 +1,4 @@
-// ARM error answers. Bodies follow the shapes in ../../../shared/AZURE-FACTS.md where it gives them; where the exact
+// ARM error answers. Bodies follow the shapes ARM and CRP answer with where they are documented or recorded; where the exact
 // CRP text is not public, the README says so.
 
 import type { JsonObject } from "./json";

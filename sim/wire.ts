@@ -1,4 +1,4 @@
-import type { JsonObject } from "../sim";
+import type { JsonObject } from "./";
 
 /** Readers and writers of the simulator's stored resources in ARM's wire shape, for assertions and other writers. */
 
