@@ -47,7 +47,7 @@ export function emptyUntil(until: number): BucketState {
 const perMinute = (capacity: number, amount: number): BucketSpec => ({ capacity, refillAmount: amount, refillIntervalMs: 60_000 });
 
 /**
- * The write budgets poolsync paces itself to (AZURE-FACTS.md, "Throttling"): CRP per resource and per
+ * The write budgets poolsync paces itself to (Microsoft's documented Compute throttling limits): CRP per resource and per
  * subscription, and ARM's per-subscription write bucket (200, refilled at 10 a second).
  */
 export const WRITE_BUDGETS = {
@@ -61,7 +61,7 @@ export const WRITE_BUDGETS = {
 } as const satisfies Record<string, BucketSpec>;
 
 /**
- * ARM's per-subscription read bucket (AZURE-FACTS.md, "Throttling"): 250, refilled at 25 a second. Every GET
+ * ARM's per-subscription read bucket (Azure Resource Manager's documented request limits): 250, refilled at 25 a second. Every GET
  * counts, the polls of long-running operations too, so a burst of writes spends it on polls.
  */
 export const READ_BUDGET: BucketSpec = { capacity: 225, refillAmount: 1, refillIntervalMs: 45 }; // 90 %, as armWrites

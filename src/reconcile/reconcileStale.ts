@@ -154,7 +154,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
           s.refreshed++;
         }
         let instances: InstanceModel[] = [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
-        // Every instance write changes the scale set's ETag (AZURE-FACTS): a model whose ETag is still the one
+        // Every instance write changes the scale set's ETag (CRP's own internal operation after each instance write): a model whose ETag is still the one
         // cached with the instances, which are only old (no event said any was written), vouches for them.
         const cachedEtag = partition.scaleSet?.model?.etag;
         const vouched =

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ValidateFunction } from "ajv-draft-04";
-import { ARM_SCHEMAS_DIR, compileDeploymentTemplateSchema, describeErrors } from "./armSchema";
+import { join } from "node:path";
+import { ARM_SCHEMAS_DIR, REPO_ROOT, compileDeploymentTemplateSchema, describeErrors } from "./armSchema";
 import { readJson, type ArmTemplate } from "./templateChecks";
 
 // Compiled once for the file: the schema set is large (~3 s to compile, ~2 ms per validation).
@@ -20,7 +21,7 @@ function expectRefused(template: unknown): void {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
-describe("infra templates against the ARM deployment template schema (offline, ../shared/arm-schemas)", () => {
+describe("infra templates against the ARM deployment template schema (offline, infra/schemas)", () => {
   it.each(["main.json", "access.json"])("%s validates", (file) => {
     expectValid(readJson(file));
   });
@@ -77,6 +78,6 @@ describe("the schema check can fail", () => {
 
   it("says clearly where the schemas were expected when the folder is absent", () => {
     expect(() => compileDeploymentTemplateSchema("/nonexistent/arm-schemas")).toThrow(/ARM template schemas not found at \/nonexistent\/arm-schemas/);
-    expect(ARM_SCHEMAS_DIR).toMatch(/shared[/\\]arm-schemas$/);
+    expect(ARM_SCHEMAS_DIR).toBe(join(REPO_ROOT, "infra", "schemas"));
   });
 });

@@ -5,12 +5,12 @@ import addFormats from "ajv-formats";
 import type { ErrorObject, ValidateFunction } from "ajv-draft-04";
 
 /**
- * The offline ARM template schemas (see /work/shared/arm-schemas/README.md), validated exactly as that README says:
+ * The offline ARM template schemas in infra/schemas (see its README.md), validated exactly as that README says:
  * ajv-draft-04 + ajv-formats, strict: false, every file registered under its origin URL, then the root compiled.
  */
 
 export const REPO_ROOT = resolve(__dirname, "..", "..");
-export const ARM_SCHEMAS_DIR = resolve(REPO_ROOT, "..", "shared", "arm-schemas");
+export const ARM_SCHEMAS_DIR = resolve(REPO_ROOT, "infra", "schemas");
 const ORIGIN = "https://schema.management.azure.com/schemas/";
 const ROOT = `${ORIGIN}2019-04-01/deploymentTemplate.json`;
 
@@ -26,7 +26,7 @@ function jsonFiles(dir: string): string[] {
 export function compileDeploymentTemplateSchema(dir: string = ARM_SCHEMAS_DIR): ValidateFunction {
   if (!existsSync(join(dir, "2019-04-01", "deploymentTemplate.json"))) {
     throw new Error(
-      `ARM template schemas not found at ${dir} (expected ../shared/arm-schemas relative to the repo root ${REPO_ROOT}, ` +
+      `ARM template schemas not found at ${dir} (expected infra/schemas in the repository ${REPO_ROOT}, ` +
         "with 2019-04-01/deploymentTemplate.json in it). The infra tests validate infra/*.json offline against that folder.",
     );
   }
