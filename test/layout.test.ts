@@ -1,0 +1,47 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { importViolations } from "./support/importRules";
+
+const ROOT = resolve(__dirname, "..");
+
+describe("what each part of the repository may import", () => {
+  it("src/ (the deployed app) imports nothing outside src/", () => {
+    expect(importViolations(ROOT, "src")).toEqual([]);
+  });
+
+  it("sim/ (the simulator) imports nothing from the app or the tests", () => {
+    expect(importViolations(ROOT, "sim")).toEqual([]);
+  });
+
+  it("local/ imports only src/, sim/ and itself", () => {
+    expect(importViolations(ROOT, "local")).toEqual([]);
+  });
+
+  describe("the rule fails when broken", () => {
+    const tree = mkdtempSync(join(tmpdir(), "poolsync-layout-"));
+    afterAll(() => rmSync(tree, { recursive: true, force: true }));
+
+    it("names each file of src/ that imports from sim/, local/, test/, bench/ or beyond the repository", () => {
+      mkdirSync(join(tree, "src", "reconcile"), { recursive: true });
+      const lines = [
+        'import { startArmSimulator } from "../../sim";',
+        'import type { LocalOptions } from "../../local/localOptions";',
+        'const harness = require("../../test/support/harness");',
+        'const bench = await import("../../bench/world");',
+        'import "../../../shared/facts";',
+        'import { parseScaleSetId } from "../core/resourceIds";',
+        'import { z } from "zod";',
+      ];
+      writeFileSync(join(tree, "src", "reconcile", "bad.ts"), lines.join("\n"));
+      expect(importViolations(tree, "src")).toEqual([
+        { file: join("src", "reconcile", "bad.ts"), specifier: "../../sim", reaches: "sim/" },
+        { file: join("src", "reconcile", "bad.ts"), specifier: "../../local/localOptions", reaches: "local/" },
+        { file: join("src", "reconcile", "bad.ts"), specifier: "../../test/support/harness", reaches: "test/" },
+        { file: join("src", "reconcile", "bad.ts"), specifier: "../../bench/world", reaches: "bench/" },
+        { file: join("src", "reconcile", "bad.ts"), specifier: "../../../shared/facts", reaches: "outside the repository" },
+      ]);
+    });
+  });
+});
