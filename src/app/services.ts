@@ -7,6 +7,8 @@ import { ArmCompute } from "../azure/compute";
 import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
+import { ProblemLogTable } from "../azure/problemLogTable";
+import { TimerStateTable } from "../azure/timerStateTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
@@ -27,6 +29,7 @@ export interface Services {
   compute: ComputePort;
   declarations: MembershipTable;
   cache: EtagCacheTable;
+  problems: ProblemLogTable;
   queue: StorageWorkQueue;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
@@ -71,7 +74,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const compute = overrides.compute ?? armComputeFromConfig(config, clock);
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
-  const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable, policies), config.cacheEnabled, clock.now);
+  // The cache table holds the model cache and, in partitions of their own, the bookkeeping beside it (a deployment has no other table).
+  const cacheTable = tableClient(config.storage, config.cacheTable, policies);
+  const problems = new ProblemLogTable(cacheTable);
+  const timerState = new TimerStateTable(cacheTable);
+  const windows = new DeclareWindowTable(cacheTable, clock.now);
+  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows]);
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
     queueClient(config.storage, config.poisonQueueName),
@@ -79,8 +87,6 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     overrides.queueTimeScale ?? 1,
   );
   const coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, config.gatherMs, clock.sleep);
-  // Same table as the cache (a deployment has no other), its own partition.
-  const windows = new DeclareWindowTable(cache.table, clock.now);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   let readyPromise: Promise<void> | undefined;
 
@@ -91,6 +97,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     compute,
     declarations,
     cache,
+    problems,
     queue,
     coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
@@ -117,7 +124,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         ...(overrides.random ? { random: overrides.random } : {}),
       });
       if (report.preconditionFailures > 0 || report.throttles > 0 || report.result === "requeued" || report.result === "failed") {
-        await cache.recordProblem(ref, {
+        await problems.record(ref, {
           scaleSetId: ref.id,
           at: new Date(clock.now()).toISOString(),
           result: report.result,
@@ -150,7 +157,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async reconcileStale() {
       await services.ready();
-      return reconcileStale({ compute, cache, declarations, queue, clock, log, config });
+      return reconcileStale({ compute, cache, timerState, declarations, queue, clock, log, config });
     },
   };
   return services;
