@@ -16,6 +16,7 @@ import { startArmSimulator, type ArmSimulator, type EventGridEvent, type FaultHa
 import { SIM_CA_FILE } from "../support/harness";
 import { seededRandom as prng } from "../../sim/random";
 import { decodeQueueBody } from "../support/queueBody";
+import { shuffled } from "../support/shuffle";
 import { scaleSetRef } from "../support/refs";
 import { uniqueName } from "../support/storage";
 import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
@@ -455,7 +456,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     }
   };
 
-  const otherMust: Array<(typeof OTHER_KINDS)[number]> = [...OTHER_KINDS].sort(() => rand() - 0.5);
+  const otherMust: Array<(typeof OTHER_KINDS)[number]> = shuffled(OTHER_KINDS, rand);
   const otherWriter = () => {
     const names = live();
     if (names.length === 0) return;
@@ -503,7 +504,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   };
 
   // Every kind once early, in a seeded order (the scale set deletion last, so the others have targets); then by weight.
-  const mustTry: Array<(typeof SIM_FAULT_KINDS)[number]> = SIM_FAULT_KINDS.filter((k) => k !== "ss-delete").sort(() => rand() - 0.5);
+  const mustTry: Array<(typeof SIM_FAULT_KINDS)[number]> = shuffled(SIM_FAULT_KINDS.filter((k) => k !== "ss-delete"), rand);
   mustTry.push("ss-delete");
   const simFault = () => {
     const names = live();
