@@ -16,6 +16,7 @@ import { startArmSimulator, type ArmSimulator, type EventGridEvent, type FaultHa
 import { SIM_CA_FILE } from "../support/harness";
 import { seededRandom as prng } from "../../sim/random";
 import { decodeQueueBody } from "../support/queueBody";
+import { QueueDrain } from "../support/queueDrain";
 import { shuffled } from "../support/shuffle";
 import { scaleSetRef } from "../support/refs";
 import { uniqueName } from "../support/storage";
@@ -360,42 +361,39 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   };
 
   // --- The queue trigger ------------------------------------------------------------------------------------
-  const decode = decodeQueueBody;
+  // The host's rules (test/support/queueDrain.ts), with a short lease and visibility timeout so that the message of
+  // a killed or failed invocation comes back soon; a drain per process, abandoning its messages when it dies.
   let maxAttemptSeen = 0;
+  const triggers = new WeakMap<Proc, QueueDrain<void>>();
+  const triggerOf = (p: Proc): QueueDrain<void> => {
+    let t = triggers.get(p);
+    if (!t) {
+      t = new QueueDrain(
+        queue,
+        poisonQueue,
+        async (body, meta) => {
+          maxAttemptSeen = Math.max(maxAttemptSeen, (body as { attempt?: number } | undefined)?.attempt ?? 0);
+          const outcome = await p.services.handleQueueMessage(body, meta);
+          bump(`queue:${outcome.result}`);
+        },
+        { options: { visibilityTimeoutMs: VISIBILITY_S * 1000, maxDequeueCount: MAX_DEQUEUE }, leaseSeconds: VISIBILITY_S, died: p.died },
+      );
+      triggers.set(p, t);
+    }
+    return t;
+  };
   const pumpQueue = async (): Promise<number> => {
     const p0 = proc;
-    let got;
+    let items;
     try {
-      got = await queue.receiveMessages({ numberOfMessages: 16, visibilityTimeout: VISIBILITY_S });
+      items = await triggerOf(p0).poll();
     } catch {
       bump("queue:receive-failed");
       return -1;
     }
-    const items = got.receivedMessageItems;
-    await Promise.race([
-      p0.died,
-      Promise.all(
-        items.map(async (m) => {
-          bump("queue:handled");
-          const body = decode(m.messageText);
-          const attempt = (body as { attempt?: number })?.attempt ?? 0;
-          maxAttemptSeen = Math.max(maxAttemptSeen, attempt);
-          try {
-            if (m.dequeueCount > MAX_DEQUEUE) {
-              bump("queue:exhausted-to-poison");
-              await poisonQueue.sendMessage(m.messageText);
-              await queue.deleteMessage(m.messageId, m.popReceipt);
-              return;
-            }
-            const outcome = await p0.services.handleQueueMessage(body, { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() });
-            bump(`queue:${outcome.result}`);
-            await queue.deleteMessage(m.messageId, m.popReceipt);
-          } catch {
-            bump("queue:invocation-failed"); // left on the queue: visible again after the visibility timeout
-          }
-        }),
-      ),
-    ]);
+    const settled = await Promise.race([p0.died.then(() => []), Promise.all(items)]);
+    for (const d of settled) bump(`queue:settled:${d.settled}`); // released: visible again after the visibility timeout
+    bump("queue:handled", items.length);
     return items.length;
   };
 
@@ -780,7 +778,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   for (let i = 0; i < 50; i++) {
     const got = await poisonQueue.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 300 }).catch(() => undefined);
     if (!got || got.receivedMessageItems.length === 0) break;
-    for (const m of got.receivedMessageItems) poisoned.push(decode(m.messageText) as { reason?: string; received?: string });
+    for (const m of got.receivedMessageItems) poisoned.push(decodeQueueBody(m.messageText) as { reason?: string; received?: string });
   }
   for (const b of badSent) {
     const hit = poisoned.find((p) => typeof p.received === "string" && p.received.includes(b.requestId));
