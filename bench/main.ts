@@ -1,4 +1,4 @@
-// `npm run bench` (full) or `npm run bench -- --quick`: every workload of issue 8 against the ARM simulator with
+// `npm run bench` (full) or `npm run bench -- --quick`: every workload (contention, bursts, steady, scale, overhead) against the ARM simulator with
 // CRP's throttling on (time-scaled), poolsync next to its peers' strategies in the same run; writes
 // bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * Issue 5's benchmark: one reconcileStale run over 10,000 cache entries of which 1 % are stale, against
+ * The timer's benchmark: one reconcileStale run over 10,000 cache entries of which 1 % are stale, against
  * Azurite and the simulator. Reports wall time, Table round trips and ARM reads per run (median and spread of
  * several runs), and writes bench/timer/results.json and bench/timer/RESULTS.md.
  *   npm run bench:timer [-- --entries 10000 --stale-percent 1 --runs 5]

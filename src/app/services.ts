@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
-import { systemClock, type Clock, type ComputePort, type Logger } from "../core/ports";
+import type { Clock, ComputePort, Logger } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import { ArmCompute } from "../azure/compute";
 import { armCredential, armScope } from "../azure/credentials";
@@ -20,6 +20,7 @@ import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResou
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
 import { mergeTriggers, reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
 import { jsonLogger } from "./logger";
+import { systemClock } from "./systemClock";
 
 /** Everything a trigger needs, built once per process from the validated config. */
 export interface Services {

@@ -160,8 +160,3 @@ export interface Logger {
   warn(event: string, fields: Record<string, unknown>): void;
   error(event: string, fields: Record<string, unknown>): void;
 }
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};

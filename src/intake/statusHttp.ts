@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { parseScaleSetId } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
-import { wantsHtml } from "./accept";
+import { wantsHtml } from "./contentNegotiation";
 import { scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
 import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";

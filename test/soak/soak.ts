@@ -1,4 +1,4 @@
-// The randomized soak (issue 9): the pipeline — queue trigger, Event Grid deliveries, the timer, other writers and
+// The randomized soak: the pipeline — queue trigger, Event Grid deliveries, the timer, other writers and
 // every fault the issue lists — driven by one seeded PRNG, bounded in steps and in time, then quiesced and checked
 // against the invariants. The decisions (which action at which step, on what) come from the seed; how they interleave
 // with the real clock does not, so a violation is reported with its seed and the step log to replay it.
