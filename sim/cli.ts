@@ -7,6 +7,11 @@ const USAGE = `usage: npm run sim -- [--port 18443] [--host 127.0.0.1] [--seed d
   [--time-scale N] [--throttling] [--operation-duration-ms N] [--latency-ms N] [--jitter-ms N]
   [--conflict-while-operation-in-progress] [--list-page-size N] [--instance-propagation-ms N] [--random-seed N]`;
 
+/** A flag the simulator cannot use: the process exits 2 with the usage. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
 const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
@@ -30,20 +35,20 @@ export function parseArgs(argv: string[]): ArmSimulatorOptions & { help?: true }
   try {
     ({ values } = parseFlags({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n${USAGE}`);
+    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
   if (values.help) return { help: true };
   const num = (flag: keyof typeof OPTIONS): number | undefined => {
     const v = values[flag];
     if (v === undefined) return undefined;
     const n = Number(v);
-    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n)) throw new Error(`--${flag} needs a number, got ${JSON.stringify(v)}\n${USAGE}`);
+    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${flag} needs a number, got ${JSON.stringify(v)}\n${USAGE}`);
     return n;
   };
   const o: ArmSimulatorOptions = { port: num("port") ?? 18443 };
   if (values.host !== undefined) o.host = values.host || "127.0.0.1";
   if (values.seed !== undefined) {
-    if (!values.seed) throw new Error(`--seed needs "demo" or a file\n${USAGE}`);
+    if (!values.seed) throw new UsageError(`--seed needs "demo" or a file\n${USAGE}`);
     o.seed = values.seed === "demo" ? "demo" : (JSON.parse(readFileSync(values.seed, "utf8")) as SeedSpec);
   }
   if (values.tls) o.tls = true;
@@ -83,6 +88,6 @@ async function main(): Promise<void> {
 if (require.main === module) {
   main().catch((e: unknown) => {
     console.error(e instanceof Error ? e.message : e);
-    process.exit(1);
+    process.exit(e instanceof UsageError ? 2 : 1);
   });
 }
