@@ -63,7 +63,7 @@ describe("WritePacer", () => {
     expect(pacer.waitMs(a)).toBeGreaterThan(0);
   });
 
-  it("switched off (POOLSYNC_PACING=false), it never holds a write back", () => {
+  it("switched off (POOLSYNC_PACING_ENABLED=false), it never holds a write back", () => {
     const pacer = new WritePacer(() => 0, false);
     const a = vmss("a");
     for (let i = 0; i < 50; i++) pacer.take(a);
