@@ -7,7 +7,7 @@ export const USAGE = `usage: npm run soak -- [--seed N] [--minutes M] [--max-ste
   --time-scale T   simulator seconds per real second (default 60)
   --plan           also print the plan of steps`;
 
-export interface SoakOptions {
+export interface SoakFlags {
   seed: number;
   minutes: number;
   maxSteps: number;
@@ -16,7 +16,7 @@ export interface SoakOptions {
   help: boolean;
 }
 
-export function soakOptions(argv: readonly string[]): SoakOptions {
+export function soakOptions(argv: readonly string[]): SoakFlags {
   const v = parseFlags(
     argv,
     {
