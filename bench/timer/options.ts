@@ -7,7 +7,11 @@ export const USAGE = `usage: npm run bench:timer -- [--entries 10000] [--stale-p
 
 /** Strict flags: an unknown or malformed one is an error with the usage, never a run of another size. */
 export function timerBenchOptions(argv: readonly string[]): { entries: number; stalePercent: number; runs: number; help: boolean } {
-  const v = parseFlags(argv, { entries: { type: "string" }, "stale-percent": { type: "string" }, runs: { type: "string" }, help: { type: "boolean", short: "h" } }, USAGE);
+  const v = parseFlags(
+    argv,
+    { entries: { type: "string" }, "stale-percent": { type: "string" }, runs: { type: "string" }, help: { type: "boolean", short: "h" } },
+    USAGE,
+  );
   return {
     entries: numberFlag("entries", v.entries, 10_000, USAGE, { whole: true }),
     stalePercent: numberFlag("stale-percent", v["stale-percent"], 1, USAGE, { zero: true, max: 100 }),

@@ -13,14 +13,24 @@ export class ProblemLogTable implements ProblemLog, ScaleSetRows {
 
   /** Kept even with the cache off: it is a record for people, not a cached model. */
   async record(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void> {
-    await this.table.upsertEntity({ partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) }, "Replace");
+    await this.table.upsertEntity(
+      { partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) },
+      "Replace",
+    );
   }
 
   async list(max = 200): Promise<ReconcileProblem[]> {
     const out: ReconcileProblem[] = [];
     const rows = this.table.listEntities<ReconcileProblem>({ queryOptions: { filter: odata`PartitionKey eq ${PROBLEMS_PARTITION}` } });
     for await (const row of rows) {
-      out.push({ scaleSetId: row.scaleSetId, at: row.at, result: row.result, preconditionFailures: Number(row.preconditionFailures ?? 0), throttles: Number(row.throttles ?? 0), reason: row.reason ?? "" });
+      out.push({
+        scaleSetId: row.scaleSetId,
+        at: row.at,
+        result: row.result,
+        preconditionFailures: Number(row.preconditionFailures ?? 0),
+        throttles: Number(row.throttles ?? 0),
+        reason: row.reason ?? "",
+      });
       if (out.length >= max) break;
     }
     return out.sort((a, b) => b.at.localeCompare(a.at));

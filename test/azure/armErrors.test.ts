@@ -1,15 +1,7 @@
 import { createHttpHeaders, createPipelineRequest, RestError } from "@azure/core-rest-pipeline";
 import { describe, expect, it } from "vitest";
 import { classifyArmError, retryAfterMs } from "../../src/azure/armErrors";
-import {
-  BeingDeletedError,
-  ConflictError,
-  FatalError,
-  NotFoundError,
-  PreconditionFailedError,
-  ThrottledError,
-  TransientError,
-} from "../../src/core/errors";
+import { BeingDeletedError, ConflictError, FatalError, NotFoundError, PreconditionFailedError, ThrottledError, TransientError } from "../../src/core/errors";
 
 /** An SDK error as the pipeline throws it for an ARM answer: status, headers, the ARM error body. */
 function armAnswer(status: number, body: unknown, headers: Record<string, string> = {}): RestError {

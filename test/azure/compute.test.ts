@@ -47,7 +47,10 @@ describe("ArmCompute", () => {
   it("writes only the NICs, with If-Match and our client request id, and answers the new ETag", async () => {
     const model = await h.services.compute.getScaleSet(ref);
     // A stale capacity in what we hold must never be written back: the PUT carries location and NICs only.
-    const after = await h.services.compute.writeScaleSetNics(ref, { ...model, capacity: 7 }, withPool(model.nics), { ifMatch: model.etag, clientRequestId: "test-write-1" });
+    const after = await h.services.compute.writeScaleSetNics(ref, { ...model, capacity: 7 }, withPool(model.nics), {
+      ifMatch: model.etag,
+      clientRequestId: "test-write-1",
+    });
     expect(after.etag).not.toBe(model.etag);
     const stored = h.sim.control.resource(DEMO.scaleSetId)!;
     expect(stored.etag).toBe(after.etag);
@@ -68,7 +71,9 @@ describe("ArmCompute", () => {
   it("a throttled write is ThrottledError with ARM's Retry-After", async () => {
     const model = await h.services.compute.getScaleSet(ref);
     h.sim.control.injectFault({ method: "PUT", path: "virtualMachineScaleSets/[^/]+$", retryAfterSeconds: 42 });
-    const err = await h.services.compute.writeScaleSetNics(ref, model, withPool(model.nics), { ifMatch: model.etag, clientRequestId: "t" }).catch((e: unknown) => e);
+    const err = await h.services.compute
+      .writeScaleSetNics(ref, model, withPool(model.nics), { ifMatch: model.etag, clientRequestId: "t" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ThrottledError);
     expect((err as ThrottledError).retryAfterMs).toBe(42_000);
   });
@@ -83,7 +88,10 @@ describe("ArmCompute", () => {
   it("never sends a write to a scale set that is being deleted", async () => {
     const model = await h.services.compute.getScaleSet(ref);
     h.sim.control.resetStats();
-    const write = h.services.compute.writeScaleSetNics(ref, { ...model, provisioningState: "Deleting" }, withPool(model.nics), { ifMatch: model.etag, clientRequestId: "d" });
+    const write = h.services.compute.writeScaleSetNics(ref, { ...model, provisioningState: "Deleting" }, withPool(model.nics), {
+      ifMatch: model.etag,
+      clientRequestId: "d",
+    });
     await expect(write).rejects.toBeInstanceOf(BeingDeletedError);
     expect(h.sim.control.stats().puts).toBe(0);
   });

@@ -39,7 +39,14 @@ async function seed(cache: EtagCacheTable): Promise<void> {
     await cache.storeScaleSet(ref, model(ref.id), undefined);
     await cache.markStale(instanceRef(ref, "0"), "test");
     await windows.claim(ref, `claimant of ${ref.id}`, 60_000, 60_000);
-    await problems.record(ref, { scaleSetId: ref.id, at: "2026-01-01T00:00:00.000Z", result: "requeued", preconditionFailures: 0, throttles: 1, reason: "test" });
+    await problems.record(ref, {
+      scaleSetId: ref.id,
+      at: "2026-01-01T00:00:00.000Z",
+      result: "requeued",
+      preconditionFailures: 0,
+      throttles: 1,
+      reason: "test",
+    });
   }
   await timer.write({ notBefore: 5, cursor: kept.key });
 }

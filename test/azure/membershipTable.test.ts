@@ -52,16 +52,30 @@ describe("MembershipTable", () => {
 
   it("the pool's identity is case-insensitive, the ip configuration part of it", async () => {
     await table.upsert(ref, declaration());
-    expect((await table.upsert(ref, declaration({ backendPoolId: POOL.toUpperCase(), requestId: "r-2", declaredAt: "2026-12-02T09:10:00.000Z" }))).result).toBe("updated");
+    expect((await table.upsert(ref, declaration({ backendPoolId: POOL.toUpperCase(), requestId: "r-2", declaredAt: "2026-12-02T09:10:00.000Z" }))).result).toBe(
+      "updated",
+    );
     expect((await table.upsert(ref, declaration({ ipConfiguration: "ipConfig1", requestId: "r-3" }))).result).toBe("created");
     expect(await table.listForScaleSet(ref)).toHaveLength(2);
   });
 
   it("records an outcome on the row it read, and loses to a declaration that replaced it meanwhile", async () => {
     const { stored } = await table.upsert(ref, declaration());
-    expect(await table.recordOutcome(ref, stored, { kind: "failed", reason: "no such ip configuration", at: "2026-12-02T10:01:00.000Z", retryAt: "2026-12-02T10:06:00.000Z" })).toBe(true);
+    expect(
+      await table.recordOutcome(ref, stored, {
+        kind: "failed",
+        reason: "no such ip configuration",
+        at: "2026-12-02T10:01:00.000Z",
+        retryAt: "2026-12-02T10:06:00.000Z",
+      }),
+    ).toBe(true);
     const [failed] = await table.listForScaleSet(ref);
-    expect(failed?.outcome).toEqual({ kind: "failed", reason: "no such ip configuration", at: "2026-12-02T10:01:00.000Z", retryAt: "2026-12-02T10:06:00.000Z" });
+    expect(failed?.outcome).toEqual({
+      kind: "failed",
+      reason: "no such ip configuration",
+      at: "2026-12-02T10:01:00.000Z",
+      retryAt: "2026-12-02T10:06:00.000Z",
+    });
     expect(failed?.attempts).toBe(1);
 
     await table.upsert(ref, declaration({ requestId: "r-2", declaredAt: "2026-12-02T09:30:00.000Z" }));

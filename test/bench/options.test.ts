@@ -14,7 +14,13 @@ describe("npm run bench's flags", () => {
       render: false,
       help: false,
     });
-    expect(benchOptions(["--runs=2", "--out=/tmp/x", "--render", "--reuse-azurite"])).toMatchObject({ quick: false, runs: 2, out: "/tmp/x", render: true, reuseAzurite: true });
+    expect(benchOptions(["--runs=2", "--out=/tmp/x", "--render", "--reuse-azurite"])).toMatchObject({
+      quick: false,
+      runs: 2,
+      out: "/tmp/x",
+      render: true,
+      reuseAzurite: true,
+    });
   });
 
   it("refuses unknown and malformed flags with the usage, instead of running another plan", () => {

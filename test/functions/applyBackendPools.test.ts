@@ -16,7 +16,11 @@ afterAll(async () => {
 });
 
 const context = (id: string, dequeueCount = 1) =>
-  new InvocationContext({ invocationId: `inv-${id}`, functionName: "applyBackendPools", triggerMetadata: { id, dequeueCount, insertionTime: "2026-12-02T10:00:00.000Z" } });
+  new InvocationContext({
+    invocationId: `inv-${id}`,
+    functionName: "applyBackendPools",
+    triggerMetadata: { id, dequeueCount, insertionTime: "2026-12-02T10:00:00.000Z" },
+  });
 
 describe("applyBackendPools (queue trigger), called as the host calls it", () => {
   it("stores the declaration under the queue message id and applies it to the scale set", async () => {

@@ -13,7 +13,8 @@ afterAll(async () => {
 });
 
 const URL_BASE = "http://127.0.0.1:7071/api/memberships";
-const put = (body: unknown) => new HttpRequest({ method: "PUT", url: URL_BASE, headers: { "content-type": "application/json" }, body: { string: JSON.stringify(body) } });
+const put = (body: unknown) =>
+  new HttpRequest({ method: "PUT", url: URL_BASE, headers: { "content-type": "application/json" }, body: { string: JSON.stringify(body) } });
 const json = (r: { jsonBody?: unknown; body?: unknown }) => (r.jsonBody ?? JSON.parse(String(r.body))) as Record<string, unknown>;
 
 describe("memberships (HTTP), called as the host calls it", () => {

@@ -18,14 +18,26 @@ afterAll(async () => {
 const ref = scaleSetRef(DEMO.scaleSetId);
 const context = () => new InvocationContext({ invocationId: "inv-event", functionName: "onResourceEvent" });
 const event = (resourceUri: string, id: string) =>
-  eventGridEvent({ resourceUri, operationName: "Microsoft.Compute/virtualMachineScaleSets/write", clientRequestId: "someone-else", id }) as unknown as EventGridEvent;
+  eventGridEvent({
+    resourceUri,
+    operationName: "Microsoft.Compute/virtualMachineScaleSets/write",
+    clientRequestId: "someone-else",
+    id,
+  }) as unknown as EventGridEvent;
 const visibleAndDelayed = async () => (await world.queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0;
 
 describe("onResourceEvent (Event Grid trigger), called as the host calls it", () => {
   it("another writer's change to a declared scale set marks its cache row stale and enqueues one debounced reconcile", async () => {
     const s = services();
     await s.ready();
-    await s.declarations.upsert(ref, { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "present", declaredAt: "2026-12-02T10:00:00.000Z", requestId: "r-1" });
+    await s.declarations.upsert(ref, {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "present",
+      declaredAt: "2026-12-02T10:00:00.000Z",
+      requestId: "r-1",
+    });
     await onResourceEvent(event(DEMO.scaleSetId, "e-1"), context());
     await onResourceEvent(event(DEMO.scaleSetId, "e-2"), context());
     expect((await s.cache.readEntry(ref))?.stale).toBe(true);

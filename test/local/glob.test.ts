@@ -7,7 +7,13 @@ import { expandGlob } from "../../local/glob";
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "poolsync-glob-"));
-  for (const f of ["dist/src/functions/a.js", "dist/src/functions/b.js", "dist/src/functions/b.js.map", "dist/src/functions/nested/c.js", "dist/src/other.js"]) {
+  for (const f of [
+    "dist/src/functions/a.js",
+    "dist/src/functions/b.js",
+    "dist/src/functions/b.js.map",
+    "dist/src/functions/nested/c.js",
+    "dist/src/other.js",
+  ]) {
     mkdirSync(join(dir, f, ".."), { recursive: true });
     writeFileSync(join(dir, f), "");
   }

@@ -107,7 +107,10 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
   };
 
   // Every kind once early, in a seeded order (the scale set deletion last, so the others have targets); then by weight.
-  const mustTry: Array<(typeof SIM_FAULT_KINDS)[number]> = shuffled(SIM_FAULT_KINDS.filter((k) => k !== "ss-delete"), rand);
+  const mustTry: Array<(typeof SIM_FAULT_KINDS)[number]> = shuffled(
+    SIM_FAULT_KINDS.filter((k) => k !== "ss-delete"),
+    rand,
+  );
   mustTry.push("ss-delete");
   const simFault = () => {
     const names = live();
@@ -128,9 +131,13 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         const times = 2 + Math.floor(rand() * 6);
         const tag = `storm${++seq.other}`;
         interleaves.push({
-          h: c.beforeNextWrite(new RegExp(`${exact.replace("$", "")}$`, "i"), (r) => {
-            r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
-          }, { times }),
+          h: c.beforeNextWrite(
+            new RegExp(`${exact.replace("$", "")}$`, "i"),
+            (r) => {
+              r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
+            },
+            { times },
+          ),
           times,
           ss,
           tag,
@@ -155,7 +162,12 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         break;
       case "slow":
         // Longer than the 2 s (real) client timeout; the write still happens.
-        add("slow answer past the client timeout, write happened", { method: "PUT", path: chance(0.5) ? exact : instances, afterWrite: true, delayMs: 3.5 * 1000 * T });
+        add("slow answer past the client timeout, write happened", {
+          method: "PUT",
+          path: chance(0.5) ? exact : instances,
+          afterWrite: true,
+          delayMs: 3.5 * 1000 * T,
+        });
         break;
       case "opfail":
         c.failNextOperation(new RegExp(`${exact.replace("$", "")}(/virtualMachines/[^/]+)?$`, "i"), { times: 1 });

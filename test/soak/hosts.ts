@@ -25,7 +25,12 @@ function countingLogger(counters: Record<string, number>, errors: string[]): Log
     info(event, fields) {
       if (event === "reconcile") {
         bump(`reconcile:${String(fields.result)}`);
-        if (fields.result === "requeued" || fields.result === "failed") bump(`why:${String(fields.reason ?? "").replace(/[0-9a-f-]{36}|\/subscriptions\/\S+|\d+/g, "#").slice(0, 70)}`);
+        if (fields.result === "requeued" || fields.result === "failed")
+          bump(
+            `why:${String(fields.reason ?? "")
+              .replace(/[0-9a-f-]{36}|\/subscriptions\/\S+|\d+/g, "#")
+              .slice(0, 70)}`,
+          );
       }
     },
     warn(event) {
@@ -96,7 +101,8 @@ export class Hosts {
       },
     };
     const arm = armComputeFromConfig(config, clock);
-    const guard = <A extends unknown[], R>(call: (...a: A) => Promise<R>) =>
+    const guard =
+      <A extends unknown[], R>(call: (...a: A) => Promise<R>) =>
       async (...a: A): Promise<R> => {
         if (p.dead) return never();
         let r: R;

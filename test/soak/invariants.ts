@@ -70,7 +70,8 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
   const { violations, appErrors, counters, latest, othersIpConfigs, othersTags, expectedCapacity, deleted, badSent } = run;
   const bump = (k: string, n = 1) => run.bump(k, n);
   if (!converged) violations.push("no convergence: the queue or the timer still had work after 8 quiesce rounds (unbounded retry loop?)");
-  if (delivery.maxAttemptSeen > config.maxAttempts + 1) violations.push(`a reconcile reached attempt ${delivery.maxAttemptSeen}, beyond POOLSYNC_MAX_ATTEMPTS ${config.maxAttempts}`);
+  if (delivery.maxAttemptSeen > config.maxAttempts + 1)
+    violations.push(`a reconcile reached attempt ${delivery.maxAttemptSeen}, beyond POOLSYNC_MAX_ATTEMPTS ${config.maxAttempts}`);
 
   const badTargets = new Set<string>();
   const violate = (target: string, what: string) => {
@@ -101,7 +102,8 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     bump("check:others-ipconfigs-model", othersIpConfigs.get(key)?.size ?? 0);
     for (const t of othersTags.get(key) ?? []) if (!(t in tags)) violate(ss, `${name}: lost update: another writer's tag ${t} is gone`);
     const modelIpcs = new Set(modelNics(resource).flatMap((n) => n.properties.ipConfigurations.map((i) => i.name)));
-    for (const n of othersIpConfigs.get(key) ?? []) if (!modelIpcs.has(n)) violate(ss, `${name}: lost update: another writer's ip configuration ${n} is gone from the model`);
+    for (const n of othersIpConfigs.get(key) ?? [])
+      if (!modelIpcs.has(n)) violate(ss, `${name}: lost update: another writer's ip configuration ${n} is gone from the model`);
     const cap = expectedCapacity.get(key);
     const sku = resource.sku as { capacity?: number } | undefined;
     if (cap !== undefined && sku?.capacity !== cap) violate(ss, `${name}: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
@@ -109,7 +111,8 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     for (const inst of instances) {
       const names = new Set(instanceNics(inst).flatMap((n) => n.properties.ipConfigurations.map((i) => i.name)));
       bump("check:others-ipconfigs-instance", othersIpConfigs.get(String(inst.id).toLowerCase())?.size ?? 0);
-      for (const n of othersIpConfigs.get(String(inst.id).toLowerCase()) ?? []) if (!names.has(n)) violate(ss, `${inst.id}: lost update: another writer's ip configuration ${n} is gone`);
+      for (const n of othersIpConfigs.get(String(inst.id).toLowerCase()) ?? [])
+        if (!names.has(n)) violate(ss, `${inst.id}: lost update: another writer's ip configuration ${n} is gone`);
     }
     // Every accepted declaration applied (model and every live instance) or visibly failed with a reason.
     const modelPools = new Set(poolsByIpConfig(modelNics(resource)).ipConfig0 ?? []);

@@ -38,7 +38,9 @@ function soakWorld(): SeedSpec {
       nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
     })),
   });
-  return { subscriptions: [{ id: SOAK_SUBSCRIPTION, resourceGroups: [group(RG, "lb", POOLS, SCALE_SETS, 2), group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)] }] };
+  return {
+    subscriptions: [{ id: SOAK_SUBSCRIPTION, resourceGroups: [group(RG, "lb", POOLS, SCALE_SETS, 2), group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)] }],
+  };
 }
 
 /** The host's visibilityTimeout, short: a killed invocation's message comes back soon. */

@@ -19,7 +19,8 @@ afterEach(async () => {
   await Promise.all([queue.deleteIfExists(), poison.deleteIfExists()]);
 });
 
-const poisoned = async () => (await poison.peekMessages({ numberOfMessages: 32 }).catch(() => ({ peekedMessageItems: [] }))).peekedMessageItems.map((m) => m.messageText);
+const poisoned = async () =>
+  (await poison.peekMessages({ numberOfMessages: 32 }).catch(() => ({ peekedMessageItems: [] }))).peekedMessageItems.map((m) => m.messageText);
 
 describe("QueueDrain", () => {
   it("hands the handler the JSON body and the host's metadata, and deletes the message when it succeeds", async () => {
