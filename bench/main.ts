@@ -1,10 +1,12 @@
-// `npm run bench` (full) or `npm run bench -- --quick`: every workload of issue 8 against the ARM simulator with
+// `npm run bench` (full) or `npm run bench -- --quick`: every workload (contention, bursts, steady, scale, overhead) against the ARM simulator with
 // CRP's throttling on (time-scaled), poolsync next to its peers' strategies in the same run; writes
 // bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureAzurite } from "../local/azurite";
+import { UsageError } from "../test/support/cliFlags";
+import { benchOptions, USAGE, type BenchOptions } from "./options";
 import { runOverhead } from "./overhead";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";
@@ -39,11 +41,8 @@ const BENCH_AZURITE_PORTS = { blob: 10110, queue: 10111, table: 10112 };
 
 const PROFILE = { latency: { fixedMs: 100, jitterMs: 150 }, operationDurationMs: 2_000 };
 
-function plan(argv: string[]): Plan {
-  const quick = argv.includes("--quick");
-  const runsArg = argv.find((a) => a.startsWith("--runs="));
-  const onlyArg = argv.find((a) => a.startsWith("--only="));
-  const base: Plan = quick
+function plan(opts: BenchOptions): Plan {
+  const base: Plan = opts.quick
     ? {
         mode: "quick",
         runs: 1,
@@ -64,14 +63,14 @@ function plan(argv: string[]): Plan {
         scale: { subscriptions: 20, scaleSetsPerSubscription: 250, timerRuns: 3, changes: 100, timeScale: 60 },
         overheadMessages: 20,
       };
-  if (runsArg) base.runs = Math.max(1, Number(runsArg.slice(7)));
-  if (onlyArg) base.only = onlyArg.slice(7).split(",");
+  if (opts.runs !== undefined) base.runs = opts.runs;
+  if (opts.only) base.only = opts.only;
   return base;
 }
 
 /** `--render`: RESULTS.md and the chart again from results.json (the bounds recomputed), without running anything. */
-function render(p: Plan): void {
-  const dir = outDir();
+function render(p: Plan, opts: BenchOptions): void {
+  const dir = outDir(opts);
   const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
   const results = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
   for (const key of ["burstOne", "burstWide"] as const) {
@@ -84,24 +83,24 @@ function render(p: Plan): void {
   for (const line of summaryLines(results)) console.log(line);
 }
 
-function outDir(): string {
-  const outArg = process.argv.find((a) => a.startsWith("--out="));
-  return outArg ? path.resolve(outArg.slice(6)) : __dirname.includes(`${path.sep}dist${path.sep}`) ? path.resolve(__dirname, "../../bench") : __dirname;
+function outDir(opts: BenchOptions): string {
+  return opts.out ? path.resolve(opts.out) : __dirname.includes(`${path.sep}dist${path.sep}`) ? path.resolve(__dirname, "../../bench") : __dirname;
 }
 
 async function main(): Promise<void> {
-  const p = plan(process.argv.slice(2));
-  if (process.argv.includes("--render")) return render(p);
+  const opts = benchOptions(process.argv.slice(2));
+  if (opts.help) return console.log(USAGE);
+  const p = plan(opts);
+  if (opts.render) return render(p, opts);
   const started = Date.now();
   const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   // Its own Azurite, started fresh on ports of its own: one that ran a test suite for an hour answers several
   // times slower (its in-memory store keeps growing), which would be measured as poolsync's overhead.
-  const azurite = await ensureAzurite(process.argv.includes("--reuse-azurite") ? undefined : BENCH_AZURITE_PORTS);
+  const azurite = await ensureAzurite(opts.reuseAzurite ? undefined : BENCH_AZURITE_PORTS);
   log(`Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`);
   const env: Env = { storage: azurite.connectionString, profile: PROFILE, log };
   const want = (w: string) => !p.only || p.only.includes(w);
-  const stratArg = process.argv.find((a) => a.startsWith("--strategies="));
-  const pick = (xs: Strategy[]) => (stratArg ? xs.filter((x) => stratArg.slice(13).split(",").includes(x)) : xs);
+  const pick = (xs: Strategy[]) => (opts.strategies ? xs.filter((x) => opts.strategies!.includes(x)) : xs);
   const all: Strategy[] = pick([...PEERS, "poolsync"]);
   const results: Results = {
     generatedAt: new Date().toISOString(),
@@ -168,7 +167,7 @@ async function main(): Promise<void> {
     await azurite.stop();
   }
   results.durationS = (Date.now() - started) / 1000;
-  const dir = outDir();
+  const dir = outDir(opts);
   mkdirSync(dir, { recursive: true });
   const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
@@ -189,6 +188,6 @@ function aggregate(per: Record<string, unknown[]>, fields: string[]): Record<str
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  console.error(err instanceof UsageError ? err.message : err);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });

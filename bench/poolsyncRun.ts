@@ -1,7 +1,7 @@
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
 // timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json: batchSize 16,
 // newBatchThreshold 8), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
-import { decodeQueueBody } from "../test/support/queueBody";
+import { QueueDrain } from "../test/support/queueDrain";
 import { QueueClient } from "@azure/storage-queue";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
@@ -72,8 +72,6 @@ export function countingLogger(): Logger & { counts: Record<string, number>; sam
   return { counts, samples, reconciles, writesAt, info: push("info"), warn: push("warn"), error: push("error") };
 }
 
-const decode = decodeQueueBody;
-
 export interface PoolsyncRun extends StrategyRun {
   services: Services;
   tables: TableCounter;
@@ -113,37 +111,34 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
   let eventsInflight = 0;
   let timerBusy: Promise<void> | undefined;
 
-  // The Functions host's queue listener: a batch of up to 16, a new fetch when 8 or fewer are still running.
-  // It polls every 50 ms real when the queue is empty (the host backs off to 2 s real, which a time-scaled run
-  // would turn into minutes of simulated time).
-  const handle = async (m: { messageId: string; popReceipt: string; messageText: string; dequeueCount: number; insertedOn: Date }) => {
-    try {
-      await services.handleQueueMessage(decode(m.messageText), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() });
-      counters.messages++;
-      await queue.deleteMessage(m.messageId, m.popReceipt);
-    } catch {
-      counters.handlerErrors++;
-      await queue.updateMessage(m.messageId, m.popReceipt, undefined, 1).catch(() => undefined);
-    } finally {
-      inflight--;
-    }
-  };
+  // The Functions host's queue listener: a batch of up to 16, a new fetch when 8 or fewer are still running, each
+  // message settled by the host's rules. It polls every 50 ms real when the queue is empty (the host backs off to
+  // 2 s real, which a time-scaled run would turn into minutes of simulated time), and a failed message is visible
+  // again after 1 s real (host.json's 30 s would be an hour at the steady workload's scale).
+  const trigger = new QueueDrain(queue, services.queue.poison, (body, meta) => services.handleQueueMessage(body, meta), {
+    options: { visibilityTimeoutMs: 1000 },
+    leaseSeconds: 30,
+  });
   const listener = (async () => {
     while (!stopped) {
       if (inflight > 8) {
         await new Promise((r) => setTimeout(r, 5));
         continue;
       }
-      const got = await queue.receiveMessages({ numberOfMessages: 16, visibilityTimeout: 30 }).catch(() => undefined);
+      const items = await trigger.poll().catch(() => []);
       counters.queueReceives++;
-      const items = got?.receivedMessageItems ?? [];
       if (items.length === 0) {
         await new Promise((r) => setTimeout(r, 50));
         continue;
       }
-      for (const m of items) {
+      for (const delivery of items) {
         inflight++;
-        void handle(m);
+        void delivery
+          .then(
+            (d) => (d.settled === "completed" ? counters.messages++ : counters.handlerErrors++),
+            () => counters.handlerErrors++,
+          )
+          .finally(() => inflight--);
       }
     }
   })();

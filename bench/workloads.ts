@@ -1,4 +1,4 @@
-// The four workloads of issue 8, each run once per strategy on a fresh simulator with the same seed.
+// The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
 import type { ArmSimulator } from "../sim";
 import { scaleSetRef } from "../test/support/refs";
 import { startPeer, type PeerKind, type StrategyRun } from "./peers";

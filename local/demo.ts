@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { QueueClient } from "@azure/storage-queue";
 import { DEMO_SUBSCRIPTION, type JsonObject, type StatsCounters } from "../sim";
 import { addIpConfig, instanceNics, modelNics, poolsByIpConfig } from "../sim/wire";
@@ -35,21 +36,17 @@ interface DemoFlags {
   verbose: boolean;
 }
 
-function parseFlags(argv: readonly string[]): DemoFlags {
-  const flags: DemoFlags = { via: "auto", verbose: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--verbose") flags.verbose = true;
-    else if (a === "--via" || a?.startsWith("--via=")) {
-      const v = a === "--via" ? argv[++i] : a.slice(6);
-      if (v !== "auto" && v !== "queue" && v !== "api") throw new UsageError(`--via must be auto, queue or api\n${USAGE}`);
-      flags.via = v;
-    } else if (a === "-h" || a === "--help") {
-      console.log(USAGE);
-      process.exit(0);
-    } else throw new UsageError(`unknown argument ${String(a)}\n${USAGE}`);
+/** The demo's flags; an unknown flag, a missing value or a stray argument is a usage error. */
+export function parseDemoFlags(argv: readonly string[]): DemoFlags & { help: boolean } {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: { via: { type: "string" }, verbose: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
-  return flags;
+  const via = values.via ?? "auto";
+  if (via !== "auto" && via !== "queue" && via !== "api") throw new UsageError(`--via must be auto, queue or api, got ${JSON.stringify(via)}\n${USAGE}`);
+  return { via, verbose: values.verbose === true, help: values.help === true };
 }
 
 const short = (id: string) => id.replace(/^.*\/(virtualMachineScaleSets|loadBalancers)\//i, "").replace(/\/backendAddressPools\//i, "/");
@@ -104,7 +101,11 @@ async function waitFor<T>(what: string, probe: () => Promise<T>, ok: (v: T) => b
 }
 
 export async function runDemo(argv: readonly string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<boolean> {
-  const flags = parseFlags(argv);
+  const flags = parseDemoFlags(argv);
+  if (flags.help) {
+    out(USAGE);
+    return true;
+  }
   const appDir = findAppDir(__dirname);
   // The example's settings, never a developer's local.settings.json (which may point at real Azure), and no
   // environment overrides: the demo always plays against its own simulator.

@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { DEFAULT_AZURITE_PORTS, type AzuritePorts } from "./azurite";
 import type { LoadedSettings } from "./settings";
 
@@ -89,22 +90,31 @@ interface Flags {
   [flag: string]: string | true | undefined;
 }
 
+const OPTIONS = {
+  port: { type: "string" },
+  "sim-port": { type: "string" },
+  "blob-port": { type: "string" },
+  "queue-port": { type: "string" },
+  "table-port": { type: "string" },
+  data: { type: "string" },
+  "event-delay-ms": { type: "string" },
+  host: { type: "string" },
+  "no-events": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** The flags by their names ("--port"); an unknown flag, a missing or empty value, or a stray argument is a usage error. */
 function parseFlags(argv: readonly string[]): Flags {
-  const withValue = new Set(["--port", "--sim-port", "--blob-port", "--queue-port", "--table-port", "--data", "--event-delay-ms", "--host"]);
-  const bare = new Set(["--no-events", "--help", "-h"]);
+  let values;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+  }
   const flags: Flags = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.indexOf("=");
-    const name = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
-    if (bare.has(name)) {
-      flags[name === "-h" ? "--help" : name] = true;
-      continue;
-    }
-    if (!withValue.has(name)) throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
-    const value = eq > 0 && arg.startsWith("--") ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined || value === "") throw new UsageError(`${name} needs a value\n${USAGE}`);
-    flags[name] = value;
+  for (const [name, value] of Object.entries(values)) {
+    if (value === "") throw new UsageError(`--${name} needs a value\n${USAGE}`);
+    if (value !== undefined && value !== false) flags[`--${name}`] = value;
   }
   return flags;
 }

@@ -4,7 +4,7 @@ import { RandomizedExponentialBackoff } from "./backoff";
 import { QUEUE_MIN_POLLING_INTERVAL_MS, type QueueHostOptions } from "./hostConfig";
 import { InFlight, Sleeper } from "./inflight";
 import type { InvocationInput } from "./invoke";
-import { decodeMessageBody, queueBindingData, queueTriggerInput, type ReceivedMessage } from "./queueMessage";
+import { decodeMessageBody, queueBindingData, queueTriggerInput, type DecodedBody, type ReceivedMessage } from "./queueMessage";
 import { sysBindingData, toHostTriggerMetadata } from "./typedData";
 
 export interface QueueListenerOptions {
@@ -21,9 +21,7 @@ export interface QueueListenerOptions {
 }
 
 /** Messages are taken for 10 minutes and the lease renewed at half-time while the function runs (QueueListener). */
-const LEASE_SECONDS = 600;
-
-type RawMessage = ReceivedMessage & { messageText: string };
+export const LEASE_SECONDS = 600;
 
 /**
  * The Storage Queues extension's QueueListener and QueueProcessor against one queue. Polls with up to batchSize
@@ -38,11 +36,12 @@ export class QueueListener {
   readonly #sleeper = new Sleeper();
   readonly #processing = new Set<Promise<void>>();
   readonly #backoff: RandomizedExponentialBackoff;
+  readonly #rules: QueueRules;
   #loop: Promise<void> | undefined;
-  #poisonCreated = false;
 
   constructor(options: QueueListenerOptions) {
     this.#o = options;
+    this.#rules = { queue: options.queue, poison: new PoisonQueue(options.poisonQueue), options: options.options, log: options.log, functionName: options.functionName };
     this.#backoff = new RandomizedExponentialBackoff(
       Math.min(QUEUE_MIN_POLLING_INTERVAL_MS, options.options.maxPollingIntervalMs),
       options.options.maxPollingIntervalMs,
@@ -88,65 +87,115 @@ export class QueueListener {
   }
 
   async #process(msg: RawMessage): Promise<void> {
-    const { options } = this.#o;
-    if (msg.dequeueCount > options.maxDequeueCount) {
-      this.#o.log(`Message ${msg.messageId} was dequeued ${msg.dequeueCount} times (more than maxDequeueCount ${options.maxDequeueCount}); moving it to '${this.#o.poisonQueue.name}'.`);
-      await this.#poison(msg);
-      return;
-    }
-    const body = decodeMessageBody(msg.messageText, options.messageEncoding);
-    if (!body.ok) {
-      this.#o.log(`Message ${msg.messageId}: ${body.reason}; moving it to '${this.#o.poisonQueue.name}'.`);
-      await this.#poison(msg);
-      return;
-    }
-    const lease = { popReceipt: msg.popReceipt };
-    const renew = setInterval(() => {
-      this.#o.queue.updateMessage(msg.messageId, lease.popReceipt, undefined, LEASE_SECONDS).then(
-        (r) => (lease.popReceipt = r.popReceipt ?? lease.popReceipt),
-        (err) => this.#o.onError(err),
-      );
-    }, (LEASE_SECONDS * 1000) / 2);
-    let succeeded = false;
-    try {
+    await settleQueueMessage(msg, this.#rules, (body) => {
       const metadata = queueBindingData(msg, body.text, sysBindingData(this.#o.functionName, new Date(), randomUUID()));
-      await this.#o.inFlight.run(() =>
+      return this.#o.inFlight.run(() =>
         this.#o.invoke({
           inputData: [{ name: this.#o.bindingName, data: queueTriggerInput(body) }],
           triggerMetadata: toHostTriggerMetadata(metadata),
         }),
       );
-      succeeded = true;
-    } catch (err) {
-      this.#o.log(`Executed '${this.#o.functionName}' (Failed, dequeueCount=${msg.dequeueCount}): ${(err as Error)?.message ?? String(err)}`);
-    } finally {
-      clearInterval(renew);
-    }
-    const current = { ...msg, popReceipt: lease.popReceipt };
-    if (succeeded) {
-      await this.#delete(current);
-    } else if (msg.dequeueCount >= options.maxDequeueCount) {
-      this.#o.log(`Message has reached MaxDequeueCount of ${options.maxDequeueCount}. Moving message to queue '${this.#o.poisonQueue.name}'.`);
-      await this.#poison(current);
-    } else {
-      await ignoreGone(this.#o.queue.updateMessage(msg.messageId, current.popReceipt, undefined, Math.round(options.visibilityTimeoutMs / 1000)));
-    }
+    });
   }
+}
 
-  async #poison(msg: RawMessage): Promise<void> {
-    if (!this.#poisonCreated) {
-      await this.#o.poisonQueue.createIfNotExists();
-      this.#poisonCreated = true;
-    }
+export type RawMessage = ReceivedMessage & { messageText: string };
+type DecodedText = Extract<DecodedBody, { ok: true }>;
+
+/**
+ * How the host ended with a message: deleted after a success, visible again after a failure, poisoned; or
+ * abandoned by a host that died with it (it comes back when its lease runs out).
+ */
+export type Settled = "completed" | "released" | "poisoned" | "abandoned";
+
+export interface QueueRules {
+  queue: QueueClient;
+  /** `<queue>-poison`, created on first use as the host does. */
+  poison: PoisonQueue;
+  options: Pick<QueueHostOptions, "maxDequeueCount" | "visibilityTimeoutMs" | "messageEncoding">;
+  log: (message: string) => void;
+  /** Names the function in the host's log lines. */
+  functionName: string;
+  /** How long a message is taken for, renewed at half-time while it runs (default: the host's 10 minutes). */
+  leaseSeconds?: number;
+  /** Settles when the host dies: its messages are left as they are, their leases no longer renewed. */
+  died?: Promise<unknown>;
+}
+
+/** The poison queue, created on the first message it takes. */
+export class PoisonQueue {
+  #created: Promise<unknown> | undefined;
+
+  constructor(readonly client: QueueClient) {}
+
+  async send(messageText: string): Promise<void> {
+    this.#created ??= this.client.createIfNotExists().catch((err: unknown) => {
+      this.#created = undefined;
+      throw err;
+    });
+    await this.#created;
     // The raw text, unchanged: re-encoding the decoded body would give the same text for valid messages, and an
     // undecodable one must arrive as it was for anyone to inspect it.
-    await this.#o.poisonQueue.sendMessage(msg.messageText);
-    await this.#delete(msg);
+    await this.client.sendMessage(messageText);
   }
+}
 
-  async #delete(msg: RawMessage): Promise<void> {
-    await ignoreGone(this.#o.queue.deleteMessage(msg.messageId, msg.popReceipt));
+/**
+ * The host's QueueProcessor for one received message: one already dequeued more than maxDequeueCount times (its
+ * function crashed the process) and one that cannot be decoded go to the poison queue without running; otherwise
+ * `run` runs with the lease renewed at half-time; success deletes the message; failure makes it visible again
+ * after visibilityTimeout, and the maxDequeueCount-th failure copies it to the poison queue and deletes it.
+ */
+export async function settleQueueMessage(msg: RawMessage, rules: QueueRules, run: (body: DecodedText) => Promise<unknown>): Promise<Settled> {
+  const { options } = rules;
+  const poisonName = rules.poison.client.name;
+  if (msg.dequeueCount > options.maxDequeueCount) {
+    rules.log(`Message ${msg.messageId} was dequeued ${msg.dequeueCount} times (more than maxDequeueCount ${options.maxDequeueCount}); moving it to '${poisonName}'.`);
+    return poison(msg, rules);
   }
+  const body = decodeMessageBody(msg.messageText, options.messageEncoding);
+  if (!body.ok) {
+    rules.log(`Message ${msg.messageId}: ${body.reason}; moving it to '${poisonName}'.`);
+    return poison(msg, rules);
+  }
+  const lease = { popReceipt: msg.popReceipt };
+  const leaseSeconds = rules.leaseSeconds ?? LEASE_SECONDS;
+  const renew = setInterval(() => {
+    rules.queue.updateMessage(msg.messageId, lease.popReceipt, undefined, leaseSeconds).then(
+      (r) => (lease.popReceipt = r.popReceipt ?? lease.popReceipt),
+      () => undefined, // the next renewal or the settle below meets the same problem
+    );
+  }, (leaseSeconds * 1000) / 2);
+  let succeeded = false;
+  try {
+    const ran = run(body).then(() => "ran" as const);
+    ran.catch(() => undefined); // a dead host's invocation may still fail: nobody is left to hear it
+    if (rules.died) {
+      if ((await Promise.race([ran, rules.died.then(() => "died" as const)])) === "died") return "abandoned";
+    } else await ran;
+    succeeded = true;
+  } catch (err) {
+    rules.log(`Executed '${rules.functionName}' (Failed, dequeueCount=${msg.dequeueCount}): ${(err as Error)?.message ?? String(err)}`);
+  } finally {
+    clearInterval(renew);
+  }
+  const current = { ...msg, popReceipt: lease.popReceipt };
+  if (succeeded) {
+    await ignoreGone(rules.queue.deleteMessage(current.messageId, current.popReceipt));
+    return "completed";
+  }
+  if (msg.dequeueCount >= options.maxDequeueCount) {
+    rules.log(`Message has reached MaxDequeueCount of ${options.maxDequeueCount}. Moving message to queue '${poisonName}'.`);
+    return poison(current, rules);
+  }
+  await ignoreGone(rules.queue.updateMessage(msg.messageId, current.popReceipt, undefined, Math.round(options.visibilityTimeoutMs / 1000)));
+  return "released";
+}
+
+async function poison(msg: RawMessage, rules: QueueRules): Promise<Settled> {
+  await rules.poison.send(msg.messageText);
+  await ignoreGone(rules.queue.deleteMessage(msg.messageId, msg.popReceipt));
+  return "poisoned";
 }
 
 /** A message someone else took over (pop receipt mismatch) or that is gone is theirs to finish, not an error. */

@@ -67,7 +67,7 @@ export interface IpConfigurationSeed {
 
 export const DEMO_SUBSCRIPTION = "11111111-2222-3333-4444-555555555555";
 
-/** The demo world of issue 2: one scale set of two nodes, a load balancer with one pool, nobody in it yet. */
+/** The demo world: one scale set of two nodes, a load balancer with one pool, nobody in it yet. */
 export const DEMO_SEED: SeedSpec = {
   subscriptions: [
     {

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -18,5 +19,15 @@ describe("README", () => {
       expect(row, name).toBeDefined();
       if (spec.default) expect(row, name).toContain(`\`${spec.default}\``);
     }
+  });
+
+  it("lists every folder of the repository in its layout", () => {
+    const root = path.resolve(__dirname, "..");
+    const layout = /## Layout\n+```\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const listed = new Set([...layout.matchAll(/^(\S+\/)\s/gm)].map((m) => m[1]));
+    const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
+    const folders = new Set(tracked.flatMap((f) => (f.includes("/") ? [`${path.posix.dirname(f)}/`] : [])));
+    const named = (folder: string) => listed.has(folder) || layout.includes(folder.replace(/\/$/, ""));
+    expect([...folders].filter((f) => !named(f))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Issue 5's benchmark: one reconcileStale run over 10,000 cache entries of which 1 % are stale, against
+ * The timer's benchmark: one reconcileStale run over 10,000 cache entries of which 1 % are stale, against
  * Azurite and the simulator. Reports wall time, Table round trips and ARM reads per run (median and spread of
  * several runs), and writes bench/timer/results.json and bench/timer/RESULTS.md.
  *   npm run bench:timer [-- --entries 10000 --stale-percent 1 --runs 5]
@@ -15,20 +15,16 @@ import { parseScaleSetId, type ScaleSetRef } from "../../src/core/resourceIds";
 import { ensureAzurite } from "../../local/azurite";
 import { startArmSimulator } from "../../sim";
 import { SIM_CA_FILE } from "../../test/support/harness";
+import { UsageError } from "../../test/support/cliFlags";
 import { uniqueName } from "../../test/support/storage";
+import { timerBenchOptions, USAGE } from "./options";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../test/support/worlds";
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function main() {
-  const entries = arg("entries", 10_000);
-  const stalePercent = arg("stale-percent", 1);
-  const runs = arg("runs", 5);
+  const { entries, stalePercent, runs, help } = timerBenchOptions(process.argv.slice(2));
+  if (help) return console.log(USAGE);
   const stale = Math.round((entries * stalePercent) / 100);
 
   const azurite = await ensureAzurite();
@@ -118,7 +114,7 @@ async function main() {
   await azurite.stop();
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
+main().catch((err: unknown) => {
+  console.error(err instanceof UsageError ? err.message : err);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });

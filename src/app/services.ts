@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
-import { systemClock, type Clock, type ComputePort, type Logger } from "../core/ports";
+import type { Clock, ComputePort, Logger } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import { ArmCompute } from "../azure/compute";
 import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
+import { ProblemLogTable } from "../azure/problemLogTable";
+import { TimerStateTable } from "../azure/timerStateTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
@@ -18,6 +20,7 @@ import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResou
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
 import { mergeTriggers, reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
 import { jsonLogger } from "./logger";
+import { systemClock } from "./systemClock";
 
 /** Everything a trigger needs, built once per process from the validated config. */
 export interface Services {
@@ -27,6 +30,7 @@ export interface Services {
   compute: ComputePort;
   declarations: MembershipTable;
   cache: EtagCacheTable;
+  problems: ProblemLogTable;
   queue: StorageWorkQueue;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
@@ -71,7 +75,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const compute = overrides.compute ?? armComputeFromConfig(config, clock);
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
-  const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable, policies), config.cacheEnabled, clock.now);
+  // The cache table holds the model cache and, in partitions of their own, the bookkeeping beside it (a deployment has no other table).
+  const cacheTable = tableClient(config.storage, config.cacheTable, policies);
+  const problems = new ProblemLogTable(cacheTable);
+  const timerState = new TimerStateTable(cacheTable);
+  const windows = new DeclareWindowTable(cacheTable, clock.now);
+  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows]);
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
     queueClient(config.storage, config.poisonQueueName),
@@ -79,8 +88,6 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     overrides.queueTimeScale ?? 1,
   );
   const coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, config.gatherMs, clock.sleep);
-  // Same table as the cache (a deployment has no other), its own partition.
-  const windows = new DeclareWindowTable(cache.table, clock.now);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   let readyPromise: Promise<void> | undefined;
 
@@ -91,6 +98,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     compute,
     declarations,
     cache,
+    problems,
     queue,
     coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
@@ -117,7 +125,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         ...(overrides.random ? { random: overrides.random } : {}),
       });
       if (report.preconditionFailures > 0 || report.throttles > 0 || report.result === "requeued" || report.result === "failed") {
-        await cache.recordProblem(ref, {
+        await problems.record(ref, {
           scaleSetId: ref.id,
           at: new Date(clock.now()).toISOString(),
           result: report.result,
@@ -150,7 +158,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async reconcileStale() {
       await services.ready();
-      return reconcileStale({ compute, cache, declarations, queue, clock, log, config });
+      return reconcileStale({ compute, cache, timerState, declarations, queue, clock, log, config });
     },
   };
   return services;

@@ -1,12 +1,15 @@
-import { RestError, type TableClient } from "@azure/data-tables";
-import type { DeclareWindows } from "../core/ports";
+import type { TableClient } from "@azure/data-tables";
+import type { DeclareWindows, ScaleSetRows } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
-import { cachePartition, WINDOWS_PARTITION } from "./etagCacheTable";
+import { cachePartition } from "./cacheKeys";
+import { statusOf, unless404 } from "./tableErrors";
+
+const WINDOWS_PARTITION = "~windows";
 
 /**
  * The declare windows, one row per scale set in the cache table's "~windows" partition: apart from the scale
  * set's cache rows, so that opening a window never changes the Table ETag a running reconcile stores against.
- * Evicted with the scale set's cache rows.
+ * Forgotten when the cache evicts the scale set.
  */
 interface WindowRow {
   partitionKey: string;
@@ -15,9 +18,7 @@ interface WindowRow {
   claimant: string;
 }
 
-const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
-
-export class DeclareWindowTable implements DeclareWindows {
+export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
   constructor(
     readonly table: TableClient,
     private readonly now: () => number,
@@ -46,5 +47,9 @@ export class DeclareWindowTable implements DeclareWindows {
     }
     // Contended five times over: opening one more window costs one reconcile, never a lost declaration.
     return "opened";
+  }
+
+  async forget(ref: ScaleSetRef): Promise<void> {
+    await unless404(() => this.table.deleteEntity(WINDOWS_PARTITION, cachePartition(ref)));
   }
 }

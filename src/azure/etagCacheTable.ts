@@ -1,34 +1,19 @@
-import { odata, RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
-import type { CachedEntry, CachedPartition, ModelCache, RefreshCandidate, TimerState } from "../core/ports";
+import type { CachedEntry, CachedPartition, ModelCache, RefreshCandidate, ScaleSetRows } from "../core/ports";
 import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
-import { decodeKey, encodeKey } from "../core/tableKeys";
+import { decodeKey } from "../core/tableKeys";
+import { cachePartition, cacheRowKeys, instanceRow, SCALE_SET_ROW } from "./cacheKeys";
 import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
+import { statusOf, unless404 } from "./tableErrors";
 
 /**
  * The ETag cache: per scale set one partition, holding a row for the scale set model and one per instance.
  * Every store is conditional on the row's Table ETag as read before the ARM call, and every invalidation is
  * unconditional, so a refresh that read ARM before an invalidation can never overwrite it with older state.
+ * Other stores keep rows of their own in the same table ("~…" partitions); they own them, and are asked to
+ * drop them when a scale set is evicted.
  */
-
-export const SCALE_SET_ROW = "vmss";
-/** Encoded IDs start with "%2F", so this partition can never be a scale set's. */
-const TIMER_PARTITION = "~timer";
-/** One row per scale set: its last reconcile that met a 412, a throttle or a failure, for the status view. */
-const PROBLEMS_PARTITION = "~problems";
-/** One row per scale set: its declare window (src/azure/declareWindowTable.ts). */
-export const WINDOWS_PARTITION = "~windows";
-
-export interface ReconcileProblem {
-  scaleSetId: string;
-  at: string;
-  result: string;
-  preconditionFailures: number;
-  throttles: number;
-  reason: string;
-}
-const TIMER_ROW = "state";
-export const instanceRow = (instanceId: string) => `vm-${instanceId}`;
 
 export interface CacheRow {
   partitionKey: string;
@@ -50,10 +35,6 @@ export interface CacheRow {
   eventReconcileAt: number;
   [chunk: `model_${number}`]: Uint8Array;
 }
-
-const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
-
-export const cachePartition = (scaleSet: ScaleSetRef) => encodeKey(scaleSet.key);
 
 function entryOf<M>(row: TableEntityResult<CacheRow>): CachedEntry<M> {
   let model: M | undefined;
@@ -78,6 +59,8 @@ export class EtagCacheTable implements ModelCache {
     readonly table: TableClient,
     readonly enabled: boolean,
     private readonly now: () => number = Date.now,
+    /** The stores that keep rows of a scale set beside its cache rows. */
+    private readonly otherRows: ScaleSetRows[] = [],
   ) {}
 
   async readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition> {
@@ -149,13 +132,12 @@ export class EtagCacheTable implements ModelCache {
 
   async markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<string | undefined> {
     if (!this.enabled) return undefined;
-    const [pk, rk] = ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
-    return this.markStaleRow(pk, rk, reason);
+    return this.markStaleRow(...cacheRowKeys(ref), reason);
   }
 
   async beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined> {
     if (!this.enabled) return undefined;
-    const [pk, rk] = ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+    const [pk, rk] = cacheRowKeys(ref);
     const answer = await this.table.upsertEntity(
       { partitionKey: pk, rowKey: rk, stale: true, staleReason: "our write in flight", staleAt: this.now(), pendingClientRequestId: clientRequestId, touchedAt: this.now() },
       "Merge",
@@ -170,7 +152,7 @@ export class EtagCacheTable implements ModelCache {
   }
 
   private keysOf(ref: ScaleSetRef | InstanceRef): [string, string] {
-    return ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+    return cacheRowKeys(ref);
   }
 
   private async getRow(pk: string, rk: string): Promise<TableEntityResult<CacheRow> | undefined> {
@@ -241,39 +223,9 @@ export class EtagCacheTable implements ModelCache {
     return out;
   }
 
-  /** Kept even with the cache off: it is a record for people, not a cached model. */
-  async recordProblem(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void> {
-    await this.table.upsertEntity({ partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) }, "Replace");
-  }
-
-  async listProblems(max = 200): Promise<ReconcileProblem[]> {
-    const out: ReconcileProblem[] = [];
-    const rows = this.table.listEntities<ReconcileProblem>({ queryOptions: { filter: odata`PartitionKey eq ${PROBLEMS_PARTITION}` } });
-    for await (const row of rows) {
-      out.push({ scaleSetId: row.scaleSetId, at: row.at, result: row.result, preconditionFailures: Number(row.preconditionFailures ?? 0), throttles: Number(row.throttles ?? 0), reason: row.reason ?? "" });
-      if (out.length >= max) break;
-    }
-    return out.sort((a, b) => b.at.localeCompare(a.at));
-  }
-
-  async readTimerState(): Promise<TimerState> {
-    const row = await this.getRow(TIMER_PARTITION, TIMER_ROW);
-    const r = row as unknown as { notBefore?: number; cursor?: string } | undefined;
-    return { notBefore: Number(r?.notBefore ?? 0), cursor: r?.cursor ?? "" };
-  }
-
-  async writeTimerState(state: TimerState): Promise<void> {
-    await this.table.upsertEntity({ partitionKey: TIMER_PARTITION, rowKey: TIMER_ROW, notBefore: state.notBefore, cursor: state.cursor }, "Replace");
-  }
-
   async evictScaleSet(ref: ScaleSetRef): Promise<void> {
-    for (const partition of [PROBLEMS_PARTITION, WINDOWS_PARTITION]) {
-      try {
-        await this.table.deleteEntity(partition, cachePartition(ref));
-      } catch (err) {
-        if (statusOf(err) !== 404) throw err;
-      }
-    }
+    // Even with the cache off: their rows are not cached models.
+    for (const owner of this.otherRows) await owner.forget(ref);
     if (!this.enabled) return;
     const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(ref)}`, select: ["RowKey"] } });
     const keys: string[] = [];
@@ -286,10 +238,6 @@ export class EtagCacheTable implements ModelCache {
 
   async evictInstance(ref: InstanceRef): Promise<void> {
     if (!this.enabled) return;
-    try {
-      await this.table.deleteEntity(cachePartition(ref.scaleSet), instanceRow(ref.instanceId));
-    } catch (err) {
-      if (statusOf(err) !== 404) throw err;
-    }
+    await unless404(() => this.table.deleteEntity(...cacheRowKeys(ref)));
   }
 }

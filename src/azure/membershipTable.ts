@@ -1,8 +1,9 @@
-import { odata, RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
+import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import { declarationKey, type Declaration, type Outcome, type OutcomeKind, type StoredDeclaration } from "../core/declarations";
 import type { DeclarationStore, UpsertResult } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
+import { statusOf } from "./tableErrors";
 
 /**
  * The memberships table: one partition per scale set (so a reconcile reads all its declarations in one query),
@@ -26,8 +27,6 @@ interface Row {
   retryAt?: string;
   attempts: number;
 }
-
-const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
 
 export const scaleSetPartition = (scaleSet: ScaleSetRef) => encodeKey(scaleSet.key);
 

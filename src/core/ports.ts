@@ -70,6 +70,32 @@ export interface TimerState {
   cursor: string;
 }
 
+export interface TimerStateStore {
+  read(): Promise<TimerState>;
+  write(state: TimerState): Promise<void>;
+}
+
+/** A scale set's last reconcile that met a 412, a throttle or a failure: a record for people. */
+export interface ReconcileProblem {
+  scaleSetId: string;
+  at: string;
+  result: string;
+  preconditionFailures: number;
+  throttles: number;
+  reason: string;
+}
+
+export interface ProblemLog {
+  record(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void>;
+  /** The most recent first. */
+  list(max?: number): Promise<ReconcileProblem[]>;
+}
+
+/** A store that keeps rows of its own per scale set: told to drop them when the scale set is gone. */
+export interface ScaleSetRows {
+  forget(ref: ScaleSetRef): Promise<void>;
+}
+
 export interface ModelCache {
   readonly enabled: boolean;
   readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition>;
@@ -97,8 +123,7 @@ export interface ModelCache {
   listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]>;
   /** Keys of the scale sets that have a cached model (fresh or not): one key-only scan. */
   listCachedScaleSets(): Promise<Set<string>>;
-  readTimerState(): Promise<TimerState>;
-  writeTimerState(state: TimerState): Promise<void>;
+  /** Drops the scale set's cache rows, and asks every other store that keeps rows of it to drop theirs. */
   evictScaleSet(ref: ScaleSetRef): Promise<void>;
   evictInstance(ref: InstanceRef): Promise<void>;
 }
@@ -135,8 +160,3 @@ export interface Logger {
   warn(event: string, fields: Record<string, unknown>): void;
   error(event: string, fields: Record<string, unknown>): void;
 }
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};

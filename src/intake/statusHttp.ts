@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { parseScaleSetId } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
-import { wantsHtml } from "./accept";
+import { wantsHtml } from "./contentNegotiation";
 import { scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
 import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
@@ -29,7 +29,7 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
   try {
     await s.ready();
     const report = await statusReport(
-      { declarations: s.declarations, cache: s.cache, queue: s.queue, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs },
+      { declarations: s.declarations, cache: s.cache, problems: s.problems, queue: s.queue, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs },
       { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(request.query.get("poison")) },
     );
     if (!page) return jsonResponse(200, report);

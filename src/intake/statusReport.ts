@@ -1,8 +1,7 @@
-import type { ReconcileProblem } from "../azure/etagCacheTable";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
-import type { CachedPartition } from "../core/ports";
+import type { CachedPartition, ProblemLog } from "../core/ports";
 import { parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
 import { cacheCensus, type CacheCensus } from "./cacheCensus";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
@@ -46,8 +45,8 @@ export interface StatusDeps {
     readonly enabled: boolean;
     readonly table: TableClient;
     readPartition(ref: ScaleSetRef): Promise<CachedPartition>;
-    listProblems(): Promise<ReconcileProblem[]>;
   };
+  problems: Pick<ProblemLog, "list">;
   queue: { readonly queue: QueueClient; readonly poison: QueueClient };
   now: () => number;
   cacheTtlMs: number;
@@ -89,7 +88,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     depthOf(deps.queue.queue),
     depthOf(deps.queue.poison),
     opts.includePoison ? peekPoison(deps.queue.poison) : Promise.resolve(undefined),
-    deps.cache.listProblems().catch((err: { statusCode?: number }) => {
+    deps.problems.list().catch((err: { statusCode?: number }) => {
       if (err.statusCode === 404) return [];
       throw err;
     }),

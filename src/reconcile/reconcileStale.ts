@@ -3,7 +3,7 @@ import { toIntent, type StoredDeclaration } from "../core/declarations";
 import { NotFoundError, ThrottledError, describeError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
-import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, RefreshCandidate, WorkQueue } from "../core/ports";
+import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, RefreshCandidate, TimerStateStore, WorkQueue } from "../core/ports";
 import { instanceRef, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { CallStats } from "./callStats";
@@ -17,6 +17,7 @@ import { CallStats } from "./callStats";
 export interface StaleDeps {
   compute: ComputePort;
   cache: ModelCache;
+  timerState: TimerStateStore;
   declarations: DeclarationStore & { listAll(): AsyncIterable<StoredDeclaration> };
   queue: WorkQueue;
   clock: Clock;
@@ -117,7 +118,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     }
   }
 
-  const state = await deps.cache.readTimerState();
+  const state = await deps.timerState.read();
   if (state.notBefore > now) {
     s.skippedUntil = state.notBefore;
     return finish();
@@ -195,12 +196,12 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   } catch (err) {
     if (err instanceof ThrottledError) {
       s.throttledUntil = deps.clock.now() + err.retryAfterMs;
-      await deps.cache.writeTimerState({ notBefore: s.throttledUntil, cursor });
+      await deps.timerState.write({ notBefore: s.throttledUntil, cursor });
       deps.log.warn("reconcileStale.throttled", { retryAfterMs: err.retryAfterMs, error: describeError(err) });
       return finish();
     }
     if (!(err instanceof BudgetSpent)) throw err;
   }
-  if (cursor !== state.cursor) await deps.cache.writeTimerState({ notBefore: 0, cursor });
+  if (cursor !== state.cursor) await deps.timerState.write({ notBefore: 0, cursor });
   return finish();
 }

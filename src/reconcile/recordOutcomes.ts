@@ -7,7 +7,11 @@ import type { ScaleSetRef } from "../core/resourceIds";
  * a reconcile that changes nothing costs no Table write.
  */
 export class OutcomeRecorder {
-  constructor(private readonly ref: ScaleSetRef, private readonly declarations: DeclarationStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly ref: ScaleSetRef,
+    private readonly declarations: DeclarationStore,
+    private readonly clock: Clock,
+  ) {}
 
   async record(d: StoredDeclaration, outcome: Omit<Outcome, "at">): Promise<void> {
     if (!sameOutcome(d.outcome, outcome)) await this.declarations.recordOutcome(this.ref, d, { ...outcome, at: this.isoIn(0) });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { StoredDeclaration } from "../../src/core/declarations";
 import type { CachedEntry, CachedPartition } from "../../src/core/ports";
 import type { InstanceModel, ScaleSetModel } from "../../src/core/models";
-import { wantsHtml } from "../../src/intake/accept";
+import { wantsHtml } from "../../src/intake/contentNegotiation";
 import { acceptDeclaration } from "../../src/intake/acceptDeclaration";
 import { parseDeclareRequest } from "../../src/intake/declareRequest";
 import { esc, html } from "../../src/intake/html";

@@ -4,7 +4,7 @@ import { memoryLogger } from "../../src/app/logger";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
 import { joinableMs } from "../../src/reconcile/declareWindow";
 import { manualClock, startHarness, type Harness } from "../support/harness";
-import { decodeQueueBody } from "../support/queueBody";
+import { outcomesOf, QueueDrain } from "../support/queueDrain";
 import { scaleSetRef } from "../support/refs";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
@@ -18,20 +18,15 @@ async function consume(h: Harness, instances: Services[], timeoutMs: number): Pr
   const outcomes: HandleOutcome[] = [];
   const deadline = Date.now() + timeoutMs;
   const worker = async (s: Services) => {
+    const trigger = new QueueDrain(h.queue, h.poison, (body, meta) => s.handleQueueMessage(body, meta));
     for (;;) {
-      const got = await h.queue.receiveMessages({ numberOfMessages: 16, visibilityTimeout: 60 });
-      if (got.receivedMessageItems.length === 0) {
+      const got = await trigger.pollOnce();
+      outcomes.push(...outcomesOf(got));
+      if (got.length === 0) {
         if ((await h.queueDepth()) === 0) return;
         if (Date.now() > deadline) throw new Error("queue not empty in time");
         await new Promise((r) => setTimeout(r, 100));
-        continue;
       }
-      await Promise.all(
-        got.receivedMessageItems.map(async (m) => {
-          outcomes.push(await s.handleQueueMessage(decodeQueueBody(m.messageText), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() }));
-          await h.queue.deleteMessage(m.messageId, m.popReceipt);
-        }),
-      );
     }
   };
   await Promise.all(instances.map(worker));

@@ -35,7 +35,7 @@ describe("applyBackendPools against the simulator: no lost update", () => {
     expect(c.stats(`${DEMO.scaleSetId}/virtualMachines/1`)).toMatchObject({ status412: 0, instancePuts: 1 });
     expect(c.poolMembers(DEMO.poolId)).toHaveLength(2);
     // The status view's record of it.
-    expect(await h.services.cache.listProblems()).toEqual([expect.objectContaining({ scaleSetId: DEMO.scaleSetId, result: "applied", preconditionFailures: 2, throttles: 0 })]);
+    expect(await h.services.problems.list()).toEqual([expect.objectContaining({ scaleSetId: DEMO.scaleSetId, result: "applied", preconditionFailures: 2, throttles: 0 })]);
   });
 
   it("removes the pool everywhere and keeps the other writer's ip configuration", async () => {

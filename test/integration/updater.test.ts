@@ -45,7 +45,7 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
     expect((await h.queue.peekMessages()).peekedMessageItems).toHaveLength(0);
     const enqueued = h.logs.lines.find((l) => l.event === "enqueue");
     expect(enqueued).toMatchObject({ kind: "reconcile", visibilityTimeoutSeconds: 30, attempt: 1 });
-    expect(await h.services.cache.listProblems()).toEqual([expect.objectContaining({ result: "requeued", throttles: 1 })]);
+    expect(await h.services.problems.list()).toEqual([expect.objectContaining({ result: "requeued", throttles: 1 })]);
   });
 
   it("a throttled operation poll waits its Retry-After and polls again: the accepted write is not abandoned", async () => {

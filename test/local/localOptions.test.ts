@@ -61,10 +61,14 @@ describe("resolveLocalOptions", () => {
   });
 
   it("refuses what it cannot use, naming it", () => {
-    expect(() => resolveLocalOptions(["--bogus"], {}, example, APP)).toThrow(/unknown argument --bogus/);
-    expect(() => resolveLocalOptions(["--port"], {}, example, APP)).toThrow(/--port needs a value/);
+    expect(() => resolveLocalOptions(["--bogus"], {}, example, APP)).toThrow(/^Unknown option '--bogus'[\s\S]*\nusage: npm run local/);
+    expect(() => resolveLocalOptions(["--port"], {}, example, APP)).toThrow(/^Option '--port <value>' argument missing[\s\S]*\nusage: npm run local/);
+    expect(() => resolveLocalOptions(["--port="], {}, example, APP)).toThrow(/^--port needs a value/);
+    expect(() => resolveLocalOptions(["--port", "--no-events"], {}, example, APP)).toThrow(/^Option '--port' argument is ambiguous/);
+    expect(() => resolveLocalOptions(["--no-events=yes"], {}, example, APP)).toThrow(/^Option '--no-events' does not take an argument/);
+    expect(() => resolveLocalOptions(["7071"], {}, example, APP)).toThrow(/^Unexpected argument '7071'/);
     expect(() => resolveLocalOptions(["--port", "70000"], {}, example, APP)).toThrow(/--port \/ POOLSYNC_LOCAL_PORT must be a port number/);
     expect(() => resolveLocalOptions(["--blob-port", "10001"], {}, example, APP)).toThrow(/must differ/);
-    expect(() => resolveLocalOptions(["--event-delay-ms", "-1"], {}, example, APP)).toThrow(/whole milliseconds/);
+    expect(() => resolveLocalOptions(["--event-delay-ms=-1"], {}, example, APP)).toThrow(/whole milliseconds/);
   });
 });

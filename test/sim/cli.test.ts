@@ -38,7 +38,20 @@ describe("cli", () => {
       throttling: true,
       timeScale: 60,
     });
-    expect(() => parseArgs(["--bogus"])).toThrow(/unknown argument/);
+    expect(parseArgs(["--latency-ms=5", "--random-seed", "7", "-h"])).toEqual({ help: true });
+    expect(parseArgs(["--jitter-ms", "3"])).toEqual({ port: 18443, latency: { fixedMs: 0, jitterMs: 3 } });
+  });
+
+  it("refuses unknown and malformed flags with the usage", () => {
+    const usage = /\nusage: npm run sim --/;
+    expect(() => parseArgs(["--bogus"])).toThrow(/^Unknown option '--bogus'/);
+    expect(() => parseArgs(["--bogus"])).toThrow(usage);
+    expect(() => parseArgs(["--port"])).toThrow(/^Option '--port <value>' argument missing/);
+    expect(() => parseArgs(["--port", "--tls"])).toThrow(/^Option '--port' argument is ambiguous/);
+    expect(() => parseArgs(["--port", "x"])).toThrow(/^--port needs a number, got "x"/);
+    expect(() => parseArgs(["--time-scale="])).toThrow(/^--time-scale needs a number, got ""/);
+    expect(() => parseArgs(["--tls=yes"])).toThrow(/^Option '--tls' does not take an argument/);
+    expect(() => parseArgs(["18443"])).toThrow(/^Unexpected argument '18443'/);
   });
 
   it("prints exactly where it listens, serves the demo, answers /_sim/, and stops on SIGTERM", async () => {

@@ -1,29 +1,21 @@
 // npm run soak -- --seed N --minutes M [--max-steps S] [--time-scale T] [--plan]
 // Prints the per-fault table and the counters; exits 1 on any violated invariant (with the seed to replay it).
+import { UsageError } from "../support/cliFlags";
+import { soakOptions, USAGE } from "./options";
 import { formatTable, runSoak } from "./soak";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v <= 0) {
-    console.error(`--${name} needs a positive number, got ${process.argv[i + 1] ?? "nothing"}`);
-    process.exit(2);
-  }
-  return v;
-}
-
 async function main(): Promise<void> {
-  const seed = Math.floor(arg("seed", 1));
-  const minutes = arg("minutes", 1);
-  const maxSteps = Math.floor(arg("max-steps", 10_000));
-  const timeScale = arg("time-scale", 60);
+  const { seed, minutes, maxSteps, timeScale, plan, help } = soakOptions(process.argv.slice(2));
+  if (help) {
+    console.log(USAGE);
+    return;
+  }
   console.log(`soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}`);
   const r = await runSoak({ seed, minutes, maxSteps, timeScale, log: (l) => console.log(`  ${l}`) });
   console.log(`\n${r.steps} steps in ${r.realSeconds} s real (~${r.simulatedMinutes} simulated minutes)\n`);
   console.log(formatTable(r));
   console.log(`\ncounters: ${JSON.stringify(r.counters)}`);
-  if (process.argv.includes("--plan")) console.log(`\nplan:\n${r.plan.join("\n")}`);
+  if (plan) console.log(`\nplan:\n${r.plan.join("\n")}`);
   if (r.violations.length > 0) {
     console.log(`\n${r.violations.length} VIOLATION(S) (replay: npm run soak -- --seed ${seed} --minutes ${minutes}):`);
     for (const v of r.violations) console.log(`  - ${v}`);
@@ -33,7 +25,7 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
+main().catch((err: unknown) => {
+  console.error(err instanceof UsageError ? err.message : err);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });

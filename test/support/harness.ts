@@ -7,6 +7,7 @@ import type { Clock } from "../../src/core/ports";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
 import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim";
 import { decodeQueueBody } from "./queueBody";
+import { outcomesOf, QueueDrain } from "./queueDrain";
 import { testStorageConnectionString, uniqueName } from "./storage";
 
 /** The demo world's IDs (made up, as the simulator's demo seed defines them). */
@@ -28,7 +29,10 @@ export interface Harness {
   poison: QueueClient;
   /** Puts a message on the work queue as a producer would (base64 JSON, as host.json expects). */
   send(message: unknown): Promise<void>;
-  /** Plays the queue trigger: takes visible messages in batches, runs each batch concurrently, until none is left. */
+  /**
+   * Plays the queue trigger by the host's rules (test/support/queueDrain.ts): takes visible messages in batches, runs
+   * each batch concurrently, until none is left; the answers of the invocations that succeeded.
+   */
   drain(opts?: { batchSize?: number; maxRounds?: number }): Promise<HandleOutcome[]>;
   /** Like drain, but also waits (up to timeoutMs) for messages that are on the queue but not visible yet. */
   drainUntilEmpty(timeoutMs: number): Promise<HandleOutcome[]>;
@@ -85,23 +89,11 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await queue.sendMessage(Buffer.from(text, "utf8").toString("base64"));
     },
     async drain({ batchSize = 16, maxRounds = 50 } = {}) {
-      const outcomes: HandleOutcome[] = [];
-      for (let round = 0; round < maxRounds; round++) {
-        const got = await queue.receiveMessages({ numberOfMessages: batchSize, visibilityTimeout: 60 });
-        if (got.receivedMessageItems.length === 0) return outcomes;
-        await Promise.all(
-          got.receivedMessageItems.map(async (m) => {
-            const outcome = await services.handleQueueMessage(decode(m.messageText), {
-              id: m.messageId,
-              dequeueCount: m.dequeueCount,
-              insertionTime: m.insertedOn.toISOString(),
-            });
-            outcomes.push(outcome);
-            await queue.deleteMessage(m.messageId, m.popReceipt);
-          }),
-        );
-      }
-      throw new Error(`queue not drained after ${maxRounds} rounds`);
+      const trigger = new QueueDrain(queue, poison, (body, meta) => services.handleQueueMessage(body, meta), {
+        options: { batchSize },
+        log: (line) => logs.warn("host.queue", { line }),
+      });
+      return outcomesOf(await trigger.drain(maxRounds));
     },
     async drainUntilEmpty(timeoutMs) {
       const deadline = Date.now() + timeoutMs;

@@ -1,0 +1,50 @@
+import { numberFlag, parseFlags } from "../test/support/cliFlags";
+
+export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--render]
+  --quick            the small plan (minutes, not hours); results go to *.quick.* files
+  --runs N           runs per strategy (default 1 quick, 3 full)
+  --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead)
+  --strategies S,S   only these strategies (poolsync and the peers' names)
+  --out DIR          write the results here instead of bench/
+  --reuse-azurite    use the Azurite already running on the default ports instead of a fresh one of its own
+  --render           write RESULTS.md and the chart again from results.json, running nothing`;
+
+export interface BenchOptions {
+  quick: boolean;
+  runs: number | undefined;
+  only: string[] | undefined;
+  strategies: string[] | undefined;
+  out: string | undefined;
+  reuseAzurite: boolean;
+  render: boolean;
+  help: boolean;
+}
+
+const list = (raw: string | undefined) => (raw === undefined ? undefined : raw.split(",").filter((x) => x !== ""));
+
+export function benchOptions(argv: readonly string[]): BenchOptions {
+  const v = parseFlags(
+    argv,
+    {
+      quick: { type: "boolean" },
+      runs: { type: "string" },
+      only: { type: "string" },
+      strategies: { type: "string" },
+      out: { type: "string" },
+      "reuse-azurite": { type: "boolean" },
+      render: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    USAGE,
+  );
+  return {
+    quick: v.quick === true,
+    runs: v.runs === undefined ? undefined : numberFlag("runs", v.runs, 1, USAGE, { whole: true }),
+    only: list(v.only),
+    strategies: list(v.strategies),
+    out: v.out || undefined,
+    reuseAzurite: v["reuse-azurite"] === true,
+    render: v.render === true,
+    help: v.help === true,
+  };
+}

@@ -1,0 +1,42 @@
+import { odata, type TableClient } from "@azure/data-tables";
+import type { ProblemLog, ReconcileProblem, ScaleSetRows } from "../core/ports";
+import type { ScaleSetRef } from "../core/resourceIds";
+import { cachePartition } from "./cacheKeys";
+import { unless404 } from "./tableErrors";
+
+/** One row per scale set: its last reconcile that met a 412, a throttle or a failure, for the status view. */
+const PROBLEMS_PARTITION = "~problems";
+
+/** The problem log, one row per scale set in the cache table's "~problems" partition. */
+export class ProblemLogTable implements ProblemLog, ScaleSetRows {
+  constructor(readonly table: TableClient) {}
+
+  /** Kept even with the cache off: it is a record for people, not a cached model. */
+  async record(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void> {
+    await this.table.upsertEntity(
+      { partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) },
+      "Replace",
+    );
+  }
+
+  async list(max = 200): Promise<ReconcileProblem[]> {
+    const out: ReconcileProblem[] = [];
+    const rows = this.table.listEntities<ReconcileProblem>({ queryOptions: { filter: odata`PartitionKey eq ${PROBLEMS_PARTITION}` } });
+    for await (const row of rows) {
+      out.push({
+        scaleSetId: row.scaleSetId,
+        at: row.at,
+        result: row.result,
+        preconditionFailures: Number(row.preconditionFailures ?? 0),
+        throttles: Number(row.throttles ?? 0),
+        reason: row.reason ?? "",
+      });
+      if (out.length >= max) break;
+    }
+    return out.sort((a, b) => b.at.localeCompare(a.at));
+  }
+
+  async forget(ref: ScaleSetRef): Promise<void> {
+    await unless404(() => this.table.deleteEntity(PROBLEMS_PARTITION, cachePartition(ref)));
+  }
+}

@@ -1,0 +1,85 @@
+import { TableClient } from "@azure/data-tables";
+import { beforeEach, describe, expect, it } from "vitest";
+import { DeclareWindowTable } from "../../src/azure/declareWindowTable";
+import { EtagCacheTable } from "../../src/azure/etagCacheTable";
+import { ProblemLogTable } from "../../src/azure/problemLogTable";
+import { TimerStateTable } from "../../src/azure/timerStateTable";
+import type { ScaleSetModel } from "../../src/core/models";
+import { instanceRef } from "../../src/core/resourceIds";
+import { scaleSetRef } from "../support/refs";
+import { testStorageConnectionString, uniqueName } from "../support/storage";
+
+/**
+ * The cache table holds four stores, each owning its rows: the model cache, the declare windows, the problem
+ * log and the timer's state. Evicting a scale set drops its rows in every store that keeps some, and nothing
+ * of any other scale set or of the timer.
+ */
+
+const SUB = "00000000-1111-2222-3333-444444444444";
+const gone = scaleSetRef(`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/gone`);
+const kept = scaleSetRef(`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/kept`);
+const model = (id: string): ScaleSetModel => ({ id, location: "westeurope", etag: '"1"', provisioningState: "Succeeded", capacity: 1, nics: [] });
+
+let table: TableClient;
+let windows: DeclareWindowTable;
+let problems: ProblemLogTable;
+let timer: TimerStateTable;
+const now = () => 1_000_000;
+
+beforeEach(async () => {
+  table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("cache"), { allowInsecureConnection: true });
+  await table.createTable();
+  windows = new DeclareWindowTable(table, now);
+  problems = new ProblemLogTable(table);
+  timer = new TimerStateTable(table);
+});
+
+async function seed(cache: EtagCacheTable): Promise<void> {
+  for (const ref of [gone, kept]) {
+    await cache.storeScaleSet(ref, model(ref.id), undefined);
+    await cache.markStale(instanceRef(ref, "0"), "test");
+    await windows.claim(ref, `claimant of ${ref.id}`, 60_000, 60_000);
+    await problems.record(ref, {
+      scaleSetId: ref.id,
+      at: "2026-01-01T00:00:00.000Z",
+      result: "requeued",
+      preconditionFailures: 0,
+      throttles: 1,
+      reason: "test",
+    });
+  }
+  await timer.write({ notBefore: 5, cursor: kept.key });
+}
+
+async function rows(): Promise<string[]> {
+  const out: string[] = [];
+  for await (const r of table.listEntities()) out.push(`${r.partitionKey}|${r.rowKey}`);
+  return out.sort();
+}
+
+describe("evictScaleSet asks each owner", () => {
+  for (const enabled of [true, false]) {
+    it(`drops the scale set's cache rows, window and problem, and nothing else (cache ${enabled ? "on" : "off"})`, async () => {
+      const cache = new EtagCacheTable(table, true, now, [problems, windows]);
+      await seed(cache);
+      const before = await rows();
+      await new EtagCacheTable(table, enabled, now, [problems, windows]).evictScaleSet(gone);
+
+      const after = await rows();
+      const removed = before.filter((r) => !after.includes(r));
+      // Windows and problems go even with the cache off: they are not cached models.
+      expect(removed.filter((r) => r.startsWith("~"))).toHaveLength(2);
+      expect(removed.filter((r) => !r.startsWith("~"))).toHaveLength(enabled ? 2 : 0);
+      expect((await problems.list()).map((p) => p.scaleSetId)).toEqual([kept.id]);
+      expect(await windows.claim(kept, "someone else", 60_000, 60_000)).toBe("joined");
+      expect(await windows.claim(gone, "someone else", 60_000, 60_000)).toBe("opened");
+      expect(await timer.read()).toEqual({ notBefore: 5, cursor: kept.key });
+      expect((await cache.readPartition(kept)).scaleSet?.model?.id).toBe(kept.id);
+    });
+  }
+
+  it("a missing row is already evicted", async () => {
+    await expect(new EtagCacheTable(table, true, now, [problems, windows]).evictScaleSet(gone)).resolves.toBeUndefined();
+    expect(await timer.read()).toEqual({ notBefore: 0, cursor: "" });
+  });
+});

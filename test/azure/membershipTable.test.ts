@@ -1,0 +1,107 @@
+import { TableClient } from "@azure/data-tables";
+import { beforeEach, describe, expect, it } from "vitest";
+import { MembershipTable } from "../../src/azure/membershipTable";
+import type { Declaration } from "../../src/core/declarations";
+import { scaleSetRef } from "../support/refs";
+import { testStorageConnectionString, uniqueName } from "../support/storage";
+
+/** The memberships table on Azurite: idempotent upserts ordered by declaredAt, and outcomes that never clobber a newer declaration. */
+
+const SUB = "00000000-1111-2222-3333-444444444444";
+const VMSS = `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss`;
+const POOL = `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/pool`;
+const ref = scaleSetRef(VMSS);
+const now = () => Date.parse("2026-12-02T10:00:00Z");
+
+const declaration = (over: Partial<Declaration> = {}): Declaration => ({
+  scaleSetId: VMSS,
+  backendPoolId: POOL,
+  ipConfiguration: "",
+  state: "present",
+  declaredAt: "2026-12-02T09:00:00.000Z",
+  requestId: "r-1",
+  ...over,
+});
+
+let table: MembershipTable;
+beforeEach(async () => {
+  const client = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), { allowInsecureConnection: true });
+  await client.createTable();
+  table = new MembershipTable(client, now);
+});
+
+describe("MembershipTable", () => {
+  it("creates a declaration as pending, and a redelivery of the same request is unchanged", async () => {
+    const first = await table.upsert(ref, declaration());
+    expect(first.result).toBe("created");
+    expect(first.stored.outcome).toEqual({ kind: "pending", at: "2026-12-02T10:00:00.000Z" });
+    expect(first.stored.rowEtag).not.toBe("");
+    expect((await table.upsert(ref, declaration())).result).toBe("unchanged");
+    expect(await table.listForScaleSet(ref)).toHaveLength(1);
+  });
+
+  it("a newer declaration of the same pool replaces it; an older one is ignored", async () => {
+    await table.upsert(ref, declaration());
+    const newer = await table.upsert(ref, declaration({ requestId: "r-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));
+    expect(newer.result).toBe("updated");
+    const older = await table.upsert(ref, declaration({ requestId: "r-0", declaredAt: "2026-12-02T08:00:00.000Z" }));
+    expect(older.result).toBe("older");
+    expect(older.stored.requestId).toBe("r-2");
+    expect((await table.listForScaleSet(ref)).map((d) => [d.requestId, d.state])).toEqual([["r-2", "absent"]]);
+  });
+
+  it("the pool's identity is case-insensitive, the ip configuration part of it", async () => {
+    await table.upsert(ref, declaration());
+    expect((await table.upsert(ref, declaration({ backendPoolId: POOL.toUpperCase(), requestId: "r-2", declaredAt: "2026-12-02T09:10:00.000Z" }))).result).toBe(
+      "updated",
+    );
+    expect((await table.upsert(ref, declaration({ ipConfiguration: "ipConfig1", requestId: "r-3" }))).result).toBe("created");
+    expect(await table.listForScaleSet(ref)).toHaveLength(2);
+  });
+
+  it("records an outcome on the row it read, and loses to a declaration that replaced it meanwhile", async () => {
+    const { stored } = await table.upsert(ref, declaration());
+    expect(
+      await table.recordOutcome(ref, stored, {
+        kind: "failed",
+        reason: "no such ip configuration",
+        at: "2026-12-02T10:01:00.000Z",
+        retryAt: "2026-12-02T10:06:00.000Z",
+      }),
+    ).toBe(true);
+    const [failed] = await table.listForScaleSet(ref);
+    expect(failed?.outcome).toEqual({
+      kind: "failed",
+      reason: "no such ip configuration",
+      at: "2026-12-02T10:01:00.000Z",
+      retryAt: "2026-12-02T10:06:00.000Z",
+    });
+    expect(failed?.attempts).toBe(1);
+
+    await table.upsert(ref, declaration({ requestId: "r-2", declaredAt: "2026-12-02T09:30:00.000Z" }));
+    // `failed` carries the Table ETag from before the replacement: its outcome must not land on the new declaration.
+    expect(await table.recordOutcome(ref, failed!, { kind: "applied", appliedEtag: '"7"', at: "2026-12-02T10:02:00.000Z" })).toBe(false);
+    expect((await table.listForScaleSet(ref))[0]?.outcome.kind).toBe("pending");
+  });
+
+  it("removes only the declaration it read", async () => {
+    const { stored } = await table.upsert(ref, declaration({ state: "absent" }));
+    await table.upsert(ref, declaration({ requestId: "r-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));
+    expect(await table.remove(ref, stored)).toBe(false);
+    const [current] = await table.listForScaleSet(ref);
+    expect(await table.remove(ref, current!)).toBe(true);
+    expect(await table.listForScaleSet(ref)).toEqual([]);
+    expect(await table.remove(ref, current!)).toBe(false);
+  });
+
+  it("two deliveries of different declarations for one pool at once: the later declaredAt wins", async () => {
+    const results = await Promise.all([
+      table.upsert(ref, declaration({ requestId: "a", declaredAt: "2026-12-02T09:00:01.000Z" })),
+      table.upsert(ref, declaration({ requestId: "b", declaredAt: "2026-12-02T09:00:02.000Z", state: "absent" })),
+    ]);
+    expect(results.map((r) => r.result).sort()).toContain("created");
+    const all = [];
+    for await (const d of table.listAll()) all.push(d);
+    expect(all.map((d) => d.requestId)).toEqual(["b"]);
+  });
+});

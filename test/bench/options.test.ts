@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { benchOptions } from "../../bench/options";
+import { timerBenchOptions } from "../../bench/timer/options";
+
+describe("npm run bench's flags", () => {
+  it("reads each flag with or without =", () => {
+    expect(benchOptions(["--quick", "--runs", "3", "--only=burstOne,steady", "--strategies", "poolsync"])).toEqual({
+      quick: true,
+      runs: 3,
+      only: ["burstOne", "steady"],
+      strategies: ["poolsync"],
+      out: undefined,
+      reuseAzurite: false,
+      render: false,
+      help: false,
+    });
+    expect(benchOptions(["--runs=2", "--out=/tmp/x", "--render", "--reuse-azurite"])).toMatchObject({
+      quick: false,
+      runs: 2,
+      out: "/tmp/x",
+      render: true,
+      reuseAzurite: true,
+    });
+  });
+
+  it("refuses unknown and malformed flags with the usage, instead of running another plan", () => {
+    const usage = /\nusage: npm run bench --/;
+    expect(() => benchOptions(["--quik"])).toThrow(/^Unknown option '--quik'/);
+    expect(() => benchOptions(["--quik"])).toThrow(usage);
+    expect(() => benchOptions(["--runs"])).toThrow(/^Option '--runs <value>' argument missing/);
+    expect(() => benchOptions(["--runs", "three"])).toThrow(/^--runs needs a whole number above 0, got "three"/);
+    expect(() => benchOptions(["--runs=0"])).toThrow(/^--runs needs a whole number above 0, got "0"/);
+    expect(() => benchOptions(["--quick=yes"])).toThrow(/^Option '--quick' does not take an argument/);
+    expect(() => benchOptions(["quick"])).toThrow(/^Unexpected argument 'quick'/);
+  });
+});
+
+describe("npm run bench:timer's flags", () => {
+  it("reads them, defaults otherwise", () => {
+    expect(timerBenchOptions([])).toEqual({ entries: 10_000, stalePercent: 1, runs: 5, help: false });
+    expect(timerBenchOptions(["--entries", "200", "--stale-percent=0", "--runs", "1"])).toEqual({ entries: 200, stalePercent: 0, runs: 1, help: false });
+  });
+
+  it("refuses unknown and malformed flags with the usage", () => {
+    expect(() => timerBenchOptions(["--entry", "5"])).toThrow(/^Unknown option '--entry'[\s\S]*\nusage: npm run bench:timer/);
+    expect(() => timerBenchOptions(["--entries", "1e3.5"])).toThrow(/^--entries needs a whole number above 0, got "1e3.5"/);
+    expect(() => timerBenchOptions(["--stale-percent", "150"])).toThrow(/^--stale-percent needs a number from 0 to 100, got "150"/);
+    expect(() => timerBenchOptions(["--runs"])).toThrow(/^Option '--runs <value>' argument missing/);
+  });
+});

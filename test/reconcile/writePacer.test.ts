@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { instanceRef } from "../../src/core/resourceIds";
+import { WritePacer } from "../../src/reconcile/writePacer";
+import { scaleSetRef } from "../support/refs";
+
+/** The write pacer over a clock the test moves: CRP's per-resource and per-subscription buckets, ARM's write bucket, a 429's Retry-After. */
+
+const SUB = "00000000-1111-2222-3333-444444444444";
+const OTHER_SUB = "99999999-1111-2222-3333-444444444444";
+const vmss = (name: string, sub = SUB) => scaleSetRef(`/subscriptions/${sub}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`);
+
+function pacerAt(start = 1_000_000) {
+  let now = start;
+  const pacer = new WritePacer(() => now);
+  return { pacer, advance: (ms: number) => (now += ms) };
+}
+
+describe("WritePacer", () => {
+  it("lets 12 writes to one scale set go at once and holds the 13th until CRP's minute refill", () => {
+    const { pacer, advance } = pacerAt();
+    const a = vmss("a");
+    for (let i = 0; i < 12; i++) {
+      expect(pacer.waitMs(a)).toBe(0);
+      pacer.take(a);
+    }
+    expect(pacer.waitMs(a)).toBe(60_000);
+    advance(59_999);
+    expect(pacer.waitMs(a)).toBe(1);
+    advance(1);
+    expect(pacer.waitMs(a)).toBe(0);
+  });
+
+  it("each scale set and each instance has its own CRP budget", () => {
+    const { pacer } = pacerAt();
+    const a = vmss("a");
+    for (let i = 0; i < 12; i++) pacer.take(a);
+    expect(pacer.waitMs(vmss("b"))).toBe(0);
+    expect(pacer.waitMs(instanceRef(a, "0"))).toBe(0);
+    for (let i = 0; i < 12; i++) pacer.take(instanceRef(a, "0"));
+    expect(pacer.waitMs(instanceRef(a, "0"))).toBe(60_000);
+    expect(pacer.waitMs(instanceRef(a, "1"))).toBe(0);
+  });
+
+  it("every write of a subscription shares ARM's write bucket (180, then one per 111 ms); another subscription does not", () => {
+    const { pacer, advance } = pacerAt();
+    for (let i = 0; i < 180; i++) pacer.take(instanceRef(vmss(`s${i % 60}`), String(i)));
+    expect(pacer.waitMs(vmss("fresh"))).toBe(111);
+    expect(pacer.waitMs(vmss("fresh", OTHER_SUB))).toBe(0);
+    advance(111);
+    expect(pacer.waitMs(vmss("fresh"))).toBe(0);
+  });
+
+  it("a 429 empties the target's own bucket until Retry-After, and only that one", () => {
+    const { pacer, advance } = pacerAt();
+    const a = vmss("a");
+    pacer.throttled(a, 30_000);
+    expect(pacer.waitMs(a)).toBe(30_000);
+    expect(pacer.waitMs(vmss("b"))).toBe(0);
+    advance(30_000);
+    expect(pacer.waitMs(a)).toBe(0);
+    pacer.take(a);
+    // The one token Retry-After allows is spent: the next waits for CRP's refill.
+    expect(pacer.waitMs(a)).toBeGreaterThan(0);
+  });
+
+  it("switched off (POOLSYNC_PACING_ENABLED=false), it never holds a write back", () => {
+    const pacer = new WritePacer(() => 0, false);
+    const a = vmss("a");
+    for (let i = 0; i < 50; i++) pacer.take(a);
+    pacer.throttled(a, 30_000);
+    expect(pacer.waitMs(a)).toBe(0);
+  });
+});

@@ -1,0 +1,230 @@
+import type { JsonObject } from "../../sim";
+import { addIpConfig, dropPool } from "../../sim/wire";
+import { shuffled } from "../support/shuffle";
+import type { Delivery } from "./delivery";
+import type { Hosts } from "./hosts";
+import { OTHER_KINDS, SIM_FAULT_KINDS, type FaultName, type SoakRun } from "./run";
+import { OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, SUBNET, type SoakWorld } from "./world";
+
+// The chaos: steps chosen by the seeded PRNG until maxSteps or the deadline: declarations (some bad), other
+// writers, the simulator's faults, an Azurite restart. Every fault kind is tried early, in a seeded order; then
+// by weight. Returns the number of steps taken.
+
+export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, delivery: Delivery): Promise<number> {
+  const { c, T } = world;
+  const { opts, plan, latest, unsent, othersIpConfigs, othersTags, expectedCapacity, deleted, badSent, simHandles, interleaves } = run;
+  const rand = run.rand;
+  const pick = <T>(xs: readonly T[]): T => run.pick(xs);
+  const chance = (p: number) => run.chance(p);
+  const bump = (k: string, n = 1) => run.bump(k, n);
+  const tryFault = (f: FaultName, target: string) => run.tryFault(f, target);
+  const send = (m: unknown) => world.send(m);
+  const sendRaw = (text: string) => world.sendRaw(text);
+  const maxSteps = opts.maxSteps ?? 10_000;
+  const deadline = run.startedAt + opts.minutes * 60_000;
+  const seq = { decl: 0, other: 0 };
+  const declaredAtBase = Date.parse("2026-12-02T10:00:00Z");
+  const live = () => SCALE_SETS.filter((s) => !deleted.has(ssId(s).toLowerCase()));
+
+  const declare = async () => {
+    const ss = pick(SCALE_SETS);
+    const pool = pick(POOLS);
+    const state = chance(0.7) ? "present" : "absent";
+    const requestId = `soak-${opts.seed}-${++seq.decl}`;
+    const declaredAt = new Date(declaredAtBase + seq.decl * 1000).toISOString();
+    const m = { v: 1, kind: "declare", scaleSetId: ssId(ss), backendPoolId: pId(pool), state, requestId, declaredAt };
+    plan.push(`declare ${ss} ${pool} ${state}`);
+    latest.set(`${ssId(ss)}|${pId(pool)}`.toLowerCase(), { state, requestId, declaredAt });
+    await send(m);
+  };
+
+  const badMessage = async () => {
+    const requestId = `soak-bad-${opts.seed}-${++seq.decl}`;
+    const kind = pick(["outside-ss", "outside-pool", "garbage"] as const);
+    plan.push(`bad ${kind}`);
+    tryFault("bad message (out of scope, malformed)", "*");
+    try {
+      if (kind === "outside-ss") {
+        await sendRaw(JSON.stringify({ v: 1, kind: "declare", scaleSetId: OUTSIDE_SS, backendPoolId: pId("pool-0"), state: "present", requestId }));
+        badSent.push({ requestId, reason: /^scaleSetId: .* is outside POOLSYNC_SCOPES$/ });
+      } else if (kind === "outside-pool") {
+        await sendRaw(JSON.stringify({ v: 1, kind: "declare", scaleSetId: ssId(pick(SCALE_SETS)), backendPoolId: OUTSIDE_POOL, state: "present", requestId }));
+        badSent.push({ requestId, reason: /^backendPoolId: .* is outside POOLSYNC_SCOPES$/ });
+      } else {
+        await sendRaw(`{"requestId":"${requestId}", not json`);
+        badSent.push({ requestId, reason: /^message is not JSON$/ });
+      }
+    } catch {
+      bump("producer:bad-send-failed");
+    }
+  };
+
+  const otherMust: Array<(typeof OTHER_KINDS)[number]> = shuffled(OTHER_KINDS, rand);
+  const otherWriter = () => {
+    const names = live();
+    if (names.length === 0) return;
+    const ss = ssId(pick(names));
+    const what = otherMust.shift() ?? pick(OTHER_KINDS);
+    plan.push(`other ${what} ${ss.split("/").pop()}`);
+    try {
+      if (what === "ipconfig-model" || what === "ipconfig-instance") {
+        const name = `other${++seq.other}`;
+        let target = ss;
+        if (what === "ipconfig-instance") {
+          const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+          if (insts.length === 0) return;
+          target = String(pick(insts).id);
+        }
+        c.write(target, addIpConfig(name, SUBNET));
+        tryFault("another writer's ip configuration", ss);
+        const set = othersIpConfigs.get(target.toLowerCase()) ?? new Set<string>();
+        set.add(name);
+        othersIpConfigs.set(target.toLowerCase(), set);
+      } else if (what === "tag") {
+        const tag = `other${++seq.other}`;
+        c.write(ss, (r) => {
+          r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
+        });
+        const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
+        set.add(tag);
+        othersTags.set(ss.toLowerCase(), set);
+      } else if (what === "drop") {
+        const pool = pId(pick(POOLS));
+        const targets = [ss, ...c.instances(ss).map((i) => String(i.id))];
+        c.write(pick(targets), dropPool(pool));
+        tryFault("another writer drops our pool (drift)", ss);
+      } else {
+        const capacity = 1 + Math.floor(rand() * 4);
+        c.scale(ss, capacity);
+        expectedCapacity.set(ss.toLowerCase(), capacity);
+        tryFault("scale out / in by another writer", ss);
+      }
+    } catch (err) {
+      // The simulator refuses writes to a scale set being deleted: that is not a fault of ours.
+      bump("other:refused");
+      plan.push(`  refused: ${(err as Error).message.slice(0, 120)}`);
+    }
+  };
+
+  // Every kind once early, in a seeded order (the scale set deletion last, so the others have targets); then by weight.
+  const mustTry: Array<(typeof SIM_FAULT_KINDS)[number]> = shuffled(
+    SIM_FAULT_KINDS.filter((k) => k !== "ss-delete"),
+    rand,
+  );
+  mustTry.push("ss-delete");
+  const simFault = () => {
+    const names = live();
+    if (names.length === 0) return;
+    const name = pick(names);
+    const ss = ssId(name);
+    const exact = `virtualMachineScaleSets/${name}$`;
+    const instances = `virtualMachineScaleSets/${name}/virtualMachines/[^/]+$`;
+    const kind = mustTry.shift() ?? pick(SIM_FAULT_KINDS);
+    plan.push(`fault ${kind} ${name}`);
+    const add = (f: FaultName, rule: Parameters<typeof c.injectFault>[0]) => {
+      const times = rule.times ?? 1;
+      simHandles.push({ f, h: c.injectFault(rule), times });
+      tryFault(f, ss);
+    };
+    switch (kind) {
+      case "412": {
+        const times = 2 + Math.floor(rand() * 6);
+        const tag = `storm${++seq.other}`;
+        interleaves.push({
+          h: c.beforeNextWrite(
+            new RegExp(`${exact.replace("$", "")}$`, "i"),
+            (r) => {
+              r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
+            },
+            { times },
+          ),
+          times,
+          ss,
+          tag,
+        });
+        tryFault("412 storm (interleaved writer)", ss);
+        break;
+      }
+      case "429":
+        add("429 with long Retry-After", { method: "PUT", path: chance(0.5) ? exact : instances, retryAfterSeconds: 600 + Math.floor(rand() * 600) });
+        break;
+      case "409":
+        add("409 concurrent operation", { method: "PUT", path: chance(0.5) ? exact : instances, status: 409, times: 1 + Math.floor(rand() * 2) });
+        break;
+      case "500":
+        add("500 on a write", { method: "PUT", path: chance(0.5) ? exact : instances, status: 500 });
+        break;
+      case "503":
+        add("503 on a read", { method: "GET", path: chance(0.5) ? exact : `virtualMachineScaleSets/${name}/virtualMachines$`, status: 503 });
+        break;
+      case "drop":
+        add("dropped connection", { method: chance(0.5) ? "PUT" : "GET", path: chance(0.5) ? exact : instances, drop: true });
+        break;
+      case "slow":
+        // Longer than the 2 s (real) client timeout; the write still happens.
+        add("slow answer past the client timeout, write happened", {
+          method: "PUT",
+          path: chance(0.5) ? exact : instances,
+          afterWrite: true,
+          delayMs: 3.5 * 1000 * T,
+        });
+        break;
+      case "opfail":
+        c.failNextOperation(new RegExp(`${exact.replace("$", "")}(/virtualMachines/[^/]+)?$`, "i"), { times: 1 });
+        tryFault("operation ended Failed", ss);
+        break;
+      case "instance-delete": {
+        const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+        if (insts.length === 0) return;
+        c.delete(String(pick(insts).id));
+        expectedCapacity.set(ss.toLowerCase(), undefined);
+        tryFault("instance deleted", ss);
+        break;
+      }
+      case "kill": {
+        hosts.current.killAfter = 1 + Math.floor(rand() * 4);
+        tryFault("invocation killed mid-reconcile", "*");
+        break;
+      }
+      case "ss-delete": {
+        // vmss-2 only, once, while the pipeline is busy with it (mid-reconcile, often mid-write).
+        const victim = ssId("vmss-2");
+        if (deleted.has(victim.toLowerCase())) return;
+        c.delete(victim);
+        deleted.add(victim.toLowerCase());
+        tryFault("scale set deleted mid-run", victim);
+        break;
+      }
+    }
+  };
+
+  // Guarantee every fault kind early, in a seeded order; afterwards by weight.
+  let azuriteRestarted = false;
+  let steps = 0;
+  try {
+    for (; steps < maxSteps && Date.now() < deadline; steps++) {
+      const r = rand();
+      if (mustTry.length > 0 && steps % 2 === 1) simFault();
+      else if (otherMust.length > 0 && steps % 4 === 2) otherWriter();
+      else if (r < 0.35) await declare();
+      else if (r < 0.55) otherWriter();
+      else if (r < 0.85) simFault();
+      else if (r < 0.9) await badMessage();
+      else if (r < 0.93 || (!azuriteRestarted && steps > 12)) {
+        plan.push("platform azurite-restart");
+        tryFault("Azurite stopped and restarted", "*");
+        azuriteRestarted = true;
+        await world.restartAzurite();
+      }
+      // Producers retry what they could not send.
+      while (unsent.length > 0 && !world.azuriteDown) {
+        const m = unsent.shift();
+        if (!(await send(m))) break;
+      }
+      await new Promise((res) => setTimeout(res, 80 + rand() * 120));
+    }
+  } finally {
+    delivery.timerOn = false;
+  }
+  return steps;
+}

@@ -1,0 +1,176 @@
+import type { EventGridEvent } from "../../sim";
+import { QueueDrain } from "../support/queueDrain";
+import type { Hosts, Proc } from "./hosts";
+import type { SoakRun } from "./run";
+import { MAX_DEQUEUE, VISIBILITY_S, type SoakWorld } from "./world";
+
+// Delivery to the app's current process: Event Grid's (with its faults: lost, late, duplicated, reordered, odd
+// URIs), the queue trigger's by the host's rules, and the timer's every five simulated minutes.
+
+interface Pending {
+  due: number;
+  event: unknown;
+  seq: number;
+  tries: number;
+}
+
+export class Delivery {
+  readonly pendingEvents: Pending[] = [];
+  /** The highest reconcile attempt any message carried. */
+  maxAttemptSeen = 0;
+  /** The timer stops with the chaos; the quiesce runs it by hand. */
+  timerOn = true;
+  #stopped = false;
+  #loops: Promise<unknown> | undefined;
+  readonly deliverEvents: (all: boolean) => Promise<void>;
+  readonly pumpQueue: () => Promise<number>;
+  readonly runTimer: () => Promise<{ enqueued: number } | undefined>;
+
+  constructor(world: SoakWorld, run: SoakRun, hosts: Hosts) {
+    const { c, queue, poisonQueue } = world;
+    const simClock = c.clock;
+    const rand = run.rand;
+    const chance = (p: number) => run.chance(p);
+    const bump = (k: string, n = 1) => run.bump(k, n);
+    const tryFault = run.tryFault.bind(run);
+    const pendingEvents = this.pendingEvents;
+    // Events: Event Grid's delivery, with its faults.
+    let emitted = 0;
+    let lastDeliveredSeq = -1;
+    c.onEvent((e: EventGridEvent) => {
+      const seq = emitted++;
+      const now = simClock.now();
+      let event: unknown = e;
+      if (chance(0.15)) {
+        // Odd casing and a trailing slash on the URI, some in the CloudEvents schema.
+        const odd = e.data.resourceUri.toUpperCase().replace("/VIRTUALMACHINESCALESETS/", "/virtualmachinescalesets/") + "/";
+        const data = { ...e.data, resourceUri: odd };
+        event = chance(0.5)
+          ? { specversion: "1.0", type: e.eventType, source: e.topic, subject: odd, id: e.id, time: e.eventTime, data }
+          : { ...e, subject: odd, data };
+        tryFault("event URI odd casing / trailing slash / CloudEvents", "*");
+      }
+      if (chance(0.04)) {
+        tryFault("event lost", "*");
+        return;
+      }
+      if (chance(0.05)) {
+        tryFault("event delayed past the next timer run", "*");
+        pendingEvents.push({ due: now + 400_000, event, seq, tries: 0 });
+        return;
+      }
+      pendingEvents.push({ due: now + 1_000 + rand() * 20_000, event, seq, tries: 0 });
+      if (chance(0.08)) {
+        tryFault("event duplicated", "*");
+        pendingEvents.push({ due: now + rand() * 90_000, event, seq, tries: 0 });
+      }
+    });
+    this.deliverEvents = async (all: boolean) => {
+      const now = simClock.now();
+      const due = pendingEvents.filter((p) => all || p.due <= now);
+      if (due.length === 0) return;
+      for (const p of due) pendingEvents.splice(pendingEvents.indexOf(p), 1);
+      const p0 = hosts.current;
+      await Promise.race([
+        p0.died,
+        Promise.all(
+          due.map(async (p) => {
+            if (p.seq < lastDeliveredSeq) tryFault("event reordered", "*");
+            lastDeliveredSeq = Math.max(lastDeliveredSeq, p.seq);
+            try {
+              const outcome = await p0.services.handleResourceEvent(p.event);
+              bump(`event:${outcome}`);
+            } catch {
+              // The webhook answered 500: Event Grid retries (10 s, 30 s, 1 min, ...), for a bounded number of times here.
+              bump("event:delivery-failed");
+              if (p.tries < 8) pendingEvents.push({ ...p, due: simClock.now() + 10_000 * 2 ** p.tries, tries: p.tries + 1 });
+              else bump("event:given-up");
+            }
+          }),
+        ),
+      ]);
+    };
+
+    // The queue trigger.
+    // The host's rules (test/support/queueDrain.ts), with a short lease and visibility timeout so that the message of
+    // a killed or failed invocation comes back soon; a drain per process, abandoning its messages when it dies.
+    const triggers = new WeakMap<Proc, QueueDrain<void>>();
+    const triggerOf = (p: Proc): QueueDrain<void> => {
+      let t = triggers.get(p);
+      if (!t) {
+        t = new QueueDrain(
+          queue,
+          poisonQueue,
+          async (body, meta) => {
+            this.maxAttemptSeen = Math.max(this.maxAttemptSeen, (body as { attempt?: number } | undefined)?.attempt ?? 0);
+            const outcome = await p.services.handleQueueMessage(body, meta);
+            bump(`queue:${outcome.result}`);
+          },
+          { options: { visibilityTimeoutMs: VISIBILITY_S * 1000, maxDequeueCount: MAX_DEQUEUE }, leaseSeconds: VISIBILITY_S, died: p.died },
+        );
+        triggers.set(p, t);
+      }
+      return t;
+    };
+    this.pumpQueue = async (): Promise<number> => {
+      const p0 = hosts.current;
+      let items;
+      try {
+        items = await triggerOf(p0).poll();
+      } catch {
+        bump("queue:receive-failed");
+        return -1;
+      }
+      const settled = await Promise.race([p0.died.then(() => []), Promise.all(items)]);
+      for (const d of settled) bump(`queue:settled:${d.settled}`); // released: visible again after the visibility timeout
+      bump("queue:handled", items.length);
+      return items.length;
+    };
+
+    this.runTimer = async () => {
+      const p0 = hosts.current;
+      try {
+        const s = await Promise.race([p0.died.then(() => undefined), p0.services.reconcileStale()]);
+        bump("timer:runs");
+        if (s) bump("timer:enqueued", s.enqueued);
+        return s;
+      } catch {
+        bump("timer:failed");
+        return undefined;
+      }
+    };
+  }
+
+  /** The queue trigger, the Event Grid deliveries and the timer, running until stop(). */
+  start(world: SoakWorld): void {
+    const simClock = world.c.clock;
+    const queueLoop = (async () => {
+      while (!this.#stopped) {
+        const n = await this.pumpQueue();
+        if (n <= 0) await new Promise((r) => setTimeout(r, 40));
+      }
+    })();
+    const eventLoop = (async () => {
+      while (!this.#stopped) {
+        await this.deliverEvents(false);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const timerLoop = (async () => {
+      let next = simClock.now() + 300_000;
+      while (!this.#stopped) {
+        if (this.timerOn && simClock.now() >= next) {
+          next = simClock.now() + 300_000;
+          await this.runTimer();
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    this.#loops = Promise.all([queueLoop, eventLoop, timerLoop]);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#loops;
+  }
+}

@@ -1,0 +1,131 @@
+import { armComputeFromConfig, createServices, type Services } from "../../src/app/services";
+import type { Clock, ComputePort, Logger } from "../../src/core/ports";
+import { seededRandom as prng } from "../../sim/random";
+import type { SoakRun } from "./run";
+import type { SoakWorld } from "./world";
+
+// The app's processes: each its own services over a Compute port and clock that a kill freezes for good; the
+// platform starts a new one when the current one dies.
+
+export interface Proc {
+  id: number;
+  services: Services;
+  dead: boolean;
+  died: Promise<void>;
+  kill(): void;
+  /** Kill after this many more Compute calls have returned (the call's effect has happened). */
+  killAfter: number | undefined;
+}
+
+const never = <T>() => new Promise<T>(() => undefined);
+
+function countingLogger(counters: Record<string, number>, errors: string[]): Logger {
+  const bump = (k: string) => (counters[k] = (counters[k] ?? 0) + 1);
+  return {
+    info(event, fields) {
+      if (event === "reconcile") {
+        bump(`reconcile:${String(fields.result)}`);
+        if (fields.result === "requeued" || fields.result === "failed")
+          bump(
+            `why:${String(fields.reason ?? "")
+              .replace(/[0-9a-f-]{36}|\/subscriptions\/\S+|\d+/g, "#")
+              .slice(0, 70)}`,
+          );
+      }
+    },
+    warn(event) {
+      bump(`warn:${event}`);
+    },
+    error(event, fields) {
+      bump(`error:${event}`);
+      if (errors.length < 50) errors.push(`${event} ${JSON.stringify(fields).slice(0, 400)}`);
+    },
+  };
+}
+
+export class Hosts {
+  current: Proc;
+  #seq = 0;
+  #reviving: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(
+    private readonly world: SoakWorld,
+    private readonly run: SoakRun,
+  ) {
+    this.current = this.#newProc();
+  }
+
+  /** The resurrection of killed processes: the platform starts a new host. */
+  startReviving(): void {
+    this.#reviving ??= (async () => {
+      while (!this.#stopped) {
+        if (this.current.dead) {
+          this.run.bump("platform:process-restarts");
+          this.current = this.#newProc();
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#reviving;
+  }
+
+  #newProc(): Proc {
+    const { config, c, T } = this.world;
+    const { counters, appErrors, opts } = this.run;
+    const simClock = c.clock;
+    let release: () => void = () => undefined;
+    const died = new Promise<void>((r) => (release = r));
+    const p: Proc = {
+      id: ++this.#seq,
+      dead: false,
+      died,
+      killAfter: undefined,
+      kill() {
+        if (p.dead) return;
+        p.dead = true;
+        release();
+      },
+      services: undefined as unknown as Services,
+    };
+    const clock: Clock = {
+      now: () => simClock.now(),
+      sleep: async (ms) => {
+        if (p.dead) return never();
+        await simClock.sleep(ms);
+        if (p.dead) return never();
+      },
+    };
+    const arm = armComputeFromConfig(config, clock);
+    const guard =
+      <A extends unknown[], R>(call: (...a: A) => Promise<R>) =>
+      async (...a: A): Promise<R> => {
+        if (p.dead) return never();
+        let r: R;
+        try {
+          r = await call(...a);
+        } catch (err) {
+          if (p.dead) return never();
+          throw err;
+        }
+        if (p.killAfter !== undefined && --p.killAfter <= 0) {
+          p.kill(); // the call happened (a write is on ARM); the process dies before it learns the answer
+        }
+        if (p.dead) return never();
+        return r;
+      };
+    const compute: ComputePort = {
+      getScaleSet: guard((r) => arm.getScaleSet(r)),
+      writeScaleSetNics: guard((r, b, n, o) => arm.writeScaleSetNics(r, b, n, o)),
+      listInstances: guard((r) => arm.listInstances(r)),
+      getInstance: guard((r) => arm.getInstance(r)),
+      writeInstanceNics: guard((r, b, n, o) => arm.writeInstanceNics(r, b, n, o)),
+    };
+    p.services = createServices(config, { clock, compute, log: countingLogger(counters, appErrors), random: prng(opts.seed * 31 + p.id), queueTimeScale: T });
+    return p;
+  }
+}

@@ -1,0 +1,176 @@
+import type { JsonObject } from "../../sim";
+import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
+import { decodeQueueBody } from "../support/queueBody";
+import { scaleSetRef } from "../support/refs";
+import type { Delivery } from "./delivery";
+import type { Hosts } from "./hosts";
+import type { SoakRun } from "./run";
+import { OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, VISIBILITY_S, type SoakWorld } from "./world";
+
+/**
+ * The quiesce: faults off, every event delivered, the queue drained, and the timer shown everything expired,
+ * round after round until it finds nothing to do. False when it never got there (an unbounded retry loop?).
+ */
+export async function quiesce(world: SoakWorld, run: SoakRun, delivery: Delivery): Promise<boolean> {
+  const { c, config, queue, T } = world;
+  const { simHandles, interleaves, fired, othersTags, unsent } = run;
+  const bump = (k: string, n = 1) => run.bump(k, n);
+  const say = run.opts.log ?? (() => undefined);
+  const send = (m: unknown) => world.send(m);
+  for (const s of simHandles) fired.set(s.f, (fired.get(s.f) ?? 0) + (s.h.remaining() < s.times ? 1 : 0));
+  // A storm's tag exists only if it was applied before one of our writes: only then must it survive.
+  for (const { h, times, ss, tag } of interleaves) {
+    h.cancel();
+    if (h.applied() === 0) continue;
+    fired.set("412 storm (interleaved writer)", (fired.get("412 storm (interleaved writer)") ?? 0) + (h.applied() > 0 ? 1 : 0));
+    bump("412-storm:writes-interleaved", Math.min(h.applied(), times));
+    const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
+    set.add(tag);
+    othersTags.set(ss.toLowerCase(), set);
+  }
+  c.clearFaults();
+  await world.ensureAzurite();
+  for (let i = 0; unsent.length > 0 && i < 100; i++) await send(unsent.shift());
+
+  let converged = false;
+  const quiesceDeadline = Date.now() + 120_000;
+  for (let round = 0; round < 8 && Date.now() < quiesceDeadline; round++) {
+    c.settle();
+    await delivery.deliverEvents(true);
+    // Drain, waiting for invisible messages (Retry-After) up to their longest delay.
+    const drainUntil = Date.now() + Math.ceil((1300 / T) * 1000) + VISIBILITY_S * 1000 + 5_000;
+    for (;;) {
+      const depth = (await queue.getProperties()).approximateMessagesCount ?? 0;
+      if (depth === 0 && delivery.pendingEvents.length === 0) break;
+      if (Date.now() > drainUntil || Date.now() > quiesceDeadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+      c.settle();
+      await delivery.deliverEvents(true);
+    }
+    // Every cached entry is now past its TTL and every failed declaration due for its retry.
+    c.clock.advance(Math.max(config.cacheTtlMs, config.failedRetryMs) + 1_000);
+    const s = await delivery.runTimer();
+    const depth = (await queue.getProperties()).approximateMessagesCount ?? 0;
+    say(`quiesce round ${round}: timer enqueued ${s?.enqueued ?? "?"}, queue depth ${depth}`);
+    if (s && s.enqueued === 0 && depth === 0 && delivery.pendingEvents.length === 0) {
+      converged = true;
+      break;
+    }
+  }
+  return converged;
+}
+
+/**
+ * The invariants, checked on the end state: no request outside the scopes; other writers' changes survive; every
+ * accepted declaration applied (model and every live instance) or visibly failed with a reason; every bad message
+ * poisoned with its reason. Returns the scale sets (lowercase IDs, "*" = run-wide) a violation was found on.
+ */
+export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hosts, delivery: Delivery, converged: boolean): Promise<Set<string>> {
+  const { c, config, poisonQueue } = world;
+  const { violations, appErrors, counters, latest, othersIpConfigs, othersTags, expectedCapacity, deleted, badSent } = run;
+  const bump = (k: string, n = 1) => run.bump(k, n);
+  if (!converged) violations.push("no convergence: the queue or the timer still had work after 8 quiesce rounds (unbounded retry loop?)");
+  if (delivery.maxAttemptSeen > config.maxAttempts + 1)
+    violations.push(`a reconcile reached attempt ${delivery.maxAttemptSeen}, beyond POOLSYNC_MAX_ATTEMPTS ${config.maxAttempts}`);
+
+  const badTargets = new Set<string>();
+  const violate = (target: string, what: string) => {
+    badTargets.add(target.toLowerCase());
+    violations.push(what);
+  };
+
+  // No write outside POOLSYNC_SCOPES, and nothing of the outside pool anywhere.
+  const outside = c.stats(OUTSIDE_SS);
+  if (outside.requests !== 0) violate("*", `${outside.requests} ARM requests reached ${OUTSIDE_SS}, outside POOLSYNC_SCOPES`);
+
+  const svc = hosts.current.services;
+  for (const name of SCALE_SETS) {
+    const ss = ssId(name);
+    const key = ss.toLowerCase();
+    const rows = await svc.declarations.listForScaleSet(scaleSetRef(ss));
+    const resource = c.resource(ss);
+    if (deleted.has(key) || !resource) {
+      for (const d of rows) {
+        if (!["target-deleted", "target-deleting", "failed"].includes(d.outcome.kind) || !d.outcome.reason)
+          violate(ss, `${name} (deleted): declaration ${d.requestId} shows ${d.outcome.kind} without a reason naming the deletion`);
+      }
+      continue;
+    }
+    // Other writers' changes survive.
+    const tags = (resource.tags ?? {}) as Record<string, unknown>;
+    bump("check:others-tags", othersTags.get(key)?.size ?? 0);
+    bump("check:others-ipconfigs-model", othersIpConfigs.get(key)?.size ?? 0);
+    for (const t of othersTags.get(key) ?? []) if (!(t in tags)) violate(ss, `${name}: lost update: another writer's tag ${t} is gone`);
+    const modelIpcs = new Set(modelNics(resource).flatMap((n) => n.properties.ipConfigurations.map((i) => i.name)));
+    for (const n of othersIpConfigs.get(key) ?? [])
+      if (!modelIpcs.has(n)) violate(ss, `${name}: lost update: another writer's ip configuration ${n} is gone from the model`);
+    const cap = expectedCapacity.get(key);
+    const sku = resource.sku as { capacity?: number } | undefined;
+    if (cap !== undefined && sku?.capacity !== cap) violate(ss, `${name}: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
+    const instances = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+    for (const inst of instances) {
+      const names = new Set(instanceNics(inst).flatMap((n) => n.properties.ipConfigurations.map((i) => i.name)));
+      bump("check:others-ipconfigs-instance", othersIpConfigs.get(String(inst.id).toLowerCase())?.size ?? 0);
+      for (const n of othersIpConfigs.get(String(inst.id).toLowerCase()) ?? [])
+        if (!names.has(n)) violate(ss, `${inst.id}: lost update: another writer's ip configuration ${n} is gone`);
+    }
+    // Every accepted declaration applied (model and every live instance) or visibly failed with a reason.
+    const modelPools = new Set(poolsByIpConfig(modelNics(resource)).ipConfig0 ?? []);
+    for (const pool of POOLS) {
+      const want = latest.get(`${key}|${pId(pool)}`.toLowerCase());
+      if (!want) continue;
+      const row = rows.find((d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "");
+      if (!row) {
+        if (want.state === "absent" && !modelPools.has(pId(pool).toLowerCase())) {
+          bump("check:declaration-absent-finished-and-removed");
+          continue; // finished absent, removed by the timer
+        }
+        violate(ss, `${name} ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it`);
+        continue;
+      }
+      if (row.requestId !== want.requestId) violate(ss, `${name} ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}`);
+      bump(`check:declaration-${row.outcome.kind}`);
+      if (row.outcome.kind === "applied") {
+        const onModel = modelPools.has(pId(pool).toLowerCase());
+        if (onModel !== (want.state === "present")) violate(ss, `${name} ${pool}: shows applied (${want.state}) but the model ${onModel ? "has" : "lacks"} it`);
+        for (const inst of instances) {
+          const has = (poolsByIpConfig(instanceNics(inst)).ipConfig0 ?? []).includes(pId(pool).toLowerCase());
+          if (has !== (want.state === "present")) {
+            // What the app's cache believes about that instance, to tell a stale cache from a write that never came.
+            const part = await svc.cache.readPartition(scaleSetRef(ss));
+            const row = part.instances.get(String((inst as { instanceId?: unknown }).instanceId ?? String(inst.name).split("_").pop()));
+            const cachedHas = row?.model ? (poolsByIpConfig(row.model.nics as never).ipConfig0 ?? []).includes(pId(pool).toLowerCase()) : undefined;
+            violate(
+              ss,
+              `${name} ${pool}: shows applied (${want.state}) but instance ${String(inst.name)} ${has ? "has" : "lacks"} it ` +
+                `(ARM: state ${String((inst.properties as JsonObject).provisioningState)}, etag ${String(inst.etag)}; cache: ${row ? `stale ${row.stale}, etag ${row.model?.etag}, has pool ${cachedHas}, pending ${row.pendingClientRequestId ?? "-"}` : "no row"})`,
+            );
+          }
+        }
+      } else if (row.outcome.kind === "pending" || !row.outcome.reason) {
+        violate(ss, `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
+      } else {
+        bump(`final:${row.outcome.kind}`);
+      }
+    }
+  }
+  // Bad messages: each in the poison queue with its reason; nothing else poisoned but what the platform gave up on.
+  const poisoned: Array<{ reason?: string; received?: string }> = [];
+  for (let i = 0; i < 50; i++) {
+    const got = await poisonQueue.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 300 }).catch(() => undefined);
+    if (!got || got.receivedMessageItems.length === 0) break;
+    for (const m of got.receivedMessageItems) poisoned.push(decodeQueueBody(m.messageText) as { reason?: string; received?: string });
+  }
+  for (const b of badSent) {
+    const hit = poisoned.find((p) => typeof p.received === "string" && p.received.includes(b.requestId));
+    if (!hit) violate("*", `bad message ${b.requestId} is not in the poison queue`);
+    else if (!b.reason.test(hit.reason ?? "")) violate("*", `bad message ${b.requestId} poisoned with reason "${hit.reason}", wanted ${b.reason}`);
+  }
+  for (const p of poisoned) {
+    if (typeof p.received === "string" && p.received.includes("soak-bad-")) continue;
+    bump("poison:other");
+  }
+  for (const pool of c.poolMembers(OUTSIDE_POOL)) violate("*", `outside pool has member ${pool}`);
+  if (appErrors.length > 0) counters["app-errors"] = appErrors.length;
+  return badTargets;
+}

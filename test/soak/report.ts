@@ -1,0 +1,31 @@
+import { FAULTS, type FaultName, type SoakRun } from "./run";
+
+// The report: per fault, how often it was tried, how often the simulator applied it, and how many of those
+// tries ended with every invariant held on their target.
+
+export interface FaultRow {
+  fault: FaultName;
+  tried: number;
+  /** Of those tried, how many the simulator actually applied to a request (sim faults only; else = tried). */
+  fired: number;
+  held: number;
+}
+
+export function faultRows(run: SoakRun, badTargets: ReadonlySet<string>): FaultRow[] {
+  const { faultTargets, tried, fired, simHandles, violations, counters } = run;
+  return FAULTS.map((f) => {
+    const targets = faultTargets.get(f) ?? [];
+    const t = tried.get(f) ?? 0;
+    const runWide = violations.length > 0;
+    const held = targets.filter((x) => (x === "*" ? !runWide : !badTargets.has(x) && !badTargets.has("*"))).length;
+    const isSim = simHandles.some((s) => s.f === f) || f === "412 storm (interleaved writer)";
+    const firedCount = isSim ? (fired.get(f) ?? 0) : f === "invocation killed mid-reconcile" ? (counters["platform:process-restarts"] ?? 0) : t;
+    return { fault: f, tried: t, fired: firedCount, held };
+  });
+}
+
+export function formatTable(r: { faults: FaultRow[] }): string {
+  const lines = ["| fault / input | tried | fired | held |", "|---|---:|---:|---:|"];
+  for (const f of r.faults) lines.push(`| ${f.fault} | ${f.tried} | ${f.fired} | ${f.held} |`);
+  return lines.join("\n");
+}

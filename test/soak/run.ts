@@ -1,0 +1,101 @@
+import type { FaultHandle, InterleaveHandle } from "../../sim";
+import { seededRandom as prng } from "../../sim/random";
+
+// One run's bookkeeping: the seeded choices, the counters and the step log, the faults tried, and what the
+// producers and other writers did, which the invariants check the end state against.
+
+export const FAULTS = [
+  "412 storm (interleaved writer)",
+  "429 with long Retry-After",
+  "409 concurrent operation",
+  "500 on a write",
+  "503 on a read",
+  "dropped connection",
+  "slow answer past the client timeout, write happened",
+  "operation ended Failed",
+  "scale set deleted mid-run",
+  "instance deleted",
+  "scale out / in by another writer",
+  "another writer's ip configuration",
+  "another writer drops our pool (drift)",
+  "Azurite stopped and restarted",
+  "invocation killed mid-reconcile",
+  "event duplicated",
+  "event delayed past the next timer run",
+  "event lost",
+  "event reordered",
+  "event URI odd casing / trailing slash / CloudEvents",
+  "bad message (out of scope, malformed)",
+] as const;
+export type FaultName = (typeof FAULTS)[number];
+
+export interface SoakOptions {
+  seed: number;
+  /** Real minutes of chaos before the quiesce (the run also stops at maxSteps). */
+  minutes: number;
+  maxSteps?: number;
+  /** Simulated seconds per real second. */
+  timeScale?: number;
+  log?: (line: string) => void;
+}
+
+export const OTHER_KINDS = ["ipconfig-model", "ipconfig-instance", "tag", "drop", "scale"] as const;
+export const SIM_FAULT_KINDS = ["412", "429", "409", "500", "503", "drop", "slow", "opfail", "instance-delete", "kill", "ss-delete"] as const;
+
+/** What a declaration must end as: its newest accepted state. */
+export interface Declared {
+  state: "present" | "absent";
+  requestId: string;
+  declaredAt: string;
+}
+
+export class SoakRun {
+  readonly rand: () => number;
+  readonly startedAt = Date.now();
+  readonly counters: Record<string, number> = {};
+  readonly violations: string[] = [];
+  /** The app's own error log lines (first 50). */
+  readonly appErrors: string[] = [];
+  /** What the PRNG chose, in order. */
+  readonly plan: string[] = [];
+  readonly tried = new Map<FaultName, number>();
+  readonly fired = new Map<FaultName, number>();
+  /** Scale set keys each try was aimed at ("*" = run-wide). */
+  readonly faultTargets = new Map<FaultName, string[]>();
+  readonly simHandles: Array<{ f: FaultName; h: FaultHandle; times: number }> = [];
+  readonly interleaves: Array<{ h: InterleaveHandle; times: number; ss: string; tag: string }> = [];
+
+  // What the end state is checked against.
+  /** `${ss}|${pool}` lowercased → the newest accepted declaration. */
+  readonly latest = new Map<string, Declared>();
+  /** Producer retries (storage down). */
+  readonly unsent: unknown[] = [];
+  /** Resource id (lower) → ip configuration names another writer added. */
+  readonly othersIpConfigs = new Map<string, Set<string>>();
+  /** Scale set id (lower) → tag names another writer set. */
+  readonly othersTags = new Map<string, Set<string>>();
+  readonly expectedCapacity = new Map<string, number | undefined>();
+  readonly deleted = new Set<string>();
+  readonly badSent: Array<{ requestId: string; reason: RegExp }> = [];
+
+  constructor(readonly opts: SoakOptions) {
+    this.rand = prng(opts.seed);
+  }
+
+  pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.rand() * xs.length)] as T;
+  }
+
+  chance(p: number): boolean {
+    return this.rand() < p;
+  }
+
+  bump(k: string, n = 1): void {
+    this.counters[k] = (this.counters[k] ?? 0) + n;
+  }
+
+  tryFault(f: FaultName, target: string): void {
+    this.tried.set(f, (this.tried.get(f) ?? 0) + 1);
+    this.faultTargets.set(f, [...(this.faultTargets.get(f) ?? []), target.toLowerCase()]);
+  }
+}

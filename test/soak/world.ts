@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { QueueClient } from "@azure/storage-queue";
+import { loadConfig, type Config } from "../../src/config";
+import { encodeMessage } from "../../src/azure/workQueue";
+import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../local/azurite";
+import { freePorts } from "../../local/freePorts";
+import { startArmSimulator, type ArmSimulator, type SeedSpec, type SimControl } from "../../sim";
+import { SIM_CA_FILE } from "../support/harness";
+import { uniqueName } from "../support/storage";
+import { poolId, scaleSetId } from "../support/worlds";
+import type { SoakRun } from "./run";
+
+// The soak's world: three scale sets and four pools in scope, one scale set and pool outside it; the simulator
+// time-scaled with throttling on, and an Azurite of its own (restartable, state on disk).
+
+export const SOAK_SUBSCRIPTION = "33333333-4444-5555-6666-777777777777";
+export const RG = "soak";
+export const OUTSIDE_RG = "outside";
+export const SCALE_SETS = ["vmss-0", "vmss-1", "vmss-2"];
+export const POOLS = ["pool-0", "pool-1", "pool-2", "pool-3"];
+export const SUBNET = `/subscriptions/${SOAK_SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
+export const ssId = (name: string) => scaleSetId(SOAK_SUBSCRIPTION, RG, name);
+export const pId = (name: string) => poolId(SOAK_SUBSCRIPTION, RG, "lb", name);
+export const OUTSIDE_SS = scaleSetId(SOAK_SUBSCRIPTION, OUTSIDE_RG, "ovmss");
+export const OUTSIDE_POOL = poolId(SOAK_SUBSCRIPTION, OUTSIDE_RG, "olb", "opool");
+
+function soakWorld(): SeedSpec {
+  const group = (name: string, lb: string, pools: string[], sets: string[], capacity: number) => ({
+    name,
+    location: "westeurope",
+    virtualNetworks: [{ name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] }],
+    loadBalancers: [{ name: lb, backendPools: pools }],
+    scaleSets: sets.map((s) => ({
+      name: s,
+      capacity,
+      nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
+    })),
+  });
+  return {
+    subscriptions: [{ id: SOAK_SUBSCRIPTION, resourceGroups: [group(RG, "lb", POOLS, SCALE_SETS, 2), group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)] }],
+  };
+}
+
+/** The host's visibilityTimeout, short: a killed invocation's message comes back soon. */
+export const VISIBILITY_S = 3;
+export const MAX_DEQUEUE = 5;
+
+export interface SoakWorld {
+  sim: ArmSimulator;
+  c: SimControl;
+  config: Config;
+  queue: QueueClient;
+  poisonQueue: QueueClient;
+  /** Simulated seconds per real second. */
+  T: number;
+  azurite: RunningAzurite | undefined;
+  azuriteDown: boolean;
+  restartAzurite(): Promise<void>;
+  /** Azurite again when a restart left it down. */
+  ensureAzurite(): Promise<void>;
+  /** A producer's send: what fails while storage is down is kept to send again. */
+  send(message: unknown): Promise<boolean>;
+  sendRaw(text: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWorld(run: SoakRun): Promise<SoakWorld> {
+  const T = run.opts.timeScale ?? 60;
+  const [blob, queuePort, table] = await freePorts(3);
+  const ports: AzuritePorts = { blob: blob!, queue: queuePort!, table: table! };
+  const dataDir = mkdtempSync(join(tmpdir(), "poolsync-soak-azurite-"));
+  const azurite = await ensureAzurite(ports, { dataDir });
+  const sim: ArmSimulator = await startArmSimulator({
+    tls: true,
+    seed: soakWorld(),
+    timeScale: T,
+    throttling: { timeScale: T },
+    operationDurationMs: 3_000,
+    instanceWritePropagatesToScaleSetAfterMs: 2_000,
+    latency: { fixedMs: 200, jitterMs: 800 },
+    randomSeed: run.opts.seed,
+  });
+
+  const env: Record<string, string> = {
+    POOLSYNC_SCOPES: `/subscriptions/${SOAK_SUBSCRIPTION}/resourceGroups/${RG}`,
+    ARM_ENDPOINT: sim.url,
+    POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
+    AzureWebJobsStorage: azurite.connectionString,
+    POOLSYNC_QUEUE: uniqueName("soak-"),
+    POOLSYNC_MEMBERSHIPS_TABLE: uniqueName("soakm"),
+    POOLSYNC_CACHE_TABLE: uniqueName("soakc"),
+    // Short, in simulated time (the app's clock is the simulator's): a 2 s real ARM timeout is 120 simulated s.
+    POOLSYNC_ARM_TIMEOUT_SECONDS: "2",
+    POOLSYNC_OPERATION_POLL_SECONDS: "2",
+    POOLSYNC_OPERATION_MAX_WAIT_SECONDS: "120",
+    POOLSYNC_EVENT_DEBOUNCE_SECONDS: "10",
+    POOLSYNC_CACHE_TTL_SECONDS: "600",
+    POOLSYNC_FAILED_RETRY_SECONDS: "300",
+    POOLSYNC_MAX_ATTEMPTS: "8",
+  };
+  const config: Config = loadConfig(env);
+  const queue = new QueueClient(azurite.connectionString, config.queueName);
+  const poisonQueue = new QueueClient(azurite.connectionString, config.poisonQueueName);
+
+  const world: SoakWorld = {
+    sim,
+    c: sim.control,
+    config,
+    queue,
+    poisonQueue,
+    T,
+    azurite,
+    azuriteDown: false,
+    async restartAzurite() {
+      world.azuriteDown = true;
+      await world.azurite?.stop();
+      world.azurite = undefined;
+      await new Promise((r) => setTimeout(r, 500 + run.rand() * 1500));
+      world.azurite = await ensureAzurite(ports, { dataDir });
+      world.azuriteDown = false;
+    },
+    async ensureAzurite() {
+      world.azurite ??= await ensureAzurite(ports, { dataDir });
+    },
+    async send(message) {
+      try {
+        await queue.sendMessage(encodeMessage(message));
+        return true;
+      } catch {
+        run.unsent.push(message);
+        run.bump("producer:send-failed");
+        return false;
+      }
+    },
+    async sendRaw(text) {
+      await queue.sendMessage(Buffer.from(text, "utf8").toString("base64"));
+    },
+    async stop() {
+      await sim.stop();
+      await world.azurite?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return world;
+}
