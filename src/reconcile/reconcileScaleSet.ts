@@ -9,12 +9,15 @@ import {
   ThrottledError,
   TransientError,
 } from "../core/errors";
+import { MissingEtagError, requireEtag } from "../core/etagGuard";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache } from "../core/ports";
 import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit, preconditionBackoffMs, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
+import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
+import { awaitingCrpRollout } from "./crpRollout";
 import { CallStats } from "./callStats";
 import type { WritePacer } from "./writePacer";
 
@@ -150,7 +153,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
 
     model = await writeModel(ref, model, intents, compute, deps, trigger);
     const instances = await instancesOf(ref, cached, model, compute, deps);
-    const after = await writeInstances(ref, instances, intents, compute, deps);
+    // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
+    const rollsOut = crpRollsOutModel(model.upgradeMode);
+    const after = rollsOut ? { written: 0, instances } : await writeInstances(ref, instances, intents, compute, deps);
     instancesWritten = after.written;
     if (instancesWritten > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
 
@@ -164,10 +169,11 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         }
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
-        return record(d, { kind: "applied", appliedEtag: model.etag, at: nowIso(), ...(d.state === "absent" && everywhere ? { appliedEverywhere: true } : {}) });
+        return record(d, { kind: "applied", appliedEtag: model.etag, at: nowIso(), ...((d.state === "absent" || rollsOut) && everywhere ? { appliedEverywhere: true } : {}) });
       }),
     );
-    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
+    const recheck = rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
+    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {});
   } catch (err) {
     if (err instanceof NotFoundError) {
       await cache.evictScaleSet(ref);
@@ -187,7 +193,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       }
       return report("requeued", declarations.length, { requeueAfterMs: retry.delayMs, reason: retry.why });
     }
-    const reason = describeError(err);
+    const reason = err instanceof MissingEtagError ? err.message : describeError(err);
     log.error("reconcile.error", { scaleSetId: ref.id, error: reason });
     await recordAll(active, { kind: "failed", reason, retryAt: new Date(deps.clock.now() + config.failedRetryMs).toISOString() });
     return report("failed", declarations.length, { reason });
@@ -254,6 +260,7 @@ async function writeModel(
     if (!edit.nics) return model;
     const clientRequestId = deps.newRequestId();
     const pools = intents.filter((i) => intentSatisfied(model.nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`);
+    requireEtag(model.id, model.etag);
     await pace(ref, deps);
     // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
     const base = await deps.cache.beginWrite(ref, clientRequestId);
@@ -314,6 +321,7 @@ async function writeInstances(
       if (!edit.nics || isDeleting(inst.provisioningState)) return;
       const clientRequestId = deps.newRequestId();
       const pools = intents.filter((i) => intentSatisfied(inst.nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`);
+      requireEtag(inst.id, inst.etag);
       await pace(iref, deps);
       const base = await deps.cache.beginWrite(iref, clientRequestId);
       try {
