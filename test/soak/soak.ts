@@ -188,7 +188,6 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     timeScale: T,
     throttling: { timeScale: T },
     operationDurationMs: 3_000,
-    instanceWritePropagatesToScaleSetAfterMs: 2_000,
     latency: { fixedMs: 200, jitterMs: 800 },
     randomSeed: opts.seed,
   });
