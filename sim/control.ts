@@ -128,7 +128,7 @@ export function createControl(core: SimCore): SimControl {
     delete(id) {
       const found = engine.resolve(id);
       if (!found) throw new Error(`no scale set or instance ${id}`);
-      const writer = engine.syntheticWriter("other", id);
+      const writer = engine.syntheticWriter(id);
       if (found.inst) engine.deleteInstance(found.ss, found.inst.instanceId, { writer, resourceUri: found.inst.id });
       else engine.startDelete(found.ss, writer, found.ss.id);
     },

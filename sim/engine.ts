@@ -48,8 +48,6 @@ const OP_VMSS_DELETE = "Microsoft.Compute/virtualMachineScaleSets/delete";
 const OP_VM_WRITE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write";
 const OP_VM_DELETE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete";
 const OP_MANUAL_UPGRADE = "Microsoft.Compute/virtualMachineScaleSets/manualUpgrade/action";
-/** Claims of CRP's own work (upgrades it rolls out itself). */
-const INTERNAL_CLAIMS = { appid: "00000000-0000-0000-0000-0000000c0475", ver: "1.0" };
 /** The delay of CRP's internal scale set ETag bump is not documented: seconds, drawn from this range by default. */
 const BUMP_DELAY_MS = { min: 1000, max: 5000 };
 
@@ -118,15 +116,15 @@ export class Engine implements SeedTarget {
     }
   }
 
-  /** A writer that is not an HTTP caller: the control API ("another writer") or CRP itself. */
-  syntheticWriter(kind: "other" | "internal", resourceId: string, clientRequestId?: string): Writer {
+  /** A writer that is not an HTTP caller: the control API ("another writer"). */
+  syntheticWriter(resourceId: string, clientRequestId?: string): Writer {
     return {
       clientRequestId: clientRequestId ?? randomUUID(),
       correlationId: randomUUID(),
-      claims: kind === "internal" ? { ...INTERNAL_CLAIMS } : { ...this.settings.otherWriterClaims },
+      claims: { ...this.settings.otherWriterClaims },
       method: "PUT",
       url: `https://management.azure.com${resourceId}?api-version=2026-03-01`,
-      clientIpAddress: kind === "internal" ? "127.0.0.1" : "10.0.0.2",
+      clientIpAddress: "10.0.0.2",
     };
   }
 
@@ -593,14 +591,14 @@ export class Engine implements SeedTarget {
     if (inst) {
       const draft = renderInstance(ss, inst);
       mutate(draft);
-      this.commitInstance(ss, inst, withoutReadOnly(draft, INSTANCE_READ_ONLY), this.syntheticWriter("other", inst.id, clientRequestId), inst.id, durationMs);
+      this.commitInstance(ss, inst, withoutReadOnly(draft, INSTANCE_READ_ONLY), this.syntheticWriter(inst.id, clientRequestId), inst.id, durationMs);
       return renderInstance(ss, inst);
     }
     const draft = renderScaleSet(ss);
     mutate(draft);
     const model = { ...withoutReadOnly(draft, SCALE_SET_READ_ONLY), location: ss.location };
     validateCapacity(model);
-    this.commitScaleSet(ss, model, this.syntheticWriter("other", ss.id, clientRequestId), ss.id, durationMs);
+    this.commitScaleSet(ss, model, this.syntheticWriter(ss.id, clientRequestId), ss.id, durationMs);
     return renderScaleSet(ss);
   }
 
