@@ -218,13 +218,18 @@ function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
  * would only earn a 429 is never sent.
  */
 async function pace(target: ScaleSetRef | InstanceRef, deps: ReconcileDeps): Promise<void> {
+  await budgetReady(target, deps);
+  deps.pacer.take(target);
+}
+
+/** Waits (briefly) until the write budget has a token, or leaves the reconcile; takes nothing. */
+async function budgetReady(target: ScaleSetRef | InstanceRef, deps: ReconcileDeps): Promise<void> {
   for (;;) {
     const wait = deps.pacer.waitMs(target);
-    if (wait === 0) break;
+    if (wait === 0) return;
     if (wait > deps.config.pacingMaxWaitMs) throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
     await deps.clock.sleep(wait);
   }
-  deps.pacer.take(target);
 }
 
 /** Sends the write; on 429 the pacer learns that budget is empty until Retry-After. */
@@ -277,6 +282,9 @@ async function writeModel(
       }
       const base = await deps.cache.markStale(ref, "412 on our write");
       await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
+      // Wait for the write budget before the re-read, not between it and the write: ETags move in that gap (other
+      // writers, and CRP's own bump seconds after any instance write), and a 412 spends a write token too.
+      await budgetReady(ref, deps);
       model = await compute.getScaleSet(ref);
       await deps.cache.storeScaleSet(ref, model, base);
     }
@@ -343,6 +351,7 @@ async function writeInstances(
         if (attempt >= deps.config.maxPreconditionRetries) throw new Requeue(preconditionBackoffMs(attempt, deps.random), `${attempt + 1} precondition failures in a row on ${iref.id}`);
         const base = await deps.cache.markStale(iref, "412 on our write");
         await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
+        await budgetReady(iref, deps);
         try {
           inst = await compute.getInstance(iref);
         } catch (getErr) {
