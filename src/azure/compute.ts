@@ -2,10 +2,12 @@ import { ComputeManagementClient, type VirtualMachineScaleSet, type VirtualMachi
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
 import { BeingDeletedError, TransientError } from "../core/errors";
+import { requireEtag } from "../core/etagGuard";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
 import type { Clock, ComputePort, WriteOptions } from "../core/ports";
 import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import { pinComputeApiVersion } from "./apiVersion";
 import { classifyArmError } from "./armErrors";
 import { waitForOperation, type PollOptions } from "./operationPoller";
 import { ReadPacer } from "./readPacing";
@@ -51,6 +53,7 @@ function toScaleSetModel(vmss: VirtualMachineScaleSet, fallbackId: string): Scal
     provisioningState: vmss.provisioningState,
     capacity: vmss.sku?.capacity,
     nics: (vmss.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations ?? []) as NicConfiguration[],
+    ...(vmss.upgradePolicy?.mode ? { upgradeMode: vmss.upgradePolicy.mode } : {}),
   };
 }
 
@@ -97,6 +100,7 @@ export class ArmCompute implements ComputePort {
         retryOptions: { maxRetries: 0 },
         ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
+      c.pipeline.addPolicy(pinComputeApiVersion());
       // Added to each client: the operation polls go through the first client's pipeline, whatever subscription.
       if (this.readPacer) c.pipeline.addPolicy(this.readPacer.policy(), { afterPhase: "Retry" });
       this.clients.set(key, c);
@@ -174,6 +178,7 @@ export class ArmCompute implements ComputePort {
     send: (options: WriteCallOptions) => { submitted(): Promise<void> },
   ): Promise<string | undefined> {
     if ((provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${id} is being deleted`);
+    requireEtag(id, opts.ifMatch); // never an unconditional write, whatever the caller passed
     const what = `PUT ${id} If-Match ${opts.ifMatch}`;
     let answer: RawAnswer | undefined;
     try {

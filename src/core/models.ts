@@ -9,6 +9,8 @@ export interface ScaleSetModel {
   provisioningState: string | undefined;
   capacity: number | undefined;
   nics: NicConfiguration[];
+  /** `upgradePolicy.mode` (Manual, Automatic, Rolling): whether CRP rolls a model change out to the instances. */
+  upgradeMode?: string;
 }
 
 /** One VM of a uniform scale set: its own NIC configurations and its own ETag. */

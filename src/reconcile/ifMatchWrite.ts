@@ -1,6 +1,7 @@
 import type { Config } from "../config";
 import { describeError, PreconditionFailedError, ThrottledError } from "../core/errors";
 import type { Clock, Logger, WriteOptions } from "../core/ports";
+import { requireEtag } from "../core/etagGuard";
 import { preconditionBackoffMs } from "../core/retryPolicy";
 import { Requeue } from "./requeue";
 import type { WritePacer } from "./writePacer";
@@ -62,6 +63,7 @@ export async function ifMatchWrite<M extends { etag: string }, E>(target: IfMatc
     if (!plan) return { kind: "unchanged", model: current };
     const clientRequestId = deps.newRequestId();
     const line = { ...target.logFields, pools: plan.pools, ifMatch: current.etag, clientRequestId };
+    requireEtag(target.id, current.etag);
     await pace(target.paced, deps);
     // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
     const base = await target.row.beginWrite(clientRequestId);
@@ -81,6 +83,9 @@ export async function ifMatchWrite<M extends { etag: string }, E>(target: IfMatc
       }
       const staleBase = await target.row.markStale("412 on our write");
       await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
+      // Wait for the write budget before the re-read, not between it and the write: ETags move in that gap (other
+      // writers, and CRP's own bump seconds after any instance write), and a 412 spends a write token too.
+      await budgetReady(target.paced, deps);
       try {
         current = await target.read();
       } catch (readErr) {
@@ -102,13 +107,18 @@ async function goneFrom<M extends { etag: string }, E>(target: IfMatchTarget<M, 
  * would only earn a 429 is never sent.
  */
 async function pace(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
+  await budgetReady(target, deps);
+  deps.pacer.take(target);
+}
+
+/** Waits (briefly) until the write budget has a token, or leaves the reconcile; takes nothing. */
+async function budgetReady(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
   for (;;) {
     const wait = deps.pacer.waitMs(target);
-    if (wait === 0) break;
+    if (wait === 0) return;
     if (wait > deps.config.pacingMaxWaitMs) throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
     await deps.clock.sleep(wait);
   }
-  deps.pacer.take(target);
 }
 
 /** Sends the write; on 429 the pacer learns that budget is empty until Retry-After. */

@@ -1,12 +1,15 @@
 import type { Config } from "../config";
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { BeingDeletedError, ConflictError, describeError, NotFoundError, ThrottledError, TransientError } from "../core/errors";
+import { MissingEtagError } from "../core/etagGuard";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache } from "../core/ports";
 import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
+import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
+import { awaitingCrpRollout } from "./crpRollout";
 import { CallStats } from "./callStats";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
@@ -131,7 +134,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
 
     model = await writeModel(ref, model, intents, compute, deps, trigger);
     const instances = await instancesOf(ref, cached, model, compute, deps);
-    const after = await writeInstances(ref, instances, intents, compute, deps);
+    // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
+    const rollsOut = crpRollsOutModel(model.upgradeMode);
+    const after = rollsOut ? { written: 0, instances } : await writeInstances(ref, instances, intents, compute, deps);
     instancesWritten = after.written;
     if (instancesWritten > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
 
@@ -145,10 +150,11 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         }
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
-        return record(d, { kind: "applied", appliedEtag: model.etag, ...(d.state === "absent" && everywhere ? { appliedEverywhere: true } : {}) });
+        return record(d, { kind: "applied", appliedEtag: model.etag, ...((d.state === "absent" || rollsOut) && everywhere ? { appliedEverywhere: true } : {}) });
       }),
     );
-    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
+    const recheck = rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
+    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {});
   } catch (err) {
     if (err instanceof NotFoundError) {
       await cache.evictScaleSet(ref);
@@ -168,7 +174,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       }
       return report("requeued", declarations.length, { requeueAfterMs: retry.delayMs, reason: retry.why });
     }
-    const reason = describeError(err);
+    const reason = err instanceof MissingEtagError ? err.message : describeError(err);
     log.error("reconcile.error", { scaleSetId: ref.id, error: reason });
     await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
     return report("failed", declarations.length, { reason });

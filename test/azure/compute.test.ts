@@ -56,8 +56,8 @@ describe("ArmCompute", () => {
     expect(stored.etag).toBe(after.etag);
     expect((stored.sku as { capacity: number }).capacity).toBe(2);
     expect(poolsByIpConfig(modelNics(stored))).toEqual({ ipConfig0: [pool] });
-    const written = h.sim.control.events().filter((e) => e.data.httpRequest.method === "PUT");
-    expect(written.map((e) => e.data.httpRequest.clientRequestId)).toContain("test-write-1");
+    const written = h.sim.control.events().filter((e) => e.data.httpRequest?.method === "PUT");
+    expect(written.map((e) => e.data.httpRequest?.clientRequestId)).toContain("test-write-1");
   });
 
   it("a stale ETag is a precondition failure, and nothing is written", async () => {

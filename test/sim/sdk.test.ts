@@ -58,7 +58,7 @@ describe("ComputeManagementClient", () => {
     expect(pages.map((p) => p.map((v) => v.instanceId))).toEqual([["0"], ["1"], ["2"]]);
     expect(sim.control.stats(VMSS_PATH).instanceLists).toBe(3);
     const all = await collect(client.virtualMachineScaleSets.list("etag"));
-    expect(all.map((s) => s.name)).toEqual(["etag-k8s-mp-0"]);
+    expect(all.map((s) => s.name)).toEqual(["etag-k8s-mp-0", "etag-k8s-mp-auto"]);
   });
 
   it("creates with createOrUpdate (201, etag 1, instances from the model) and polls to the end", async () => {
@@ -108,5 +108,72 @@ describe("ComputeManagementClient", () => {
     expect(sim.control.poolMembers(POOL_ID)).toEqual([`${VMSS_PATH}/virtualMachines/1/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0`]);
     sim.control.clock.advance(50);
     expect((await client.virtualMachineScaleSets.get("etag", "etag-k8s-mp-0")).etag).toBe('"2"');
+  });
+});
+
+describe("ComputeManagementClient on the strict simulator", () => {
+  it("speaks an api-version with ETags; a stripEtag answer leaves etag undefined", async () => {
+    const { sim, client } = await start();
+    expect((await client.virtualMachineScaleSets.get("etag", "etag-k8s-mp-0")).etag).toBe('"1"');
+    sim.control.injectFault({ method: "GET", path: "virtualMachines$", stripEtag: true });
+    const vms = await collect(client.virtualMachineScaleSetVMs.list("etag", "etag-k8s-mp-0"));
+    expect(vms.map((v) => v.etag)).toEqual([undefined, undefined]);
+  });
+
+  it("an empty ifMatch (what a client that lost its ETag sends) is a RestError 400, and nothing is written", async () => {
+    const { sim, client } = await start();
+    const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { me: "1" } }, { ifMatch: "", ...POLL }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ statusCode: 400, code: "InvalidParameter" });
+    expect(sim.control.resource(VMSS_PATH)?.["etag"]).toBe('"1"');
+  });
+
+  it("surfaces 409 while an operation runs on the resource, and a preempted operation as Canceled", async () => {
+    const { client } = await start({ operationDurationMs: 60_000, timeScale: 0.001 });
+    const first = client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "1" } }, POLL);
+    await first.submitted();
+    const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "2" } }, POLL).catch((e: unknown) => e);
+    expect(err).toMatchObject({ statusCode: 409, code: "Conflict" });
+    expect((err as Error).message).toMatch(/^The request failed due to conflict with a concurrent request/);
+    await sim?.stop();
+    const again = await start({ operationDurationMs: 60_000, timeScale: 0.001, preemptRunningOperation: true });
+    const older = again.client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "1" } }, POLL);
+    await older.submitted();
+    const newer = again.client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "2" } }, POLL);
+    await newer.submitted();
+    await expect(older.pollUntilDone()).rejects.toThrow(/OperationPreempted|Canceled|preempted/i);
+    again.sim.control.settle();
+    expect((await newer.pollUntilDone()).tags).toEqual({ a: "2" });
+  });
+
+  it("Automatic upgrades: a model write through the SDK reaches every instance without an instance write", async () => {
+    const { sim, client } = await start({ upgradeStepMs: 1000 });
+    const ss = await client.virtualMachineScaleSets.get("etag", "etag-k8s-mp-auto");
+    expect(ss.upgradePolicy?.mode).toBe("Automatic");
+    const nics = ss.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations ?? [];
+    const ipc = nics[0]?.ipConfigurations?.[0];
+    if (ipc) ipc.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
+    await client.virtualMachineScaleSets.createOrUpdate(
+      "etag",
+      "etag-k8s-mp-auto",
+      { location: ss.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } },
+      { ifMatch: ss.etag, ...POLL },
+    );
+    sim.control.settle();
+    const vms = await collect(client.virtualMachineScaleSetVMs.list("etag", "etag-k8s-mp-auto"));
+    expect(vms.map((v) => [v.etag, v.latestModelApplied])).toEqual([['"2"', true], ['"2"', true]]);
+    expect(sim.control.stats().instancePuts).toBe(0);
+    expect(sim.control.poolMembers(POOL_ID)).toHaveLength(2);
+  });
+
+  it("a 429 (CreateVMScaleSetResource empty) reaches the caller with CRP's code and its Retry-After", async () => {
+    const { sim } = await start({ throttling: { timeScale: 0.0001, arm: false }, operationDurationMs: 0 });
+    // As poolsync's edge does: the SDK's own retry would sleep out the Retry-After (simulated seconds, real here).
+    const client = simComputeClient(sim, SUB, { retryOptions: { maxRetries: 0 } });
+    for (let i = 0; i < 12; i++) await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { n: String(i) } }, POLL);
+    const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { n: "x" } }, POLL).catch((e: unknown) => e);
+    expect(err).toMatchObject({ statusCode: 429, code: "OperationNotAllowed" });
+    const response = (err as RestError).response;
+    expect(Number(response?.headers.get("retry-after"))).toBeGreaterThan(0);
+
   });
 });

@@ -78,7 +78,6 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
     timeScale: T,
     throttling: { timeScale: T },
     operationDurationMs: 3_000,
-    instanceWritePropagatesToScaleSetAfterMs: 2_000,
     latency: { fixedMs: 200, jitterMs: 800 },
     randomSeed: run.opts.seed,
   });

@@ -1,0 +1,314 @@
+// Where the simulator is as strict as Azure, over plain HTTP: api-versions and ETags, events, CRP's throttle
+// accounting, what can happen to an accepted write, and upgrade policies.
+import { afterEach, describe, expect, it } from "vitest";
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
+import { arm, LB_PATH, nicsOf, POOL_ID, RG_PATH, SUB, VMSS_PATH } from "./testkit";
+
+const AUTO_PATH = `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-auto`;
+
+let sim: ArmSimulator | undefined;
+afterEach(async () => {
+  await sim?.stop();
+  sim = undefined;
+});
+
+async function start(opts: ArmSimulatorOptions = {}): Promise<ArmSimulator> {
+  sim = await startArmSimulator({ seed: "demo", ...opts });
+  return sim;
+}
+
+const at = (s: ArmSimulator, path: string, version: string) => `${s.url}${path}${path.includes("?") ? "&" : "?"}api-version=${version}`;
+const jwt = (claims: Record<string, string>) => `h.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.sig`;
+
+/** The model's first ip configuration, put in the demo pool: a model change. */
+function withPool(ss: { properties: unknown }): unknown {
+  const nics = nicsOf(ss);
+  nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
+  return { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } };
+}
+
+function instancePools(s: ArmSimulator, scaleSet: string): number[] {
+  return s.control
+    .instances(scaleSet)
+    .map((i) => nicsOf({ properties: { virtualMachineProfile: { networkProfile: (i["properties"] as { networkProfileConfiguration: unknown }).networkProfileConfiguration } } }))
+    .map((nics) => (nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools ?? []).length);
+}
+
+describe("api-versions and ETags", () => {
+  it("refuses an api-version Compute does not register with ARM's 400 InvalidApiVersionParameter", async () => {
+    const s = await start();
+    const r = await arm(s.url, "GET", at(s, VMSS_PATH, "banana"));
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("InvalidApiVersionParameter");
+    expect(r.body.error.message).toMatch(/^The api-version 'banana' is invalid\. The supported versions are '2026-03-01,.*2023-09-01,.*2015-06-15'\.$/);
+    expect((await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-09-02"), { body: { tags: { a: "1" } } })).status).toBe(400);
+    expect(s.control.resource(VMSS_PATH)?.["tags"]).toBeUndefined();
+  });
+
+  it("answers without ETags below 2023-09-01 and ignores If-Match there: a stale one writes anyway", async () => {
+    const s = await start({ operationDurationMs: 0 });
+    const old = await arm(s.url, "GET", at(s, VMSS_PATH, "2023-07-01"));
+    expect(old.status).toBe(200);
+    expect(old.headers.get("etag")).toBeNull();
+    expect(old.body.etag).toBeUndefined();
+    const list = await arm(s.url, "GET", at(s, `${VMSS_PATH}/virtualMachines`, "2023-07-01"));
+    expect(list.body.value.map((v: { etag?: string }) => v.etag)).toEqual([undefined, undefined]);
+    const vm = await arm(s.url, "GET", at(s, `${VMSS_PATH}/virtualMachines/0`, "2023-07-01"));
+    expect([vm.headers.get("etag"), vm.body.etag]).toEqual([null, undefined]);
+    const w = await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-07-01"), { headers: { "if-match": '"99"' }, body: { tags: { a: "1" } } });
+    expect(w.status).toBe(200);
+    expect(w.headers.get("etag")).toBeNull();
+    // From 2023-09-01 on: ETags in header and body, and If-Match is honoured.
+    const now = await arm(s.url, "GET", at(s, VMSS_PATH, "2023-09-01"));
+    expect([now.headers.get("etag"), now.body.etag]).toEqual(['"2"', '"2"']);
+    expect((await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-09-01"), { headers: { "if-match": '"99"' }, body: { tags: { a: "2" } } })).status).toBe(412);
+  });
+
+  it("refuses an empty If-Match with 400 instead of writing unconditionally", async () => {
+    const s = await start();
+    for (const value of ["", "  "]) {
+      const r = await arm(s.url, "PATCH", VMSS_PATH, { headers: { "if-match": value }, body: { tags: { a: "1" } } });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe("InvalidParameter");
+      expect(r.body.error.message).toContain("If-Match");
+    }
+    expect((await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { headers: { "if-match": "" }, body: { location: "eastus2" } })).status).toBe(400);
+    expect(s.control.resource(VMSS_PATH)?.["etag"]).toBe('"1"');
+  });
+
+  it("a stripEtag fault (set over /_sim/faults) answers without an ETag at any api-version", async () => {
+    const s = await start();
+    const set = await fetch(`${s.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ method: "GET", path: "etag-k8s-mp-0(/virtualMachines)?$", stripEtag: true, times: 2 }) });
+    expect(set.status).toBe(200);
+    const ss = await arm(s.url, "GET", VMSS_PATH);
+    expect([ss.status, ss.headers.get("etag"), ss.body.etag, ss.body.name]).toEqual([200, null, undefined, "etag-k8s-mp-0"]);
+    const list = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
+    expect(list.body.value.map((v: { etag?: string }) => v.etag)).toEqual([undefined, undefined]);
+    expect((await arm(s.url, "GET", VMSS_PATH)).headers.get("etag")).toBe('"1"');
+  });
+});
+
+describe("events", () => {
+  it("publishes no event for CRP's internal ETag bump, which comes a seeded 1 to 5 simulated seconds after an instance write", async () => {
+    const delays: number[] = [];
+    for (const randomSeed of [7, 7, 8]) {
+      const s = await start({ randomSeed, operationDurationMs: 0, timeScale: 0.0001 });
+      await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } });
+      const t0 = s.control.clock.now();
+      let waited = 0;
+      while (s.control.resource(VMSS_PATH)?.["etag"] === '"1"') {
+        s.control.clock.advance(100);
+        waited = s.control.clock.now() - t0;
+        expect(waited).toBeLessThanOrEqual(5200);
+      }
+      delays.push(waited);
+      s.control.settle();
+      expect(s.control.events().map((e) => e.data.operationName)).toEqual(["Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write"]);
+      await s.stop();
+    }
+    for (const d of delays) expect(d).toBeGreaterThanOrEqual(1000);
+    expect(Math.abs((delays[0] ?? 0) - (delays[1] ?? 0))).toBeLessThanOrEqual(1); // same seed, same delay (to the 100 ms step)
+  });
+
+  it("has Failure and Cancel types, no httpRequest on a create, and data.resourceGroup", async () => {
+    const s = await start({ preemptRunningOperation: true, operationDurationMs: 1000 });
+    await arm(s.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`, { body: { location: "eastus2", sku: { name: "Standard_D2s_v3", capacity: 0 }, properties: {} } });
+    s.control.settle();
+    await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "1" } } });
+    await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } }); // preempts the first
+    s.control.failNextOperation(VMSS_PATH);
+    s.control.settle();
+    await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "3" } } });
+    s.control.settle();
+    const events = s.control.events();
+    expect(events.map((e) => e.eventType)).toEqual([
+      "Microsoft.Resources.ResourceWriteSuccess",
+      "Microsoft.Resources.ResourceWriteCancel",
+      "Microsoft.Resources.ResourceWriteSuccess",
+      "Microsoft.Resources.ResourceWriteFailure",
+    ]);
+    expect(events[0]?.data.httpRequest).toBeUndefined();
+    expect(events[1]?.data).toMatchObject({ status: "Canceled", resourceGroup: "etag", httpRequest: { method: "PATCH" } });
+    expect(events[3]?.data.status).toBe("Failed");
+  });
+
+  it("answers /_sim/events in CloudEvents 1.0 when set (or asked), else in the Event Grid schema", async () => {
+    const s = await start({ eventSchema: "CloudEventSchemaV1_0", operationDurationMs: 0 });
+    await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "1" } } });
+    s.control.settle();
+    const cloud = (await (await fetch(`${s.url}/_sim/events`)).json()) as { value: Record<string, unknown>[] };
+    expect(cloud.value[0]).toMatchObject({
+      specversion: "1.0",
+      type: "Microsoft.Resources.ResourceWriteSuccess",
+      source: `/subscriptions/${SUB}`,
+      subject: VMSS_PATH,
+      datacontenttype: "application/json",
+      data: { operationName: "Microsoft.Compute/virtualMachineScaleSets/write", resourceGroup: "etag" },
+    });
+    expect(cloud.value[0]?.["id"]).toBe(s.control.events()[0]?.id);
+    const grid = (await (await fetch(`${s.url}/_sim/events?schema=EventGridSchema`)).json()) as { value: Record<string, unknown>[] };
+    expect(grid.value[0]).toMatchObject({ eventType: "Microsoft.Resources.ResourceWriteSuccess", dataVersion: "2" });
+  });
+});
+
+describe("throttling as CRP records it", () => {
+  const remaining = (r: { headers: Headers }) =>
+    Object.fromEntries((r.headers.get("x-ms-ratelimit-remaining-resource") ?? "").split(",").map((p) => p.replace("Microsoft.Compute/", "").split(";") as [string, string]));
+
+  it("charges a VM LIST to the high-cost bucket a scale set LIST shares, plus one view per VM; polls, creates and deletes to their own", async () => {
+    const s = await start({ operationDurationMs: 1000 });
+    const vms = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
+    expect(remaining(vms)).toEqual({ HighCostGetVMScaleSet3Min: "1079", HighCostGetVMScaleSet30Min: "4319", VMScaleSetVMViews3Min: "5999" });
+    const sets = await arm(s.url, "GET", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets`);
+    expect(remaining(sets)).toEqual({ HighCostGetVMScaleSet3Min: "1078", HighCostGetVMScaleSet30Min: "4318" });
+    expect(remaining(await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`))["VMScaleSetVMViews3Min"]).toBe("5997"); // 2 VMs before
+    const create = await arm(s.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`, {
+      body: { location: "eastus2", sku: { name: "Standard_D2s_v3", capacity: 0 }, properties: {} },
+    });
+    expect(remaining(create)).toEqual({ CreateVMScaleSetSubscriptionMaximum: "1499", CreateVMScaleSetResource: "11" });
+    const poll = await arm(s.url, "GET", create.headers.get("azure-asyncoperation") ?? "");
+    expect(remaining(poll)).toEqual({ GetOperationSubscriptionMaximum: "44999", GetOperationResource: "149" });
+    s.control.settle();
+    const del = await arm(s.url, "DELETE", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`);
+    expect(remaining(del)).toEqual({ DeleteVMScaleSetSubscriptionMaximum: "1499", DeleteVMScaleSetResource: "11" });
+    const vmDel = await arm(s.url, "DELETE", `${VMSS_PATH}/virtualMachines/1`);
+    expect(remaining(vmDel)).toEqual({ DeleteVMScaleSetVMSubscriptionMaximum: "1499", DeleteVMScaleSetVMResource: "11" });
+    const vmGet = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/0`);
+    expect(remaining(vmGet)).toEqual({ GetVMScaleSetVMSubscriptionMaximum: "5999", GetVMScaleSetVMResource: "35" });
+  });
+
+  it("answers 429 naming every empty bucket, with Retry-After as CRP computes it (1,200 s when the 30-minute one is empty)", async () => {
+    // Simulated time nearly stands still while the buckets are emptied, so nothing refills in between; ARM's own
+    // read bucket (250) is left out here.
+    const s = await start({ throttling: { timeScale: 0.0001, arm: false } });
+    const list = () => arm(s.url, "GET", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets`);
+    const drain = async (n: number) => {
+      for (let i = 0; i < n; i += 90) await Promise.all(Array.from({ length: Math.min(90, n - i) }, list));
+    };
+    await drain(1080);
+    const short = await list();
+    expect(short.status).toBe(429);
+    expect(short.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet3Min"]);
+    expect(Number(short.headers.get("retry-after"))).toBeLessThanOrEqual(180);
+    for (let round = 0; round < 3; round++) {
+      s.control.clock.advance(180_000);
+      await drain(1080);
+    }
+    const both = await list();
+    expect(both.status).toBe(429);
+    expect(both.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet3Min", "HighCostGetVMScaleSet30Min"]);
+    expect(JSON.parse(both.body.details[1].message)).toMatchObject({ operationGroup: "HighCostGetVMScaleSet30Min", allowedRequestCount: 4320 });
+    expect(both.headers.get("retry-after")).toBe("1200");
+  }, 60_000);
+
+  it("keys ARM's buckets by principal (JWT oid, else appid, else the token), under a 15x cap for the subscription", async () => {
+    // The load balancer: a read ARM counts that has no CRP bucket of its own to refuse it first.
+    const s = await start({ throttling: { timeScale: 0.0001 } });
+    const get = (token: string) => arm(s.url, "GET", LB_PATH, { token });
+    const reads = (r: { headers: Headers }) => Number(r.headers.get("x-ms-ratelimit-remaining-subscription-reads"));
+    expect(reads(await get(jwt({ oid: "a", appid: "x" })))).toBe(249);
+    expect(reads(await get(jwt({ oid: "a", appid: "y" })))).toBe(248); // same object ID: same principal
+    expect(reads(await get(jwt({ appid: "x" })))).toBe(249);
+    expect(reads(await get("opaque"))).toBe(249);
+    const w = await arm(s.url, "PATCH", VMSS_PATH, { token: "opaque", body: { tags: { a: "1" } } });
+    expect(w.headers.get("x-ms-ratelimit-remaining-subscription-writes")).toBe("199");
+    expect((await arm(s.url, "GET", `${VMSS_PATH}-nope`, { token: "opaque" })).headers.get("x-ms-ratelimit-remaining-subscription-reads")).toBe("248");
+    // 15 principals' worth of reads (3,750, five already spent) empties the subscription's bucket.
+    for (let p = 0; p < 15; p++) {
+      const token = jwt({ oid: `p${p}` });
+      const n = 250;
+      for (let i = 0; i < n; i += 125) await Promise.all(Array.from({ length: Math.min(125, n - i) }, () => get(token)));
+    }
+    const fresh = await get(jwt({ oid: "newcomer" }));
+    expect(fresh.status).toBe(429);
+    expect(fresh.body.error.code).toBe("SubscriptionRequestsThrottled");
+  }, 60_000);
+});
+
+describe("what can happen to an accepted write", () => {
+  it("preempts the running operation when set: the older ends Canceled with OperationPreempted", async () => {
+    const s = await start({ preemptRunningOperation: true, operationDurationMs: 1000 });
+    const first = await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "1" } } });
+    const second = await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } });
+    expect(second.status).toBe(200);
+    const op = await arm(s.url, "GET", first.headers.get("azure-asyncoperation") ?? "");
+    expect(op.body).toMatchObject({
+      status: "Canceled",
+      error: { code: "OperationPreempted", message: "Operation execution has been preempted by a more recent operation." },
+    });
+    s.control.settle();
+    expect((await arm(s.url, "GET", second.headers.get("azure-asyncoperation") ?? "")).body.status).toBe("Succeeded");
+  });
+
+  it("answers a failed operation's error status through its Location URL", async () => {
+    const s = await start({ operationDurationMs: 1000 });
+    s.control.failNextOperation(`${VMSS_PATH}/virtualMachines/1`);
+    const del = await arm(s.url, "DELETE", `${VMSS_PATH}/virtualMachines/1`);
+    const location = del.headers.get("location") ?? "";
+    expect((await arm(s.url, "GET", location)).status).toBe(202);
+    s.control.settle();
+    const end = await arm(s.url, "GET", location);
+    expect(end.status).toBe(500);
+    expect(end.body.error.code).toBe("InternalExecutionError");
+  });
+
+  it("requires location on PUT, refuses a changed one, and refuses a non-numeric instance ID", async () => {
+    const s = await start();
+    const none = await arm(s.url, "PUT", VMSS_PATH, { body: { tags: { a: "1" } } });
+    expect([none.status, none.body.error.code]).toEqual([400, "LocationRequired"]);
+    const moved = await arm(s.url, "PATCH", VMSS_PATH, { body: { location: "westus", tags: { a: "1" } } });
+    expect([moved.status, moved.body.error.code]).toEqual([400, "InvalidResourceLocation"]);
+    expect((await arm(s.url, "PUT", VMSS_PATH, { body: { location: "East US 2", tags: { a: "1" } } })).status).toBe(200);
+    const vmNone = await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { tags: { a: "1" } } });
+    expect([vmNone.status, vmNone.body.error.code]).toEqual([400, "LocationRequired"]);
+    for (const bad of ["abc", "1a", "-1"]) {
+      const r = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/${bad}`);
+      expect([r.status, r.body.error.code]).toEqual([400, "InvalidParameter"]);
+      expect(r.body.error.message).toContain(`'${bad}'`);
+    }
+  });
+});
+
+describe("upgradePolicy", () => {
+  it("Automatic: CRP applies a model change to every instance shortly after, moving their ETags, with no instance event", async () => {
+    const s = await start({ upgradeStepMs: 2000, operationDurationMs: 0 });
+    const ss = (await arm(s.url, "GET", AUTO_PATH)).body;
+    expect(ss.properties.upgradePolicy).toEqual({ mode: "Automatic" });
+    expect((await arm(s.url, "PUT", AUTO_PATH, { headers: { "if-match": ss.etag }, body: withPool(ss) })).status).toBe(200);
+    s.control.clock.advance(1000);
+    expect(instancePools(s, AUTO_PATH)).toEqual([0, 0]);
+    s.control.clock.advance(1000);
+    expect(instancePools(s, AUTO_PATH)).toEqual([1, 1]);
+    expect(s.control.instances(AUTO_PATH).map((i) => [i["etag"], (i["properties"] as { latestModelApplied: boolean }).latestModelApplied])).toEqual([
+      ['"2"', true],
+      ['"2"', true],
+    ]);
+    expect(s.control.poolMembers(POOL_ID)).toHaveLength(2);
+    s.control.settle();
+    expect(s.control.events().map((e) => e.data.operationName)).toEqual(["Microsoft.Compute/virtualMachineScaleSets/write"]);
+    // Manual (etag-k8s-mp-0): nothing happens to its instances.
+    const manual = (await arm(s.url, "GET", VMSS_PATH)).body;
+    await arm(s.url, "PUT", VMSS_PATH, { body: withPool(manual) });
+    s.control.settle();
+    expect(instancePools(s, VMSS_PATH)).toEqual([0, 0]);
+  });
+
+  it("Rolling: batches of maxBatchInstancePercent; an instance PUT during the rolling upgrade answers 409", async () => {
+    const s = await start({ upgradeStepMs: 2000, operationDurationMs: 0 });
+    s.control.write(AUTO_PATH, (r) => {
+      (r["properties"] as Record<string, unknown>)["upgradePolicy"] = { mode: "Rolling", rollingUpgradePolicy: { maxBatchInstancePercent: 50 } };
+      r["sku"] = { ...(r["sku"] as object), capacity: 4 };
+    });
+    s.control.settle();
+    const ss = (await arm(s.url, "GET", AUTO_PATH)).body;
+    expect((await arm(s.url, "PUT", AUTO_PATH, { body: withPool(ss) })).status).toBe(200);
+    s.control.clock.advance(2000);
+    expect(instancePools(s, AUTO_PATH)).toEqual([1, 1, 0, 0]);
+    const refused = await arm(s.url, "PUT", `${AUTO_PATH}/virtualMachines/3`, { body: { location: "eastus2", tags: { a: "1" } } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain("rolling upgrade");
+    s.control.clock.advance(2000);
+    expect(instancePools(s, AUTO_PATH)).toEqual([1, 1, 1, 1]);
+    expect((await arm(s.url, "PUT", `${AUTO_PATH}/virtualMachines/3`, { body: { location: "eastus2", tags: { a: "1" } } })).status).toBe(200);
+  });
+});
