@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseBindings, type BindingRule } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
 
 /**
@@ -75,9 +76,20 @@ const scopes = z
     return out;
   });
 
+const bindings = z.string().transform((v, ctx) => {
+  const parsed = parseBindings(v);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: "custom", message: parsed.reason });
+    return z.NEVER;
+  }
+  return parsed.value;
+});
+
 /** Setting name → schema and default (undefined default = required). The infra template sets each of these. */
 export const SETTINGS = {
   POOLSYNC_SCOPES: { schema: scopes, default: undefined, doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs." },
+  POOLSYNC_BINDINGS: { schema: bindings, default: "", doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES." },
+  POOLSYNC_AUTH: { schema: z.enum(["entra", "key"]), default: "entra", doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles poolsync.Read / poolsync.Declare from x-ms-client-principal; key = the documented fallback: a function key, holders may do everything." },
   ARM_ENDPOINT: { schema: httpUrl, default: "https://management.azure.com", doc: "Azure Resource Manager endpoint; the simulator's URL locally." },
   POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "static"]), default: "auto", doc: "default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static for any endpoint other than management.azure.com." },
   POOLSYNC_ARM_STATIC_TOKEN: { schema: z.string().min(1), default: "poolsync-simulator-token", doc: "The bearer token sent with the static credential (the simulator accepts any)." },
@@ -106,8 +118,24 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
+/**
+ * The host's own key check on the HTTP functions: only in the key fallback. With Entra ID, App Service
+ * authentication stands in front and the app checks the roles; a key on top would be one more shared secret.
+ * Read when the functions are registered, before any other setting is.
+ */
+export function httpAuthLevel(env: Record<string, string | undefined> = process.env): "anonymous" | "function" {
+  return (env.POOLSYNC_AUTH ?? "").trim().toLowerCase() === "key" ? "function" : "anonymous";
+}
+
 export interface Config {
   scopes: Scope[];
+  bindings: BindingRule[];
+  auth: "entra" | "key";
+  /**
+   * Set when POOLSYNC_AUTH is entra in App Service but App Service authentication is off: then nothing strips a
+   * forged x-ms-client-principal, so the API refuses every call rather than trust it.
+   */
+  authUnprotected?: string;
   armEndpoint: string;
   armCredential: "default" | "static";
   armStaticToken: string;
@@ -201,6 +229,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   const values = {
     scopes: read(env, "POOLSYNC_SCOPES", problems),
+    bindings: read(env, "POOLSYNC_BINDINGS", problems),
+    auth: read(env, "POOLSYNC_AUTH", problems),
     armEndpoint: read(env, "ARM_ENDPOINT", problems),
     armCredential: read(env, "POOLSYNC_ARM_CREDENTIAL", problems),
     armStaticToken: read(env, "POOLSYNC_ARM_STATIC_TOKEN", problems),
@@ -233,6 +263,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const v = values as { [K in keyof typeof values]: NonNullable<(typeof values)[K]> };
   return {
     scopes: v.scopes,
+    bindings: v.bindings,
+    auth: v.auth,
+    // App Service sets WEBSITE_SITE_NAME in every app, WEBSITE_AUTH_ENABLED=True when its authentication is on.
+    ...(v.auth === "entra" && env.WEBSITE_SITE_NAME && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED ?? "")
+      ? { authUnprotected: "POOLSYNC_AUTH is entra but App Service authentication is off (WEBSITE_AUTH_ENABLED is not True)" }
+      : {}),
     armEndpoint: v.armEndpoint,
     // "auto": a managed identity against real ARM, the simulator's static token anywhere else.
     armCredential: v.armCredential === "auto" ? (/^https:\/\/management\.azure\.com$/i.test(v.armEndpoint) ? "default" : "static") : v.armCredential,

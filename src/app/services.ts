@@ -135,6 +135,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       await services.ready();
       return handleQueueMessage(body, meta, {
         scopes: config.scopes,
+        bindings: config.bindings,
         declarations,
         log,
         now: clock.now,

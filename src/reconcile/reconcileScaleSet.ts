@@ -15,6 +15,7 @@ import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore
 import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit, preconditionBackoffMs, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
+import { bindingAllows, bindingRefusal } from "./bindingGate";
 import { CallStats } from "./callStats";
 import type { WritePacer } from "./writePacer";
 
@@ -30,7 +31,7 @@ export interface ReconcileDeps {
   cache: ModelCache;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, "scopes" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs">;
+  config: Pick<Config, "scopes" | "bindings" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs">;
   pacer: WritePacer;
   newRequestId: () => string;
   random?: () => number;
@@ -136,6 +137,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     if (!pool.ok) await record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}`, at: nowIso() });
     else if (!inScopes(config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
       await record(d, { kind: "refused", reason: "backend pool is outside POOLSYNC_SCOPES", at: nowIso() });
+    } else if (!bindingAllows(config.bindings, ref.id, pool.value.id)) {
+      // Checked again here, not only at intake: the rules may have narrowed since the declaration was accepted.
+      await record(d, { kind: "refused", reason: bindingRefusal(config.bindings, ref.id, pool.value.id), at: nowIso() });
     } else active.push(d);
   }
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES" });

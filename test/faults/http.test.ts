@@ -145,3 +145,14 @@ describe("wrong methods on /api/status", () => {
     expect(await res.json()).toEqual({ error: { code: "method_not_allowed", message: `method ${method} is not allowed here; use GET` } });
   });
 });
+
+describe("a function key in the page's URL", () => {
+  it("is never copied into the page (the JSON link drops ?code=, in any casing)", async () => {
+    const secret = "k3y-s3cr3t-value";
+    const res = await fetch(`${app.url}/api/status?code=${secret}&CODE=${secret}&poison=1`, { headers: { accept: "text/html" } });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).not.toContain(secret);
+    expect(page).toContain('<a href="/api/status?poison=1&amp;format=json">JSON</a>');
+  });
+});

@@ -46,7 +46,8 @@ describe("poolsync declare", () => {
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe("accepted: present etag-k8s/etag-k8s on etag-k8s-mp-0 (primary ip configuration)");
     expect(lines[1]).toMatch(/^request id: [0-9a-f-]{36}$/);
-    expect(lines[2]).toBe(`queued for reconcile; watch it with: poolsync status --scale-set ${DEMO.scaleSetId}`);
+    expect(lines[2]).toBe("declared by: function key holder (function-key, key)");
+    expect(lines[3]).toBe(`queued for reconcile; watch it with: poolsync status --scale-set ${DEMO.scaleSetId}`);
 
     await waitFor(
       async () => (await poolsync("status", "--scale-set", DEMO.scaleSetId)).stdout,
@@ -59,6 +60,7 @@ describe("poolsync declare", () => {
     expect(s.stdout).toContain("  etag-k8s/etag-k8s  primary  declared present  observed present");
     expect(s.stdout).toContain("instances 2/2 present  in-sync  applied");
     expect(s.stdout).toMatch(/instance 0: present {2}ETag "\d+"/);
+    expect(s.stdout).toMatch(/declared \S+ by function key holder \(function-key, key\) \(request [0-9a-f-]{36}\)/);
   });
 
   it("exits 1 with the API's code and reason when it refuses (outside the scopes, a bad ID)", async () => {

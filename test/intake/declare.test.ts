@@ -38,6 +38,7 @@ describe("a valid declaration", () => {
       backendPoolId: DEMO.poolId,
       ipConfiguration: null,
       state: "present",
+      declaredBy: { id: "function-key", name: "function key holder", via: "key" },
       status: "accepted",
       queued: true,
     });

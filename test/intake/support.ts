@@ -61,6 +61,8 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     POOLSYNC_CACHE_TABLE: uniqueName("ic"),
     POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
     POOLSYNC_EVENT_DEBOUNCE_SECONDS: "0",
+    // The key fallback: these suites are about the API's answers; test/intake/auth.test.ts runs Entra ID and roles.
+    POOLSYNC_AUTH: "key",
     // The timer stays off (and its schedule far away) so that only the test decides when anything is re-read.
     POOLSYNC_RECONCILE_SCHEDULE: "0 0 0 1 1 *",
     "AzureWebJobs.reconcileStale.Disabled": "true",
@@ -145,6 +147,9 @@ export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean,
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A caller as App Service authentication would present it, through the local runtime's test principal header. */
+export const asPrincipal = (id: string, name: string, roles: string[]) => ({ "x-test-client-principal": JSON.stringify({ id, name, roles }) });
 
 export const json = (body: unknown): RequestInit => ({ method: "PUT", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
 
