@@ -7,6 +7,7 @@ import { ArmCompute } from "../azure/compute";
 import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
+import { EventDebounceTable } from "../azure/eventDebounceTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
@@ -82,6 +83,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   // Same table as the cache (a deployment has no other), its own partition.
   const windows = new DeclareWindowTable(cache.table, clock.now);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
+  const debounce = new EventDebounceTable(cache.table, clock.now);
   let readyPromise: Promise<void> | undefined;
 
   const services: Services = {
@@ -147,7 +149,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async handleResourceEvent(raw) {
       await services.ready();
-      return handleResourceEvent(raw, { scopes: config.scopes, cache, declarations, queue, log, now: clock.now, debounceMs: config.eventDebounceMs });
+      return handleResourceEvent(raw, { scopes: config.scopes, cache, debounce, declarations, queue, log, now: clock.now, debounceMs: config.eventDebounceMs });
     },
     async reconcileStale() {
       await services.ready();

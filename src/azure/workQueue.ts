@@ -44,8 +44,8 @@ export class StorageWorkQueue implements WorkQueue {
   private async send(message: unknown, delayMs: number): Promise<void> {
     const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / this.timeScale / 1000)));
     const sent = await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
-    const m = message as { kind?: string; scaleSetId?: string; reason?: string; attempt?: number };
-    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId, reason: m.reason, attempt: m.attempt, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
+    const m = message as { kind?: string; scaleSetId?: string; reason?: string; attempt?: number; fresh?: boolean };
+    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId, reason: m.reason, attempt: m.attempt, fresh: m.fresh, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
   }
 
   /** A message that can never succeed goes here at once, with the reason next to what was received. */
