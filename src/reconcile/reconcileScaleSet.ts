@@ -16,6 +16,7 @@ import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } f
 import { mapLimit, preconditionBackoffMs, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { bindingAllows, bindingRefusal } from "./bindingGate";
+import { isolateFailures } from "./isolateFailures";
 import { CallStats } from "./callStats";
 import type { WritePacer } from "./writePacer";
 
@@ -121,7 +122,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       d.outcome.kind === outcome.kind &&
       (d.outcome.reason ?? "") === (outcome.reason ?? "") &&
       (d.outcome.appliedEtag ?? "") === (outcome.appliedEtag ?? "") &&
-      (d.outcome.appliedEverywhere ?? false) === (outcome.appliedEverywhere ?? false);
+      (d.outcome.appliedEverywhere ?? false) === (outcome.appliedEverywhere ?? false) &&
+      // A failure again moves its retry time on (and counts the attempt): else the timer retries it on every run.
+      (d.outcome.retryAt ?? "") === (outcome.retryAt ?? "");
     if (!same) await deps.declarations.recordOutcome(ref, d, outcome);
   };
   const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => Promise.all(ds.map((d) => record(d, { ...outcome, at: nowIso() })));
@@ -132,7 +135,10 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     return report("refused", declarations.length, { reason: "scale set outside POOLSYNC_SCOPES" });
   }
   const active: StoredDeclaration[] = [];
+  let waiting = 0;
   for (const d of declarations) {
+    // A declaration that failed on its own waits for its retry time: writing it again sooner only fails again.
+    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) > deps.clock.now() && ++waiting) continue;
     const pool = parseBackendPoolId(d.backendPoolId);
     if (!pool.ok) await record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}`, at: nowIso() });
     else if (!inScopes(config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
@@ -142,7 +148,8 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       await record(d, { kind: "refused", reason: bindingRefusal(config.bindings, ref.id, pool.value.id), at: nowIso() });
     } else active.push(d);
   }
-  if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES" });
+  if (active.length === 0 && waiting > 0) return report("unchanged", declarations.length, { reason: `${waiting} failed declaration(s) wait for their retry time` });
+  if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
   const intents = active.map(toIntent);
 
   try {
@@ -152,19 +159,29 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     let model = await modelOf(ref, cached, compute, deps);
     if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
 
-    model = await writeModel(ref, model, intents, compute, deps, trigger);
+    // A terminal answer (400, 403) fails only the intents whose own write fails: the rest are written without them.
+    const modelWrite = await isolateFailures(intents.length, model, (idx, m) => writeModel(ref, m, idx.map((i) => intents[i]!), compute, deps, trigger));
+    model = modelWrite.state;
+    const failedWrites = modelWrite.failed;
+    const held = intents.map((_, i) => i).filter((i) => !failedWrites.has(i));
     const instances = await instancesOf(ref, cached, model, compute, deps);
-    const after = await writeInstances(ref, instances, intents, compute, deps);
+    const instanceWrite = await isolateFailures(held.length, { written: 0, instances }, (idx, st) =>
+      writeInstances(ref, st.instances, idx.map((i) => intents[held[i]!]!), compute, deps).then((r) => ({ written: st.written + r.written, instances: r.instances })),
+    );
+    for (const [i, reason] of instanceWrite.failed) failedWrites.set(held[i]!, reason);
+    const after = instanceWrite.state;
     instancesWritten = after.written;
-    if (instancesWritten > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
+    if (instancesWritten > 0 || instanceWrite.failed.size > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
 
     const modelEdit = applyIntents(model.nics, intents);
     const live = after.instances.filter((i) => !isDeleting(i.provisioningState));
     await Promise.all(
       active.map((d, i) => {
         const placed = modelEdit.outcomes[i];
-        if (placed && !placed.ok) {
-          return record(d, { kind: "failed", reason: placed.reason, at: nowIso(), retryAt: new Date(deps.clock.now() + config.failedRetryMs).toISOString() });
+        const writeFailure = failedWrites.get(i);
+        if (writeFailure !== undefined || (placed && !placed.ok)) {
+          const reason = writeFailure ?? (placed && !placed.ok ? placed.reason : "");
+          return record(d, { kind: "failed", reason, at: nowIso(), retryAt: new Date(deps.clock.now() + config.failedRetryMs).toISOString() });
         }
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
