@@ -110,7 +110,7 @@ export const SETTINGS = {
   POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveSeconds(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After or Retry-After: 0 (as the Azure SDKs read it); fractions allowed." },
   POOLSYNC_MAX_ATTEMPTS: { schema: positiveInt(100), default: "8", doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed." },
   POOLSYNC_PACING_ENABLED: { schema: boolean, default: "true", doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429." },
-  POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write budget inside one invocation; a longer one re-enqueues the reconcile." },
+  POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write or read budget (a read 429's Retry-After included) inside one invocation; a longer one re-enqueues the reconcile." },
   POOLSYNC_DECLARE_WINDOW_SECONDS: { schema: nonNegativeInt(300), default: "2", doc: "Declarations of one scale set arriving within this window make one reconcile, across instances: the first schedules it this far ahead, the others join it. 0 = each declare message reconciles at once." },
   POOLSYNC_GATHER_MILLISECONDS: { schema: nonNegativeInt(60_000), default: "250", doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write." },
   POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },

@@ -63,6 +63,7 @@ export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
     operationMaxWaitMs: config.operationMaxWaitMs,
     operationPollIntervalMs: config.operationPollMs,
     pacing: config.pacingEnabled,
+    pacingMaxWaitMs: config.pacingMaxWaitMs,
   });
 }
 
