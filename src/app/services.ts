@@ -8,6 +8,7 @@ import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { EventDebounceTable } from "../azure/eventDebounceTable";
+import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
@@ -85,6 +86,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const windows = new DeclareWindowTable(cache.table, clock.now);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   const debounce = new EventDebounceTable(cache.table, clock.now);
+  const attempts = new ReconcileAttemptsTable(cache.table);
   let readyPromise: Promise<void> | undefined;
 
   const services: Services = {
@@ -130,7 +132,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         });
       }
       if (report.requeueAfterMs !== undefined) {
-        await queue.enqueueReconcile(ref.id, `retry after: ${report.reason ?? report.result}`, { delayMs: report.requeueAfterMs, attempt: trigger.attempt + 1 });
+        // Recorded first: if the enqueue fails, the timer still knows the chain and carries its count on.
+        const reason = `retry after: ${report.reason ?? report.result}`;
+        await attempts.record(ref, { attempt: trigger.attempt + 1, nextAttemptAt: clock.now() + report.requeueAfterMs, reason });
+        await queue.enqueueReconcile(ref.id, reason, { delayMs: report.requeueAfterMs, attempt: trigger.attempt + 1 });
+      } else if (trigger.attempt > 0) {
+        await attempts.clear(ref);
       }
       return report;
     },
@@ -154,7 +161,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async reconcileStale() {
       await services.ready();
-      return reconcileStale({ compute, cache, declarations, queue, clock, log, config });
+      return reconcileStale({ compute, cache, declarations, queue, attempts, clock, log, config });
     },
   };
   return services;

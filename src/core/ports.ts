@@ -116,6 +116,20 @@ export interface EventDebounce {
   claim(ref: ScaleSetRef, windowMs: number): Promise<"claimed" | "within-window" | "contended">;
 }
 
+/** A scale set's re-enqueued reconcile: which attempt comes next, and when its message becomes visible. */
+export interface ReconcileAttempt {
+  attempt: number;
+  nextAttemptAt: number;
+  reason: string;
+}
+
+export interface ReconcileAttempts {
+  record(ref: ScaleSetRef, attempt: ReconcileAttempt): Promise<void>;
+  clear(ref: ScaleSetRef): Promise<void>;
+  /** By scale set key (the lower-case ID). */
+  list(): Promise<Map<string, ReconcileAttempt>>;
+}
+
 export interface ReconcileRequest {
   /** Invisible this long first (a Retry-After, a debounce window). */
   delayMs?: number;
