@@ -135,6 +135,20 @@ describe("poolsync status and poison", () => {
   });
 });
 
+describe("the Entra token", () => {
+  it("is sent as Authorization: Bearer (from --token, else POOLSYNC_TOKEN)", async () => {
+    const seen: Array<string | null> = [];
+    const fake = (async (_url: URL, init: RequestInit) => {
+      seen.push(new Headers(init.headers).get("authorization"));
+      return new Response("", { status: 401, statusText: "Unauthorized" });
+    }) as unknown as typeof fetch;
+    const io = { out: () => undefined, err: () => undefined, env: { POOLSYNC_TOKEN: "env-token" }, fetch: fake };
+    await main(["status", "--url", "https://poolsync.example", "--token", "flag-token"], io);
+    await main(["status", "--url", "https://poolsync.example"], io);
+    expect(seen).toEqual(["Bearer flag-token", "Bearer env-token"]);
+  });
+});
+
 describe("the function key", () => {
   it("is sent as x-functions-key (from --key, else POOLSYNC_KEY), and a 401 from the host says how to pass one", async () => {
     const seen: Array<string | null> = [];
@@ -147,6 +161,6 @@ describe("the function key", () => {
     expect(await main(["status", "--url", "https://poolsync.example", "--key", "from-flag"], io)).toBe(EXIT.apiError);
     expect(await main(["status", "--url", "https://poolsync.example"], io)).toBe(EXIT.apiError);
     expect(seen).toEqual(["from-flag", "from-env"]);
-    expect(err[0]).toBe("poolsync: 401 http_401: GET /api/status answered 401 Unauthorized; pass the function key with --key or POOLSYNC_KEY");
+    expect(err[0]).toBe("poolsync: 401 http_401: GET /api/status answered 401 Unauthorized; sign in: pass an Entra token with --token or POOLSYNC_TOKEN (or, with the key fallback, --key)");
   });
 });
