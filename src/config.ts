@@ -91,7 +91,7 @@ export const SETTINGS = {
   POOLSYNC_BINDINGS: { schema: bindings, default: "", doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES." },
   POOLSYNC_AUTH: { schema: z.enum(["entra", "key"]), default: "entra", doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles poolsync.Read / poolsync.Declare from x-ms-client-principal; key = the documented fallback: a function key, holders may do everything." },
   ARM_ENDPOINT: { schema: httpUrl, default: "https://management.azure.com", doc: "Azure Resource Manager endpoint; the simulator's URL locally." },
-  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "static"]), default: "auto", doc: "default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static for any endpoint other than management.azure.com." },
+  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "static"]), default: "auto", doc: "default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), default for any other (sovereign clouds included)." },
   POOLSYNC_ARM_STATIC_TOKEN: { schema: z.string().min(1), default: "poolsync-simulator-token", doc: "The bearer token sent with the static credential (the simulator accepts any)." },
   POOLSYNC_QUEUE: { schema: queueName, default: "backendpool-updates", doc: "Queue of declare/reconcile messages; its poison queue is <name>-poison." },
   POOLSYNC_MEMBERSHIPS_TABLE: { schema: tableName, default: "memberships", doc: "Table of declared memberships (the durable intent)." },
@@ -203,6 +203,12 @@ export const DEVELOPMENT_STORAGE =
   "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;" +
   "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;";
 
+/** A loopback host: the only place the simulator's static token may be sent to. */
+export function isLoopback(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname.toLowerCase();
+  return host === "localhost" || host === "[::1]" || host === "::1" || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -270,8 +276,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { authUnprotected: "POOLSYNC_AUTH is entra but App Service authentication is off (WEBSITE_AUTH_ENABLED is not True)" }
       : {}),
     armEndpoint: v.armEndpoint,
-    // "auto": a managed identity against real ARM, the simulator's static token anywhere else.
-    armCredential: v.armCredential === "auto" ? (/^https:\/\/management\.azure\.com$/i.test(v.armEndpoint) ? "default" : "static") : v.armCredential,
+    // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
+    armCredential: v.armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : "default") : v.armCredential,
     armStaticToken: v.armStaticToken,
     queueName: v.queueName,
     poisonQueueName: `${v.queueName}-poison`,

@@ -18,6 +18,17 @@ describe("config", () => {
     expect(c.storage).toEqual({ kind: "identity", tableServiceUri: "https://poolsyncdata.table.core.windows.net", queueServiceUri: "https://poolsyncdata.queue.core.windows.net", clientId: "client" });
   });
 
+  it("auto sends the simulator's static token only to loopback, never to another cloud's ARM", () => {
+    const auto = (ARM_ENDPOINT: string) => loadConfig({ ...base, ARM_ENDPOINT }).armCredential;
+    expect(auto("https://management.usgovcloudapi.net")).toBe("default");
+    expect(auto("https://management.chinacloudapi.cn")).toBe("default");
+    expect(auto("https://arm.example.internal:8443")).toBe("default");
+    expect(auto("https://127.0.0.1:18443")).toBe("static");
+    expect(auto("https://localhost:18443")).toBe("static");
+    expect(auto("https://[::1]:18443")).toBe("static");
+    expect(auto("https://127.example.com")).toBe("default");
+  });
+
   it("names every missing or malformed setting at once", () => {
     let message = "";
     try {
