@@ -49,7 +49,7 @@ export async function acceptDeclaration(req: DeclareRequest, caller: DeclaredBy,
     upserted = await deps.declarations.upsert(req.scaleSet, declaration);
   } catch (err) {
     deps.log.error("intake.store-failed", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, error: (err as Error).message });
-    return { ok: false, problem: problem(503, "storage_unavailable", `the declaration could not be stored (${(err as Error).message}); nothing was accepted, try again`, undefined, { "retry-after": "5" }) };
+    return { ok: false, problem: problem(503, "storage_unavailable", "the declaration could not be stored; nothing was accepted, try again", undefined, { "retry-after": "5" }) };
   }
   if (upserted.result === "older") {
     return {

@@ -55,8 +55,9 @@ function codeOf(issue: z.core.$ZodIssue, body: object): ProblemCode {
 
 const KIND: Record<string, string> = { string: "a string", number: "a number", boolean: "a boolean" };
 
-export function scopeProblem(field: string, id: string, scopes: readonly Scope[]) {
-  return problem(403, "out_of_scope", `${field}: ${id} is outside POOLSYNC_SCOPES (${scopes.map((s) => s.id).join(", ")})`, field);
+/** Names the refused ID, not the scopes: a caller has no need to learn every subscription poolsync may touch. */
+export function scopeProblem(field: string, id: string, _scopes: readonly Scope[]) {
+  return problem(403, "out_of_scope", `${field}: ${id} is outside POOLSYNC_SCOPES`, field);
 }
 
 /**

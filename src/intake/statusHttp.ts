@@ -57,6 +57,7 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
     s.log.error("status.storage-error", { error: (err as Error).message });
-    return problemResponse(problem(503, "storage_unavailable", `storage is unavailable (${(err as Error).message}); try again`, undefined, { "retry-after": "5" }));
+    // The storage error is in the log, not the answer: it can name accounts, endpoints and request ids.
+    return problemResponse(problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }));
   }
 }

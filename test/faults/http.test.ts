@@ -100,7 +100,7 @@ const cases: Case[] = [
     status: 403,
     code: "out_of_scope",
     field: "backendPoolId",
-    message: `backendPoolId: ${DEMO.poolId.replace(SUB, OTHER_SUB)} is outside POOLSYNC_SCOPES (/subscriptions/${SUB})`,
+    message: `backendPoolId: ${DEMO.poolId.replace(SUB, OTHER_SUB)} is outside POOLSYNC_SCOPES`,
   },
   { name: "a 64 KiB body", init: json(JSON.stringify({ ...valid, padding: "x".repeat(64 * 1024 - 300) })), status: 413, code: "body_too_large", message: /^body is 65\d{3} bytes, over the 8192-byte limit$/ },
   { name: "text/plain", init: typed("text/plain", JSON.stringify(valid)), status: 415, code: "unsupported_media_type", message: "content-type must be application/json, not text/plain" },

@@ -118,7 +118,7 @@ describe("acceptDeclaration", () => {
       declarations: { upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
       schedule: async () => void queued++,
     });
-    expect(r).toEqual({ ok: false, problem: { status: 503, code: "storage_unavailable", message: "the declaration could not be stored (connect ECONNREFUSED); nothing was accepted, try again", headers: { "retry-after": "5" } } });
+    expect(r).toEqual({ ok: false, problem: { status: 503, code: "storage_unavailable", message: "the declaration could not be stored; nothing was accepted, try again", headers: { "retry-after": "5" } } });
     expect(queued).toBe(0);
   });
 
