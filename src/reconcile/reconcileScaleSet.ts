@@ -16,6 +16,7 @@ import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } f
 import { mapLimit, preconditionBackoffMs, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { bindingAllows, bindingRefusal } from "./bindingGate";
+import { MAX_DECLARATIONS_PER_SCALE_SET, overCap } from "./declarationCap";
 import { isolateFailures } from "./isolateFailures";
 import { CallStats } from "./callStats";
 import type { WritePacer } from "./writePacer";
@@ -127,7 +128,8 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       (d.outcome.retryAt ?? "") === (outcome.retryAt ?? "");
     if (!same) await deps.declarations.recordOutcome(ref, d, outcome);
   };
-  const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => Promise.all(ds.map((d) => record(d, { ...outcome, at: nowIso() })));
+  // Bounded: one Table write per declaration, at most 8 in flight, however large the partition.
+  const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => mapLimit(ds, 8, (d) => record(d, { ...outcome, at: nowIso() }));
 
   // Scope first: nothing outside POOLSYNC_SCOPES is ever read or written.
   if (!inScopes(config.scopes, ref.subscriptionId, ref.resourceGroup)) {
@@ -136,7 +138,12 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   }
   const active: StoredDeclaration[] = [];
   let waiting = 0;
+  const over = overCap(declarations);
   for (const d of declarations) {
+    if (over.has(d)) {
+      await record(d, { kind: "refused", reason: `the scale set has more than ${MAX_DECLARATIONS_PER_SCALE_SET} declarations; this is one of the newest`, at: nowIso() });
+      continue;
+    }
     // A declaration that failed on its own waits for its retry time: writing it again sooner only fails again.
     if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) > deps.clock.now() && ++waiting) continue;
     const pool = parseBackendPoolId(d.backendPoolId);
@@ -175,8 +182,10 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
 
     const modelEdit = applyIntents(model.nics, intents);
     const live = after.instances.filter((i) => !isDeleting(i.provisioningState));
-    await Promise.all(
-      active.map((d, i) => {
+    await mapLimit(
+      active.map((d, i) => [d, i] as const),
+      8,
+      ([d, i]) => {
         const placed = modelEdit.outcomes[i];
         const writeFailure = failedWrites.get(i);
         if (writeFailure !== undefined || (placed && !placed.ok)) {
@@ -186,7 +195,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
         return record(d, { kind: "applied", appliedEtag: model.etag, at: nowIso(), ...(d.state === "absent" && everywhere ? { appliedEverywhere: true } : {}) });
-      }),
+      },
     );
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
   } catch (err) {

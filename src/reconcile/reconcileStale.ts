@@ -6,6 +6,7 @@ import { intentSatisfied } from "../core/networkProfile";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, ReconcileAttempts, RefreshCandidate, WorkQueue } from "../core/ports";
 import { instanceRef, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
+import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
 
 /**
@@ -195,7 +196,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
         if (err instanceof NotFoundError) {
           await deps.cache.evictScaleSet(v.ref);
           const at = new Date(deps.clock.now()).toISOString();
-          await Promise.all(decls.map((d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at })));
+          await mapLimit(decls, 8, (d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at }).then(() => undefined));
           s.evicted++;
           continue;
         }
