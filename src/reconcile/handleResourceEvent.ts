@@ -45,7 +45,11 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   }
   const e = verdict.event;
   const scaleSet: ScaleSetRef = e.target.kind === "instance" ? e.target.scaleSet : e.target;
-  if (!inScopes(deps.scopes, scaleSet.subscriptionId, scaleSet.resourceGroup)) return "out-of-scope";
+  if (!inScopes(deps.scopes, scaleSet.subscriptionId, scaleSet.resourceGroup)) {
+    // Logged: a subscription filter that lets foreign events through costs a Table-free answer, but should be seen.
+    deps.log.info("event", { eventId: verdict.event.id, type: verdict.event.type, resourceId: verdict.event.target.id, outcome: "out-of-scope" });
+    return "out-of-scope";
+  }
   const reason = reasonOf(e);
 
   if (e.isDeleteOfTarget) {

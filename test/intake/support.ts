@@ -119,22 +119,24 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
   };
 }
 
-/** Lines the app's jsonLogger prints are captured; anything else still reaches the console. */
+/** Lines the app's jsonLogger prints (console.log, .warn, .error by level) are captured; anything else still reaches the console. */
 function captureAppLogs(): Array<Record<string, unknown>> {
   const lines: Array<Record<string, unknown>> = [];
-  const original = console.log.bind(console);
-  console.log = (...args: unknown[]) => {
-    const first = args[0];
-    if (args.length === 1 && typeof first === "string" && first.startsWith('{"ts":')) {
-      try {
-        lines.push(JSON.parse(first) as Record<string, unknown>);
-        return;
-      } catch {
-        // not one of ours after all
+  for (const method of ["log", "warn", "error"] as const) {
+    const original = console[method].bind(console);
+    console[method] = (...args: unknown[]) => {
+      const first = args[0];
+      if (args.length === 1 && typeof first === "string" && first.startsWith('{"ts":')) {
+        try {
+          lines.push(JSON.parse(first) as Record<string, unknown>);
+          return;
+        } catch {
+          // not one of ours after all
+        }
       }
-    }
-    original(...args);
-  };
+      original(...args);
+    };
+  }
   return lines;
 }
 
