@@ -91,7 +91,7 @@ export const SETTINGS = {
   POOLSYNC_BINDINGS: { schema: bindings, default: "", doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES." },
   POOLSYNC_AUTH: { schema: z.enum(["entra", "key"]), default: "entra", doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles poolsync.Read / poolsync.Declare from x-ms-client-principal; key = the documented fallback: a function key, holders may do everything." },
   ARM_ENDPOINT: { schema: httpUrl, default: "https://management.azure.com", doc: "Azure Resource Manager endpoint; the simulator's URL locally." },
-  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "static"]), default: "auto", doc: "default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), default for any other (sovereign clouds included)." },
+  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "managedIdentity", "static"]), default: "auto", doc: "managedIdentity = the app's managed identity (AZURE_CLIENT_ID picks a user-assigned one); default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), managedIdentity in App Service (IDENTITY_ENDPOINT set), default otherwise." },
   POOLSYNC_ARM_STATIC_TOKEN: { schema: z.string().min(1), default: "poolsync-simulator-token", doc: "The bearer token sent with the static credential (the simulator accepts any)." },
   POOLSYNC_QUEUE: { schema: queueName, default: "backendpool-updates", doc: "Queue of declare/reconcile messages; its poison queue is <name>-poison." },
   POOLSYNC_MEMBERSHIPS_TABLE: { schema: tableName, default: "memberships", doc: "Table of declared memberships (the durable intent)." },
@@ -137,7 +137,9 @@ export interface Config {
    */
   authUnprotected?: string;
   armEndpoint: string;
-  armCredential: "default" | "static";
+  armCredential: "default" | "managedIdentity" | "static";
+  /** The user-assigned identity for ARM (AZURE_CLIENT_ID, as DefaultAzureCredential reads it). */
+  armClientId?: string;
   armStaticToken: string;
   queueName: string;
   poisonQueueName: string;
@@ -277,7 +279,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : {}),
     armEndpoint: v.armEndpoint,
     // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
-    armCredential: v.armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : "default") : v.armCredential,
+    // In App Service only the managed identity: DefaultAzureCredential would try environment secrets first.
+    armCredential: v.armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : env.IDENTITY_ENDPOINT ? "managedIdentity" : "default") : v.armCredential,
+    ...(env.AZURE_CLIENT_ID?.trim() ? { armClientId: env.AZURE_CLIENT_ID.trim() } : {}),
     armStaticToken: v.armStaticToken,
     queueName: v.queueName,
     poisonQueueName: `${v.queueName}-poison`,

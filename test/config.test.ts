@@ -29,6 +29,13 @@ describe("config", () => {
     expect(auto("https://127.example.com")).toBe("default");
   });
 
+  it("in App Service, auto means the managed identity (the ARM one named by AZURE_CLIENT_ID), not whatever DefaultAzureCredential finds first", () => {
+    const c = loadConfig({ ...base, IDENTITY_ENDPOINT: "http://localhost:8081/msi/token", AZURE_CLIENT_ID: "00000000-0000-0000-0000-0000000000a1" });
+    expect(c.armCredential).toBe("managedIdentity");
+    expect(c.armClientId).toBe("00000000-0000-0000-0000-0000000000a1");
+    expect(loadConfig({ ...base, IDENTITY_ENDPOINT: "http://localhost:8081/msi/token", ARM_ENDPOINT: "https://127.0.0.1:18443" }).armCredential).toBe("static");
+  });
+
   it("names every missing or malformed setting at once", () => {
     let message = "";
     try {
