@@ -23,7 +23,6 @@ export type ProblemCode =
   | "unauthenticated"
   | "missing_role"
   | "binding_refused"
-  | "declared_in_future"
   | "method_not_allowed"
   | "body_too_large"
   | "unsupported_media_type"
