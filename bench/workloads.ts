@@ -1,3 +1,4 @@
+import { QUEUE_DECLARER } from "../src/core/declarations";
 // The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
 import type { ArmSimulator } from "../sim";
 import { scaleSetRef } from "../test/support/refs";
@@ -492,7 +493,7 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
       Array.from({ length: 32 }, async () => {
         while (next < world.scaleSets.length) {
           const id = world.scaleSets[next++] as string;
-          await p.services.declarations.upsert(scaleSetRef(id), { scaleSetId: id, backendPoolId: poolOf(id), ipConfiguration: "ipConfig0", state: "present", requestId: `seed-${next}`, declaredAt: new Date(sim0(s)).toISOString() });
+          await p.services.declarations.upsert(scaleSetRef(id), { scaleSetId: id, backendPoolId: poolOf(id), ipConfiguration: "ipConfig0", state: "present", requestId: `seed-${next}`, declaredAt: new Date(sim0(s)).toISOString(), declaredBy: QUEUE_DECLARER });
         }
       }),
     );

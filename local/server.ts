@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { EVENT_GRID_WEBHOOK_PATH, handleEventGridWebhook, type EventGridTarget } from "./eventGridWebhook";
+import { applyAppServiceAuthentication } from "./clientPrincipal";
 import { splitPath } from "./httpRoute";
 import { fromRpcHttpResponse, toRpcHttpRequest, type HttpTarget } from "./httpTrigger";
 import type { InFlight } from "./inflight";
@@ -78,7 +79,12 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
       if (!target.methods.includes(method)) continue;
       const params = target.route.match(segments);
       if (!params) continue;
-      const input = { inputData: [{ name: target.bindingName, data: { http: toRpcHttpRequest(method, url, req.headers, body, params) } }], triggerMetadata: {} };
+      const auth = applyAppServiceAuthentication(req.headers);
+      if ("refused" in auth) {
+        reply(401, { "content-type": "text/plain; charset=utf-8" }, `${auth.refused}\n`);
+        return;
+      }
+      const input = { inputData: [{ name: target.bindingName, data: { http: toRpcHttpRequest(method, url, auth.headers, body, params) } }], triggerMetadata: {} };
       let result;
       try {
         result = fromRpcHttpResponse(await opts.inFlight.run(() => target.invoke(input)));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseBindings, type BindingRule } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
 
 /**
@@ -75,11 +76,22 @@ const scopes = z
     return out;
   });
 
+const bindings = z.string().transform((v, ctx) => {
+  const parsed = parseBindings(v);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: "custom", message: parsed.reason });
+    return z.NEVER;
+  }
+  return parsed.value;
+});
+
 /** Setting name → schema and default (undefined default = required). The infra template sets each of these. */
 export const SETTINGS = {
   POOLSYNC_SCOPES: { schema: scopes, default: undefined, doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs." },
+  POOLSYNC_BINDINGS: { schema: bindings, default: "", doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES." },
+  POOLSYNC_AUTH: { schema: z.enum(["entra", "key"]), default: "entra", doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles poolsync.Read / poolsync.Declare from x-ms-client-principal; key = the documented fallback: a function key, holders may do everything." },
   ARM_ENDPOINT: { schema: httpUrl, default: "https://management.azure.com", doc: "Azure Resource Manager endpoint; the simulator's URL locally." },
-  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "static"]), default: "auto", doc: "default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static for any endpoint other than management.azure.com." },
+  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "managedIdentity", "static"]), default: "auto", doc: "managedIdentity = the app's managed identity (AZURE_CLIENT_ID picks a user-assigned one); default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), managedIdentity in App Service (IDENTITY_ENDPOINT set), default otherwise." },
   POOLSYNC_ARM_STATIC_TOKEN: { schema: z.string().min(1), default: "poolsync-simulator-token", doc: "The bearer token sent with the static credential (the simulator accepts any)." },
   POOLSYNC_QUEUE: { schema: queueName, default: "backendpool-updates", doc: "Queue of declare/reconcile messages; its poison queue is <name>-poison." },
   POOLSYNC_MEMBERSHIPS_TABLE: { schema: tableName, default: "memberships", doc: "Table of declared memberships (the durable intent)." },
@@ -98,7 +110,7 @@ export const SETTINGS = {
   POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveSeconds(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After or Retry-After: 0 (as the Azure SDKs read it); fractions allowed." },
   POOLSYNC_MAX_ATTEMPTS: { schema: positiveInt(100), default: "8", doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed." },
   POOLSYNC_PACING_ENABLED: { schema: boolean, default: "true", doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429." },
-  POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write budget inside one invocation; a longer one re-enqueues the reconcile." },
+  POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write or read budget (a read 429's Retry-After included) inside one invocation; a longer one re-enqueues the reconcile." },
   POOLSYNC_DECLARE_WINDOW_SECONDS: { schema: nonNegativeInt(300), default: "2", doc: "Declarations of one scale set arriving within this window make one reconcile, across instances: the first schedules it this far ahead, the others join it. 0 = each declare message reconciles at once." },
   POOLSYNC_GATHER_MILLISECONDS: { schema: nonNegativeInt(60_000), default: "250", doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write." },
   POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },
@@ -106,10 +118,28 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
+/**
+ * The host's own key check on the HTTP functions: only in the key fallback. With Entra ID, App Service
+ * authentication stands in front and the app checks the roles; a key on top would be one more shared secret.
+ * Read when the functions are registered, before any other setting is.
+ */
+export function httpAuthLevel(env: Record<string, string | undefined> = process.env): "anonymous" | "function" {
+  return (env.POOLSYNC_AUTH ?? "").trim().toLowerCase() === "key" ? "function" : "anonymous";
+}
+
 export interface Config {
   scopes: Scope[];
+  bindings: BindingRule[];
+  auth: "entra" | "key";
+  /**
+   * Set when POOLSYNC_AUTH is entra in App Service but App Service authentication is off: then nothing strips a
+   * forged x-ms-client-principal, so the API refuses every call rather than trust it.
+   */
+  authUnprotected?: string;
   armEndpoint: string;
-  armCredential: "default" | "static";
+  armCredential: "default" | "managedIdentity" | "static";
+  /** The user-assigned identity for ARM (AZURE_CLIENT_ID, as DefaultAzureCredential reads it). */
+  armClientId?: string;
   armStaticToken: string;
   queueName: string;
   poisonQueueName: string;
@@ -175,6 +205,12 @@ export const DEVELOPMENT_STORAGE =
   "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;" +
   "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;";
 
+/** A loopback host: the only place the simulator's static token may be sent to. */
+export function isLoopback(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname.toLowerCase();
+  return host === "localhost" || host === "[::1]" || host === "::1" || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -201,6 +237,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   const values = {
     scopes: read(env, "POOLSYNC_SCOPES", problems),
+    bindings: read(env, "POOLSYNC_BINDINGS", problems),
+    auth: read(env, "POOLSYNC_AUTH", problems),
     armEndpoint: read(env, "ARM_ENDPOINT", problems),
     armCredential: read(env, "POOLSYNC_ARM_CREDENTIAL", problems),
     armStaticToken: read(env, "POOLSYNC_ARM_STATIC_TOKEN", problems),
@@ -233,9 +271,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const v = values as { [K in keyof typeof values]: NonNullable<(typeof values)[K]> };
   return {
     scopes: v.scopes,
+    bindings: v.bindings,
+    auth: v.auth,
+    // App Service sets WEBSITE_SITE_NAME in every app, WEBSITE_AUTH_ENABLED=True when its authentication is on.
+    ...(v.auth === "entra" && env.WEBSITE_SITE_NAME && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED ?? "")
+      ? { authUnprotected: "POOLSYNC_AUTH is entra but App Service authentication is off (WEBSITE_AUTH_ENABLED is not True)" }
+      : {}),
     armEndpoint: v.armEndpoint,
-    // "auto": a managed identity against real ARM, the simulator's static token anywhere else.
-    armCredential: v.armCredential === "auto" ? (/^https:\/\/management\.azure\.com$/i.test(v.armEndpoint) ? "default" : "static") : v.armCredential,
+    // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
+    // In App Service only the managed identity: DefaultAzureCredential would try environment secrets first.
+    armCredential: v.armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : env.IDENTITY_ENDPOINT ? "managedIdentity" : "default") : v.armCredential,
+    ...(env.AZURE_CLIENT_ID?.trim() ? { armClientId: env.AZURE_CLIENT_ID.trim() } : {}),
     armStaticToken: v.armStaticToken,
     queueName: v.queueName,
     poisonQueueName: `${v.queueName}-poison`,

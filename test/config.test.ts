@@ -18,6 +18,24 @@ describe("config", () => {
     expect(c.storage).toEqual({ kind: "identity", tableServiceUri: "https://poolsyncdata.table.core.windows.net", queueServiceUri: "https://poolsyncdata.queue.core.windows.net", clientId: "client" });
   });
 
+  it("auto sends the simulator's static token only to loopback, never to another cloud's ARM", () => {
+    const auto = (ARM_ENDPOINT: string) => loadConfig({ ...base, ARM_ENDPOINT }).armCredential;
+    expect(auto("https://management.usgovcloudapi.net")).toBe("default");
+    expect(auto("https://management.chinacloudapi.cn")).toBe("default");
+    expect(auto("https://arm.example.internal:8443")).toBe("default");
+    expect(auto("https://127.0.0.1:18443")).toBe("static");
+    expect(auto("https://localhost:18443")).toBe("static");
+    expect(auto("https://[::1]:18443")).toBe("static");
+    expect(auto("https://127.example.com")).toBe("default");
+  });
+
+  it("in App Service, auto means the managed identity (the ARM one named by AZURE_CLIENT_ID), not whatever DefaultAzureCredential finds first", () => {
+    const c = loadConfig({ ...base, IDENTITY_ENDPOINT: "http://localhost:8081/msi/token", AZURE_CLIENT_ID: "00000000-0000-0000-0000-0000000000a1" });
+    expect(c.armCredential).toBe("managedIdentity");
+    expect(c.armClientId).toBe("00000000-0000-0000-0000-0000000000a1");
+    expect(loadConfig({ ...base, IDENTITY_ENDPOINT: "http://localhost:8081/msi/token", ARM_ENDPOINT: "https://127.0.0.1:18443" }).armCredential).toBe("static");
+  });
+
   it("names every missing or malformed setting at once", () => {
     let message = "";
     try {

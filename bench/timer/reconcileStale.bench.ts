@@ -1,3 +1,4 @@
+import { QUEUE_DECLARER } from "../../src/core/declarations";
 /**
  * The timer's benchmark: one reconcileStale run over 10,000 cache entries of which 1 % are stale, against
  * Azurite and the simulator. Reports wall time, Table round trips and ARM reads per run (median and spread of
@@ -54,7 +55,7 @@ async function main() {
   const setupStarted = Date.now();
   await mapLimit(refs, 32, async (ref) => {
     const declaredAt = new Date().toISOString();
-    await services.declarations.upsert(ref, { scaleSetId: ref.id, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt, requestId: "bench" });
+    await services.declarations.upsert(ref, { scaleSetId: ref.id, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt, requestId: "bench", declaredBy: QUEUE_DECLARER });
     const nics = [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: [{ id: pool }] }] }];
     await services.cache.storeScaleSet(ref, { id: ref.id, etag: '"1"', location: "westeurope", provisioningState: "Succeeded", capacity: 0, nics }, undefined);
   });

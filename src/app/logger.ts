@@ -1,9 +1,24 @@
 import type { Logger } from "../core/ports";
 
+type Level = "info" | "warn" | "error";
+
+/**
+ * The Functions Node.js worker (v4) records console.log as Information, console.warn as Warning and console.error as
+ * Error in Application Insights: each level goes to its own console method, so an error is found as an error.
+ */
+const CONSOLE: Record<Level, (line: string) => void> = {
+  info: (l) => console.log(l),
+  warn: (l) => console.warn(l),
+  error: (l) => console.error(l),
+};
+
 /** One JSON object per line, so the scale set, pool, ETags and outcome of every write are queryable fields. */
-export function jsonLogger(sink: (line: string) => void = (l) => console.log(l), now: () => number = Date.now): Logger {
-  const emit = (level: string) => (event: string, fields: Record<string, unknown>) =>
-    sink(JSON.stringify({ ts: new Date(now()).toISOString(), level, event, ...fields }));
+export function jsonLogger(sink?: (line: string, level: Level) => void, now: () => number = Date.now): Logger {
+  const emit = (level: Level) => (event: string, fields: Record<string, unknown>) => {
+    const line = JSON.stringify({ ts: new Date(now()).toISOString(), level, event, ...fields });
+    if (sink) sink(line, level);
+    else CONSOLE[level](line);
+  };
   return { info: emit("info"), warn: emit("warn"), error: emit("error") };
 }
 

@@ -9,6 +9,8 @@ import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { ProblemLogTable } from "../azure/problemLogTable";
 import { TimerStateTable } from "../azure/timerStateTable";
+import { EventDebounceTable } from "../azure/eventDebounceTable";
+import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
@@ -66,6 +68,7 @@ export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
     operationMaxWaitMs: config.operationMaxWaitMs,
     operationPollIntervalMs: config.operationPollMs,
     pacing: config.pacingEnabled,
+    pacingMaxWaitMs: config.pacingMaxWaitMs,
   });
 }
 
@@ -80,7 +83,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const problems = new ProblemLogTable(cacheTable);
   const timerState = new TimerStateTable(cacheTable);
   const windows = new DeclareWindowTable(cacheTable, clock.now);
-  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows]);
+  const debounce = new EventDebounceTable(cacheTable, clock.now);
+  const attempts = new ReconcileAttemptsTable(cacheTable);
+  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows, debounce, attempts]);
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
     queueClient(config.storage, config.poisonQueueName),
@@ -135,7 +140,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         });
       }
       if (report.requeueAfterMs !== undefined) {
-        await queue.enqueueReconcile(ref.id, `retry after: ${report.reason ?? report.result}`, { delayMs: report.requeueAfterMs, attempt: trigger.attempt + 1 });
+        // Recorded first: if the enqueue fails, the timer still knows the chain and carries its count on.
+        const reason = `retry after: ${report.reason ?? report.result}`;
+        await attempts.record(ref, { attempt: trigger.attempt + 1, nextAttemptAt: clock.now() + report.requeueAfterMs, reason });
+        await queue.enqueueReconcile(ref.id, reason, { delayMs: report.requeueAfterMs, attempt: trigger.attempt + 1 });
+      } else if (trigger.attempt > 0) {
+        await attempts.clear(ref);
       }
       return report;
     },
@@ -143,6 +153,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       await services.ready();
       return handleQueueMessage(body, meta, {
         scopes: config.scopes,
+        bindings: config.bindings,
         declarations,
         log,
         now: clock.now,
@@ -154,11 +165,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async handleResourceEvent(raw) {
       await services.ready();
-      return handleResourceEvent(raw, { scopes: config.scopes, cache, declarations, queue, log, now: clock.now, debounceMs: config.eventDebounceMs });
+      return handleResourceEvent(raw, { scopes: config.scopes, cache, debounce, declarations, queue, log, now: clock.now, debounceMs: config.eventDebounceMs });
     },
     async reconcileStale() {
       await services.ready();
-      return reconcileStale({ compute, cache, timerState, declarations, queue, clock, log, config });
+      return reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
     },
   };
   return services;

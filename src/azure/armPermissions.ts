@@ -1,7 +1,9 @@
 /**
- * Every Azure RBAC action the Compute edge needs on a target scope (a subscription or resource group in
- * POOLSYNC_SCOPES), and nothing more. infra/access.json grants exactly this list as a custom role on each target scope;
- * test/infra checks the two stay equal. Add an action here in the same change that adds the ARM call needing it.
+ * Every Azure RBAC action the Compute edge may need on a target scope (a subscription or resource group in
+ * POOLSYNC_SCOPES), and nothing more. infra/access.json grants the scale set actions and, as a parameter, the joins:
+ * by default the two every scale set needs (backend pools, subnets), the others only where the scale sets' NIC
+ * configurations reference such a resource; test/infra checks the two stay equal. Add an action here in the same
+ * change that adds the ARM call needing it.
  */
 export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
   ["Microsoft.Compute/virtualMachineScaleSets/read", "GET the scale set model and its ETag before computing a membership change."],
@@ -21,3 +23,9 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
 
 /** The actions alone, in the order above. */
 export const REQUIRED_ARM_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS_WITH_REASONS.map(([action]) => action);
+
+/** Linked-access joins: granted where a NIC configuration references such a resource (a parameter of infra/access.json). */
+export const JOIN_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS.filter((a) => a.startsWith("Microsoft.Network/"));
+
+/** The joins every scale set needs: its ip configurations reference a subnet, and poolsync adds backend pools. */
+export const ALWAYS_NEEDED_JOIN_ACTIONS: readonly string[] = ["Microsoft.Network/loadBalancers/backendAddressPools/join/action", "Microsoft.Network/virtualNetworks/subnets/join/action"];

@@ -30,6 +30,8 @@ export interface ArmComputeOptions {
   operationPollIntervalMs: number;
   /** Pace reads inside ARM's per-subscription read bucket (POOLSYNC_PACING_ENABLED); default on. */
   pacing?: boolean;
+  /** Longest wait for the read budget inside one call; a longer one fails the read as throttled (default: no cap). */
+  pacingMaxWaitMs?: number;
 }
 
 interface WriteCallOptions {
@@ -87,7 +89,7 @@ export class ArmCompute implements ComputePort {
       maxWaitMs: opts.operationMaxWaitMs,
       defaultIntervalMs: opts.operationPollIntervalMs,
     };
-    this.readPacer = opts.pacing === false ? undefined : new ReadPacer(opts.clock);
+    this.readPacer = opts.pacing === false ? undefined : new ReadPacer(opts.clock, opts.pacingMaxWaitMs);
   }
 
   private client(subscriptionId: string): ComputeManagementClient {

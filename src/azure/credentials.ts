@@ -1,5 +1,5 @@
 import type { AccessToken, TokenCredential } from "@azure/core-auth";
-import { DefaultAzureCredential } from "@azure/identity";
+import { DefaultAzureCredential, ManagedIdentityCredential } from "@azure/identity";
 import type { Config } from "../config";
 
 /** A fixed bearer token: the ARM simulator accepts any, and nothing real is ever sent to it. */
@@ -10,8 +10,10 @@ export class StaticTokenCredential implements TokenCredential {
   }
 }
 
-export function armCredential(config: Pick<Config, "armCredential" | "armStaticToken">): TokenCredential {
-  return config.armCredential === "static" ? new StaticTokenCredential(config.armStaticToken) : new DefaultAzureCredential();
+export function armCredential(config: Pick<Config, "armCredential" | "armStaticToken" | "armClientId">): TokenCredential {
+  if (config.armCredential === "static") return new StaticTokenCredential(config.armStaticToken);
+  if (config.armCredential === "managedIdentity") return config.armClientId ? new ManagedIdentityCredential({ clientId: config.armClientId }) : new ManagedIdentityCredential();
+  return new DefaultAzureCredential();
 }
 
 /** The token scope for an ARM endpoint: real ARM and the simulator alike want "<endpoint>/.default". */

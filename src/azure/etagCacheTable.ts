@@ -31,8 +31,6 @@ export interface CacheRow {
   pendingClientRequestId: string;
   /** Last time poolsync itself wrote or was asked about this scale set: the idle-eviction clock. */
   touchedAt: number;
-  /** When an event last enqueued a reconcile for this scale set: the debounce window's start. */
-  eventReconcileAt: number;
   [chunk: `model_${number}`]: Uint8Array;
 }
 
@@ -168,25 +166,6 @@ export class EtagCacheTable implements ModelCache {
     if (!this.enabled) return undefined;
     const row = await this.getRow(...this.keysOf(ref));
     return row ? entryOf<unknown>(row) : undefined;
-  }
-
-  async claimEventReconcile(ref: ScaleSetRef, windowMs: number): Promise<boolean> {
-    const [pk, rk] = this.keysOf(ref);
-    // Even with the cache off the debounce row is kept: it is coordination, not a cached model.
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const row = await this.getRow(pk, rk);
-      const now = this.now();
-      if (row && now - Number(row.eventReconcileAt ?? 0) < windowMs) return false;
-      try {
-        if (!row) await this.table.createEntity({ partitionKey: pk, rowKey: rk, stale: true, staleReason: "event", staleAt: now, eventReconcileAt: now });
-        else await this.table.updateEntity({ partitionKey: pk, rowKey: rk, eventReconcileAt: now }, "Merge", { etag: row.etag });
-        return true;
-      } catch (err) {
-        if (statusOf(err) !== 409 && statusOf(err) !== 412) throw err;
-        // Someone changed the row (another delivery claiming, or an invalidation): look again.
-      }
-    }
-    return false;
   }
 
   async listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]> {

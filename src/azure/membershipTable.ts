@@ -1,5 +1,5 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
-import { declarationKey, type Declaration, type Outcome, type OutcomeKind, type StoredDeclaration } from "../core/declarations";
+import { declarationKey, type Declaration, type DeclaredBy, type Outcome, type OutcomeKind, type StoredDeclaration } from "../core/declarations";
 import type { DeclarationStore, UpsertResult } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
@@ -19,6 +19,9 @@ interface Row {
   state: string;
   declaredAt: string;
   requestId: string;
+  declaredById?: string;
+  declaredByName?: string;
+  declaredVia?: string;
   outcomeKind: string;
   outcomeReason?: string;
   appliedEtag?: string;
@@ -43,6 +46,8 @@ function toStored(row: TableEntityResult<Row>): StoredDeclaration {
     state: row.state === "absent" ? "absent" : "present",
     declaredAt: row.declaredAt,
     requestId: row.requestId,
+    // Rows stored before callers were recorded came through the queue or an unauthenticated API: say so.
+    declaredBy: { id: row.declaredById || "unknown", name: row.declaredByName || "unknown", via: (["entra", "key", "queue"].includes(row.declaredVia ?? "") ? row.declaredVia : "key") as DeclaredBy["via"] },
     outcome,
     attempts: row.attempts ?? 0,
     rowEtag: row.etag,
@@ -73,6 +78,9 @@ export class MembershipTable implements DeclarationStore {
       state: d.state,
       declaredAt: d.declaredAt,
       requestId: d.requestId,
+      declaredById: d.declaredBy.id,
+      declaredByName: d.declaredBy.name,
+      declaredVia: d.declaredBy.via,
       attempts: 0,
       ...outcomeFields({ kind: "pending", at: new Date(this.now()).toISOString() }),
     };

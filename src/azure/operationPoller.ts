@@ -1,4 +1,4 @@
-import { FatalError, TransientError } from "../core/errors";
+import { FatalError, ThrottledError, TransientError } from "../core/errors";
 import type { Clock } from "../core/ports";
 import { retryAfterMs } from "./armErrors";
 
@@ -59,7 +59,9 @@ export async function waitForOperation(
     try {
       response = await get(url);
     } catch (err) {
-      pollFailed(new TransientError(`polling ${url}: ${(err as Error).message}`, opts.defaultIntervalMs), opts.defaultIntervalMs);
+      // A read budget closed for longer than the pacer may wait says how long: ask again after that, not sooner.
+      const retryAfter = err instanceof ThrottledError ? err.retryAfterMs : opts.defaultIntervalMs;
+      pollFailed(new TransientError(`polling ${url}: ${(err as Error).message}`, retryAfter), retryAfter);
       continue;
     }
     if (response.status >= 500 || response.status === 429) {

@@ -13,6 +13,25 @@ export function encodeMessage(message: unknown): string {
   return Buffer.from(JSON.stringify(message), "utf8").toString("base64");
 }
 
+/** Storage Queue's limit on one message, as sent (the base64 text). */
+export const MAX_QUEUE_MESSAGE_CHARS = 64 * 1024;
+
+/**
+ * The poison entry `{ reason, received, at }`, encoded, within the queue's 64 KiB: what was received is cut until the
+ * envelope fits *after* JSON escaping (a control character becomes six characters) and base64 (4/3), so the reason is
+ * never lost to a refused send. `receivedChars` then says how long it was.
+ */
+export function poisonEnvelope(received: string, reason: string, at: string): string {
+  const why = reason.slice(0, 2048);
+  let keep = Math.min(received.length, 32 * 1024);
+  for (;;) {
+    const cut = keep < received.length;
+    const encoded = encodeMessage({ reason: why, received: received.slice(0, keep), at, ...(cut ? { receivedChars: received.length } : {}) });
+    if (encoded.length <= MAX_QUEUE_MESSAGE_CHARS || keep === 0) return encoded;
+    keep = Math.floor(keep / 2);
+  }
+}
+
 export class StorageWorkQueue implements WorkQueue {
   /**
    * `timeScale` > 1 only against a time-scaled simulator (benchmarks): delays are in the simulator's time,
@@ -44,13 +63,13 @@ export class StorageWorkQueue implements WorkQueue {
   private async send(message: unknown, delayMs: number): Promise<void> {
     const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / this.timeScale / 1000)));
     const sent = await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
-    const m = message as { kind?: string; scaleSetId?: string; reason?: string; attempt?: number };
-    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId, reason: m.reason, attempt: m.attempt, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
+    const m = message as { kind?: string; scaleSetId?: string; reason?: string; attempt?: number; fresh?: boolean };
+    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId, reason: m.reason, attempt: m.attempt, fresh: m.fresh, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
   }
 
   /** A message that can never succeed goes here at once, with the reason next to what was received. */
   async sendToPoison(received: unknown, reason: string): Promise<void> {
     const text = typeof received === "string" ? received : JSON.stringify(received);
-    await this.poison.sendMessage(encodeMessage({ reason, received: text.slice(0, 32 * 1024), at: new Date().toISOString() }));
+    await this.poison.sendMessage(poisonEnvelope(text, reason, new Date().toISOString()));
   }
 }

@@ -22,6 +22,8 @@ export class UnreachableError extends Error {
 export interface ClientOptions {
   url: string;
   key?: string;
+  /** An Entra access token for the app registration (App Service authentication). */
+  token?: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
@@ -35,6 +37,7 @@ export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: 
   const url = new URL(path, opts.url.endsWith("/") ? opts.url : `${opts.url}/`);
   const headers: Record<string, string> = { accept: "application/json" };
   if (opts.key) headers["x-functions-key"] = opts.key;
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   let res: Response;
   try {
@@ -64,6 +67,6 @@ export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: 
     throw new ApiError(res.status, String(error.code ?? "error"), error.message, typeof error.field === "string" ? error.field : undefined);
   }
   // A refusal from the host itself (401 without a valid key, 404 for a missing route) has no JSON error body.
-  const hint = res.status === 401 || res.status === 403 ? "; pass the function key with --key or POOLSYNC_KEY" : res.status === 404 ? "; is --url a poolsync app?" : "";
+  const hint = res.status === 401 || res.status === 403 ? "; sign in: pass an Entra token with --token or POOLSYNC_TOKEN (or, with the key fallback, --key)" : res.status === 404 ? "; is --url a poolsync app?" : "";
   throw new ApiError(res.status, `http_${res.status}`, `${method} ${url.pathname} answered ${res.status} ${res.statusText}${hint}`);
 }

@@ -15,6 +15,7 @@ export function formatAccepted(a: Accepted): string {
   return [
     `accepted: ${a.state} ${poolName(a.backendPoolId)} on ${lastSegment(a.scaleSetId)} (${a.ipConfiguration ?? "primary ip configuration"})`,
     `request id: ${a.requestId}`,
+    `declared by: ${a.declaredBy.name} (${a.declaredBy.id}, ${a.declaredBy.via})`,
     a.queued ? "queued for reconcile; watch it with: poolsync status --scale-set " + a.scaleSetId : "stored, but not queued (queue unavailable): the timer will apply it",
   ].join("\n");
 }
@@ -36,7 +37,7 @@ export function formatScaleSetView(v: ScaleSetView): string {
   for (const m of v.memberships) {
     lines.push(membershipLine(m));
     lines.push(`    pool ${m.backendPoolId}`);
-    lines.push(`    declared ${m.declaredAt} (request ${m.requestId}); outcome at ${m.outcome.at}${m.outcome.appliedEtag ? `, applied on ETag ${m.outcome.appliedEtag}` : ""}`);
+    lines.push(`    declared ${m.declaredAt} by ${m.declaredBy.name} (${m.declaredBy.id}, ${m.declaredBy.via}) (request ${m.requestId}); outcome at ${m.outcome.at}${m.outcome.appliedEtag ? `, applied on ETag ${m.outcome.appliedEtag}` : ""}`);
     for (const i of m.instances) lines.push(`    instance ${i.instanceId}: ${i.state}${i.stale ? " (stale)" : ""}${i.etag ? `  ETag ${i.etag}` : ""}${i.note ? `  ${i.note}` : ""}`);
   }
   const others = v.observedPools.filter((p) => !p.declared);

@@ -21,7 +21,9 @@ commands:
 
 options:
   --url URL           the function app (default $POOLSYNC_URL, else http://127.0.0.1:7071)
-  --key KEY           function key, sent as x-functions-key (default $POOLSYNC_KEY)
+  --token TOKEN       Entra access token for the app (az account get-access-token --resource api://<client id>),
+                      sent as Authorization: Bearer (default $POOLSYNC_TOKEN)
+  --key KEY           function key, the fallback (POOLSYNC_AUTH=key), sent as x-functions-key (default $POOLSYNC_KEY)
   --json              print the API's JSON answer as is
   -h, --help          this text
 
@@ -39,6 +41,7 @@ class UsageError extends Error {}
 const OPTIONS = {
   url: { type: "string" },
   key: { type: "string" },
+  token: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   "scale-set": { type: "string" },
@@ -85,6 +88,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     const client: ClientOptions = {
       url: values.url ?? io.env.POOLSYNC_URL ?? "http://127.0.0.1:7071",
       ...(values.key ?? io.env.POOLSYNC_KEY ? { key: values.key ?? io.env.POOLSYNC_KEY } : {}),
+      ...(values.token ?? io.env.POOLSYNC_TOKEN ? { token: values.token ?? io.env.POOLSYNC_TOKEN } : {}),
       ...(io.fetch ? { fetch: io.fetch } : {}),
     };
     try {

@@ -10,7 +10,24 @@ export interface Declaration {
   state: "present" | "absent";
   declaredAt: string;
   requestId: string;
+  /** Who declared it: an Entra principal, the function key's holder, or "queue" for a declare message. */
+  declaredBy: DeclaredBy;
 }
+
+export interface DeclaredBy {
+  id: string;
+  name: string;
+  via: "entra" | "key" | "queue";
+}
+
+/** A declare message on the queue carries no caller: whoever may put messages on the queue is trusted as "queue". */
+export const QUEUE_DECLARER: DeclaredBy = { id: "queue", name: "queue", via: "queue" };
+
+/**
+ * How far in the future a declaredAt may lie (clock skew between producers): a later one would win over every
+ * declaration made until then, pinning the row.
+ */
+export const MAX_DECLARED_AHEAD_MS = 5 * 60_000;
 
 export type OutcomeKind = "pending" | "applied" | "failed" | "refused" | "target-deleted" | "target-deleting";
 

@@ -114,11 +114,6 @@ export interface ModelCache {
   beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined>;
   /** One row (scale set or instance) without its model's weight; undefined when absent or the cache is off. */
   readEntry(ref: ScaleSetRef | InstanceRef): Promise<CachedEntry<unknown> | undefined>;
-  /**
-   * Claims the scale set's event-reconcile window with a conditional Table update, so that parallel deliveries
-   * of a burst enqueue one reconcile, not one each. True when this caller won the window.
-   */
-  claimEventReconcile(ref: ScaleSetRef, windowMs: number): Promise<boolean>;
   /** Rows that are stale or were read before `readBefore`, from one filtered scan. */
   listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]>;
   /** Keys of the scale sets that have a cached model (fresh or not): one key-only scan. */
@@ -135,6 +130,29 @@ export interface ModelCache {
  */
 export interface DeclareWindows {
   claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
+}
+
+/**
+ * The scale set's event-reconcile window, claimed with a conditional Table write so that parallel deliveries of a
+ * burst enqueue one reconcile, not one each. "contended": the claim kept losing races and gave up; the caller
+ * enqueues anyway (one reconcile too many is cheap, none at all loses the repair).
+ */
+export interface EventDebounce {
+  claim(ref: ScaleSetRef, windowMs: number): Promise<"claimed" | "within-window" | "contended">;
+}
+
+/** A scale set's re-enqueued reconcile: which attempt comes next, and when its message becomes visible. */
+export interface ReconcileAttempt {
+  attempt: number;
+  nextAttemptAt: number;
+  reason: string;
+}
+
+export interface ReconcileAttempts {
+  record(ref: ScaleSetRef, attempt: ReconcileAttempt): Promise<void>;
+  clear(ref: ScaleSetRef): Promise<void>;
+  /** By scale set key (the lower-case ID). */
+  list(): Promise<Map<string, ReconcileAttempt>>;
 }
 
 export interface ReconcileRequest {

@@ -38,8 +38,8 @@ export type ResourceRef = ScaleSetRef | InstanceRef | BackendPoolRef;
 export const MAX_RESOURCE_ID_LENGTH = 400;
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-// Resource group: letters (any script), digits, _ ( ) - . ; must not end in a period (ARM naming rules).
-const RESOURCE_GROUP = /^[\p{L}\p{N}_().-]{1,90}$/u;
+// Resource group: letters, digits, _ ( ) - . ; must not end in a period (ARM's rules, ASCII only: see segmentsOf).
+const RESOURCE_GROUP = /^[A-Za-z0-9_().-]{1,90}$/;
 const SCALE_SET_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const NETWORK_NAME = /^[A-Za-z0-9_.-]{1,80}$/;
 const INSTANCE_ID = /^\d{1,10}$/;
@@ -53,6 +53,9 @@ function segmentsOf(input: unknown): Result<string[]> {
   if (/[%\\]/.test(input)) return refuse("must not contain encoded characters or backslashes");
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f-\u009f\s]/.test(input)) return refuse("must not contain white space or control characters");
+  // IDs are compared case-insensitively: outside ASCII, lower-casing folds unlike letters together (the Kelvin sign
+  // U+212A becomes "k"), so "Microsoft.Networ\u212A" would pass for Microsoft.Network. poolsync takes ASCII IDs only.
+  if (/[^\x21-\x7e]/.test(input)) return refuse("must hold only ASCII characters");
   const segments = input.slice(1).split("/");
   if (segments.some((s) => s === "")) return refuse("has an empty path segment");
   if (segments.some((s) => s === "." || s === "..")) return refuse('must not contain "." or ".." segments');

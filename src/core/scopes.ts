@@ -15,7 +15,8 @@ export function parseScope(input: string): Result<Scope> {
   const subscriptionId = m[1] ?? "";
   if (!GUID.test(subscriptionId)) return refuse(`subscription "${subscriptionId}" is not a GUID`);
   const resourceGroup = m[2];
-  if (resourceGroup !== undefined && !/^[\p{L}\p{N}_().-]{1,90}$/u.test(resourceGroup)) {
+  // ASCII only, as resource IDs (resourceIds.ts): case-insensitive comparison outside ASCII folds unlike letters.
+  if (resourceGroup !== undefined && !/^[A-Za-z0-9_().-]{1,90}$/.test(resourceGroup)) {
     return refuse(`resource group "${resourceGroup}" is not a valid name`);
   }
   const id = resourceGroup ? `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}` : `/subscriptions/${subscriptionId}`;

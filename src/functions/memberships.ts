@@ -1,5 +1,6 @@
 import { app, type HttpRequest, type HttpResponseInit } from "@azure/functions";
 import { services } from "../app/services";
+import { httpAuthLevel } from "../config";
 import { handleMemberships } from "../intake/membershipsHttp";
 
 /** PUT declares a membership, GET shows declared vs observed for a scale set (see src/intake, docs/api.md). */
@@ -11,6 +12,6 @@ export async function memberships(request: HttpRequest): Promise<HttpResponseIni
 app.http("memberships", {
   route: "memberships",
   methods: ["GET", "PUT", "POST", "PATCH", "DELETE"],
-  authLevel: "function",
+  authLevel: httpAuthLevel(),
   handler: memberships,
 });

@@ -1,5 +1,6 @@
 import { app, type HttpRequest, type HttpResponseInit } from "@azure/functions";
 import { services } from "../app/services";
+import { httpAuthLevel } from "../config";
 import { handleStatus } from "../intake/statusHttp";
 
 /** Counts, stale entries, queue depth and poison as JSON, or the status page for Accept: text/html (see src/intake). */
@@ -11,6 +12,6 @@ export async function status(request: HttpRequest): Promise<HttpResponseInit> {
 app.http("status", {
   route: "status",
   methods: ["GET", "PUT", "POST", "PATCH", "DELETE"],
-  authLevel: "function",
+  authLevel: httpAuthLevel(),
   handler: status,
 });

@@ -1,4 +1,4 @@
-import type { Declaration } from "../core/declarations";
+import type { Declaration, DeclaredBy } from "../core/declarations";
 import type { DeclarationStore, Logger } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import type { DeclareRequest } from "./declareRequest";
@@ -20,6 +20,7 @@ export interface Accepted {
   /** null = the primary ip configuration. */
   ipConfiguration: string | null;
   state: "present" | "absent";
+  declaredBy: DeclaredBy;
   status: "accepted";
   /** false when the declaration is stored but the reconcile could not be queued: the timer picks it up. */
   queued: boolean;
@@ -33,7 +34,7 @@ export const DECLARED_REASON = "declared via API";
  * the row is written the request is accepted, even if the enqueue then fails (the timer's round over declared scale
  * sets finds it); and if the write fails nothing was accepted and the caller is told to retry.
  */
-export async function acceptDeclaration(req: DeclareRequest, deps: AcceptDeps): Promise<{ ok: true; value: Accepted } | { ok: false; problem: Problem }> {
+export async function acceptDeclaration(req: DeclareRequest, caller: DeclaredBy, deps: AcceptDeps): Promise<{ ok: true; value: Accepted } | { ok: false; problem: Problem }> {
   const declaration: Declaration = {
     scaleSetId: req.scaleSet.id,
     backendPoolId: req.pool.id,
@@ -41,13 +42,14 @@ export async function acceptDeclaration(req: DeclareRequest, deps: AcceptDeps): 
     state: req.state,
     declaredAt: new Date(deps.now()).toISOString(),
     requestId: deps.newRequestId(),
+    declaredBy: { id: caller.id, name: caller.name, via: caller.via },
   };
   let upserted;
   try {
     upserted = await deps.declarations.upsert(req.scaleSet, declaration);
   } catch (err) {
     deps.log.error("intake.store-failed", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, error: (err as Error).message });
-    return { ok: false, problem: problem(503, "storage_unavailable", `the declaration could not be stored (${(err as Error).message}); nothing was accepted, try again`, undefined, { "retry-after": "5" }) };
+    return { ok: false, problem: problem(503, "storage_unavailable", "the declaration could not be stored; nothing was accepted, try again", undefined, { "retry-after": "5" }) };
   }
   if (upserted.result === "older") {
     return {
@@ -62,7 +64,7 @@ export async function acceptDeclaration(req: DeclareRequest, deps: AcceptDeps): 
     queued = false;
     deps.log.warn("intake.enqueue-failed", { scaleSetId: req.scaleSet.id, requestId: declaration.requestId, error: (err as Error).message });
   }
-  deps.log.info("intake.declared", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, ipConfiguration: req.ipConfiguration, state: req.state, requestId: declaration.requestId, result: upserted.result, queued });
+  deps.log.info("intake.declared", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, ipConfiguration: req.ipConfiguration, state: req.state, requestId: declaration.requestId, declaredBy: caller.id, via: caller.via, result: upserted.result, queued });
   return {
     ok: true,
     value: {
@@ -71,6 +73,7 @@ export async function acceptDeclaration(req: DeclareRequest, deps: AcceptDeps): 
       backendPoolId: req.pool.id,
       ipConfiguration: req.ipConfiguration || null,
       state: req.state,
+      declaredBy: declaration.declaredBy,
       status: "accepted",
       queued,
     },

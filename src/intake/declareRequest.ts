@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { declareMessageV1, formatIssues } from "../core/messages";
 import { parseBackendPoolId, parseScaleSetId, type BackendPoolRef, type ScaleSetRef } from "../core/resourceIds";
+import { checkBinding, type BindingRule } from "../core/bindings";
 import { inScopes, type Scope } from "../core/scopes";
 import { problem, type Parsed, type ProblemCode } from "./problem";
 
@@ -54,12 +55,16 @@ function codeOf(issue: z.core.$ZodIssue, body: object): ProblemCode {
 
 const KIND: Record<string, string> = { string: "a string", number: "a number", boolean: "a boolean" };
 
-export function scopeProblem(field: string, id: string, scopes: readonly Scope[]) {
-  return problem(403, "out_of_scope", `${field}: ${id} is outside POOLSYNC_SCOPES (${scopes.map((s) => s.id).join(", ")})`, field);
+/** Names the refused ID, not the scopes: a caller has no need to learn every subscription poolsync may touch. */
+export function scopeProblem(field: string, id: string, _scopes: readonly Scope[]) {
+  return problem(403, "out_of_scope", `${field}: ${id} is outside POOLSYNC_SCOPES`, field);
 }
 
-/** Schema, then scopes: a well-formed declaration for a resource poolsync may not touch is 403, not 400. */
-export function parseDeclareRequest(body: unknown, scopes: readonly Scope[]): Parsed<DeclareRequest> {
+/**
+ * Schema, then scopes, then POOLSYNC_BINDINGS: a well-formed declaration for a resource poolsync may not touch, or a
+ * pairing no binding rule allows, is 403, not 400.
+ */
+export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bindings: readonly BindingRule[] = []): Parsed<DeclareRequest> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, problem: problem(400, "not_an_object", `body must be a JSON object, not ${Array.isArray(body) ? "an array" : body === null ? "null" : (KIND[typeof body] ?? typeof body)}`) };
   }
@@ -78,5 +83,7 @@ export function parseDeclareRequest(body: unknown, scopes: readonly Scope[]): Pa
   if (!inScopes(scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
     return { ok: false, problem: scopeProblem("backendPoolId", pool.value.id, scopes) };
   }
+  const binding = checkBinding(bindings, scaleSet.value.id, pool.value.id);
+  if (!binding.allowed) return { ok: false, problem: problem(403, "binding_refused", `backendPoolId: ${binding.reason}`, "backendPoolId") };
   return { ok: true, value: { scaleSet: scaleSet.value, pool: pool.value, ipConfiguration: parsed.data.ipConfiguration ?? "", state: parsed.data.state } };
 }

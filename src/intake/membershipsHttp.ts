@@ -7,32 +7,42 @@ import { parseDeclareRequest, scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
 import { readJsonBody, type BodySource } from "./jsonBody";
 import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
+import { authorize, ROLES, type Caller } from "./principal";
 import { loadScaleSetView } from "./scaleSetView";
 
 export const MEMBERSHIPS_METHODS = ["GET", "PUT"] as const;
 
 type Request = BodySource & Pick<HttpRequest, "method" | "query" | "url">;
 
-/** `PUT` declares, `GET` shows; any other method is answered 405 with Allow rather than left to a bare 404. */
+/**
+ * `PUT` declares (app role poolsync.Declare), `GET` shows (poolsync.Read); any other method is answered 405 with
+ * Allow rather than left to a bare 404. The caller is checked first: an unknown caller learns nothing else.
+ */
 export async function handleMemberships(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+  const auth = authorize(request.headers, s.config, request.method === "PUT" ? ROLES.declare : ROLES.read);
+  if (!auth.ok) {
+    s.log.warn("intake.unauthorized", { method: request.method, status: auth.problem.status, reason: auth.problem.message });
+    return problemResponse(auth.problem);
+  }
   try {
-    if (request.method === "PUT") return await declare(request, s);
+    if (request.method === "PUT") return await declare(request, s, auth.caller);
     if (request.method === "GET") return await show(request, s);
     return problemResponse(methodNotAllowed(request.method, MEMBERSHIPS_METHODS));
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
     s.log.error("intake.storage-error", { method: request.method, error: (err as Error).message });
-    return problemResponse(problem(503, "storage_unavailable", `storage is unavailable (${(err as Error).message}); try again`, undefined, { "retry-after": "5" }));
+    // The storage error is in the log, not the answer: it can name accounts, endpoints and request ids.
+    return problemResponse(problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }));
   }
 }
 
-async function declare(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+async function declare(request: Request, s: IntakeServices, caller: Caller): Promise<HttpResponseInit> {
   const body = await readJsonBody(request);
   if (!body.ok) return problemResponse(body.problem);
-  const parsed = parseDeclareRequest(body.value, s.config.scopes);
+  const parsed = parseDeclareRequest(body.value, s.config.scopes, s.config.bindings);
   if (!parsed.ok) return problemResponse(parsed.problem);
   await s.ready();
-  const accepted = await acceptDeclaration(parsed.value, { declarations: s.declarations, schedule: s.scheduleDeclared, log: s.log, now: s.clock.now, newRequestId: randomUUID });
+  const accepted = await acceptDeclaration(parsed.value, caller, { declarations: s.declarations, schedule: s.scheduleDeclared, log: s.log, now: s.clock.now, newRequestId: randomUUID });
   if (!accepted.ok) return problemResponse(accepted.problem);
   // Where to watch it: this same route (whatever the host's route prefix), GET with the scale set.
   const location = `${new URL(request.url).pathname}?scaleSetId=${encodeURIComponent(accepted.value.scaleSetId)}`;

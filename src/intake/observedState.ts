@@ -34,6 +34,8 @@ export interface MembershipView {
   declared: "present" | "absent";
   declaredAt: string;
   requestId: string;
+  /** Who declared it (Entra principal id and name, "function-key", or "queue"). */
+  declaredBy: { id: string; name: string; via: string };
   outcome: { kind: string; reason?: string; at: string; appliedEtag?: string; retryAt?: string };
   attempts: number;
   /** drift: something known differs from the declaration; unknown: nothing differs but something is not known. */
@@ -124,6 +126,7 @@ export function observeScaleSet(scaleSetId: string, declarations: readonly Store
         declared: d.state,
         declaredAt: d.declaredAt,
         requestId: d.requestId,
+        declaredBy: d.declaredBy,
         outcome: {
           kind: d.outcome.kind,
           at: d.outcome.at,

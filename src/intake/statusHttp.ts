@@ -5,6 +5,7 @@ import { wantsHtml } from "./contentNegotiation";
 import { scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
 import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
+import { authorize, ROLES } from "./principal";
 import { renderStatusPage, STATUS_PAGE_CSP } from "./statusPage";
 import { statusReport } from "./statusReport";
 
@@ -16,6 +17,11 @@ const truthy = (v: string | null) => v !== null && ["1", "true", "yes", ""].incl
 
 /** JSON by default; the page for a browser. `?poison=1` adds the poison messages to the JSON (the page always shows them). */
 export async function handleStatus(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+  const auth = authorize(request.headers, s.config, ROLES.read);
+  if (!auth.ok) {
+    s.log.warn("status.unauthorized", { status: auth.problem.status, reason: auth.problem.message });
+    return problemResponse(auth.problem);
+  }
   if (request.method !== undefined && request.method !== "GET") return problemResponse(methodNotAllowed(request.method, STATUS_METHODS));
   const page = wantsHtml(request.headers.get("accept"), request.query.get("format"));
   const rawScaleSet = request.query.get("scaleSetId");
@@ -33,8 +39,9 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
       { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(request.query.get("poison")) },
     );
     if (!page) return jsonResponse(200, report);
-    // The JSON link keeps the query (a function key passed as ?code= included) and only swaps the format.
+    // The JSON link keeps the query but never a function key (?code=): a page is copied, shared and screenshotted.
     const json = new URL(request.url);
+    for (const name of [...json.searchParams.keys()]) if (name.toLowerCase() === "code") json.searchParams.delete(name);
     json.searchParams.set("format", "json");
     return {
       status: 200,
@@ -50,6 +57,7 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
     s.log.error("status.storage-error", { error: (err as Error).message });
-    return problemResponse(problem(503, "storage_unavailable", `storage is unavailable (${(err as Error).message}); try again`, undefined, { "retry-after": "5" }));
+    // The storage error is in the log, not the answer: it can name accounts, endpoints and request ids.
+    return problemResponse(problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }));
   }
 }

@@ -87,7 +87,7 @@ function membershipRow(m: MembershipView, now: number): Safe {
   return html`<tr>
   <td>${poolLabel(m.backendPoolId)}</td>
   <td>${m.ipConfiguration ?? html`<span class="empty">primary</span>`}</td>
-  <td><span class="badge ${m.declared === "present" ? "ok" : "idle"}">${m.declared}</span><span class="note">${ago(m.declaredAt, now)}</span></td>
+  <td><span class="badge ${m.declared === "present" ? "ok" : "idle"}">${m.declared}</span><span class="note">${ago(m.declaredAt, now)} by <span title="${m.declaredBy.id}">${m.declaredBy.name}</span></span></td>
   <td>${observedBadge(m.model, m.declared)}${m.model.note ? html`<span class="note">${m.model.note}</span>` : ""}</td>
   <td>${
     m.instances.length === 0

@@ -1,4 +1,5 @@
-import type { Declaration } from "../core/declarations";
+import { checkBinding, type BindingRule } from "../core/bindings";
+import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
 import { parseQueueMessage, type DeclareMessage } from "../core/messages";
 import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
@@ -21,6 +22,7 @@ export interface QueueMessageMeta {
 
 export interface HandleDeps {
   scopes: readonly Scope[];
+  bindings?: readonly BindingRule[];
   declarations: DeclarationStore;
   log: Logger;
   now: () => number;
@@ -48,6 +50,7 @@ function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): 
     // A redelivery of the same message carries the same id, so it is recognised as the same declaration.
     requestId: m.requestId ?? `queue-${meta.id}`,
     declaredAt: m.declaredAt ?? meta.insertionTime ?? new Date(now).toISOString(),
+    declaredBy: QUEUE_DECLARER,
   };
 }
 
@@ -72,6 +75,16 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     const pool = parseBackendPoolId(message.backendPoolId);
     if (pool.ok && !inScopes(deps.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
       const reason = `backendPoolId: ${pool.value.id} is outside POOLSYNC_SCOPES`;
+      await deps.poison(body, reason);
+      deps.log.warn("message.refused", { messageId: meta.id, reason });
+      return { result: "poisoned", reason };
+    }
+    const binding = pool.ok ? checkBinding(deps.bindings ?? [], ref.value.id, pool.value.id) : { allowed: true as const };
+    const future = message.declaredAt !== undefined && Date.parse(message.declaredAt) > deps.now() + MAX_DECLARED_AHEAD_MS;
+    if (!binding.allowed || future) {
+      const reason = !binding.allowed
+        ? `backendPoolId: ${binding.reason}`
+        : `declaredAt: ${message.declaredAt} is more than ${MAX_DECLARED_AHEAD_MS / 60_000} minutes in the future (it would outrank every later declaration)`;
       await deps.poison(body, reason);
       deps.log.warn("message.refused", { messageId: meta.id, reason });
       return { result: "poisoned", reason };

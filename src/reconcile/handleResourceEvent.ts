@@ -1,5 +1,5 @@
 import { classifyEvent, type ArmResourceEvent } from "../core/armEvents";
-import type { DeclarationStore, Logger, ModelCache, WorkQueue } from "../core/ports";
+import type { DeclarationStore, EventDebounce, Logger, ModelCache, WorkQueue } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 
@@ -8,11 +8,16 @@ import { inScopes, type Scope } from "../core/scopes";
  * what was deleted, and wake the reconciler, at most once per debounce window, when the scale set has
  * declarations. Never throws for a bad event: the extension would answer 500 for the whole batch and Event Grid
  * would re-send it for a day.
+ *
+ * An event is only a hint. Event Grid redelivers for 24 hours and out of order, and anyone who can reach the webhook
+ * can send one: a delete event therefore never records "target-deleted" itself. It asks for a reconcile that reads
+ * ARM, and only ARM's 404 (or Deleting) records it.
  */
 
 export interface EventDeps {
   scopes: readonly Scope[];
   cache: ModelCache;
+  debounce: EventDebounce;
   declarations: DeclarationStore;
   queue: WorkQueue;
   log: Logger;
@@ -27,7 +32,8 @@ export type EventOutcome =
   | "own-write"
   | "invalidated"
   | "invalidated+reconcile"
-  | "deleted";
+  | "deleted"
+  | "deleted+reconcile";
 
 const reasonOf = (e: ArmResourceEvent) => `event ${e.id} ${e.type.replace("Microsoft.Resources.", "")} ${e.operationName} at ${e.time ?? "?"}`;
 
@@ -39,21 +45,25 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   }
   const e = verdict.event;
   const scaleSet: ScaleSetRef = e.target.kind === "instance" ? e.target.scaleSet : e.target;
-  if (!inScopes(deps.scopes, scaleSet.subscriptionId, scaleSet.resourceGroup)) return "out-of-scope";
+  if (!inScopes(deps.scopes, scaleSet.subscriptionId, scaleSet.resourceGroup)) {
+    // Logged: a subscription filter that lets foreign events through costs a Table-free answer, but should be seen.
+    deps.log.info("event", { eventId: verdict.event.id, type: verdict.event.type, resourceId: verdict.event.target.id, outcome: "out-of-scope" });
+    return "out-of-scope";
+  }
   const reason = reasonOf(e);
 
   if (e.isDeleteOfTarget) {
+    let outcome: EventOutcome = "deleted";
     if (e.target.kind === "scaleSet") {
+      // Dropping cached rows is always safe (they are re-read); the declarations' fate is ARM's to tell.
       await deps.cache.evictScaleSet(scaleSet);
-      const declared = await deps.declarations.listForScaleSet(scaleSet);
-      const at = new Date(deps.now()).toISOString();
-      await Promise.all(declared.map((d) => deps.declarations.recordOutcome(scaleSet, d, { kind: "target-deleted", reason, at })));
+      if (await wake(scaleSet, `delete event: ${reason}`, deps, e.id, true)) outcome = "deleted+reconcile";
     } else {
       await deps.cache.evictInstance(e.target);
       await deps.cache.markStale(scaleSet, reason); // one instance fewer: the scale set changed too
     }
-    deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, outcome: "deleted" });
-    return "deleted";
+    deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, outcome });
+    return outcome;
   }
 
   const entry = await deps.cache.readEntry(e.target);
@@ -66,13 +76,22 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   // An instance write changes its scale set's ETag too, shortly afterwards.
   if (e.target.kind === "instance") await deps.cache.markStale(scaleSet, reason);
 
-  let outcome: EventOutcome = "invalidated";
-  const declared = await deps.declarations.listForScaleSet(scaleSet);
-  if (declared.length > 0 && (await deps.cache.claimEventReconcile(scaleSet, deps.debounceMs))) {
-    // Delayed to the window's end: every event inside the window is then covered by this one reconcile.
-    await deps.queue.enqueueReconcile(scaleSet.id, `event: ${reason}`.slice(0, 256), { delayMs: deps.debounceMs });
-    outcome = "invalidated+reconcile";
-  }
+  const outcome: EventOutcome = (await wake(scaleSet, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated";
   deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome });
   return outcome;
+}
+
+/**
+ * One reconcile per debounce window for a scale set with declarations (after a delete: reading ARM). Delayed to
+ * the window's end: every event inside the window is then covered by this one reconcile. A claim that kept losing
+ * races enqueues anyway: a reconcile too many costs a few reads, none at all leaves a change unrepaired.
+ */
+async function wake(scaleSet: ScaleSetRef, reason: string, deps: EventDeps, eventId: string, fresh = false): Promise<boolean> {
+  const declared = await deps.declarations.listForScaleSet(scaleSet);
+  if (declared.length === 0) return false;
+  const claim = await deps.debounce.claim(scaleSet, deps.debounceMs);
+  if (claim === "within-window") return false;
+  if (claim === "contended") deps.log.warn("event.debounce-contended", { eventId, scaleSetId: scaleSet.id, outcome: "enqueued anyway" });
+  await deps.queue.enqueueReconcile(scaleSet.id, reason.slice(0, 256), { delayMs: deps.debounceMs, ...(fresh ? { fresh: true } : {}) });
+  return true;
 }

@@ -10,6 +10,9 @@ import { mapLimit, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
 import { awaitingCrpRollout } from "./crpRollout";
+import { bindingAllows, bindingRefusal } from "./bindingGate";
+import { MAX_DECLARATIONS_PER_SCALE_SET, overCap } from "./declarationCap";
+import { isolateFailures } from "./isolateFailures";
 import { CallStats } from "./callStats";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
@@ -28,7 +31,7 @@ export interface ReconcileDeps {
   cache: ModelCache;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, "scopes" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs">;
+  config: Pick<Config, "scopes" | "bindings" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs">;
   pacer: WritePacer;
   newRequestId: () => string;
   random?: () => number;
@@ -115,14 +118,26 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     return report("refused", declarations.length, { reason: "scale set outside POOLSYNC_SCOPES" });
   }
   const active: StoredDeclaration[] = [];
+  let waiting = 0;
+  const over = overCap(declarations);
   for (const d of declarations) {
+    if (over.has(d)) {
+      await record(d, { kind: "refused", reason: `the scale set has more than ${MAX_DECLARATIONS_PER_SCALE_SET} declarations; this is one of the newest` });
+      continue;
+    }
+    // A declaration that failed on its own waits for its retry time: writing it again sooner only fails again.
+    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) > deps.clock.now() && ++waiting) continue;
     const pool = parseBackendPoolId(d.backendPoolId);
     if (!pool.ok) await record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}` });
     else if (!inScopes(config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
       await record(d, { kind: "refused", reason: "backend pool is outside POOLSYNC_SCOPES" });
+    } else if (!bindingAllows(config.bindings, ref.id, pool.value.id)) {
+      // Checked again here, not only at intake: the rules may have narrowed since the declaration was accepted.
+      await record(d, { kind: "refused", reason: bindingRefusal(config.bindings, ref.id, pool.value.id) });
     } else active.push(d);
   }
-  if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES" });
+  if (active.length === 0 && waiting > 0) return report("unchanged", declarations.length, { reason: `${waiting} failed declaration(s) wait for their retry time` });
+  if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
   const intents = active.map(toIntent);
 
   try {
@@ -132,26 +147,40 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     let model = await modelOf(ref, cached, compute, deps);
     if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
 
-    model = await writeModel(ref, model, intents, compute, deps, trigger);
+    // A terminal answer (400, 403) fails only the intents whose own write fails: the rest are written without them.
+    const modelWrite = await isolateFailures(intents.length, model, (idx, m) => writeModel(ref, m, idx.map((i) => intents[i]!), compute, deps, trigger));
+    model = modelWrite.state;
+    const failedWrites = modelWrite.failed;
+    const held = intents.map((_, i) => i).filter((i) => !failedWrites.has(i));
     const instances = await instancesOf(ref, cached, model, compute, deps);
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
-    const after = rollsOut ? { written: 0, instances } : await writeInstances(ref, instances, intents, compute, deps);
+    const instanceWrite = rollsOut
+      ? { state: { written: 0, instances }, failed: new Map<number, string>() }
+      : await isolateFailures(held.length, { written: 0, instances }, (idx, st) =>
+          writeInstances(ref, st.instances, idx.map((i) => intents[held[i]!]!), compute, deps).then((r) => ({ written: st.written + r.written, instances: r.instances })),
+        );
+    for (const [i, reason] of instanceWrite.failed) failedWrites.set(held[i]!, reason);
+    const after = instanceWrite.state;
     instancesWritten = after.written;
-    if (instancesWritten > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
+    if (instancesWritten > 0 || instanceWrite.failed.size > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
 
     const modelEdit = applyIntents(model.nics, intents);
     const live = after.instances.filter((i) => !isDeleting(i.provisioningState));
-    await Promise.all(
-      active.map((d, i) => {
+    await mapLimit(
+      active.map((d, i) => [d, i] as const),
+      8,
+      ([d, i]) => {
         const placed = modelEdit.outcomes[i];
-        if (placed && !placed.ok) {
-          return record(d, outcomes.failed(placed.reason, config.failedRetryMs));
+        const writeFailure = failedWrites.get(i);
+        if (writeFailure !== undefined || (placed && !placed.ok)) {
+          const reason = writeFailure ?? (placed && !placed.ok ? placed.reason : "");
+          return record(d, outcomes.failed(reason, config.failedRetryMs));
         }
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
         return record(d, { kind: "applied", appliedEtag: model.etag, ...((d.state === "absent" || rollsOut) && everywhere ? { appliedEverywhere: true } : {}) });
-      }),
+      },
     );
     const recheck = rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {});

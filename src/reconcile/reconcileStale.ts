@@ -3,9 +3,10 @@ import { toIntent, type StoredDeclaration } from "../core/declarations";
 import { NotFoundError, ThrottledError, describeError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
-import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, RefreshCandidate, TimerStateStore, WorkQueue } from "../core/ports";
+import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, ReconcileAttempts, RefreshCandidate, TimerStateStore, WorkQueue } from "../core/ports";
 import { instanceRef, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
+import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
 
 /**
@@ -20,6 +21,8 @@ export interface StaleDeps {
   timerState: TimerStateStore;
   declarations: DeclarationStore & { listAll(): AsyncIterable<StoredDeclaration> };
   queue: WorkQueue;
+  /** Chains of re-enqueued reconciles in progress (optional: without it every retry starts at attempt 0). */
+  attempts?: Pick<ReconcileAttempts, "list">;
   clock: Clock;
   log: Logger;
   config: Pick<Config, "scopes" | "cacheTtlMs" | "reconcileMaxReads" | "idleEvictMs">;
@@ -32,6 +35,8 @@ export interface StaleRunSummary {
   driftFound: number;
   enqueued: number;
   removedDeclarations: number;
+  /** Scale sets not asked again because their re-enqueued reconcile is still due to come. */
+  waitingForRetry: number;
   readsUsed: number;
   throttledUntil?: number;
   skippedUntil?: number;
@@ -60,7 +65,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   const now = started;
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);
-  const s: StaleRunSummary = { visited: 0, refreshed: 0, evicted: 0, driftFound: 0, enqueued: 0, removedDeclarations: 0, readsUsed: 0, durationMs: 0 };
+  const s: StaleRunSummary = { visited: 0, refreshed: 0, evicted: 0, driftFound: 0, enqueued: 0, removedDeclarations: 0, waitingForRetry: 0, readsUsed: 0, durationMs: 0 };
   const finish = () => {
     s.readsUsed = stats.reads;
     s.durationMs = deps.clock.now() - started;
@@ -86,9 +91,24 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
       retryDue.set(ref.value.key, `timer: declaration pending since ${d.outcome.at}`);
     }
   }
+  // A scale set whose reconcile re-enqueued itself has a message on the way (invisible until its Retry-After):
+  // nothing to add until that time has well passed. After that the message was lost, and the chain goes on from
+  // its attempt count rather than from zero, so POOLSYNC_MAX_ATTEMPTS bounds it.
+  const chains = deps.attempts ? await deps.attempts.list() : new Map<string, never>();
+  const waiting = (key: string) => {
+    const chain = chains.get(key);
+    return chain !== undefined && now < chain.nextAttemptAt + STUCK_PENDING_MS;
+  };
+  const asked = new Set<string>();
   for (const [key, reason] of retryDue) {
     const group = declared.get(key)!;
-    await deps.queue.enqueueReconcile(group.ref.id, reason);
+    if (waiting(key)) {
+      s.waitingForRetry++;
+      continue;
+    }
+    const chain = chains.get(key);
+    await deps.queue.enqueueReconcile(group.ref.id, reason, chain ? { attempt: chain.attempt } : {});
+    asked.add(key);
     s.enqueued++;
   }
 
@@ -177,7 +197,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
         if (err instanceof NotFoundError) {
           await deps.cache.evictScaleSet(v.ref);
           const at = new Date(deps.clock.now()).toISOString();
-          await Promise.all(decls.map((d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at })));
+          await mapLimit(decls, 8, (d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at }).then(() => undefined));
           s.evicted++;
           continue;
         }
@@ -187,9 +207,13 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
       if (drift) {
         s.driftFound++;
         // What ARM just showed differs from what is declared: the reconcile must see it too, not a cached row that
-        // may still claim otherwise (a store that lost a race, an instance the cache never listed).
-        await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", { fresh: true });
-        s.enqueued++;
+        // may still claim otherwise (a store that lost a race, an instance the cache never listed). Not beside a
+        // re-enqueued reconcile still to come, nor twice in one run; a lost chain goes on with its count.
+        if (!waiting(v.key) && !asked.has(v.key)) {
+          const chain = chains.get(v.key);
+          await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", { fresh: true, ...(chain ? { attempt: chain.attempt } : {}) });
+          s.enqueued++;
+        }
       }
     }
     cursor = "";

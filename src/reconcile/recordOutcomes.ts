@@ -1,6 +1,7 @@
 import type { Outcome, StoredDeclaration } from "../core/declarations";
 import type { Clock, DeclarationStore } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
+import { mapLimit } from "../core/retryPolicy";
 
 /**
  * What a reconcile tells each declaration it served. An outcome equal to the stored one is not written again:
@@ -18,7 +19,8 @@ export class OutcomeRecorder {
   }
 
   async recordAll(ds: StoredDeclaration[], outcome: Omit<Outcome, "at">): Promise<void> {
-    await Promise.all(ds.map((d) => this.record(d, outcome)));
+    // Bounded: one Table write per declaration, at most 8 in flight, however large the partition.
+    await mapLimit(ds, 8, (d) => this.record(d, outcome));
   }
 
   /** A failure the timer tries again after `retryMs`. */
@@ -36,6 +38,8 @@ function sameOutcome(a: Omit<Outcome, "at">, b: Omit<Outcome, "at">): boolean {
     a.kind === b.kind &&
     (a.reason ?? "") === (b.reason ?? "") &&
     (a.appliedEtag ?? "") === (b.appliedEtag ?? "") &&
-    (a.appliedEverywhere ?? false) === (b.appliedEverywhere ?? false)
+    (a.appliedEverywhere ?? false) === (b.appliedEverywhere ?? false) &&
+    // A failure again moves its retry time on (and counts the attempt): else the timer retries it on every run.
+    (a.retryAt ?? "") === (b.retryAt ?? "")
   );
 }

@@ -1,4 +1,4 @@
-import { emptyUntil, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
+import { emptyUntil, refill, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
 import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
 
 /**
@@ -9,10 +9,19 @@ import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
 
 type Bucket = { spec: BucketSpec; key: string };
 
+/** Every this many writes taken, buckets that have refilled to capacity are forgotten. */
+const SWEEP_EVERY = 256;
+
 export class WritePacer {
-  private readonly states = new Map<string, BucketState>();
+  private readonly states = new Map<string, BucketState & { spec: BucketSpec }>();
+  private takes = 0;
 
   constructor(private readonly now: () => number, private readonly enabled = true) {}
+
+  /** Buckets remembered: one per recently written scale set or instance, and per subscription. */
+  get size(): number {
+    return this.states.size;
+  }
 
   private bucketsFor(target: ScaleSetRef | InstanceRef): Bucket[] {
     const sub = (target.kind === "instance" ? target.scaleSet : target).subscriptionId.toLowerCase();
@@ -33,6 +42,16 @@ export class WritePacer {
     return this.states.get(b.key) ?? { tokens: b.spec.capacity, at: this.now() };
   }
 
+  /**
+   * A bucket back at capacity is what an unknown one is: forgetting it changes no answer. Without this the map grew
+   * by one entry per instance ever written, for the life of the process.
+   */
+  private sweep(now: number): void {
+    for (const [key, s] of this.states) {
+      if (s.at <= now && refill(s.spec, s, now).tokens >= s.spec.capacity) this.states.delete(key);
+    }
+  }
+
   /** How long until a write to this target fits every budget; 0 = now. Takes nothing. */
   waitMs(target: ScaleSetRef | InstanceRef): number {
     if (!this.enabled) return 0;
@@ -44,12 +63,13 @@ export class WritePacer {
   take(target: ScaleSetRef | InstanceRef): void {
     if (!this.enabled) return;
     const now = this.now();
-    for (const b of this.bucketsFor(target)) this.states.set(b.key, take(b.spec, this.state(b), now));
+    if (++this.takes % SWEEP_EVERY === 0) this.sweep(now);
+    for (const b of this.bucketsFor(target)) this.states.set(b.key, { ...take(b.spec, this.state(b), now), spec: b.spec });
   }
 
   /** ARM said 429 for this target: its own bucket is empty until Retry-After. */
   throttled(target: ScaleSetRef | InstanceRef, retryAfterMs: number): void {
     const own = this.bucketsFor(target)[0]!;
-    this.states.set(own.key, emptyUntil(this.now() + retryAfterMs));
+    this.states.set(own.key, { ...emptyUntil(this.now() + retryAfterMs), spec: own.spec });
   }
 }

@@ -1,7 +1,7 @@
 import { TableClient } from "@azure/data-tables";
 import { beforeEach, describe, expect, it } from "vitest";
 import { MembershipTable } from "../../src/azure/membershipTable";
-import type { Declaration } from "../../src/core/declarations";
+import { QUEUE_DECLARER, type Declaration } from "../../src/core/declarations";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../support/storage";
 
@@ -20,6 +20,7 @@ const declaration = (over: Partial<Declaration> = {}): Declaration => ({
   state: "present",
   declaredAt: "2026-12-02T09:00:00.000Z",
   requestId: "r-1",
+  declaredBy: QUEUE_DECLARER,
   ...over,
 });
 

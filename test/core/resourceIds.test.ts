@@ -36,8 +36,15 @@ describe("resource IDs", () => {
     [`${VMSS}/`, "has an empty path segment"],
     [VMSS + "x".repeat(400), "is longer than 400 characters"],
     [VMSS.replace("pool-a", "pool a"), "must not contain white space or control characters"],
+    // The Kelvin sign lower-cases to "k": it must not pass for Microsoft.Compute's "k"-less twin or any other name.
+    [VMSS.replace("Microsoft.Compute", "Microsoft.Compute").replace("pool-a", "poo\u212A-a"), "must hold only ASCII characters"],
+    [VMSS.replace("Rg-1", "\u0420\u0413-1"), "must hold only ASCII characters"],
   ])("refuses %j: %s", (input, reason) => {
     expect(parseScaleSetId(input)).toEqual({ ok: false, reason });
+  });
+
+  it("refuses a provider spelt with a Kelvin sign, which JavaScript lower-cases to k", () => {
+    expect(parseBackendPoolId(`/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Networ\u212A/loadBalancers/lb/backendAddressPools/be`)).toEqual({ ok: false, reason: "must hold only ASCII characters" });
   });
 
   it("refuses a non-numeric instance ID and a pool of another type", () => {

@@ -96,16 +96,33 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     expect(await h.queueDepth()).toBe(1);
   });
 
-  it("drops every row of a deleted scale set and shows its declarations as target deleted", async () => {
+  it("a delete event drops the rows and asks ARM: only ARM's 404 shows the declarations as target deleted", async () => {
     await applied();
     h.sim.control.delete(DEMO.scaleSetId);
     h.sim.control.settle();
     const deleted = events.find((e) => e.eventType === "Microsoft.Resources.ResourceDeleteSuccess" && e.data.resourceUri.toLowerCase() === vmss.key)!;
-    expect(await h.services.handleResourceEvent(deleted)).toBe("deleted");
+    expect(await h.services.handleResourceEvent(deleted)).toBe("deleted+reconcile");
     const p = await h.services.cache.readPartition(vmss);
     expect([p.scaleSet, p.instances.size]).toEqual([undefined, 0]);
+    expect((await h.services.declarations.listForScaleSet(vmss)).map((d) => d.outcome.kind)).toEqual(["applied"]);
+    const [outcome] = await h.drain();
+    expect(outcome).toMatchObject({ result: "reconciled", report: { result: "target-deleted" } });
     const [d] = await h.services.declarations.listForScaleSet(vmss);
     expect(d?.outcome.kind).toBe("target-deleted");
+  });
+
+  it("a forged (or late, replayed) delete event of a live scale set records nothing: ARM answers, repair goes on", async () => {
+    await applied();
+    const forged = eventGridEvent({ id: "forged-delete", type: "Microsoft.Resources.ResourceDeleteSuccess", resourceUri: DEMO.scaleSetId, operationName: "Microsoft.Compute/virtualMachineScaleSets/delete" });
+    expect(await h.services.handleResourceEvent(forged)).toBe("deleted+reconcile");
+    // Meanwhile someone drops our pool from the model: the repair must still happen.
+    h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId));
+    const outcomes = await h.drain();
+    expect(outcomes).toEqual([expect.objectContaining({ result: "reconciled", report: expect.objectContaining({ result: "applied" }) })]);
+    expect((await h.services.declarations.listForScaleSet(vmss)).map((d) => d.outcome.kind)).toEqual(["applied"]);
+    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
+    // The timer does not skip it either: it is declared and live.
+    expect(await h.services.reconcileStale()).toMatchObject({ driftFound: 0 });
   });
 
   it("completes malformed and foreign events without throwing and without touching anything", async () => {

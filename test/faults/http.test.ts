@@ -100,7 +100,7 @@ const cases: Case[] = [
     status: 403,
     code: "out_of_scope",
     field: "backendPoolId",
-    message: `backendPoolId: ${DEMO.poolId.replace(SUB, OTHER_SUB)} is outside POOLSYNC_SCOPES (/subscriptions/${SUB})`,
+    message: `backendPoolId: ${DEMO.poolId.replace(SUB, OTHER_SUB)} is outside POOLSYNC_SCOPES`,
   },
   { name: "a 64 KiB body", init: json(JSON.stringify({ ...valid, padding: "x".repeat(64 * 1024 - 300) })), status: 413, code: "body_too_large", message: /^body is 65\d{3} bytes, over the 8192-byte limit$/ },
   { name: "text/plain", init: typed("text/plain", JSON.stringify(valid)), status: 415, code: "unsupported_media_type", message: "content-type must be application/json, not text/plain" },
@@ -143,5 +143,16 @@ describe("wrong methods on /api/status", () => {
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("GET");
     expect(await res.json()).toEqual({ error: { code: "method_not_allowed", message: `method ${method} is not allowed here; use GET` } });
+  });
+});
+
+describe("a function key in the page's URL", () => {
+  it("is never copied into the page (the JSON link drops ?code=, in any casing)", async () => {
+    const secret = "k3y-s3cr3t-value";
+    const res = await fetch(`${app.url}/api/status?code=${secret}&CODE=${secret}&poison=1`, { headers: { accept: "text/html" } });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).not.toContain(secret);
+    expect(page).toContain('<a href="/api/status?poison=1&amp;format=json">JSON</a>');
   });
 });

@@ -12,6 +12,8 @@ const SUB = DEMO.subscription;
 const OTHER_SUB = "99999999-2222-3333-4444-555555555555";
 const RG = `/subscriptions/${SUB}/resourceGroups/etag/providers`;
 const ok = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const PUBLIC_POOL = DEMO.poolId.replace(/backendAddressPools\/[^/]+$/, "backendAddressPools/public");
+const BINDING = `${DEMO.scaleSetId.replace(/virtualMachineScaleSets\/[^/]+$/, "virtualMachineScaleSets/*")} => ${DEMO.poolId}`;
 const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 
 // [name, what is put on the queue (already encoded as a producer would), the poison entry's exact reason]
@@ -79,6 +81,21 @@ const cases: Array<[string, string, string]> = [
   ],
   ["a request id with spaces", b64(JSON.stringify({ ...ok, requestId: "change 4711" })), "requestId: may hold only letters, digits and _ . : -"],
   ["a date that is none", b64(JSON.stringify({ ...ok, declaredAt: "yesterday" })), "declaredAt: Invalid ISO datetime"],
+  [
+    "a declaredAt far in the future (it would outrank every later declaration)",
+    b64(JSON.stringify({ ...ok, declaredAt: "2099-01-01T00:00:00Z" })),
+    "declaredAt: 2099-01-01T00:00:00Z is more than 5 minutes in the future (it would outrank every later declaration)",
+  ],
+  [
+    "a pool POOLSYNC_BINDINGS does not let the scale set join",
+    b64(JSON.stringify({ ...ok, backendPoolId: PUBLIC_POOL })),
+    `backendPoolId: ${PUBLIC_POOL} is not a pool POOLSYNC_BINDINGS lets ${DEMO.scaleSetId} join: rule 1 (${BINDING}) allows other pools only`,
+  ],
+  [
+    "an absent on a pool POOLSYNC_BINDINGS does not cover (removing is a change too)",
+    b64(JSON.stringify({ ...ok, backendPoolId: PUBLIC_POOL, state: "absent" })),
+    `backendPoolId: ${PUBLIC_POOL} is not a pool POOLSYNC_BINDINGS lets ${DEMO.scaleSetId} join: rule 1 (${BINDING}) allows other pools only`,
+  ],
 ];
 
 let app: IntakeApp;
@@ -86,7 +103,7 @@ type PoisonEntry = { reason?: string; received?: string; raw: string };
 let poison: PoisonEntry[] = [];
 
 beforeAll(async () => {
-  app = await startIntakeApp({ reconcile: true });
+  app = await startIntakeApp({ reconcile: true, env: { POOLSYNC_BINDINGS: BINDING } });
   await app.queue.createIfNotExists();
   for (const [, text] of cases) await app.queue.sendMessage(text);
   // Not base64 at all: the host cannot decode it, so poolsync never sees it; it goes to the poison queue as it came.

@@ -1,5 +1,6 @@
 import { InvocationContext, type EventGridEvent } from "@azure/functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { services } from "../../src/app/services";
 import { onResourceEvent } from "../../src/functions/onResourceEvent";
 import { DEMO } from "../support/harness";
@@ -37,6 +38,7 @@ describe("onResourceEvent (Event Grid trigger), called as the host calls it", ()
       state: "present",
       declaredAt: "2026-12-02T10:00:00.000Z",
       requestId: "r-1",
+      declaredBy: QUEUE_DECLARER,
     });
     await onResourceEvent(event(DEMO.scaleSetId, "e-1"), context());
     await onResourceEvent(event(DEMO.scaleSetId, "e-2"), context());

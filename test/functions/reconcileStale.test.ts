@@ -1,5 +1,6 @@
 import { InvocationContext, type Timer } from "@azure/functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { services } from "../../src/app/services";
 import { reconcileStale } from "../../src/functions/reconcileStale";
 import { DEMO } from "../support/harness";
@@ -32,6 +33,7 @@ describe("reconcileStale (timer trigger), called as the host calls it", () => {
       state: "present",
       declaredAt: "2026-12-02T10:00:00.000Z",
       requestId: "r-1",
+      declaredBy: QUEUE_DECLARER,
     });
     world.sim.control.resetStats();
     await reconcileStale(timer, new InvocationContext({ invocationId: "inv-timer", functionName: "reconcileStale" }));

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../../src/config";
-import { REQUIRED_ARM_ACTIONS, REQUIRED_ARM_ACTIONS_WITH_REASONS } from "../../src/azure/armPermissions";
+import { ALWAYS_NEEDED_JOIN_ACTIONS, JOIN_ACTIONS, REQUIRED_ARM_ACTIONS, REQUIRED_ARM_ACTIONS_WITH_REASONS } from "../../src/azure/armPermissions";
 import {
   INFRA_DIR,
   appSettings,
@@ -56,9 +56,11 @@ describe("app settings follow src/config.ts SETTINGS", () => {
     expect(main.parameters?.[param as string]?.defaultValue, `${String(param)} must have no default: the deployer has to choose it`).toBeUndefined();
   });
 
-  it.each(settingEntries.filter(([, s]) => s.default !== undefined))("%s is set to the code's default", (name, spec) => {
+  it.each(settingEntries.filter(([, s]) => s.default !== undefined))("%s is set to the code's default (or a parameter defaulting to it)", (name, spec) => {
     expect(settings.has(name), `${name} is not an app setting in infra/main.json`).toBe(true);
-    expect(resolveVariables(main, settings.get(name))).toBe(spec.default);
+    const param = parameterReference(main, settings.get(name));
+    if (param) expect(main.parameters?.[param]?.defaultValue, `${param}'s default`).toBe(spec.default);
+    else expect(resolveVariables(main, settings.get(name))).toBe(spec.default);
   });
 
   it("sets no poolsync setting the code does not know", () => {
@@ -77,10 +79,9 @@ describe("app settings follow src/config.ts SETTINGS", () => {
     expect(settings.get("AzureWebJobsStorage__credential")).toBe("managedidentity");
     const clientId = settings.get("AzureWebJobsStorage__clientId");
     expect(clientId).toMatch(/^\[reference\(variables\('identityId'\), '[\d-]+'\)\.clientId\]$/);
-    expect(settings.get("AZURE_CLIENT_ID")).toBe(clientId);
     const site = onlyResourceOfType(main, "Microsoft.Web/sites") as { identity?: { type: string; userAssignedIdentities: Record<string, unknown> } };
     expect(site.identity?.type).toBe("UserAssigned");
-    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual(["[variables('identityId')]"]);
+    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual(["[variables('identityId')]", "[variables('armIdentityId')]", "[variables('deployIdentityId')]"]);
   });
 
   it("sets nothing Flex Consumption rejects (the runtime lives in functionAppConfig)", () => {
@@ -101,7 +102,7 @@ describe("hosting", () => {
     };
     expect(config.runtime).toEqual({ name: "node", version: "22" });
     expect(config.deployment.storage.type).toBe("blobContainer");
-    expect(config.deployment.storage.authentication).toEqual({ type: "UserAssignedIdentity", userAssignedIdentityResourceId: "[variables('identityId')]" });
+    expect(config.deployment.storage.authentication).toEqual({ type: "UserAssignedIdentity", userAssignedIdentityResourceId: "[variables('deployIdentityId')]" });
     const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
     expect(containers).toContain(leafName(main, config.deployment.storage.value));
   });
@@ -219,16 +220,27 @@ describe("roles", () => {
     }
   });
 
-  it("the custom role grants exactly REQUIRED_ARM_ACTIONS (no extra, no missing) and nothing else", () => {
+  it("the custom role grants the scale set actions and only the joins asked for: by default pools and subnets", () => {
     const role = onlyResourceOfType(access, "Microsoft.Authorization/roleDefinitions");
-    const permissions = role.properties?.permissions as { actions: string[]; notActions: string[]; dataActions: string[]; notDataActions: string[] }[];
+    const permissions = role.properties?.permissions as { actions: unknown; notActions: string[]; dataActions: string[]; notDataActions: string[] }[];
     expect(permissions).toHaveLength(1);
     const [p] = permissions;
-    const extra = p?.actions.filter((a) => !REQUIRED_ARM_ACTIONS.includes(a));
-    const missing = REQUIRED_ARM_ACTIONS.filter((a) => !p?.actions.includes(a));
-    expect({ extra, missing }).toEqual({ extra: [], missing: [] });
-    expect(p?.actions).toHaveLength(REQUIRED_ARM_ACTIONS.length);
+    expect(p?.actions).toBe("[if(equals(parameters('grant'), 'joinOnly'), parameters('joinActions'), concat(variables('scaleSetActions'), parameters('joinActions')))]");
+    const scaleSetActions = access.variables?.scaleSetActions as string[];
+    const joins = access.parameters?.joinActions as { defaultValue: string[]; allowedValues: string[] };
+    // Together they are exactly REQUIRED_ARM_ACTIONS: nothing extra can be granted, nothing needed is missing.
+    expect([...scaleSetActions, ...joins.allowedValues].sort()).toEqual([...REQUIRED_ARM_ACTIONS].sort());
+    expect(joins.allowedValues.sort()).toEqual([...JOIN_ACTIONS].sort());
+    expect(scaleSetActions.some((a) => a.includes("join"))).toBe(false);
+    expect(joins.defaultValue).toEqual(ALWAYS_NEEDED_JOIN_ACTIONS);
+    expect(access.parameters?.grant).toMatchObject({ defaultValue: "scaleSets", allowedValues: ["scaleSets", "joinOnly"] });
     expect(p?.dataActions).toEqual([]);
+  });
+
+  it("the infra README no longer claims a join is not granted, and names the joinOnly grant for a subnet elsewhere", () => {
+    const readme = readFileSync(join(INFRA_DIR, "README.md"), "utf8");
+    expect(readme).not.toMatch(/poolsync does not grant them/);
+    expect(readme).toContain("joinOnly");
   });
 
   it("the custom role is assignable only at the target scope, and assigned there to poolsync's identity", () => {
@@ -241,13 +253,33 @@ describe("roles", () => {
     expect(main.outputs?.principalId).toBeDefined();
   });
 
-  it("storage roles are the three data roles on the account, for poolsync's identity", () => {
-    const onAccount = resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) => r.scope === "[format('Microsoft.Storage/storageAccounts/{0}', variables('storageAccountName'))]");
-    const roles = resolveVariables(main, "[variables('roles')]") as Record<string, string>;
-    const granted = onAccount.map((r) => /variables\('roles'\)\.(\w+)\)\]$/.exec(String(r.properties?.roleDefinitionId))?.[1]);
-    expect(granted.sort()).toEqual(["storageBlobDataOwner", "storageQueueDataContributor", "storageTableDataContributor"]);
+  it("storage: queue and table roles on the account, blob only on the host's own containers; the package is another identity's", () => {
+    const grants = resourcesOfType(main, "Microsoft.Authorization/roleAssignments");
+    const roleOf = (r: { properties?: Record<string, unknown> }) => /variables\('roles'\)\.(\w+)\)\]$/.exec(String(r.properties?.roleDefinitionId))?.[1];
+    const onAccount = grants.filter((r) => r.scope === "[format('Microsoft.Storage/storageAccounts/{0}', variables('storageAccountName'))]");
+    expect(onAccount.map(roleOf).sort()).toEqual(["storageQueueDataContributor", "storageTableDataContributor"]);
     for (const r of onAccount) expect(r.properties?.principalId).toContain("variables('identityId')");
+    const blob = grants.filter((r) => String(r.properties?.principalId).includes("variables('identityId')") && roleOf(r)?.startsWith("storageBlob"));
+    expect(blob.map((r) => [roleOf(r), r.scope])).toEqual([
+      ["storageBlobDataOwner", "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/azure-webjobs-hosts', variables('storageAccountName'))]"],
+      ["storageBlobDataOwner", "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/azure-webjobs-secrets', variables('storageAccountName'))]"],
+    ]);
+    const deploy = grants.filter((r) => String(r.properties?.principalId).includes("deployIdentityId"));
+    expect(deploy.map((r) => [roleOf(r), r.scope])).toEqual([["storageBlobDataContributor", "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/{1}', variables('storageAccountName'), variables('packageContainerName'))]"]]);
+    const site = onlyResourceOfType(main, "Microsoft.Web/sites");
+    expect((site.properties?.functionAppConfig as { deployment: { storage: { authentication: unknown } } }).deployment.storage.authentication).toEqual({ type: "UserAssignedIdentity", userAssignedIdentityResourceId: "[variables('deployIdentityId')]" });
+    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
+    expect(containers).toEqual(expect.arrayContaining(["azure-webjobs-hosts", "azure-webjobs-secrets"]));
+    const roles = resolveVariables(main, "[variables('roles')]") as Record<string, string>;
     for (const [name, id] of Object.entries(BUILT_IN_ROLES)) expect(roles[name], name).toBe(id);
+  });
+
+  it("ARM is called with an identity of its own, which holds no storage role; it is the one access.json is given", () => {
+    const settings = appSettings(main);
+    expect(settings.get("AZURE_CLIENT_ID")).toBe("[reference(variables('armIdentityId'), '2023-01-31').clientId]");
+    const grants = resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) => String(r.properties?.principalId).includes("armIdentityId"));
+    expect(grants).toEqual([]);
+    expect((main.outputs?.principalId as { value: string }).value).toBe("[reference(variables('armIdentityId'), '2023-01-31').principalId]");
   });
 
   it("no template grants Owner, Contributor or User Access Administrator", () => {

@@ -46,7 +46,8 @@ describe("poolsync declare", () => {
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe("accepted: present etag-k8s/etag-k8s on etag-k8s-mp-0 (primary ip configuration)");
     expect(lines[1]).toMatch(/^request id: [0-9a-f-]{36}$/);
-    expect(lines[2]).toBe(`queued for reconcile; watch it with: poolsync status --scale-set ${DEMO.scaleSetId}`);
+    expect(lines[2]).toBe("declared by: function key holder (function-key, key)");
+    expect(lines[3]).toBe(`queued for reconcile; watch it with: poolsync status --scale-set ${DEMO.scaleSetId}`);
 
     await waitFor(
       async () => (await poolsync("status", "--scale-set", DEMO.scaleSetId)).stdout,
@@ -59,6 +60,7 @@ describe("poolsync declare", () => {
     expect(s.stdout).toContain("  etag-k8s/etag-k8s  primary  declared present  observed present");
     expect(s.stdout).toContain("instances 2/2 present  in-sync  applied");
     expect(s.stdout).toMatch(/instance 0: present {2}ETag "\d+"/);
+    expect(s.stdout).toMatch(/declared \S+ by function key holder \(function-key, key\) \(request [0-9a-f-]{36}\)/);
   });
 
   it("exits 1 with the API's code and reason when it refuses (outside the scopes, a bad ID)", async () => {
@@ -66,7 +68,7 @@ describe("poolsync declare", () => {
     const r = await poolsync("declare", "--scale-set", outside, "--pool", DEMO.poolId, "--state", "present");
     expect(r.code).toBe(EXIT.apiError);
     expect(r.stdout).toBe("");
-    expect(r.stderr.trim()).toBe(`poolsync: 403 out_of_scope: scaleSetId: ${outside} is outside POOLSYNC_SCOPES (/subscriptions/${DEMO.subscription})`);
+    expect(r.stderr.trim()).toBe(`poolsync: 403 out_of_scope: scaleSetId: ${outside} is outside POOLSYNC_SCOPES`);
 
     const bad = await poolsync("declare", "--scale-set", "/subscriptions/x", "--pool", DEMO.poolId, "--state", "absent");
     expect(bad.code).toBe(EXIT.apiError);
@@ -133,6 +135,20 @@ describe("poolsync status and poison", () => {
   });
 });
 
+describe("the Entra token", () => {
+  it("is sent as Authorization: Bearer (from --token, else POOLSYNC_TOKEN)", async () => {
+    const seen: Array<string | null> = [];
+    const fake = (async (_url: URL, init: RequestInit) => {
+      seen.push(new Headers(init.headers).get("authorization"));
+      return new Response("", { status: 401, statusText: "Unauthorized" });
+    }) as unknown as typeof fetch;
+    const io = { out: () => undefined, err: () => undefined, env: { POOLSYNC_TOKEN: "env-token" }, fetch: fake };
+    await main(["status", "--url", "https://poolsync.example", "--token", "flag-token"], io);
+    await main(["status", "--url", "https://poolsync.example"], io);
+    expect(seen).toEqual(["Bearer flag-token", "Bearer env-token"]);
+  });
+});
+
 describe("the function key", () => {
   it("is sent as x-functions-key (from --key, else POOLSYNC_KEY), and a 401 from the host says how to pass one", async () => {
     const seen: Array<string | null> = [];
@@ -145,6 +161,6 @@ describe("the function key", () => {
     expect(await main(["status", "--url", "https://poolsync.example", "--key", "from-flag"], io)).toBe(EXIT.apiError);
     expect(await main(["status", "--url", "https://poolsync.example"], io)).toBe(EXIT.apiError);
     expect(seen).toEqual(["from-flag", "from-env"]);
-    expect(err[0]).toBe("poolsync: 401 http_401: GET /api/status answered 401 Unauthorized; pass the function key with --key or POOLSYNC_KEY");
+    expect(err[0]).toBe("poolsync: 401 http_401: GET /api/status answered 401 Unauthorized; sign in: pass an Entra token with --token or POOLSYNC_TOKEN (or, with the key fallback, --key)");
   });
 });

@@ -61,6 +61,8 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     POOLSYNC_CACHE_TABLE: uniqueName("ic"),
     POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
     POOLSYNC_EVENT_DEBOUNCE_SECONDS: "0",
+    // The key fallback: these suites are about the API's answers; test/intake/auth.test.ts runs Entra ID and roles.
+    POOLSYNC_AUTH: "key",
     // The timer stays off (and its schedule far away) so that only the test decides when anything is re-read.
     POOLSYNC_RECONCILE_SCHEDULE: "0 0 0 1 1 *",
     "AzureWebJobs.reconcileStale.Disabled": "true",
@@ -117,22 +119,24 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
   };
 }
 
-/** Lines the app's jsonLogger prints are captured; anything else still reaches the console. */
+/** Lines the app's jsonLogger prints (console.log, .warn, .error by level) are captured; anything else still reaches the console. */
 function captureAppLogs(): Array<Record<string, unknown>> {
   const lines: Array<Record<string, unknown>> = [];
-  const original = console.log.bind(console);
-  console.log = (...args: unknown[]) => {
-    const first = args[0];
-    if (args.length === 1 && typeof first === "string" && first.startsWith('{"ts":')) {
-      try {
-        lines.push(JSON.parse(first) as Record<string, unknown>);
-        return;
-      } catch {
-        // not one of ours after all
+  for (const method of ["log", "warn", "error"] as const) {
+    const original = console[method].bind(console);
+    console[method] = (...args: unknown[]) => {
+      const first = args[0];
+      if (args.length === 1 && typeof first === "string" && first.startsWith('{"ts":')) {
+        try {
+          lines.push(JSON.parse(first) as Record<string, unknown>);
+          return;
+        } catch {
+          // not one of ours after all
+        }
       }
-    }
-    original(...args);
-  };
+      original(...args);
+    };
+  }
   return lines;
 }
 
@@ -145,6 +149,9 @@ export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean,
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A caller as App Service authentication would present it, through the local runtime's test principal header. */
+export const asPrincipal = (id: string, name: string, roles: string[]) => ({ "x-test-client-principal": JSON.stringify({ id, name, roles }) });
 
 export const json = (body: unknown): RequestInit => ({ method: "PUT", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
 

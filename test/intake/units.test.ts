@@ -5,6 +5,7 @@ import type { InstanceModel, ScaleSetModel } from "../../src/core/models";
 import { wantsHtml } from "../../src/intake/contentNegotiation";
 import { acceptDeclaration } from "../../src/intake/acceptDeclaration";
 import { parseDeclareRequest } from "../../src/intake/declareRequest";
+import { KEY_CALLER } from "../../src/intake/principal";
 import { esc, html } from "../../src/intake/html";
 import { readJsonBody } from "../../src/intake/jsonBody";
 import { observeScaleSet } from "../../src/intake/observedState";
@@ -67,6 +68,7 @@ describe("html escaping", () => {
               declared: "present",
               declaredAt: "2026-01-01T00:00:00.000Z",
               requestId: evil,
+              declaredBy: { id: evil, name: evil, via: "entra" },
               outcome: { kind: evil, reason: evil, at: "2026-01-01T00:00:00.000Z", appliedEtag: evil },
               attempts: 1,
               sync: "drift",
@@ -111,18 +113,18 @@ describe("acceptDeclaration", () => {
 
   it("stores first: a store failure is 503 and nothing is queued", async () => {
     let queued = 0;
-    const r = await acceptDeclaration(parsed.value, {
+    const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
       declarations: { upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
       schedule: async () => void queued++,
     });
-    expect(r).toEqual({ ok: false, problem: { status: 503, code: "storage_unavailable", message: "the declaration could not be stored (connect ECONNREFUSED); nothing was accepted, try again", headers: { "retry-after": "5" } } });
+    expect(r).toEqual({ ok: false, problem: { status: 503, code: "storage_unavailable", message: "the declaration could not be stored; nothing was accepted, try again", headers: { "retry-after": "5" } } });
     expect(queued).toBe(0);
   });
 
   it("once stored it is accepted even if the enqueue fails (the timer finds declared scale sets), and says so", async () => {
     const stored = { requestId: "req-1", declaredAt: "2026-01-01T00:00:00.000Z" } as StoredDeclaration;
-    const r = await acceptDeclaration(parsed.value, {
+    const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
       declarations: { upsert: async () => ({ result: "created", stored }) },
       schedule: async () => Promise.reject(new Error("queue down")),
@@ -132,7 +134,7 @@ describe("acceptDeclaration", () => {
 
   it("answers 409 when a newer declaration for the same pool and ip configuration is stored", async () => {
     const stored = { requestId: "queue-9", declaredAt: "2027-01-01T00:00:00.000Z" } as StoredDeclaration;
-    const r = await acceptDeclaration(parsed.value, { ...base, declarations: { upsert: async () => ({ result: "older", stored }) }, schedule: okSchedule });
+    const r = await acceptDeclaration(parsed.value, KEY_CALLER, { ...base, declarations: { upsert: async () => ({ result: "older", stored }) }, schedule: okSchedule });
     expect(r).toEqual({ ok: false, problem: { status: 409, code: "superseded", message: "a newer declaration for this pool and ip configuration is stored (declared at 2027-01-01T00:00:00.000Z, request queue-9)" } });
   });
 });
@@ -147,6 +149,7 @@ describe("observeScaleSet", () => {
     state: "present",
     declaredAt: "2026-01-01T00:00:00.000Z",
     requestId: "r",
+    declaredBy: { id: "queue", name: "queue", via: "queue" },
     outcome: { kind: "applied", at: "2026-01-01T00:00:00.000Z" },
     attempts: 0,
     rowEtag: "e",

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SETTINGS } from "../../src/config";
+import { httpAuthLevel, SETTINGS } from "../../src/config";
 import { loadRegisteredFunctions, type RegisteredFunction } from "../../local/loadFunctions";
 
 /**
@@ -48,17 +48,21 @@ describe("the app's registered functions (what the host indexes)", () => {
     expect(raw(f)).toEqual([expect.objectContaining({ type: "eventGridTrigger", direction: "in" })]);
   });
 
-  it("memberships and status: HTTP triggers with function-level keys in Azure", () => {
+  it("memberships and status: HTTP triggers behind App Service authentication (no host key), the app checking roles", () => {
+    expect(process.env.POOLSYNC_AUTH ?? "").toBe("");
     const memberships = byName("memberships");
-    expect(memberships.trigger).toMatchObject({ type: "httpTrigger", authLevel: "function", route: "memberships" });
+    expect(memberships.trigger).toMatchObject({ type: "httpTrigger", authLevel: "anonymous", route: "memberships" });
     expect(memberships.trigger.methods).toEqual(expect.arrayContaining(["GET", "PUT"]));
-    expect(byName("status").trigger).toMatchObject({ type: "httpTrigger", authLevel: "function", route: "status", methods: ["GET", "PUT", "POST", "PATCH", "DELETE"] });
+    expect(byName("status").trigger).toMatchObject({ type: "httpTrigger", authLevel: "anonymous", route: "status", methods: ["GET", "PUT", "POST", "PATCH", "DELETE"] });
     for (const f of [memberships, byName("status")]) expect(raw(f)).toEqual(expect.arrayContaining([expect.objectContaining({ name: "$return", type: "http", direction: "out" })]));
   });
 
-  it("no other function, and no HTTP function open without a key", () => {
+  it("no other function; the host's key check comes back only with the key fallback (POOLSYNC_AUTH=key)", () => {
     expect(fns.map((f) => f.name).sort()).toEqual(["applyBackendPools", "memberships", "onResourceEvent", "reconcileStale", "status"]);
-    for (const f of fns.filter((x) => x.trigger.type === "httpTrigger")) expect(f.trigger.authLevel, f.name).toBe("function");
+    expect(httpAuthLevel({ POOLSYNC_AUTH: "key" })).toBe("function");
+    expect(httpAuthLevel({ POOLSYNC_AUTH: " Key " })).toBe("function");
+    expect(httpAuthLevel({ POOLSYNC_AUTH: "entra" })).toBe("anonymous");
+    expect(httpAuthLevel({})).toBe("anonymous");
   });
 
   it("every %SETTING% a binding names is a setting the code knows (so the infra template sets it)", () => {

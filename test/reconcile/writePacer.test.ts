@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { instanceRef } from "../../src/core/resourceIds";
 import { WritePacer } from "../../src/reconcile/writePacer";
-import { scaleSetRef } from "../support/refs";
+import { instanceRefOf, scaleSetRef } from "../support/refs";
 
 /** The write pacer over a clock the test moves: CRP's per-resource and per-subscription buckets, ARM's write bucket, a 429's Retry-After. */
 
@@ -69,5 +69,30 @@ describe("WritePacer", () => {
     for (let i = 0; i < 50; i++) pacer.take(a);
     pacer.throttled(a, 30_000);
     expect(pacer.waitMs(a)).toBe(0);
+  });
+});
+
+describe("WritePacer memory", () => {
+  const big = vmss("big");
+  const vm = (i: number) => instanceRefOf(`${big.id}/virtualMachines/${i}`);
+
+  it("forgets buckets that refilled to capacity: a process writing 5,000 instances over time keeps a few", () => {
+    let now = 0;
+    const pacer = new WritePacer(() => now);
+    for (let i = 0; i < 5_000; i++) {
+      pacer.take(vm(i));
+      now += 1_000; // a write a second: each instance's bucket is full again five minutes later
+    }
+    expect(pacer.size).toBeLessThan(700);
+  });
+
+  it("keeps what still matters: a bucket that is spent or closed by a 429 still answers the same wait", () => {
+    let now = 0;
+    const pacer = new WritePacer(() => now);
+    pacer.throttled(big, 600_000);
+    for (let i = 0; i < 600; i++) pacer.take(vm(i));
+    now += 60_000;
+    for (let i = 600; i < 1_200; i++) pacer.take(vm(i));
+    expect(pacer.waitMs(big)).toBe(540_000);
   });
 });

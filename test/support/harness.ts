@@ -1,7 +1,7 @@
 import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
 import { loadConfig, type Config } from "../../src/config";
-import { createServices, type Services } from "../../src/app/services";
+import { createServices, type ServiceOverrides, type Services } from "../../src/app/services";
 import { memoryLogger } from "../../src/app/logger";
 import type { Clock } from "../../src/core/ports";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
@@ -48,6 +48,8 @@ export interface HarnessOptions {
   clock?: Clock;
   env?: Record<string, string>;
   cacheEnabled?: boolean;
+  /** Extra Table pipeline policies (a test that plays a concurrent writer between two Table calls). */
+  storagePolicies?: ServiceOverrides["storagePolicies"];
 }
 
 /** Cache on or off for the whole suite (invariant 5: every test passes with it disabled, at more reads). */
@@ -72,7 +74,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.env,
   };
   const config = loadConfig(env);
-  const services = createServices(config, { log: logs, random: () => 0.5, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const services = createServices(config, { log: logs, random: () => 0.5, ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.storagePolicies ? { storagePolicies: opts.storagePolicies } : {}) });
   await services.ready();
   const queue = new QueueClient(testStorageConnectionString(), config.queueName);
   const poison = new QueueClient(testStorageConnectionString(), config.poisonQueueName);

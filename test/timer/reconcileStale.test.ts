@@ -1,3 +1,4 @@
+import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { afterEach, describe, expect, it } from "vitest";
 import { mapLimit } from "../../src/core/retryPolicy";
 import { STUCK_PENDING_MS } from "../../src/reconcile/reconcileStale";
@@ -89,7 +90,7 @@ describe("reconcileStale: the timer's safety net", () => {
     const pool = poolId(WIDE_SUBSCRIPTION, "wide", "lb", "pool-0");
     // Seeded concurrently: the machine is shared, and 1,500 sequential Table calls would dominate the test.
     await mapLimit(refs.map((ref, i) => ({ ref, i })), 16, async ({ ref, i }) => {
-      await h.services.declarations.upsert(ref, { scaleSetId: ref.id, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt: new Date(clock.now()).toISOString(), requestId: "seed" });
+      await h.services.declarations.upsert(ref, { scaleSetId: ref.id, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt: new Date(clock.now()).toISOString(), requestId: "seed", declaredBy: QUEUE_DECLARER });
       await h.services.cache.markStale(ref, `test: stale #${i}`);
     });
     clock.advance(1_000);
@@ -154,7 +155,7 @@ describe("reconcileStale: the timer's safety net", () => {
     // A later "absent" is stored, but the message that should have reconciled it is gone (say, poisoned after
     // its window opened).
     const ref = scaleSetRef(DEMO.scaleSetId);
-    const stored = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "absent" as const, requestId: "lost-1", declaredAt: new Date(Date.now() + 60_000).toISOString() };
+    const stored = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "absent" as const, requestId: "lost-1", declaredAt: new Date(Date.now() + 60_000).toISOString(), declaredBy: QUEUE_DECLARER };
     expect((await h.services.declarations.upsert(ref, stored)).result).toBe("updated");
     clock.advance(STUCK_PENDING_MS - 1);
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 0 });

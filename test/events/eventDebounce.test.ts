@@ -1,0 +1,81 @@
+import { TableClient } from "@azure/data-tables";
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
+import { afterEach, describe, expect, it } from "vitest";
+import { cachePartition, SCALE_SET_ROW } from "../../src/azure/cacheKeys";
+import { DEBOUNCE_PARTITION } from "../../src/azure/eventDebounceTable";
+import { encodeKey } from "../../src/core/tableKeys";
+import { DEMO, startHarness, type Harness } from "../support/harness";
+import { eventGridEvent } from "../support/armEventSamples";
+import { scaleSetRef } from "../support/refs";
+import { testStorageConnectionString } from "../support/storage";
+
+/**
+ * The event debounce under the load it exists for: while one delivery claims the window, other events of the same
+ * burst invalidate the scale set's cache row. A Table pipeline policy plays those events: after every entity read of
+ * the cache table it marks the scale set row stale (as a concurrent delivery would), before the reader writes.
+ */
+
+const vmss = scaleSetRef(DEMO.scaleSetId);
+const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const write = (id: string) => eventGridEvent({ id, resourceUri: DEMO.scaleSetId, operationName: "Microsoft.Compute/virtualMachineScaleSets/write" });
+
+function concurrentInvalidations(cacheTable: () => string): PipelinePolicy {
+  let other: TableClient | undefined;
+  return {
+    name: "concurrentInvalidations",
+    async sendRequest(request, next) {
+      const response = await next(request);
+      const table = cacheTable();
+      if (request.method === "GET" && table && new URL(request.url).pathname.includes(`/${table}(PartitionKey=`)) {
+        other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, { allowInsecureConnection: true });
+        await other.upsertEntity({ partitionKey: cachePartition(vmss), rowKey: SCALE_SET_ROW, stale: true, staleReason: "a concurrent event", staleAt: Date.now() }, "Merge");
+      }
+      return response;
+    },
+  };
+}
+
+describe("event debounce", () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.stop();
+    h = undefined;
+  });
+
+  it("still enqueues the one reconcile while every other event of the burst rewrites the scale set's cache row", async () => {
+    let table = "";
+    h = await startHarness({ cacheEnabled: true, env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" }, storagePolicies: [concurrentInvalidations(() => table)] });
+    await h.send(declarePresent);
+    await h.drain();
+    table = h.config.cacheTable;
+    expect(await h.services.handleResourceEvent(write("burst-1"))).toBe("invalidated+reconcile");
+    expect(await h.queueDepth()).toBe(1);
+    // The window holds for the rest of the burst.
+    expect(await h.services.handleResourceEvent(write("burst-2"))).toBe("invalidated");
+    expect(await h.queueDepth()).toBe(1);
+  });
+
+  it("a claim that keeps losing races enqueues anyway, and says so in the log", async () => {
+    let table = "";
+    let other: TableClient | undefined;
+    const rivals: PipelinePolicy = {
+      name: "rivalClaims",
+      async sendRequest(request, next) {
+        // Just before each write of the debounce row, a rival rewrites it (an old claim): ours then conflicts.
+        const target = `${decodeURIComponent(request.url)} ${typeof request.body === "string" ? request.body : ""}`;
+        if (table && target.includes(DEBOUNCE_PARTITION) && request.method !== "GET" && request.method !== "DELETE") {
+          other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, { allowInsecureConnection: true });
+          await other.upsertEntity({ partitionKey: DEBOUNCE_PARTITION, rowKey: encodeKey(vmss.key), claimedAt: 0 }, "Replace");
+        }
+        return next(request);
+      },
+    };
+    h = await startHarness({ cacheEnabled: true, env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" }, storagePolicies: [rivals] });
+    await h.send(declarePresent);
+    await h.drain();
+    table = h.config.cacheTable;
+    expect(await h.services.handleResourceEvent(write("contended-1"))).toBe("invalidated+reconcile");
+    expect(await h.queueDepth()).toBe(1);
+    expect(h.logs.lines.filter((l) => l.event === "event.debounce-contended")).toEqual([expect.objectContaining({ level: "warn", eventId: "contended-1", scaleSetId: DEMO.scaleSetId })]);
+  });
+});
