@@ -1,21 +1,16 @@
 import type { Config } from "../config";
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
-import {
-  BeingDeletedError,
-  ConflictError,
-  describeError,
-  NotFoundError,
-  PreconditionFailedError,
-  ThrottledError,
-  TransientError,
-} from "../core/errors";
+import { BeingDeletedError, ConflictError, describeError, NotFoundError, ThrottledError, TransientError } from "../core/errors";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
-import { applyIntents, intentSatisfied, type PoolIntent } from "../core/networkProfile";
+import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache } from "../core/ports";
 import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
-import { mapLimit, preconditionBackoffMs, requeueBackoffMs } from "../core/retryPolicy";
+import { mapLimit, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { CallStats } from "./callStats";
+import { ifMatchWrite } from "./ifMatchWrite";
+import { OutcomeRecorder } from "./recordOutcomes";
+import { Requeue } from "./requeue";
 import type { WritePacer } from "./writePacer";
 
 /**
@@ -75,13 +70,6 @@ export function mergeTriggers(a: ReconcileTrigger, b: ReconcileTrigger): Reconci
   return { reason: reason.slice(0, 512), attempt: Math.max(a.attempt, b.attempt), ...(a.fresh || b.fresh ? { fresh: true } : {}) };
 }
 
-/** Thrown inside a reconcile to leave it and come back later; never escapes reconcileScaleSet. */
-class Requeue extends Error {
-  constructor(readonly delayMs: number, readonly why: string) {
-    super(why);
-  }
-}
-
 function usable<M>(entry: CachedEntry<M> | undefined, now: number, ttlMs: number): entry is CachedEntry<M> & { model: M } {
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
 }
@@ -114,16 +102,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   const declarations = await deps.declarations.listForScaleSet(ref);
   if (declarations.length === 0) return report("no-declarations", 0);
 
-  const nowIso = () => new Date(deps.clock.now()).toISOString();
-  const record = async (d: StoredDeclaration, outcome: Outcome) => {
-    const same =
-      d.outcome.kind === outcome.kind &&
-      (d.outcome.reason ?? "") === (outcome.reason ?? "") &&
-      (d.outcome.appliedEtag ?? "") === (outcome.appliedEtag ?? "") &&
-      (d.outcome.appliedEverywhere ?? false) === (outcome.appliedEverywhere ?? false);
-    if (!same) await deps.declarations.recordOutcome(ref, d, outcome);
-  };
-  const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => Promise.all(ds.map((d) => record(d, { ...outcome, at: nowIso() })));
+  const outcomes = new OutcomeRecorder(ref, deps.declarations, deps.clock);
+  const record = (d: StoredDeclaration, outcome: Omit<Outcome, "at">) => outcomes.record(d, outcome);
+  const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => outcomes.recordAll(ds, outcome);
 
   // Scope first: nothing outside POOLSYNC_SCOPES is ever read or written.
   if (!inScopes(config.scopes, ref.subscriptionId, ref.resourceGroup)) {
@@ -133,9 +114,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   const active: StoredDeclaration[] = [];
   for (const d of declarations) {
     const pool = parseBackendPoolId(d.backendPoolId);
-    if (!pool.ok) await record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}`, at: nowIso() });
+    if (!pool.ok) await record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}` });
     else if (!inScopes(config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
-      await record(d, { kind: "refused", reason: "backend pool is outside POOLSYNC_SCOPES", at: nowIso() });
+      await record(d, { kind: "refused", reason: "backend pool is outside POOLSYNC_SCOPES" });
     } else active.push(d);
   }
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES" });
@@ -160,11 +141,11 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       active.map((d, i) => {
         const placed = modelEdit.outcomes[i];
         if (placed && !placed.ok) {
-          return record(d, { kind: "failed", reason: placed.reason, at: nowIso(), retryAt: new Date(deps.clock.now() + config.failedRetryMs).toISOString() });
+          return record(d, outcomes.failed(placed.reason, config.failedRetryMs));
         }
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
-        return record(d, { kind: "applied", appliedEtag: model.etag, at: nowIso(), ...(d.state === "absent" && everywhere ? { appliedEverywhere: true } : {}) });
+        return record(d, { kind: "applied", appliedEtag: model.etag, ...(d.state === "absent" && everywhere ? { appliedEverywhere: true } : {}) });
       }),
     );
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
@@ -182,14 +163,14 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     if (retry) {
       if (trigger.attempt + 1 > config.maxAttempts) {
         const reason = `gave up after ${trigger.attempt} re-enqueued attempts: ${retry.why}`;
-        await recordAll(active, { kind: "failed", reason, retryAt: new Date(deps.clock.now() + config.failedRetryMs).toISOString() });
+        await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
         return report("failed", declarations.length, { reason });
       }
       return report("requeued", declarations.length, { requeueAfterMs: retry.delayMs, reason: retry.why });
     }
     const reason = describeError(err);
     log.error("reconcile.error", { scaleSetId: ref.id, error: reason });
-    await recordAll(active, { kind: "failed", reason, retryAt: new Date(deps.clock.now() + config.failedRetryMs).toISOString() });
+    await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
     return report("failed", declarations.length, { reason });
   }
 }
@@ -207,30 +188,6 @@ function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
   return undefined;
 }
 
-/**
- * Waits for the write budget (briefly), or leaves the reconcile to come back when it is there: a write that
- * would only earn a 429 is never sent.
- */
-async function pace(target: ScaleSetRef | InstanceRef, deps: ReconcileDeps): Promise<void> {
-  for (;;) {
-    const wait = deps.pacer.waitMs(target);
-    if (wait === 0) break;
-    if (wait > deps.config.pacingMaxWaitMs) throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
-    await deps.clock.sleep(wait);
-  }
-  deps.pacer.take(target);
-}
-
-/** Sends the write; on 429 the pacer learns that budget is empty until Retry-After. */
-async function learnThrottle<T>(target: ScaleSetRef | InstanceRef, deps: ReconcileDeps, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs);
-    throw err;
-  }
-}
-
 /** The scale set model from the cache when it is fresh, else from ARM (and then stored, conditionally). */
 async function modelOf(ref: ScaleSetRef, cached: CachedPartition, compute: ComputePort, deps: ReconcileDeps): Promise<ScaleSetModel> {
   if (usable(cached.scaleSet, deps.clock.now(), deps.config.cacheTtlMs)) return cached.scaleSet.model;
@@ -239,7 +196,7 @@ async function modelOf(ref: ScaleSetRef, cached: CachedPartition, compute: Compu
   return model;
 }
 
-/** Writes the model's NICs with If-Match until the edit is empty; a 412 means re-read and recompute. */
+/** Writes the model's NICs with If-Match until the edit is empty. */
 async function writeModel(
   ref: ScaleSetRef,
   start: ScaleSetModel,
@@ -248,32 +205,34 @@ async function writeModel(
   deps: ReconcileDeps,
   trigger: ReconcileTrigger,
 ): Promise<ScaleSetModel> {
-  let model = start;
-  for (let attempt = 0; ; attempt++) {
-    const edit = applyIntents(model.nics, intents);
-    if (!edit.nics) return model;
-    const clientRequestId = deps.newRequestId();
-    const pools = intents.filter((i) => intentSatisfied(model.nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`);
-    await pace(ref, deps);
-    // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
-    const base = await deps.cache.beginWrite(ref, clientRequestId);
-    try {
-      const after = await learnThrottle(ref, deps, () => compute.writeScaleSetNics(ref, model, edit.nics!, { ifMatch: model.etag, clientRequestId }));
-      deps.log.info("arm.write", { scaleSetId: ref.id, target: "model", pools, ifMatch: model.etag, etag: after.etag, clientRequestId, outcome: "ok" });
-      await deps.cache.storeScaleSet(ref, after, base, clientRequestId);
-      return after;
-    } catch (err) {
-      deps.log.info("arm.write", { scaleSetId: ref.id, target: "model", pools, ifMatch: model.etag, clientRequestId, outcome: describeError(err) });
-      if (!(err instanceof PreconditionFailedError)) throw err;
-      if (attempt >= deps.config.maxPreconditionRetries) {
-        throw new Requeue(preconditionBackoffMs(attempt, deps.random), `${attempt + 1} precondition failures in a row on ${ref.id} (${trigger.reason})`);
-      }
-      const base = await deps.cache.markStale(ref, "412 on our write");
-      await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
-      model = await compute.getScaleSet(ref);
-      await deps.cache.storeScaleSet(ref, model, base);
-    }
-  }
+  const result = await ifMatchWrite(
+    {
+      paced: ref,
+      id: ref.id,
+      logFields: { scaleSetId: ref.id, target: "model" },
+      plan: (model) => planNics(model.nics, intents),
+      write: (model, nics, opts) => compute.writeScaleSetNics(ref, model, nics, opts),
+      read: () => compute.getScaleSet(ref),
+      row: {
+        beginWrite: (clientRequestId) => deps.cache.beginWrite(ref, clientRequestId),
+        markStale: (reason) => deps.cache.markStale(ref, reason),
+        store: (model, base, ours) => deps.cache.storeScaleSet(ref, model, base, ours),
+        evict: () => deps.cache.evictScaleSet(ref),
+      },
+      context: trigger.reason,
+    },
+    start,
+    deps,
+  );
+  // A scale set that is gone answers NotFound, which the reconcile handles as a whole: never "gone" here.
+  return result.kind === "gone" ? start : result.model;
+}
+
+/** The NIC configurations the intents still need, and which pools they move (for the write log). */
+function planNics(nics: NicConfiguration[], intents: PoolIntent[]): { edit: NicConfiguration[]; pools: string[] } | undefined {
+  const edit = applyIntents(nics, intents);
+  if (!edit.nics) return undefined;
+  return { edit: edit.nics, pools: intents.filter((i) => intentSatisfied(nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`) };
 }
 
 /**
@@ -308,47 +267,29 @@ async function writeInstances(
   const targets = instances.filter((i) => !isDeleting(i.provisioningState) && applyIntents(i.nics, intents).nics !== undefined);
   await mapLimit(targets, deps.config.instanceConcurrency, async (first) => {
     const iref = instanceRef(ref, first.instanceId);
-    let inst = first;
-    for (let attempt = 0; ; attempt++) {
-      const edit = applyIntents(inst.nics, intents);
-      if (!edit.nics || isDeleting(inst.provisioningState)) return;
-      const clientRequestId = deps.newRequestId();
-      const pools = intents.filter((i) => intentSatisfied(inst.nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`);
-      await pace(iref, deps);
-      const base = await deps.cache.beginWrite(iref, clientRequestId);
-      try {
-        const after = await learnThrottle(iref, deps, () => compute.writeInstanceNics(iref, inst, edit.nics!, { ifMatch: inst.etag, clientRequestId }));
-        deps.log.info("arm.write", { scaleSetId: ref.id, target: `instance ${inst.instanceId}`, pools, ifMatch: inst.etag, etag: after.etag, clientRequestId, outcome: "ok" });
-        written++;
-        current.set(after.instanceId, after);
-        if (after.etag) await deps.cache.storeInstance(iref, after, base, clientRequestId);
-        return;
-      } catch (err) {
-        deps.log.info("arm.write", { scaleSetId: ref.id, target: `instance ${inst.instanceId}`, pools, ifMatch: inst.etag, clientRequestId, outcome: describeError(err) });
-        if (err instanceof NotFoundError || err instanceof BeingDeletedError) {
-          // Scaled in or being deleted under us: nothing to write, and its row must not linger.
-          current.delete(inst.instanceId);
-          await deps.cache.evictInstance(iref);
-          return;
-        }
-        if (!(err instanceof PreconditionFailedError)) throw err;
-        if (attempt >= deps.config.maxPreconditionRetries) throw new Requeue(preconditionBackoffMs(attempt, deps.random), `${attempt + 1} precondition failures in a row on ${iref.id}`);
-        const base = await deps.cache.markStale(iref, "412 on our write");
-        await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
-        try {
-          inst = await compute.getInstance(iref);
-        } catch (getErr) {
-          if (getErr instanceof NotFoundError) {
-            current.delete(inst.instanceId);
-            await deps.cache.evictInstance(iref);
-            return;
-          }
-          throw getErr;
-        }
-        current.set(inst.instanceId, inst);
-        await deps.cache.storeInstance(iref, inst, base);
-      }
-    }
+    const result = await ifMatchWrite(
+      {
+        paced: iref,
+        id: iref.id,
+        logFields: { scaleSetId: ref.id, target: `instance ${first.instanceId}` },
+        plan: (inst) => (isDeleting(inst.provisioningState) ? undefined : planNics(inst.nics, intents)),
+        write: (inst, nics, opts) => compute.writeInstanceNics(iref, inst, nics, opts),
+        read: () => compute.getInstance(iref),
+        row: {
+          beginWrite: (clientRequestId) => deps.cache.beginWrite(iref, clientRequestId),
+          markStale: (reason) => deps.cache.markStale(iref, reason),
+          store: (inst, base, ours) => deps.cache.storeInstance(iref, inst, base, ours),
+          evict: () => deps.cache.evictInstance(iref),
+        },
+        // Scaled in or being deleted under us: nothing to write, and its row must not linger.
+        gone: (err) => err instanceof NotFoundError || err instanceof BeingDeletedError,
+      },
+      first,
+      deps,
+    );
+    if (result.kind === "gone") current.delete(first.instanceId);
+    else current.set(result.model.instanceId, result.model);
+    if (result.kind === "written") written++;
   });
   return { written, instances: [...current.values()] };
 }

@@ -1,0 +1,122 @@
+import type { Config } from "../config";
+import { describeError, PreconditionFailedError, ThrottledError } from "../core/errors";
+import type { Clock, Logger, WriteOptions } from "../core/ports";
+import { preconditionBackoffMs } from "../core/retryPolicy";
+import { Requeue } from "./requeue";
+import type { WritePacer } from "./writePacer";
+
+/**
+ * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,
+ * a NIC): pace, mark the cache row as being written, write on the ETag we read, log, store the answer; on 412
+ * mark the row stale, back off, re-read and recompute. No write is ever sent without the ETag it was computed
+ * from, so a concurrent writer's change is never overwritten.
+ */
+
+/** What the pacer budgets a write against. */
+export type PacedTarget = Parameters<WritePacer["take"]>[0];
+
+/** The cache row of the thing written. */
+export interface CacheRow<M> {
+  /** Marks the row as being written by us; returns the base for storing the answer. */
+  beginWrite(clientRequestId: string): Promise<string | undefined>;
+  /** Unconditional; returns the base for storing what a re-read finds. */
+  markStale(reason: string): Promise<string | undefined>;
+  store(model: M, base: string | undefined, ourClientRequestId?: string): Promise<unknown>;
+  evict(): Promise<void>;
+}
+
+export interface IfMatchTarget<M extends { etag: string }, E> {
+  /** The write budget it spends. */
+  paced: PacedTarget;
+  /** Names it in requeue reasons. */
+  id: string;
+  /** Fields of every `arm.write` log line (scale set, which target). */
+  logFields: Record<string, unknown>;
+  /** The edit the current state still needs and the pools it moves, or undefined when nothing is left to write. */
+  plan(current: M): { edit: E; pools: string[] } | undefined;
+  write(current: M, edit: E, opts: WriteOptions): Promise<M>;
+  read(): Promise<M>;
+  row: CacheRow<M>;
+  /** An answer meaning the target is gone (scaled in, being deleted): nothing to write, and its row goes. */
+  gone?(err: unknown): boolean;
+  /** Said after the target in the reason of a requeue after too many 412s. */
+  context?: string;
+}
+
+export interface IfMatchDeps {
+  pacer: WritePacer;
+  clock: Clock;
+  log: Logger;
+  newRequestId: () => string;
+  random?: () => number;
+  config: Pick<Config, "maxPreconditionRetries" | "pacingMaxWaitMs">;
+}
+
+export type IfMatchResult<M> = { kind: "written"; model: M } | { kind: "unchanged"; model: M } | { kind: "gone" };
+
+/** Writes until the plan is empty; a 412 re-reads and recomputes; too many 412s in a row leave the reconcile to come back. */
+export async function ifMatchWrite<M extends { etag: string }, E>(target: IfMatchTarget<M, E>, start: M, deps: IfMatchDeps): Promise<IfMatchResult<M>> {
+  let current = start;
+  for (let attempt = 0; ; attempt++) {
+    const plan = target.plan(current);
+    if (!plan) return { kind: "unchanged", model: current };
+    const clientRequestId = deps.newRequestId();
+    const line = { ...target.logFields, pools: plan.pools, ifMatch: current.etag, clientRequestId };
+    await pace(target.paced, deps);
+    // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
+    const base = await target.row.beginWrite(clientRequestId);
+    try {
+      const after = await learnThrottle(target.paced, deps, () => target.write(current, plan.edit, { ifMatch: current.etag, clientRequestId }));
+      deps.log.info("arm.write", { ...line, etag: after.etag, outcome: "ok" });
+      // An answer without an ETag is not cached: nothing could be written on it with If-Match.
+      if (after.etag) await target.row.store(after, base, clientRequestId);
+      return { kind: "written", model: after };
+    } catch (err) {
+      deps.log.info("arm.write", { ...line, outcome: describeError(err) });
+      if (target.gone?.(err)) return goneFrom(target);
+      if (!(err instanceof PreconditionFailedError)) throw err;
+      if (attempt >= deps.config.maxPreconditionRetries) {
+        const context = target.context ? ` (${target.context})` : "";
+        throw new Requeue(preconditionBackoffMs(attempt, deps.random), `${attempt + 1} precondition failures in a row on ${target.id}${context}`);
+      }
+      const staleBase = await target.row.markStale("412 on our write");
+      await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
+      try {
+        current = await target.read();
+      } catch (readErr) {
+        if (target.gone?.(readErr)) return goneFrom(target);
+        throw readErr;
+      }
+      await target.row.store(current, staleBase);
+    }
+  }
+}
+
+async function goneFrom<M extends { etag: string }, E>(target: IfMatchTarget<M, E>): Promise<IfMatchResult<M>> {
+  await target.row.evict();
+  return { kind: "gone" };
+}
+
+/**
+ * Waits for the write budget (briefly), or leaves the reconcile to come back when it is there: a write that
+ * would only earn a 429 is never sent.
+ */
+async function pace(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
+  for (;;) {
+    const wait = deps.pacer.waitMs(target);
+    if (wait === 0) break;
+    if (wait > deps.config.pacingMaxWaitMs) throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
+    await deps.clock.sleep(wait);
+  }
+  deps.pacer.take(target);
+}
+
+/** Sends the write; on 429 the pacer learns that budget is empty until Retry-After. */
+async function learnThrottle<T>(target: PacedTarget, deps: IfMatchDeps, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs);
+    throw err;
+  }
+}

@@ -1,0 +1,37 @@
+import type { Outcome, StoredDeclaration } from "../core/declarations";
+import type { Clock, DeclarationStore } from "../core/ports";
+import type { ScaleSetRef } from "../core/resourceIds";
+
+/**
+ * What a reconcile tells each declaration it served. An outcome equal to the stored one is not written again:
+ * a reconcile that changes nothing costs no Table write.
+ */
+export class OutcomeRecorder {
+  constructor(private readonly ref: ScaleSetRef, private readonly declarations: DeclarationStore, private readonly clock: Clock) {}
+
+  async record(d: StoredDeclaration, outcome: Omit<Outcome, "at">): Promise<void> {
+    if (!sameOutcome(d.outcome, outcome)) await this.declarations.recordOutcome(this.ref, d, { ...outcome, at: this.isoIn(0) });
+  }
+
+  async recordAll(ds: StoredDeclaration[], outcome: Omit<Outcome, "at">): Promise<void> {
+    await Promise.all(ds.map((d) => this.record(d, outcome)));
+  }
+
+  /** A failure the timer tries again after `retryMs`. */
+  failed(reason: string, retryMs: number): Omit<Outcome, "at"> {
+    return { kind: "failed", reason, retryAt: this.isoIn(retryMs) };
+  }
+
+  private isoIn(ms: number): string {
+    return new Date(this.clock.now() + ms).toISOString();
+  }
+}
+
+function sameOutcome(a: Omit<Outcome, "at">, b: Omit<Outcome, "at">): boolean {
+  return (
+    a.kind === b.kind &&
+    (a.reason ?? "") === (b.reason ?? "") &&
+    (a.appliedEtag ?? "") === (b.appliedEtag ?? "") &&
+    (a.appliedEverywhere ?? false) === (b.appliedEverywhere ?? false)
+  );
+}
