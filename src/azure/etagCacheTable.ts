@@ -1,7 +1,7 @@
 import { odata, RestError, type TableClient, type TableEntityResult } from "@azure/data-tables";
-import type { InstanceModel, ScaleSetModel } from "../core/models";
-import type { CachedEntry, CachedPartition, ModelCache, RefreshCandidate, TimerState } from "../core/ports";
-import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "../core/models";
+import type { CachedEntry, CachedPartition, CachedResourceRef, ModelCache, RefreshCandidate, TimerState } from "../core/ports";
+import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { decodeKey, encodeKey } from "../core/tableKeys";
 import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
 
@@ -29,11 +29,14 @@ export interface ReconcileProblem {
 }
 const TIMER_ROW = "state";
 export const instanceRow = (instanceId: string) => `vm-${instanceId}`;
+/** NICs and top-level VMs: one row each in a partition of their own ID, so an event naming the resource finds it. */
+const RESOURCE_ROW = { nic: "nic", vm: "vmres" } as const;
+const isResourceRow = (rowKey: string) => rowKey === RESOURCE_ROW.nic || rowKey === RESOURCE_ROW.vm;
 
 export interface CacheRow {
   partitionKey: string;
   rowKey: string;
-  kind: "scaleSet" | "instance";
+  kind: "scaleSet" | "instance" | "nic" | "vm";
   resourceId: string;
   armEtag: string;
   model: string;
@@ -53,7 +56,7 @@ export interface CacheRow {
 
 const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
 
-export const cachePartition = (scaleSet: ScaleSetRef) => encodeKey(scaleSet.key);
+export const cachePartition = (target: TargetRef | CachedResourceRef) => encodeKey(target.key);
 
 function entryOf<M>(row: TableEntityResult<CacheRow>): CachedEntry<M> {
   let model: M | undefined;
@@ -80,7 +83,7 @@ export class EtagCacheTable implements ModelCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition> {
+  async readPartition(scaleSet: TargetRef): Promise<CachedPartition> {
     const out: CachedPartition = { scaleSet: undefined, instances: new Map() };
     if (!this.enabled) return out;
     const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(scaleSet)}` } });
@@ -97,6 +100,19 @@ export class EtagCacheTable implements ModelCache {
 
   storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
     return this.store(cachePartition(ref.scaleSet), instanceRow(ref.instanceId), "instance", model.id, model.etag, model, base, ourClientRequestId);
+  }
+
+  storeResource(ref: CachedResourceRef, model: NicModel | VmModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
+    return this.store(cachePartition(ref), RESOURCE_ROW[ref.kind], ref.kind, model.id, model.etag, model, base, ourClientRequestId);
+  }
+
+  async evictResource(ref: CachedResourceRef): Promise<void> {
+    if (!this.enabled) return;
+    try {
+      await this.table.deleteEntity(cachePartition(ref), RESOURCE_ROW[ref.kind]);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+    }
   }
 
   private async store(
@@ -147,15 +163,15 @@ export class EtagCacheTable implements ModelCache {
     }
   }
 
-  async markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<string | undefined> {
+  async markStale(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<string | undefined> {
     if (!this.enabled) return undefined;
-    const [pk, rk] = ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+    const [pk, rk] = this.keysOf(ref);
     return this.markStaleRow(pk, rk, reason);
   }
 
-  async beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined> {
+  async beginWrite(ref: ScaleSetRef | InstanceRef | CachedResourceRef, clientRequestId: string): Promise<string | undefined> {
     if (!this.enabled) return undefined;
-    const [pk, rk] = ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+    const [pk, rk] = this.keysOf(ref);
     const answer = await this.table.upsertEntity(
       { partitionKey: pk, rowKey: rk, stale: true, staleReason: "our write in flight", staleAt: this.now(), pendingClientRequestId: clientRequestId, touchedAt: this.now() },
       "Merge",
@@ -169,8 +185,9 @@ export class EtagCacheTable implements ModelCache {
     return answer.etag;
   }
 
-  private keysOf(ref: ScaleSetRef | InstanceRef): [string, string] {
-    return ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+  private keysOf(ref: ScaleSetRef | InstanceRef | CachedResourceRef): [string, string] {
+    if (ref.kind === "instance") return [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+    return [cachePartition(ref), ref.kind === "scaleSet" ? SCALE_SET_ROW : RESOURCE_ROW[ref.kind]];
   }
 
   private async getRow(pk: string, rk: string): Promise<TableEntityResult<CacheRow> | undefined> {
@@ -182,13 +199,13 @@ export class EtagCacheTable implements ModelCache {
     }
   }
 
-  async readEntry(ref: ScaleSetRef | InstanceRef): Promise<CachedEntry<unknown> | undefined> {
+  async readEntry(ref: ScaleSetRef | InstanceRef | CachedResourceRef): Promise<CachedEntry<unknown> | undefined> {
     if (!this.enabled) return undefined;
     const row = await this.getRow(...this.keysOf(ref));
     return row ? entryOf<unknown>(row) : undefined;
   }
 
-  async claimEventReconcile(ref: ScaleSetRef, windowMs: number): Promise<boolean> {
+  async claimEventReconcile(ref: TargetRef, windowMs: number): Promise<boolean> {
     const [pk, rk] = this.keysOf(ref);
     // Even with the cache off the debounce row is kept: it is coordination, not a cached model.
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -219,6 +236,8 @@ export class EtagCacheTable implements ModelCache {
       },
     });
     for await (const row of rows) {
+      // NIC and VM rows are re-read by the reconcile of the target that declared them, not by the timer.
+      if (isResourceRow(row.rowKey)) continue;
       const isInstance = row.rowKey.startsWith("vm-");
       const scaleSetId = row.resourceId ? (isInstance ? row.resourceId.replace(/\/virtualMachines\/[^/]+$/i, "") : row.resourceId) : decodeKey(row.partitionKey);
       out.push({
@@ -242,7 +261,7 @@ export class EtagCacheTable implements ModelCache {
   }
 
   /** Kept even with the cache off: it is a record for people, not a cached model. */
-  async recordProblem(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void> {
+  async recordProblem(ref: TargetRef, problem: ReconcileProblem): Promise<void> {
     await this.table.upsertEntity({ partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) }, "Replace");
   }
 
@@ -266,7 +285,7 @@ export class EtagCacheTable implements ModelCache {
     await this.table.upsertEntity({ partitionKey: TIMER_PARTITION, rowKey: TIMER_ROW, notBefore: state.notBefore, cursor: state.cursor }, "Replace");
   }
 
-  async evictScaleSet(ref: ScaleSetRef): Promise<void> {
+  async evictScaleSet(ref: TargetRef): Promise<void> {
     for (const partition of [PROBLEMS_PARTITION, WINDOWS_PARTITION]) {
       try {
         await this.table.deleteEntity(partition, cachePartition(ref));

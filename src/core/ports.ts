@@ -1,7 +1,7 @@
 import type { Declaration, Outcome, StoredDeclaration } from "./declarations";
-import type { InstanceModel, ScaleSetModel } from "./models";
+import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "./models";
 import type { NicConfiguration } from "./networkProfile";
-import type { InstanceRef, ScaleSetRef } from "./resourceIds";
+import type { InstanceRef, NicRef, ScaleSetRef, TargetRef, VmRef } from "./resourceIds";
 
 /**
  * The narrow ports the reconcile depends on; real implementations live in src/azure/. Errors are the typed
@@ -20,17 +20,27 @@ export interface ComputePort {
   listInstances(ref: ScaleSetRef): Promise<InstanceModel[]>;
   getInstance(ref: InstanceRef): Promise<InstanceModel>;
   writeInstanceNics(ref: InstanceRef, base: InstanceModel, nics: NicConfiguration[], opts: WriteOptions): Promise<InstanceModel>;
+  getVm(ref: VmRef): Promise<VmModel>;
+  /** The VMs of a resource group, as Azure lists them (a Flexible scale set's carry its ID). */
+  listVms(scope: { subscriptionId: string; resourceGroup: string }): Promise<VmModel[]>;
+}
+
+/** The Network RP edge: NICs, read whole and written whole with If-Match. */
+export interface NetworkPort {
+  getNic(ref: NicRef): Promise<NicModel>;
+  /** PUTs the NIC as read with these ip configurations: every other field goes back as it was read. */
+  writeNic(ref: NicRef, base: NicModel, ipConfigurations: NicConfiguration["ipConfigurations"], opts: WriteOptions): Promise<NicModel>;
 }
 
 export type UpsertResult = "created" | "updated" | "unchanged" | "older";
 
 export interface DeclarationStore {
   /** Idempotent by request id; a declaration older than the stored one is ignored ("older"). */
-  upsert(scaleSet: ScaleSetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
-  listForScaleSet(scaleSet: ScaleSetRef): Promise<StoredDeclaration[]>;
+  upsert(scaleSet: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
+  listForScaleSet(scaleSet: TargetRef): Promise<StoredDeclaration[]>;
   /** Conditional on the row ETag; false when a newer declaration replaced it meanwhile. */
-  recordOutcome(scaleSet: ScaleSetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;
-  remove(scaleSet: ScaleSetRef, d: StoredDeclaration): Promise<boolean>;
+  recordOutcome(scaleSet: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;
+  remove(scaleSet: TargetRef, d: StoredDeclaration): Promise<boolean>;
 }
 
 export interface CachedEntry<M> {
@@ -72,7 +82,7 @@ export interface TimerState {
 
 export interface ModelCache {
   readonly enabled: boolean;
-  readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition>;
+  readPartition(scaleSet: TargetRef): Promise<CachedPartition>;
   /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
   storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
   storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
@@ -80,28 +90,34 @@ export interface ModelCache {
    * Unconditional: an invalidation always wins over a refresh that read ARM before it. Returns the row's new
    * Table ETag, the base for storing what a re-read after this invalidation finds (undefined when disabled).
    */
-  markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<string | undefined>;
+  markStale(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<string | undefined>;
   /**
    * Marks the row stale before we write ARM, remembering the write's client request id: a crash mid-write leaves
    * the row stale, and the event of this very write is recognised as ours. Returns the base for storing its answer.
    */
-  beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined>;
+  beginWrite(ref: ScaleSetRef | InstanceRef | CachedResourceRef, clientRequestId: string): Promise<string | undefined>;
   /** One row (scale set or instance) without its model's weight; undefined when absent or the cache is off. */
-  readEntry(ref: ScaleSetRef | InstanceRef): Promise<CachedEntry<unknown> | undefined>;
+  readEntry(ref: ScaleSetRef | InstanceRef | CachedResourceRef): Promise<CachedEntry<unknown> | undefined>;
   /**
    * Claims the scale set's event-reconcile window with a conditional Table update, so that parallel deliveries
    * of a burst enqueue one reconcile, not one each. True when this caller won the window.
    */
-  claimEventReconcile(ref: ScaleSetRef, windowMs: number): Promise<boolean>;
+  claimEventReconcile(ref: TargetRef, windowMs: number): Promise<boolean>;
   /** Rows that are stale or were read before `readBefore`, from one filtered scan. */
   listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]>;
   /** Keys of the scale sets that have a cached model (fresh or not): one key-only scan. */
   listCachedScaleSets(): Promise<Set<string>>;
   readTimerState(): Promise<TimerState>;
   writeTimerState(state: TimerState): Promise<void>;
-  evictScaleSet(ref: ScaleSetRef): Promise<void>;
+  evictScaleSet(ref: TargetRef): Promise<void>;
   evictInstance(ref: InstanceRef): Promise<void>;
+  /** A NIC's or a VM's own row (its own partition, so an event naming only the resource finds it). */
+  storeResource(ref: CachedResourceRef, model: NicModel | VmModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  evictResource(ref: CachedResourceRef): Promise<void>;
 }
+
+/** Resources cached in a row of their own: NICs, and VMs (whose row also says which target declared them). */
+export type CachedResourceRef = NicRef | VmRef;
 
 /**
  * Which declaration schedules the one gathered reconcile of a scale set, decided across instances with a
@@ -109,7 +125,7 @@ export interface ModelCache {
  * redelivery) and must enqueue the reconcile; "joined": a reconcile already scheduled will read its declaration.
  */
 export interface DeclareWindows {
-  claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
+  claim(ref: TargetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
 }
 
 export interface ReconcileRequest {
