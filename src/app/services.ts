@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
-import { systemClock, type Clock, type ComputePort, type Logger } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import { systemClock, type Clock, type ComputePort, type Logger, type NetworkPort } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
 import { ArmCompute } from "../azure/compute";
+import { ArmNetwork } from "../azure/network";
+import { ReadPacer } from "../azure/readPacing";
 import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
@@ -17,6 +19,7 @@ import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStal
 import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
 import { mergeTriggers, reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
+import { reconcileVm } from "../reconcile/reconcileVm";
 import { jsonLogger } from "./logger";
 
 /** Everything a trigger needs, built once per process from the validated config. */
@@ -25,15 +28,16 @@ export interface Services {
   clock: Clock;
   log: Logger;
   compute: ComputePort;
+  network: NetworkPort;
   declarations: MembershipTable;
   cache: EtagCacheTable;
   queue: StorageWorkQueue;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
-  scheduleDeclared(ref: ScaleSetRef, claimant: string, reason: string): Promise<Scheduled>;
+  scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<Scheduled>;
   /** Creates the tables and queues if missing (the deployment creates them; Azurite starts empty). */
   ready(): Promise<void>;
-  reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
+  reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
   handleQueueMessage(body: unknown, meta: QueueMessageMeta): Promise<HandleOutcome>;
   handleResourceEvent(raw: unknown): Promise<EventOutcome>;
   reconcileStale(): Promise<StaleRunSummary>;
@@ -43,6 +47,7 @@ export interface ServiceOverrides {
   clock?: Clock;
   log?: Logger;
   compute?: ComputePort;
+  network?: NetworkPort;
   random?: () => number;
   /** Extra Table pipeline policies, e.g. one that counts Table round trips (benchmarks). */
   storagePolicies?: StoragePolicies;
@@ -50,9 +55,25 @@ export interface ServiceOverrides {
   queueTimeScale?: number;
 }
 
+/** The Network edge (NICs), on the same endpoint and settings as the Compute edge, sharing its read pacing. */
+export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmNetwork {
+  return new ArmNetwork({
+    endpoint: config.armEndpoint,
+    ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
+    credential: armCredential(config),
+    scope: armScope(config.armEndpoint),
+    clock,
+    requestTimeoutMs: config.armTimeoutMs,
+    operationMaxWaitMs: config.operationMaxWaitMs,
+    operationPollIntervalMs: config.operationPollMs,
+    ...(readPacer ? { readPacer } : {}),
+  });
+}
+
 /** The Compute edge as the settings describe it (endpoint, credential, extra CA, timeouts). */
-export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
+export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmCompute {
   return new ArmCompute({
+    ...(readPacer ? { readPacer } : {}),
     endpoint: config.armEndpoint,
     ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
     credential: armCredential(config),
@@ -68,7 +89,10 @@ export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? jsonLogger();
-  const compute = overrides.compute ?? armComputeFromConfig(config, clock);
+  // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
+  const readPacer = config.pacingEnabled ? new ReadPacer(clock) : undefined;
+  const compute = overrides.compute ?? armComputeFromConfig(config, clock, readPacer);
+  const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
   const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable, policies), config.cacheEnabled, clock.now);
@@ -89,6 +113,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     log,
     compute,
+    network,
     declarations,
     cache,
     queue,
@@ -105,8 +130,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return readyPromise;
     },
     async reconcile(ref, trigger) {
-      const report = await reconcileScaleSet(ref, trigger, {
+      const deps = {
         compute,
+        network,
         declarations,
         cache,
         clock,
@@ -115,7 +141,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         pacer,
         newRequestId: randomUUID,
         ...(overrides.random ? { random: overrides.random } : {}),
-      });
+      };
+      const report = ref.kind === "vm" ? await reconcileVm(ref, trigger, deps) : await reconcileScaleSet(ref, trigger, deps);
       if (report.preconditionFailures > 0 || report.throttles > 0 || report.result === "requeued" || report.result === "failed") {
         await cache.recordProblem(ref, {
           scaleSetId: ref.id,

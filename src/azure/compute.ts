@@ -28,6 +28,8 @@ export interface ArmComputeOptions {
   operationPollIntervalMs: number;
   /** Pace reads inside ARM's per-subscription read bucket (POOLSYNC_PACING_ENABLED); default on. */
   pacing?: boolean;
+  /** The pacer to use (shared with the Network edge); else one of its own. */
+  readPacer?: ReadPacer;
 }
 
 interface WriteCallOptions {
@@ -101,7 +103,7 @@ export class ArmCompute implements ComputePort {
       maxWaitMs: opts.operationMaxWaitMs,
       defaultIntervalMs: opts.operationPollIntervalMs,
     };
-    this.readPacer = opts.pacing === false ? undefined : new ReadPacer(opts.clock);
+    this.readPacer = opts.pacing === false ? undefined : (opts.readPacer ?? new ReadPacer(opts.clock));
   }
 
   private client(subscriptionId: string): ComputeManagementClient {

@@ -1,6 +1,6 @@
 import { RestError, type TableClient } from "@azure/data-tables";
 import type { DeclareWindows } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import { cachePartition, WINDOWS_PARTITION } from "./etagCacheTable";
 
 /**
@@ -23,7 +23,7 @@ export class DeclareWindowTable implements DeclareWindows {
     private readonly now: () => number,
   ) {}
 
-  async claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined"> {
+  async claim(ref: TargetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined"> {
     const rowKey = cachePartition(ref);
     for (let attempt = 0; attempt < 5; attempt++) {
       const row = await this.table.getEntity<WindowRow>(WINDOWS_PARTITION, rowKey).catch((err: unknown) => {

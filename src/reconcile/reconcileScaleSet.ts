@@ -3,13 +3,14 @@ import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarat
 import { BeingDeletedError, ConflictError, describeError, NotFoundError, ThrottledError, TransientError } from "../core/errors";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
-import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache } from "../core/ports";
+import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { CallStats } from "./callStats";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
+import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./reconcileFlex";
 import { Requeue } from "./requeue";
 import type { WritePacer } from "./writePacer";
 
@@ -21,6 +22,8 @@ import type { WritePacer } from "./writePacer";
 
 export interface ReconcileDeps {
   compute: ComputePort;
+  /** NICs: Flexible scale sets' VMs and standalone VMs. */
+  network: NetworkPort;
   declarations: DeclarationStore;
   cache: ModelCache;
   clock: Clock;
@@ -128,8 +131,22 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     const cached: CachedPartition = trigger.fresh ? forgetModels(read) : read;
     let model = await modelOf(ref, cached, compute, deps);
     if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
+    const mode = orchestrationModeOf(model);
+    if (!mode) {
+      const reason = `orchestrationMode "${model.orchestrationMode ?? ""}" is not one poolsync knows (Uniform, Flexible)`;
+      await recordAll(active, { kind: "refused", reason });
+      return report("refused", declarations.length, { reason });
+    }
 
     model = await writeModel(ref, model, intents, compute, deps, trigger);
+    if (mode === "Flexible") {
+      // Existing VMs follow their NICs, not the model: each NIC that differs is written with its own ETag.
+      const vms = await writeFlexVms(ref, model, intents, compute, { ...deps, network: stats.wrapNetwork(deps.network) });
+      instancesWritten = vms.reduce((n, v) => n + v.written, 0);
+      const each = vmOutcomes(active, intents, vms, model, (reason) => outcomes.failed(reason, config.failedRetryMs));
+      await Promise.all(active.map((d, i) => record(d, each[i] as Omit<Outcome, "at">)));
+      return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
+    }
     const instances = await instancesOf(ref, cached, model, compute, deps);
     const after = await writeInstances(ref, instances, intents, compute, deps);
     instancesWritten = after.written;
@@ -180,7 +197,7 @@ function forgetModels(p: CachedPartition): CachedPartition {
   return { scaleSet: p.scaleSet && blind(p.scaleSet), instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])) };
 }
 
-function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
+export function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
   if (err instanceof Requeue) return err;
   if (err instanceof ThrottledError) return new Requeue(err.retryAfterMs, `throttled: ${err.message}`);
   if (err instanceof ConflictError) return new Requeue(err.retryAfterMs, `conflict: ${err.message}`);

@@ -1,13 +1,13 @@
 import type { Outcome, StoredDeclaration } from "../core/declarations";
 import type { Clock, DeclarationStore } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 
 /**
  * What a reconcile tells each declaration it served. An outcome equal to the stored one is not written again:
  * a reconcile that changes nothing costs no Table write.
  */
 export class OutcomeRecorder {
-  constructor(private readonly ref: ScaleSetRef, private readonly declarations: DeclarationStore, private readonly clock: Clock) {}
+  constructor(private readonly ref: TargetRef, private readonly declarations: DeclarationStore, private readonly clock: Clock) {}
 
   async record(d: StoredDeclaration, outcome: Omit<Outcome, "at">): Promise<void> {
     if (!sameOutcome(d.outcome, outcome)) await this.declarations.recordOutcome(this.ref, d, { ...outcome, at: this.isoIn(0) });

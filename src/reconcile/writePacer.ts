@@ -1,5 +1,5 @@
 import { emptyUntil, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
-import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import type { InstanceRef, NicRef, ScaleSetRef } from "../core/resourceIds";
 
 /**
  * Keeps this process's writes inside Compute RP's and ARM's write budgets, so a burst is spread out instead of
@@ -14,7 +14,9 @@ export class WritePacer {
 
   constructor(private readonly now: () => number, private readonly enabled = true) {}
 
-  private bucketsFor(target: ScaleSetRef | InstanceRef): Bucket[] {
+  private bucketsFor(target: ScaleSetRef | InstanceRef | NicRef): Bucket[] {
+    // Network RP's NIC write limits are not published: ARM's subscription write budget is the one known.
+    if (target.kind === "nic") return [{ spec: WRITE_BUDGETS.armWrites, key: `arm|${target.subscriptionId.toLowerCase()}` }];
     const sub = (target.kind === "instance" ? target.scaleSet : target).subscriptionId.toLowerCase();
     return target.kind === "scaleSet"
       ? [
@@ -34,21 +36,21 @@ export class WritePacer {
   }
 
   /** How long until a write to this target fits every budget; 0 = now. Takes nothing. */
-  waitMs(target: ScaleSetRef | InstanceRef): number {
+  waitMs(target: ScaleSetRef | InstanceRef | NicRef): number {
     if (!this.enabled) return 0;
     const now = this.now();
     return Math.max(0, ...this.bucketsFor(target).map((b) => waitForToken(b.spec, this.state(b), now)));
   }
 
   /** Spends one token of each budget the write uses. */
-  take(target: ScaleSetRef | InstanceRef): void {
+  take(target: ScaleSetRef | InstanceRef | NicRef): void {
     if (!this.enabled) return;
     const now = this.now();
     for (const b of this.bucketsFor(target)) this.states.set(b.key, take(b.spec, this.state(b), now));
   }
 
   /** ARM said 429 for this target: its own bucket is empty until Retry-After. */
-  throttled(target: ScaleSetRef | InstanceRef, retryAfterMs: number): void {
+  throttled(target: ScaleSetRef | InstanceRef | NicRef, retryAfterMs: number): void {
     const own = this.bucketsFor(target)[0]!;
     this.states.set(own.key, emptyUntil(this.now() + retryAfterMs));
   }
