@@ -2,6 +2,7 @@ import { classifyEvent, type ArmResourceEvent } from "../core/armEvents";
 import type { DeclarationStore, Logger, ModelCache, WorkQueue } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
+import { handleNicOrVmEvent } from "./handleNicOrVmEvent";
 
 /**
  * What an ARM event does: invalidate the cache rows of what someone wrote (not what we wrote), drop the rows of
@@ -33,6 +34,7 @@ const reasonOf = (e: ArmResourceEvent) => `event ${e.id} ${e.type.replace("Micro
 
 export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promise<EventOutcome> {
   const verdict = classifyEvent(raw);
+  if (verdict.kind === "nic-or-vm") return handleNicOrVmEvent(verdict.event, deps);
   if (verdict.kind !== "act") {
     if (verdict.kind === "malformed") deps.log.warn("event.malformed", { reason: verdict.reason });
     return verdict.kind === "malformed" ? "malformed" : "ignored";
