@@ -18,7 +18,7 @@ import { seededRandom as prng } from "../../sim/random";
 import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
 import { uniqueName } from "../support/storage";
-import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
+import { addIpConfig, dropPool, instanceNics, modelNics, nicPoolsByIpConfig, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId } from "../support/worlds";
 
 // The whole plan of a run follows from its seed, through the simulator's seeded PRNG.
@@ -36,6 +36,8 @@ const SUBNET = `/subscriptions/${SOAK_SUBSCRIPTION}/resourceGroups/${RG}/provide
 const ssId = (name: string) => scaleSetId(SOAK_SUBSCRIPTION, RG, name);
 const pId = (name: string) => poolId(SOAK_SUBSCRIPTION, RG, "lb", name);
 const OUTSIDE_SS = scaleSetId(SOAK_SUBSCRIPTION, OUTSIDE_RG, "ovmss");
+/** A Flexible scale set: declared by targetId; its VMs' membership lives on their NIC resources. */
+const FLEX = scaleSetId(SOAK_SUBSCRIPTION, RG, "flex-0");
 const OUTSIDE_POOL = poolId(SOAK_SUBSCRIPTION, OUTSIDE_RG, "olb", "opool");
 
 function soakWorld(): SeedSpec {
@@ -50,7 +52,9 @@ function soakWorld(): SeedSpec {
       nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
     })),
   });
-  return { subscriptions: [{ id: SOAK_SUBSCRIPTION, resourceGroups: [group(RG, "lb", POOLS, SCALE_SETS, 2), group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)] }] };
+  const inScope = group(RG, "lb", POOLS, SCALE_SETS, 2);
+  const flex = { name: "flex-0", capacity: 2, orchestrationMode: "Flexible" as const, nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }] };
+  return { subscriptions: [{ id: SOAK_SUBSCRIPTION, resourceGroups: [{ ...inScope, scaleSets: [...inScope.scaleSets, flex] }, group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)] }] };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -78,6 +82,9 @@ export const FAULTS = [
   "event reordered",
   "event URI odd casing / trailing slash / CloudEvents",
   "bad message (out of scope, malformed)",
+  "Flexible: another writer's NIC write (tag, or drops our pool)",
+  "Flexible: 412 storm on a NIC (interleaved stale NIC PUT)",
+  "Flexible: scale out / in by another writer",
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
 
@@ -424,16 +431,74 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     azuriteDown = false;
   };
 
+  let flexDeclared = false;
   const declare = async () => {
-    const ss = pick(SCALE_SETS);
+    // The first declaration is a present on the Flexible scale set, so every run exercises its NIC path.
+    const flex = !flexDeclared || chance(0.25);
+    const ss = flex ? "flex-0" : pick(SCALE_SETS);
     const pool = pick(POOLS);
-    const state = chance(0.7) ? "present" : "absent";
+    const state = !flexDeclared || chance(0.7) ? "present" : "absent";
+    flexDeclared = true;
     const requestId = `soak-${opts.seed}-${++declSeq}`;
     const declaredAt = new Date(declaredAtBase + declSeq * 1000).toISOString();
-    const m = { v: 1, kind: "declare", scaleSetId: ssId(ss), backendPoolId: pId(pool), state, requestId, declaredAt };
+    const target = flex ? { targetId: FLEX } : { scaleSetId: ssId(ss) };
+    const m = { v: 1, kind: "declare", ...target, backendPoolId: pId(pool), state, requestId, declaredAt };
     plan.push(`declare ${ss} ${pool} ${state}`);
     latest.set(`${ssId(ss)}|${pId(pool)}`.toLowerCase(), { state, requestId, declaredAt });
     await send(m);
+  };
+
+  // --- The Flexible scale set's other writers: on its VMs' NICs, and its capacity -------------------------------
+  const othersNicTags = new Map<string, Set<string>>(); // NIC id (lower) → tags another writer set
+  const nicInterleaves: Array<{ h: InterleaveHandle; tag: string; nics: Set<string> }> = [];
+  const flexNics = () =>
+    c.virtualMachines(FLEX).filter((v) => String((v.properties as JsonObject).provisioningState) !== "Deleting")
+      .map((v) => String(((v.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id));
+  const tagNic = (tag: string, nicIds?: Set<string>) => (r: JsonObject) => {
+    r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
+    nicIds?.add(String(r.id).toLowerCase());
+  };
+  const FLEX_KINDS = ["tag", "drop", "scale", "storm"] as const;
+  const flexMust: Array<(typeof FLEX_KINDS)[number]> = [...FLEX_KINDS].sort(() => rand() - 0.5);
+  const flexOther = () => {
+    const what = flexMust.shift() ?? pick(FLEX_KINDS);
+    plan.push(`flex ${what}`);
+    try {
+      const nics = flexNics();
+      if (what === "scale") {
+        const capacity = 1 + Math.floor(rand() * 3);
+        c.scale(FLEX, capacity);
+        expectedCapacity.set(FLEX.toLowerCase(), capacity);
+        tryFault("Flexible: scale out / in by another writer", FLEX);
+      } else if (nics.length === 0) {
+        return;
+      } else if (what === "tag") {
+        const nic = pick(nics);
+        const tag = `other${++otherSeq}`;
+        c.write(nic, tagNic(tag));
+        const set = othersNicTags.get(nic.toLowerCase()) ?? new Set<string>();
+        set.add(tag);
+        othersNicTags.set(nic.toLowerCase(), set);
+        tryFault("Flexible: another writer's NIC write (tag, or drops our pool)", FLEX);
+      } else if (what === "drop") {
+        const pool = pId(pick(POOLS)).toLowerCase();
+        c.write(pick(nics), (r) => {
+          for (const ipc of (r as unknown as { properties: { ipConfigurations: { properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[] } }).properties.ipConfigurations) {
+            ipc.properties.loadBalancerBackendAddressPools = (ipc.properties.loadBalancerBackendAddressPools ?? []).filter((p) => p.id.toLowerCase() !== pool);
+          }
+        });
+        tryFault("Flexible: another writer's NIC write (tag, or drops our pool)", FLEX);
+      } else {
+        const tag = `storm${++otherSeq}`;
+        const hit = new Set<string>();
+        const times = 2 + Math.floor(rand() * 4);
+        nicInterleaves.push({ h: c.beforeNextWrite(/\/networkInterfaces\/flex-0_[^/]+$/i, tagNic(tag, hit), { times }), tag, nics: hit });
+        tryFault("Flexible: 412 storm on a NIC (interleaved stale NIC PUT)", FLEX);
+      }
+    } catch (err) {
+      bump("other:refused");
+      plan.push(`  refused: ${(err as Error).message.slice(0, 120)}`);
+    }
   };
 
   const badMessage = async () => {
@@ -628,7 +693,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       const r = rand();
       if (mustTry.length > 0 && steps % 2 === 1) simFault();
       else if (otherMust.length > 0 && steps % 4 === 2) otherWriter();
+      else if (flexMust.length > 0 && steps % 4 === 0) flexOther();
+      else if (badSent.length === 0 && steps >= 20 && steps % 4 === 0) await badMessage();
       else if (r < 0.35) await declare();
+      else if (r < 0.45) flexOther();
       else if (r < 0.55) otherWriter();
       else if (r < 0.85) simFault();
       else if (r < 0.9) await badMessage();
@@ -661,6 +729,14 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
     set.add(tag);
     othersTags.set(ss.toLowerCase(), set);
+  }
+  for (const { h, tag, nics } of nicInterleaves) {
+    h.cancel();
+    for (const nic of nics) {
+      const set = othersNicTags.get(nic) ?? new Set<string>();
+      set.add(tag);
+      othersNicTags.set(nic, set);
+    }
   }
   c.clearFaults();
   if (!azurite) azurite = await ensureAzurite(ports, { dataDir });
@@ -773,6 +849,43 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         violate(ss, `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
       } else {
         bump(`final:${row.outcome.kind}`);
+      }
+    }
+  }
+  // The Flexible scale set: other writers' NIC changes survive; every applied declaration holds on the model and on
+  // every live VM's NIC.
+  {
+    const rows = await svc.declarations.listForScaleSet(scaleSetRef(FLEX));
+    const resource = c.resource(FLEX);
+    const nics = flexNics();
+    for (const [nic, tags] of othersNicTags) {
+      const r = c.resource(nic);
+      if (!r) continue; // scaled in with its VM
+      bump("check:others-nic-tags", tags.size);
+      for (const t of tags) if (!(t in ((r.tags ?? {}) as Record<string, unknown>))) violate(FLEX, `${nic}: lost update: another writer's tag ${t} is gone`);
+    }
+    const cap = expectedCapacity.get(FLEX.toLowerCase());
+    if (cap !== undefined && (resource?.sku as { capacity?: number } | undefined)?.capacity !== cap) violate(FLEX, `flex-0: lost update: capacity changed from ${cap}`);
+    const modelPools = new Set(resource ? (poolsByIpConfig(modelNics(resource)).ipConfig0 ?? []) : []);
+    for (const pool of POOLS) {
+      const want = latest.get(`${FLEX}|${pId(pool)}`.toLowerCase());
+      const row = rows.find((d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase());
+      if (!want) continue;
+      if (!row) {
+        if (want.state !== "absent") violate(FLEX, `flex-0 ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it`);
+        continue;
+      }
+      bump(`check:flex-declaration-${row.outcome.kind}`);
+      if (row.requestId !== want.requestId) violate(FLEX, `flex-0 ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}`);
+      if (row.outcome.kind !== "applied") {
+        if (row.outcome.kind === "pending" || !row.outcome.reason) violate(FLEX, `flex-0 ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
+        continue;
+      }
+      const present = want.state === "present";
+      if (modelPools.has(pId(pool).toLowerCase()) !== present) violate(FLEX, `flex-0 ${pool}: shows applied (${want.state}) but the model disagrees`);
+      for (const nic of nics) {
+        const has = (nicPoolsByIpConfig(c.resource(nic) as JsonObject).ipConfig0 ?? []).includes(pId(pool).toLowerCase());
+        if (has !== present) violate(FLEX, `flex-0 ${pool}: shows applied (${want.state}) but NIC ${nic.split("/").pop()} ${has ? "has" : "lacks"} it`);
       }
     }
   }
