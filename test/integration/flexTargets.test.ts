@@ -98,6 +98,32 @@ describe("NIC targets against the simulator: no lost update", () => {
     expect(nicPoolsByIpConfig(c.resource(nic0) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [] });
   });
 
+  it("a Flexible VM deleted by another writer: its event drops its rows and wakes the scale set, whose reconcile skips it", async () => {
+    const c = h.sim.control;
+    await h.send(declare(FLEX));
+    await h.drain();
+    c.settle();
+    const [vm0] = c.virtualMachines(FLEX).map((v) => String(v.id)) as [string];
+    if (h.services.cache.enabled) expect(await h.services.cache.readEntry(target(vm0) as never)).toBeDefined();
+    const events: unknown[] = [];
+    c.onEvent((e) => events.push(e));
+    c.delete(vm0);
+    expect(c.virtualMachines(FLEX).find((v) => String(v.id) === vm0)?.["properties"]).toMatchObject({ provisioningState: "Deleting" });
+    // A reconcile while it is being deleted skips it.
+    await h.send({ v: 1, kind: "reconcile", targetId: FLEX, reason: "test" });
+    const [during] = await h.drain();
+    expect(during).toMatchObject({ result: "reconciled", report: { result: "unchanged" } });
+    c.settle();
+    const deleted = events.find((e) => (e as { data: { operationName: string } }).data.operationName === "Microsoft.Compute/virtualMachines/delete");
+    expect(await h.services.handleResourceEvent(deleted)).toBe("deleted");
+    expect(await h.services.cache.readEntry(target(vm0) as never)).toBeUndefined();
+    if (h.services.cache.enabled) expect(await h.queueDepth()).toBe(1); // the scale set's reconcile, woken
+    await h.drainUntilEmpty(10_000);
+    expect(c.virtualMachines(FLEX)).toHaveLength(1);
+    const [decl] = await h.services.declarations.listForScaleSet(target(FLEX));
+    expect(decl?.outcome.kind).toBe("applied");
+  });
+
   it("a standalone VM: its NIC only, with another writer racing on it", async () => {
     const c = h.sim.control;
     const stale = c.resource(VM_NIC) as JsonObject;
