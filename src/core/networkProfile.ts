@@ -152,25 +152,28 @@ export function intentSatisfied(nics: readonly NicConfiguration[], intent: PoolI
 
 /**
  * Applies the intents: adds missing pool references at the end, removes unwanted ones, touches nothing else.
- * Applying the result again yields no change.
+ * Removals come first, so an addition is checked against what stays (one pool, one IP version). Applying the
+ * result again yields no change.
  */
 export function applyIntents(nics: readonly NicConfiguration[], intents: readonly PoolIntent[]): EditResult {
   let next: NicConfiguration[] | undefined;
-  const outcomes: IntentOutcome[] = [];
-  for (const intent of intents) {
+  const outcomes: IntentOutcome[] = new Array<IntentOutcome>(intents.length);
+  const order = intents.map((_, i) => i).sort((a, b) => Number(intents[a]?.state === "present") - Number(intents[b]?.state === "present"));
+  for (const index of order) {
+    const intent = intents[index] as PoolIntent;
     const current = next ?? nics;
     const at = locate(current, intent.selector);
     if (typeof at === "string") {
-      outcomes.push({ ok: false, reason: at });
+      outcomes[index] = { ok: false, reason: at };
       continue;
     }
     const ip = current[at.nic]?.ipConfigurations?.[at.ip];
     const clash = intent.state === "present" && ip ? otherVersionHolding(current, intent.backendPoolId, versionOf(ip)) : undefined;
     if (clash) {
-      outcomes.push({ ok: false, reason: clash });
+      outcomes[index] = { ok: false, reason: clash };
       continue;
     }
-    outcomes.push({ ok: true });
+    outcomes[index] = { ok: true };
     if (!ip || hasPool(ip, intent.backendPoolId) === (intent.state === "present")) continue;
     const pools = ip.loadBalancerBackendAddressPools ?? [];
     const newPools =
