@@ -243,6 +243,8 @@ describe("targets beyond Uniform scale sets", () => {
 
     const view = (await (await fetch(`${url}?targetId=${encodeURIComponent(vmId)}`)).json()) as { targetId: string; targetKind: string; memberships: { backendPoolId: string }[] };
     expect(view).toMatchObject({ targetId: vmId, targetKind: "vm", memberships: [{ backendPoolId: v6Pool }] });
+    const status = (await (await fetch(`${app.url}/api/status?targetId=${encodeURIComponent(vmId)}`)).json()) as { scaleSets: { scaleSetId: string; memberships: unknown[] }[] };
+    expect(status.scaleSets).toEqual([expect.objectContaining({ scaleSetId: vmId, memberships: [expect.objectContaining({ backendPoolId: v6Pool })] })]);
   });
 
   it.each([
