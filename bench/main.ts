@@ -1,7 +1,7 @@
 // `npm run bench` (full) or `npm run bench -- --quick`: every workload (contention, bursts, steady, scale, overhead) against the ARM simulator with
 // CRP's throttling on (time-scaled), poolsync next to its peers' strategies in the same run; writes
 // bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureAzurite } from "../local/azurite";
@@ -108,7 +108,16 @@ async function main(): Promise<void> {
     runs: p.runs,
     machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.arch()}` },
     profile: PROFILE,
-    plan: { contention: p.contention, burstOne: p.burstOne, burstWide: p.burstWide, steady: p.steady, scale: p.scale, overheadMessages: p.overheadMessages },
+    plan: {
+      contention: p.contention,
+      contentionFlex: { ...p.contention, flexible: true },
+      burstOne: p.burstOne,
+      burstOneFlex: { ...p.burstOne, flexible: true },
+      burstWide: p.burstWide,
+      steady: p.steady,
+      scale: p.scale,
+      overheadMessages: p.overheadMessages,
+    },
     workloads: {},
     durationS: 0,
   };
@@ -123,6 +132,25 @@ async function main(): Promise<void> {
         }
       }
       results.workloads.contention = aggregate(per, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]);
+    }
+    // The same contention and burst on a Flexible scale set: poolsync only (the peers speak the VMSS VM API).
+    if (want("contentionFlex") && all.includes("poolsync")) {
+      const per: Record<string, unknown[]> = {};
+      for (let r = 0; r < p.runs; r++) {
+        const res = await runContention("poolsync", env, { ...p.contention, flexible: true }, 1000 + r);
+        (per.poolsync ??= []).push(res);
+        log(`contentionFlex run ${r + 1}: lost ours ${res.lostOurs}, theirs ${res.lostTheirs}/${res.theirOps}, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, 412 ${res.status412}, 429 ${res.status429}, ${res.simMinutes.toFixed(0)} sim min`);
+      }
+      results.workloads.contentionFlex = aggregate(per, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]);
+    }
+    if (want("burstOneFlex") && all.includes("poolsync")) {
+      const per: Record<string, unknown[]> = {};
+      for (let r = 0; r < p.runs; r++) {
+        const res = await runBurst("poolsync", env, { ...p.burstOne, flexible: true }, 2000 + r);
+        (per.poolsync ??= []).push(res);
+        log(`burstOneFlex run ${r + 1}: converged ${res.converged}/${res.changes} in ${res.convergeS.toFixed(1)} s sim, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, reads ${res.reads}, 412 ${res.status412}, 429 ${res.status429}`);
+      }
+      results.workloads.burstOneFlex = aggregate(per, ["convergeS", "p50S", "p99S", "modelWrites", "maxModelWritesPerScaleSet", "instanceWrites", "reads", "operationPolls", "status412", "status429", "converged", "tableOpsPerChange"]);
     }
     for (const [key, size] of [
       ["burstOne", p.burstOne],
@@ -170,6 +198,14 @@ async function main(): Promise<void> {
   const dir = outDir(opts);
   mkdirSync(dir, { recursive: true });
   const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
+  // --only runs some workloads: the others keep the figures of the last run that measured them.
+  if (p.only && existsSync(file("results.json"))) {
+    const before = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
+    results.workloads = { ...before.workloads, ...results.workloads };
+    results.plan = { ...before.plan, ...results.plan };
+    results.generatedAt = `${before.generatedAt}; ${p.only.join(", ")} ${results.generatedAt}`;
+    results.durationS = before.durationS;
+  }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
   writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))));

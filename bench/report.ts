@@ -107,6 +107,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("");
     out.push(aggTable(c, [["lostOurs", "lost (ours)"], ["lostTheirs", "lost (theirs)"], ["theirOps", "their ops"], ["modelWrites", "model writes"], ["instanceWrites", "instance writes"], ["reads", "reads"], ["status412", "412"], ["status429", "429"], ["simMinutes", "sim minutes"]]));
     out.push("");
+    out.push(...flexRows(r, "contention", [["lostOurs", "lost (ours)"], ["lostTheirs", "lost (theirs)"], ["theirOps", "their ops"], ["modelWrites", "model writes"], ["instanceWrites", "instance / NIC writes"], ["reads", "reads"], ["status412", "412"], ["status429", "429"], ["simMinutes", "sim minutes"]]));
   }
   for (const [key, title] of [
     ["burstOne", "2a. Burst: many declarations on one scale set"],
@@ -122,6 +123,10 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push(aggTable(agg as Agg, [["convergeS", "converge s"], ["p50S", "p50 s"], ["p99S", "p99 s"], ["modelWrites", "model writes"], ["maxModelWritesPerScaleSet", "max model writes / scale set"], ["instanceWrites", "instance writes"], ["reads", "reads"], ["operationPolls", "op polls"], ["status412", "412"], ["status429", "429"]]));
     out.push("");
     out.push(ratioLine(agg as Agg, "convergeS", "convergence time"));
+    if (key === "burstOne") {
+      out.push("");
+      out.push(...flexRows(r, "burstOne", [["convergeS", "converge s"], ["p50S", "p50 s"], ["p99S", "p99 s"], ["modelWrites", "model writes"], ["instanceWrites", "instance / NIC writes"], ["reads", "reads"], ["operationPolls", "op polls"], ["status412", "412"], ["status429", "429"]]));
+    }
     if (bound) {
       out.push("");
       out.push(`Bound: **${fmt(bound.boundS)} s** = ${bound.formula}. See \`burstBound\` in bench/workloads.ts.`);
@@ -183,6 +188,23 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("");
   }
   return out.join("\n");
+}
+
+/**
+ * The same workload on a Flexible scale set (its VMs' membership on NIC resources: weak ETags, whole-NIC PUTs),
+ * poolsync only (the peers speak the VMSS VM API, which Azure refuses on Flexible scale sets), beside its Uniform row.
+ */
+function flexRows(r: Results, key: "contention" | "burstOne", cols: Array<[string, string, number?]>): string[] {
+  const uniform = (r.workloads[key] as Agg | undefined)?.poolsync;
+  const flex = (r.workloads[`${key}Flex`] as Agg | undefined)?.poolsync;
+  if (!flex) return [];
+  const rows: Agg = { ...(uniform ? { "poolsync (Uniform)": uniform } : {}), "poolsync (Flexible)": flex };
+  return [
+    `On a Flexible scale set (${JSON.stringify(r.plan[`${key}Flex`])}): the model, then each VM's NIC resource; the other writers (contention) write the model and the NICs. Instance writes are NIC PUTs there, reads include NIC GETs and the VM LIST.`,
+    "",
+    aggTable(rows, cols),
+    "",
+  ];
 }
 
 function notesOf(r: Results): string[] {

@@ -5,7 +5,7 @@ import { scaleSetRef } from "../test/support/refs";
 import { startPeer, type PeerKind, type StrategyRun } from "./peers";
 import { startPoolsync, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
 import { percentile, prng } from "./stats";
-import { buildWorld, ConvergenceMonitor, observed, OtherWriters, startSim, type Change, type SimProfile, type World, type WorldSpec } from "./world";
+import { buildWorld, ConvergenceMonitor, flexNicIds, observed, OtherWriters, startSim, type Change, type SimProfile, type World, type WorldSpec } from "./world";
 
 export type Strategy = PeerKind | "poolsync" | "poolsync-ttl-only" | "poolsync-no-cache";
 export const PEERS: PeerKind[] = ["last-writer-wins", "get-then-put-if-match"];
@@ -31,8 +31,9 @@ function armCounts(sim: ArmSimulator): ArmCounts {
   const s = sim.control.stats();
   return {
     modelWrites: s.puts + s.patches,
-    instanceWrites: s.instancePuts,
-    reads: s.gets + s.lists + s.instanceGets + s.instanceLists,
+    // A Flexible scale set's VMs are written on their NICs: those writes and reads count as the instances' do.
+    instanceWrites: s.instancePuts + s.nicPuts,
+    reads: s.gets + s.lists + s.instanceGets + s.instanceLists + s.nicGets + s.vmGets + s.vmLists,
     operationPolls: s.operationGets,
     status412: s.status412,
     status429: s.status429,
@@ -142,6 +143,8 @@ export interface ContentionSize {
   writers: number;
   writerGapMs: number;
   timeScale: number;
+  /** A Flexible scale set: members are NIC resources (poolsync only; the peers speak the VMSS VM API). */
+  flexible?: boolean;
 }
 
 export interface ContentionResult extends ArmCounts {
@@ -180,14 +183,14 @@ export function contentionChanges(size: ContentionSize, ssId: string, pools: str
 }
 
 export async function runContention(strategy: Strategy, env: Env, size: ContentionSize, seed: number): Promise<ContentionResult> {
-  const spec: WorldSpec = { subscriptions: 1, scaleSetsPerSubscription: 1, capacity: size.capacity, pools: size.changes };
+  const spec: WorldSpec = { subscriptions: 1, scaleSetsPerSubscription: 1, capacity: size.capacity, pools: size.changes, ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}) };
   const world = buildWorld(spec);
   const ssId = world.scaleSets[0] as string;
   const changes = contentionChanges(size, ssId, world.pools[0] as string[], prng(seed));
   const s = await start(strategy, env, world, size.timeScale, seed);
   const { sim } = s;
   try {
-    const targets = [ssId, ...sim.control.instances(ssId).map((vm) => String(vm.id))];
+    const targets = [ssId, ...(size.flexible ? flexNicIds(sim, ssId) : sim.control.instances(ssId).map((vm) => String(vm.id)))];
     const wrand = prng(seed + 7);
     const writers = new OtherWriters(sim, world, () => targets[Math.floor(wrand() * targets.length)] as string, wrand);
     const t0 = sim.control.clock.now();
@@ -245,6 +248,7 @@ export interface BurstSize {
   perScaleSet: number;
   timeScale: number;
   poolsyncTimeScale?: number;
+  flexible?: boolean;
 }
 
 export interface BurstResult extends ArmCounts {
@@ -259,7 +263,7 @@ export interface BurstResult extends ArmCounts {
 }
 
 export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, seed: number): Promise<BurstResult> {
-  const world = buildWorld({ subscriptions: 1, scaleSetsPerSubscription: size.scaleSets, capacity: size.capacity, pools: size.perScaleSet });
+  const world = buildWorld({ subscriptions: 1, scaleSetsPerSubscription: size.scaleSets, capacity: size.capacity, pools: size.perScaleSet, ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}) });
   const rand = prng(seed);
   const changes: Change[] = [];
   for (const ss of world.scaleSets) for (const pool of world.pools[0] as string[]) changes.push({ id: changes.length, scaleSetId: ss, poolId: pool, state: "present" });

@@ -1,7 +1,7 @@
 // The simulated world every strategy runs against: seeds, the simulator's settings, what "applied" means, and the
 // other writers whose changes must survive.
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type JsonObject, type SeedSpec } from "../sim";
-import { instanceNics, modelNics, poolsByIpConfig } from "../sim/wire";
+import { instanceNics, modelNics, nicPoolsByIpConfig, poolsByIpConfig } from "../sim/wire";
 import { poolId, scaleSetId } from "../test/support/worlds";
 
 export const RG = "bench";
@@ -16,6 +16,8 @@ export interface WorldSpec {
   scaleSetsPerSubscription: number;
   capacity: number;
   pools: number;
+  /** Flexible scale sets: their VMs' membership lives on NIC resources. */
+  orchestrationMode?: "Flexible";
 }
 
 export interface World {
@@ -48,6 +50,7 @@ export function buildWorld(w: WorldSpec): World {
             scaleSets: names.map((name) => ({
               name,
               capacity: w.capacity,
+              ...(w.orchestrationMode ? { orchestrationMode: w.orchestrationMode } : {}),
               nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: IP_CONFIG, primary: true, subnet: "vnet/nodes" }] }],
             })),
           },
@@ -91,19 +94,42 @@ function hasPool(nics: ReturnType<typeof modelNics>, pool: string): boolean {
   return (poolsByIpConfig(nics)[IP_CONFIG] ?? []).includes(pool.toLowerCase());
 }
 
-/** Pools on ipConfig0 of the model and of every instance (lower-case IDs). */
+const NIC_TYPE = "Microsoft.Network/networkInterfaces";
+
+/** The NIC resources of a Flexible scale set's VMs (primary NIC each); none for a Uniform scale set. */
+export function flexNicIds(sim: ArmSimulator, ssId: string): string[] {
+  return sim.control
+    .virtualMachines(ssId)
+    .filter((vm) => String((vm.properties as JsonObject).provisioningState) !== "Deleting")
+    .map((vm) => String(((vm.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id));
+}
+
+/** The ip configurations another writer edits: the first NIC (configuration) of a model, instance, or NIC resource. */
+function firstIpConfigs(r: JsonObject): Array<{ name: string; properties: JsonObject }> {
+  if (r.type === NIC_TYPE) return (r.properties as { ipConfigurations: Array<{ name: string; properties: JsonObject }> }).ipConfigurations;
+  const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
+  return (nics[0]?.properties.ipConfigurations ?? []) as unknown as Array<{ name: string; properties: JsonObject }>;
+}
+
+/** Pools on ipConfig0 of every member: a Uniform scale set's instances, or a Flexible one's VMs' NICs. */
+function memberPools(sim: ArmSimulator, ssId: string): Array<Set<string>> {
+  const nics = flexNicIds(sim, ssId);
+  if (nics.length > 0) return nics.map((id) => new Set(nicPoolsByIpConfig(sim.control.resource(id) as JsonObject)[IP_CONFIG] ?? []));
+  return sim.control.instances(ssId).map((vm) => new Set(poolsByIpConfig(instanceNics(vm))[IP_CONFIG] ?? []));
+}
+
+/** Pools on ipConfig0 of the model and of every instance (or Flexible VM's NIC) (lower-case IDs). */
 export function observed(sim: ArmSimulator, ssId: string): { model: Set<string>; instances: Array<Set<string>> } {
   const ss = sim.control.resource(ssId) as JsonObject;
   const model = new Set(poolsByIpConfig(modelNics(ss))[IP_CONFIG] ?? []);
-  const instances = sim.control.instances(ssId).map((vm) => new Set(poolsByIpConfig(instanceNics(vm))[IP_CONFIG] ?? []));
-  return { model, instances };
+  return { model, instances: memberPools(sim, ssId) };
 }
 
 export function satisfied(sim: ArmSimulator, c: Pick<Change, "scaleSetId" | "poolId" | "state">): boolean {
   const want = c.state === "present";
   const ss = sim.control.resource(c.scaleSetId) as JsonObject;
   if (hasPool(modelNics(ss), c.poolId) !== want) return false;
-  return sim.control.instances(c.scaleSetId).every((vm) => hasPool(instanceNics(vm), c.poolId) === want);
+  return memberPools(sim, c.scaleSetId).every((pools) => pools.has(c.poolId.toLowerCase()) === want);
 }
 
 /**
@@ -215,16 +241,14 @@ export class OtherWriters {
       if (remove) {
         const name = mine.shift() as string;
         this.sim.control.write(target, (r) => {
-          const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
-          const first = nics[0];
-          if (first) first.properties.ipConfigurations = first.properties.ipConfigurations.filter((c) => c.name !== name);
+          const ipcs = firstIpConfigs(r);
+          ipcs.splice(0, ipcs.length, ...ipcs.filter((c) => c.name !== name));
         });
         this.log.push({ writer, target, name, op: "remove", at });
       } else {
         const name = `w${writer}-${this.seq++}`;
         this.sim.control.write(target, (r) => {
-          const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
-          nics[0]?.properties.ipConfigurations.push({ name, properties: { primary: false, privateIPAddressVersion: "IPv4", subnet: { id: subnet } } });
+          firstIpConfigs(r).push({ name, properties: { primary: false, privateIPAddressVersion: "IPv4", subnet: { id: subnet } } });
         });
         mine.push(name);
         this.log.push({ writer, target, name, op: "add", at });
@@ -242,9 +266,8 @@ export class OtherWriters {
     const namesOf = (target: string): Set<string> => {
       let s = names.get(target);
       if (!s) {
-        const r = this.sim.control.resource(target) as JsonObject;
-        const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
-        s = new Set(nics.flatMap((n) => n.properties.ipConfigurations.map((c) => c.name)));
+        const r = this.sim.control.resource(target) as JsonObject | undefined;
+        s = new Set(r ? firstIpConfigs(r).map((c) => c.name) : []);
         names.set(target, s);
       }
       return s;

@@ -12,6 +12,7 @@ import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
 import { freePorts } from "./freePorts";
 import { resolveLocalOptions, UsageError } from "./localOptions";
 import { findAppDir } from "./main";
+import { flexRace } from "./demoFlex";
 import { startLocalStack, type LocalStack } from "./stack";
 
 /**
@@ -27,26 +28,28 @@ const POOL = `${RG}/providers/Microsoft.Network/loadBalancers/etag-k8s/backendAd
 const SUBNET = `${RG}/providers/Microsoft.Network/virtualNetworks/etag-k8s-vnet/subnets/node-subnet`;
 const INSTANCE_0 = `${SCALE_SET}/virtualMachines/0`;
 
-const USAGE = `usage: npm run demo -- [--via auto|queue|api] [--verbose]
+const USAGE = `usage: npm run demo -- [--via auto|queue|api] [--flex] [--verbose]
   --via      how to declare: a message on the queue, PUT /api/memberships, or auto (the API when the app has it)
+  --flex     the race on a NIC of the Flexible scale set etag-k8s-flex-0 instead of the Uniform one
   --verbose  also print poolsync's own JSON log lines`;
 
 interface DemoFlags {
   via: "auto" | "queue" | "api";
   verbose: boolean;
+  flex: boolean;
 }
 
 /** The demo's flags; an unknown flag, a missing value or a stray argument is a usage error. */
 export function parseDemoFlags(argv: readonly string[]): DemoFlags & { help: boolean } {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { via: { type: "string" }, verbose: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: [...argv], options: { via: { type: "string" }, verbose: { type: "boolean" }, flex: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
   const via = values.via ?? "auto";
   if (via !== "auto" && via !== "queue" && via !== "api") throw new UsageError(`--via must be auto, queue or api, got ${JSON.stringify(via)}\n${USAGE}`);
-  return { via, verbose: values.verbose === true, help: values.help === true };
+  return { via, verbose: values.verbose === true, flex: values.flex === true, help: values.help === true };
 }
 
 const short = (id: string) => id.replace(/^.*\/(virtualMachineScaleSets|loadBalancers)\//i, "").replace(/\/backendAddressPools\//i, "/");
@@ -155,7 +158,7 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
 
   let stack: LocalStack | undefined;
   try {
-    out("== poolsync demo: the lost-update race on etag-k8s-mp-0 ==");
+    out(`== poolsync demo: the lost-update race on ${flags.flex ? "a NIC of the Flexible scale set etag-k8s-flex-0" : "etag-k8s-mp-0"} ==`);
     out("Starting an in-process local stack (Azurite, the ARM simulator, the Functions runtime) on ports of its own…");
     stack = await startLocalStack({ ...opts, print: () => undefined, log: () => undefined, timerStatus: "memory", queues: { maxPollingIntervalMs: 500 } });
     for (const line of stack.summary()) out(`  ${line}`);
@@ -231,52 +234,57 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       );
     };
 
-    out("\n1. The world before: nobody is in the pool.");
-    show("before");
+    if (flags.flex) await flexRace({ sim, runtimeUrl: s.runtime.url, declarations, workQueue, queueName: config.queueName, via, out, check, quiet, appLog });
+    else await classicRace();
 
-    out("\n2. Another writer (cluster tooling, a person with curl) will add ipConfig1 to the model and to instance 0,");
-    out("   each time just between poolsync's read and its write (the simulator's beforeNextWrite).");
-    const raceModel = sim.beforeNextWrite(SCALE_SET, addIpConfig("ipConfig1", SUBNET));
-    const raceVm0 = sim.beforeNextWrite(INSTANCE_0, addIpConfig("ipConfig1", SUBNET));
-    sim.resetStats();
+    async function classicRace(): Promise<void> {
+      out("\n1. The world before: nobody is in the pool.");
+      show("before");
 
-    out(`\n3. Declare pool etag-k8s present on etag-k8s-mp-0 (via ${via === "api" ? "PUT /api/memberships" : "a declare message on the queue"}).`);
-    await declare("present");
-    const presentRow = await settled("present");
-    await quiet();
-    check(presentRow.outcome.kind === "applied", "the declaration is applied");
-    const afterPresent = show("after");
-    const presentStats = sim.stats(SCALE_SET);
-    out(`  cost: ${statsLine(presentStats)}`);
-    check(raceModel.applied() === 1 && raceVm0.applied() === 1, "the other writer's change landed between poolsync's read and write (model and instance 0)");
-    check(presentStats.status412 >= 2, `poolsync's stale If-Match writes were refused (412 ×${presentStats.status412}), it re-read and retried`);
-    check(JSON.stringify(afterPresent.model) === JSON.stringify({ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }), "model: our pool on ipConfig0 and the other writer's ipConfig1 both survive");
-    check(
-      JSON.stringify(afterPresent.instances) === JSON.stringify([{ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }, { ipConfig0: [POOL.toLowerCase()] }]),
-      "instances: both in the pool, instance 0 keeps ipConfig1",
-    );
-    check(afterPresent.members === 2, "the load balancer's pool lists both instances");
+      out("\n2. Another writer (cluster tooling, a person with curl) will add ipConfig1 to the model and to instance 0,");
+      out("   each time just between poolsync's read and its write (the simulator's beforeNextWrite).");
+      const raceModel = sim.beforeNextWrite(SCALE_SET, addIpConfig("ipConfig1", SUBNET));
+      const raceVm0 = sim.beforeNextWrite(INSTANCE_0, addIpConfig("ipConfig1", SUBNET));
+      sim.resetStats();
 
-    out("\n4. Declare the pool absent.");
-    sim.resetStats();
-    await declare("absent");
-    const absentRow = await settled("absent");
-    await quiet();
-    check(absentRow.outcome.kind === "applied", "the declaration is applied everywhere");
-    const afterAbsent = show("after");
-    const absentStats = sim.stats(SCALE_SET);
-    out(`  cost: ${statsLine(absentStats)}`);
-    check(JSON.stringify(afterAbsent.model) === JSON.stringify({ ipConfig0: [], ipConfig1: [] }), "model: our pool is gone, ipConfig1 still survives");
-    check(JSON.stringify(afterAbsent.instances) === JSON.stringify([{ ipConfig0: [], ipConfig1: [] }, { ipConfig0: [] }]), "instances: out of the pool, instance 0 keeps ipConfig1");
-    check(afterAbsent.members === 0, "the load balancer's pool is empty");
+      out(`\n3. Declare pool etag-k8s present on etag-k8s-mp-0 (via ${via === "api" ? "PUT /api/memberships" : "a declare message on the queue"}).`);
+      await declare("present");
+      const presentRow = await settled("present");
+      await quiet();
+      check(presentRow.outcome.kind === "applied", "the declaration is applied");
+      const afterPresent = show("after");
+      const presentStats = sim.stats(SCALE_SET);
+      out(`  cost: ${statsLine(presentStats)}`);
+      check(raceModel.applied() === 1 && raceVm0.applied() === 1, "the other writer's change landed between poolsync's read and write (model and instance 0)");
+      check(presentStats.status412 >= 2, `poolsync's stale If-Match writes were refused (412 ×${presentStats.status412}), it re-read and retried`);
+      check(JSON.stringify(afterPresent.model) === JSON.stringify({ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }), "model: our pool on ipConfig0 and the other writer's ipConfig1 both survive");
+      check(
+        JSON.stringify(afterPresent.instances) === JSON.stringify([{ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }, { ipConfig0: [POOL.toLowerCase()] }]),
+        "instances: both in the pool, instance 0 keeps ipConfig1",
+      );
+      check(afterPresent.members === 2, "the load balancer's pool lists both instances");
 
-    const events = appLog.filter((e) => e.event === "event");
-    out(
-      `\nEvents: ${s.forwarder?.stats.published ?? 0} ARM events published, ${s.forwarder?.stats.delivered ?? 0} delivered to onResourceEvent ` +
-        `(${events.filter((e) => e.outcome === "own-write").length} recognised as poolsync's own writes, ${events.filter((e) => String(e.outcome).startsWith("invalidated")).length} invalidated the cache).`,
-    );
-    const poisoned = appLog.filter((e) => e.event === "message.poisoned" || e.event === "message.refused");
-    check(poisoned.length === 0, "no message was poisoned");
+      out("\n4. Declare the pool absent.");
+      sim.resetStats();
+      await declare("absent");
+      const absentRow = await settled("absent");
+      await quiet();
+      check(absentRow.outcome.kind === "applied", "the declaration is applied everywhere");
+      const afterAbsent = show("after");
+      const absentStats = sim.stats(SCALE_SET);
+      out(`  cost: ${statsLine(absentStats)}`);
+      check(JSON.stringify(afterAbsent.model) === JSON.stringify({ ipConfig0: [], ipConfig1: [] }), "model: our pool is gone, ipConfig1 still survives");
+      check(JSON.stringify(afterAbsent.instances) === JSON.stringify([{ ipConfig0: [], ipConfig1: [] }, { ipConfig0: [] }]), "instances: out of the pool, instance 0 keeps ipConfig1");
+      check(afterAbsent.members === 0, "the load balancer's pool is empty");
+
+      const events = appLog.filter((e) => e.event === "event");
+      out(
+        `\nEvents: ${s.forwarder?.stats.published ?? 0} ARM events published, ${s.forwarder?.stats.delivered ?? 0} delivered to onResourceEvent ` +
+          `(${events.filter((e) => e.outcome === "own-write").length} recognised as poolsync's own writes, ${events.filter((e) => String(e.outcome).startsWith("invalidated")).length} invalidated the cache).`,
+      );
+      const poisoned = appLog.filter((e) => e.event === "message.poisoned" || e.event === "message.refused");
+      check(poisoned.length === 0, "no message was poisoned");
+    }
   } catch (err) {
     check(false, `the demo ran to the end: ${(err as Error)?.message ?? String(err)}`);
   } finally {

@@ -10,6 +10,8 @@ import { backendIpConfigurationIds, renderLoadBalancer, renderPool, renderSubnet
 import type { Operation } from "./operations";
 import { renderInstance, renderScaleSet } from "./scaleSets";
 import { applySeed, DEMO_SEED, type SeedSpec } from "./seed";
+import { renderNic } from "./nics";
+import { deleteVmAs, renderVm, vmsOfScaleSet } from "./vms";
 import type { StatsCounters } from "./stats";
 
 export interface SimClockView {
@@ -29,9 +31,11 @@ export interface SimControl {
   seed(spec: "demo" | SeedSpec): void;
   /** Forgets resources, operations, events, stats, faults, interleaved writers and buckets; then seeds, if told. */
   reset(opts?: { seed?: "demo" | SeedSpec }): void;
-  /** The stored resource as ARM answers it: scale set, instance, load balancer (pools with derived
+  /** The stored resource as ARM answers it: scale set, instance, VM, NIC, load balancer (pools with derived
    *  backendIPConfigurations), backend pool, virtual network or subnet. Undefined if absent. */
   resource(id: string): JsonObject | undefined;
+  /** The VMs of a Flexible scale set (top-level VMs), as ARM answers them. */
+  virtualMachines(scaleSetId: string): JsonObject[];
   /** A scale set's instances as ARM answers them. */
   instances(scaleSetId: string): JsonObject[];
   /** IDs of the instance ip configurations in a backend pool (what the load balancer says). */
@@ -51,7 +55,7 @@ export interface SimControl {
   operations(): readonly Operation[];
   /** Capacity change as another writer: scale out builds from the current model, scale in removes the highest IDs. */
   scale(scaleSetId: string, capacity: number): JsonObject;
-  /** Deletes a scale set or an instance as another writer (a long-running operation, then the delete event). */
+  /** Deletes a scale set, an instance or a VM (with its NICs) as another writer (a long-running operation, then the delete event). */
   delete(id: string): void;
   /** Counters of a resource and everything under it (canonical, any casing), or in total. */
   stats(id?: string): StatsCounters;
@@ -97,6 +101,10 @@ export function createControl(core: SimCore): SimControl {
       const found = engine.resolve(id);
       if (found) return found.inst ? renderInstance(found.ss, found.inst) : renderScaleSet(found.ss);
       const key = canonical(id);
+      const nic = engine.state.nics.get(key);
+      if (nic) return renderNic(nic);
+      const vm = engine.state.vms.get(key);
+      if (vm) return renderVm(vm);
       const lb = engine.state.loadBalancers.get(key);
       if (lb) return renderLoadBalancer(engine.state, lb);
       const pool = engine.state.pool(key);
@@ -113,6 +121,10 @@ export function createControl(core: SimCore): SimControl {
       if (!found) throw new Error(`no scale set ${id}`);
       return [...found.ss.instances.values()].map((i) => renderInstance(found.ss, i));
     },
+    virtualMachines(id) {
+      core.clock.runDue();
+      return vmsOfScaleSet(engine.state, id).map(renderVm);
+    },
     poolMembers: (poolId) => backendIpConfigurationIds(engine.state, poolId),
     write: (id, mutate, opts) => engine.writeAs(id, mutate, opts?.clientRequestId),
     beforeNextWrite: (idOrPattern, mutate, opts) => core.interleaver.add(idOrPattern, mutate, opts?.times ?? 1),
@@ -126,6 +138,8 @@ export function createControl(core: SimCore): SimControl {
         r["sku"] = { ...(r["sku"] as JsonObject), capacity };
       }),
     delete(id) {
+      const vm = engine.state.vms.get(canonical(id));
+      if (vm) return deleteVmAs(engine, vm, engine.syntheticWriter("other", id));
       const found = engine.resolve(id);
       if (!found) throw new Error(`no scale set or instance ${id}`);
       const writer = engine.syntheticWriter(id);

@@ -42,6 +42,8 @@ import {
 } from "./scaleSets";
 import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
 import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
+import { writeNicAs } from "./nicWrites";
+import { addStandaloneVm, flexModelError, isFlexible, reconcileFlexCapacity, removeVm, settleFlexVms, vmsOfScaleSet } from "./vms";
 
 const OP_VMSS_WRITE = "Microsoft.Compute/virtualMachineScaleSets/write";
 const OP_VMSS_DELETE = "Microsoft.Compute/virtualMachineScaleSets/delete";
@@ -94,7 +96,7 @@ export class Engine implements SeedTarget {
   }
 
   /** The event ARM publishes when an operation a request started ends (`kind` names the type family). */
-  private emit(kind: "Write" | "Delete" | "Action", outcome: EventOutcome, resourceUri: string, operationName: string, writer: Writer, created = false): void {
+  emit(kind: "Write" | "Delete" | "Action", outcome: EventOutcome, resourceUri: string, operationName: string, writer: Writer, created = false): void {
     const subscriptionId = resourceUri.split("/")[2] ?? "";
     const e = armEvent({
       eventType: `Microsoft.Resources.Resource${kind}${outcome}`,
@@ -180,10 +182,17 @@ export class Engine implements SeedTarget {
   /** A scale set that exists already: ETag "1", its instances built and Succeeded, no operation, no event. */
   addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void {
     const ss = this.newScaleSetRecord(subscriptionId, resourceGroup, name, model);
-    const refErr = this.checkReferences(ss.id, modelNicConfigs(model));
+    const refErr = this.checkReferences(ss.id, modelNicConfigs(model)) ?? flexModelError(ss.id, model);
     if (refErr) throw new Error(`seed: ${String(getPath(refErr.body, "error", "message"))}`);
     this.state.scaleSets.set(canonical(ss.id), ss);
     for (const inst of this.reconcileCapacity(ss).created) inst.provisioningState = "Succeeded";
+    settleFlexVms(this.state, ss);
+  }
+
+  /** A standalone VM that exists already, with its NIC resources. */
+  addVirtualMachine(subscriptionId: string, resourceGroup: string, name: string, nics: { name: string; config: JsonObject }[]): void {
+    const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
+    addStandaloneVm(this, this.requireSubscription(subscriptionId).id, rg.name, rg.location, name, nics);
   }
 
   private newScaleSetRecord(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): ScaleSetRecord {
@@ -315,7 +324,7 @@ export class Engine implements SeedTarget {
       throw locationChanged(VMSS_TYPE, existing.name, existing.location, location, existing.resourceGroup);
     this.checkConflict(existing, existing.id);
     const model = mergeArm(existing.body, withoutReadOnly(incoming, SCALE_SET_IMMUTABLE));
-    const refErr = this.checkReferences(existing.id, modelNicConfigs(model));
+    const refErr = this.checkReferences(existing.id, modelNicConfigs(model)) ?? flexModelError(existing.id, model);
     if (refErr) throw refErr;
     const { changed, op } = this.commitScaleSet(existing, model, ctx.writer, ctx.resourceUri);
     return { status: 200, body: renderScaleSet(existing), etag: `"${existing.etag}"`, operation: op, charge: changed ? 1 : 0 };
@@ -324,7 +333,7 @@ export class Engine implements SeedTarget {
   private createScaleSet(sub: string, rg: string, name: string, incoming: JsonObject, ctx: WriteContext): WriteOutcome {
     if (typeof incoming["location"] !== "string") throw locationRequired();
     const ss = this.newScaleSetRecord(sub, rg, name, incoming);
-    const refErr = this.checkReferences(ss.id, modelNicConfigs(ss.body));
+    const refErr = this.checkReferences(ss.id, modelNicConfigs(ss.body)) ?? flexModelError(ss.id, ss.body);
     if (refErr) throw refErr;
     this.state.scaleSets.set(canonical(ss.id), ss);
     ss.provisioningState = "Creating";
@@ -389,6 +398,11 @@ export class Engine implements SeedTarget {
 
   /** Scale out builds instances from the model as it is now; scale in removes the highest instance IDs. */
   private reconcileCapacity(ss: ScaleSetRecord): { created: InstanceRecord[]; removed: InstanceRecord[] } {
+    // A Flexible scale set's VMs are top-level VMs with NIC resources, not instances.
+    if (isFlexible(ss.body)) {
+      reconcileFlexCapacity(this, ss);
+      return { created: [], removed: [] };
+    }
     const live = [...ss.instances.values()].filter((i) => !i.deleting).sort((a, b) => Number(a.instanceId) - Number(b.instanceId));
     const target = capacityOf(ss.body);
     const created: InstanceRecord[] = [];
@@ -448,6 +462,7 @@ export class Engine implements SeedTarget {
         ss.activeOperations.delete(done.id);
         if (done.status === "Succeeded") {
           if (this.state.scaleSets.get(canonical(ss.id)) === ss) this.state.scaleSets.delete(canonical(ss.id));
+          for (const vm of vmsOfScaleSet(this.state, ss.id)) removeVm(this.state, vm);
           this.emit("Delete", "Success", resourceUri, OP_VMSS_DELETE, writer);
         } else {
           ss.deleting = false;
@@ -585,6 +600,8 @@ export class Engine implements SeedTarget {
   /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would.
    *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
   writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs = this.settings.operationDurationMs): JsonObject {
+    const nic = this.state.nics.get(canonical(id));
+    if (nic) return writeNicAs(this, nic, mutate, clientRequestId);
     const found = this.resolve(id);
     if (!found) throw new Error(`no scale set or instance ${id}`);
     const { ss, inst } = found;

@@ -6,6 +6,8 @@ export const VMSS_TYPE = "Microsoft.Compute/virtualMachineScaleSets";
 export const VMSS_VM_TYPE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines";
 export const LB_TYPE = "Microsoft.Network/loadBalancers";
 export const VNET_TYPE = "Microsoft.Network/virtualNetworks";
+export const NIC_TYPE = "Microsoft.Network/networkInterfaces";
+export const VM_TYPE = "Microsoft.Compute/virtualMachines";
 
 export function canonical(id: string): string {
   return id.replace(/\/+$/, "").toLowerCase();
@@ -53,4 +55,12 @@ export function parseResourcePath(path: string): ParsedResourcePath | undefined 
   if (i === segs.length) return { subscriptionId, ...(resourceGroup !== undefined ? { resourceGroup } : {}), providerSegments: [] };
   if (segs[i]?.toLowerCase() !== "providers") return undefined;
   return { subscriptionId, ...(resourceGroup !== undefined ? { resourceGroup } : {}), providerSegments: segs.slice(i + 1) };
+}
+
+export function networkInterfaceId(subscriptionId: string, resourceGroup: string, name: string): string {
+  return `${resourceGroupId(subscriptionId, resourceGroup)}/providers/${NIC_TYPE}/${name}`;
+}
+
+export function virtualMachineId(subscriptionId: string, resourceGroup: string, name: string): string {
+  return `${resourceGroupId(subscriptionId, resourceGroup)}/providers/${VM_TYPE}/${name}`;
 }

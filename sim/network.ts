@@ -3,10 +3,12 @@
 // way one would in Azure), and virtual networks with their subnets.
 import { canonical, LB_TYPE, VNET_TYPE } from "./ids";
 import type { JsonObject } from "./json";
+import { nicBackendIpConfigurationIds } from "./nics";
 import { instanceNicConfigs, ipConfigurations, poolIdsOf } from "./scaleSets";
 import type { LoadBalancerRecord, SimState, VirtualNetworkRecord } from "./state";
 
-/** IDs of the instance ip configurations that reference the pool, in scale set and instance order. */
+/** IDs of the instance ip configurations that reference the pool, in scale set and instance order, then those of NIC
+ *  resources (Flexible scale sets' VMs and standalone VMs). */
 export function backendIpConfigurationIds(state: SimState, poolId: string): string[] {
   const key = canonical(poolId);
   const out: string[] = [];
@@ -19,6 +21,7 @@ export function backendIpConfigurationIds(state: SimState, poolId: string): stri
       }
     }
   }
+  out.push(...nicBackendIpConfigurationIds(state, poolId));
   return out;
 }
 

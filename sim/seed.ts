@@ -18,6 +18,14 @@ export interface ResourceGroupSeed {
   virtualNetworks?: VirtualNetworkSeed[];
   loadBalancers?: LoadBalancerSeed[];
   scaleSets?: ScaleSetSeed[];
+  /** Standalone VMs, each with its NIC resources. */
+  virtualMachines?: VirtualMachineSeed[];
+}
+
+export interface VirtualMachineSeed {
+  name: string;
+  /** NIC resources, the primary first: `name` is the NIC resource's name. */
+  nics: NicSeed[];
 }
 
 export interface VirtualNetworkSeed {
@@ -42,6 +50,9 @@ export interface ScaleSetSeed {
   tier?: string;
   tags?: Record<string, string>;
   nics: NicSeed[];
+  /** Default Uniform. A Flexible scale set's VMs are top-level VMs with NIC resources; its model carries
+   *  `networkProfile.networkApiVersion` (default 2020-11-01). */
+  orchestrationMode?: "Uniform" | "Flexible";
   /** Raw wire `properties` merged into the model (upgradePolicy, virtualMachineProfile.osProfile, ...). */
   properties?: JsonObject;
 }
@@ -80,7 +91,7 @@ export const DEMO_SEED: SeedSpec = {
           virtualNetworks: [
             { name: "etag-k8s-vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "node-subnet", addressPrefix: "10.1.0.0/16" }] },
           ],
-          loadBalancers: [{ name: "etag-k8s", backendPools: ["etag-k8s"] }],
+          loadBalancers: [{ name: "etag-k8s", backendPools: ["etag-k8s", "etag-k8s-v6"] }],
           scaleSets: [
             {
               name: "etag-k8s-mp-0",
@@ -109,6 +120,33 @@ export const DEMO_SEED: SeedSpec = {
                 },
               ],
             },
+            {
+              name: "etag-k8s-flex-0",
+              capacity: 2,
+              orchestrationMode: "Flexible",
+              nics: [
+                {
+                  name: "etag-k8s-flex-0-nic-0",
+                  primary: true,
+                  ipConfigurations: [
+                    { name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" },
+                    { name: "ipConfig0-v6", privateIPAddressVersion: "IPv6", subnet: "etag-k8s-vnet/node-subnet" },
+                  ],
+                },
+              ],
+            },
+          ],
+          virtualMachines: [
+            {
+              name: "etag-k8s-vm-0",
+              nics: [
+                {
+                  name: "etag-k8s-vm-0-nic",
+                  primary: true,
+                  ipConfigurations: [{ name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" }],
+                },
+              ],
+            },
           ],
         },
       ],
@@ -122,6 +160,7 @@ export interface SeedTarget {
   addVirtualNetwork(subscriptionId: string, resourceGroup: string, seed: VirtualNetworkSeed): void;
   addLoadBalancer(subscriptionId: string, resourceGroup: string, seed: LoadBalancerSeed): void;
   addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void;
+  addVirtualMachine(subscriptionId: string, resourceGroup: string, name: string, nics: { name: string; config: JsonObject }[]): void;
 }
 
 function refId(sub: string, rg: string, ref: string, provider: string, child: string): string {
@@ -133,7 +172,33 @@ function refId(sub: string, rg: string, ref: string, provider: string, child: st
 
 /** The wire-shaped model of a seeded scale set. */
 export function scaleSetModel(sub: string, rg: string, location: string, s: ScaleSetSeed): JsonObject {
-  const nics = s.nics.map((n) => ({
+  const nics = s.nics.map((n) => nicConfiguration(sub, rg, n));
+  const flexible = s.orchestrationMode === "Flexible";
+  const network: JsonObject = flexible ? { networkApiVersion: "2020-11-01", networkInterfaceConfigurations: nics } : { networkInterfaceConfigurations: nics };
+  const base: JsonObject = {
+    location,
+    ...(s.tags ? { tags: { ...s.tags } } : {}),
+    sku: { name: s.skuName ?? "Standard_D2s_v3", tier: s.tier ?? "Standard", capacity: s.capacity },
+    properties: {
+      singlePlacementGroup: false,
+      orchestrationMode: flexible ? "Flexible" : "Uniform",
+      ...(flexible ? { platformFaultDomainCount: 1 } : { upgradePolicy: { mode: "Manual" }, overprovision: false }),
+      virtualMachineProfile: {
+        osProfile: { computerNamePrefix: s.name, adminUsername: "azureuser", linuxConfiguration: { disablePasswordAuthentication: true } },
+        storageProfile: {
+          imageReference: { publisher: "Canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts-gen2", version: "latest" },
+          osDisk: { createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" } },
+        },
+        networkProfile: network,
+      },
+    },
+  };
+  return s.properties ? mergeProperties(base, s.properties) : base;
+}
+
+/** A NIC configuration in the VMSS model's wire shape (also what a seeded VM's NIC resource is built from). */
+export function nicConfiguration(sub: string, rg: string, n: NicSeed): JsonObject {
+  return {
     name: n.name,
     properties: {
       primary: n.primary ?? false,
@@ -155,27 +220,7 @@ export function scaleSetModel(sub: string, rg: string, location: string, s: Scal
         },
       })),
     },
-  }));
-  const base: JsonObject = {
-    location,
-    ...(s.tags ? { tags: { ...s.tags } } : {}),
-    sku: { name: s.skuName ?? "Standard_D2s_v3", tier: s.tier ?? "Standard", capacity: s.capacity },
-    properties: {
-      singlePlacementGroup: false,
-      orchestrationMode: "Uniform",
-      upgradePolicy: { mode: "Manual" },
-      overprovision: false,
-      virtualMachineProfile: {
-        osProfile: { computerNamePrefix: s.name, adminUsername: "azureuser", linuxConfiguration: { disablePasswordAuthentication: true } },
-        storageProfile: {
-          imageReference: { publisher: "Canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts-gen2", version: "latest" },
-          osDisk: { createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" } },
-        },
-        networkProfile: { networkInterfaceConfigurations: nics },
-      },
-    },
   };
-  return s.properties ? mergeProperties(base, s.properties) : base;
 }
 
 function mergeProperties(base: JsonObject, extra: JsonObject): JsonObject {
@@ -189,6 +234,9 @@ export function applySeed(spec: SeedSpec, target: SeedTarget): void {
       for (const v of rg.virtualNetworks ?? []) target.addVirtualNetwork(sub.id, rg.name, v);
       for (const lb of rg.loadBalancers ?? []) target.addLoadBalancer(sub.id, rg.name, lb);
       for (const ss of rg.scaleSets ?? []) target.addScaleSet(sub.id, rg.name, ss.name, scaleSetModel(sub.id, rg.name, rg.location, ss));
+      for (const vm of rg.virtualMachines ?? []) {
+        target.addVirtualMachine(sub.id, rg.name, vm.name, vm.nics.map((n) => ({ name: n.name, config: nicConfiguration(sub.id, rg.name, n) })));
+      }
     }
   }
 }

@@ -3,6 +3,8 @@
 // added when a resource is rendered, so a body that echoes them back cannot change them.
 import type { JsonObject } from "./json";
 import { canonical } from "./ids";
+import type { NicRecord } from "./nics";
+import type { VmRecord } from "./vms";
 
 export interface ResourceGroupRecord {
   id: string;
@@ -94,12 +96,17 @@ export class SimState {
   readonly scaleSets = new Map<string, ScaleSetRecord>();
   readonly loadBalancers = new Map<string, LoadBalancerRecord>();
   readonly virtualNetworks = new Map<string, VirtualNetworkRecord>();
+  /** Network interfaces and VMs (of Flexible scale sets, or standalone), by canonical ID. */
+  readonly nics = new Map<string, NicRecord>();
+  readonly vms = new Map<string, VmRecord>();
 
   clear(): void {
     this.subscriptions.clear();
     this.scaleSets.clear();
     this.loadBalancers.clear();
     this.virtualNetworks.clear();
+    this.nics.clear();
+    this.vms.clear();
   }
 
   subscription(id: string): SubscriptionRecord | undefined {

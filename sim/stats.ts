@@ -14,6 +14,10 @@ export interface StatsCounters {
   instanceDeletes: number;
   operationGets: number;
   networkGets: number;
+  nicGets: number;
+  nicPuts: number;
+  vmGets: number;
+  vmLists: number;
   status412: number;
   status409: number;
   status429: number;
@@ -37,6 +41,10 @@ export function emptyCounters(): StatsCounters {
     instanceDeletes: 0,
     operationGets: 0,
     networkGets: 0,
+    nicGets: 0,
+    nicPuts: 0,
+    vmGets: 0,
+    vmLists: 0,
     status412: 0,
     status409: 0,
     status429: 0,

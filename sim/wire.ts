@@ -38,3 +38,33 @@ export function dropPool(poolId: string) {
     }
   };
 }
+
+type NicResource = { properties: { ipConfigurations: Array<{ name: string; properties: { privateIPAddressVersion?: string; loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown } }> } };
+
+/** "ipConfig0 → [pools]" for every ip configuration of a NIC resource (Network RP shape). */
+export function nicPoolsByIpConfig(nic: JsonObject): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const c of (nic as unknown as NicResource).properties.ipConfigurations) out[c.name] = (c.properties.loadBalancerBackendAddressPools ?? []).map((p) => p.id.toLowerCase());
+  return out;
+}
+
+/**
+ * Another writer that read the NIC earlier and now PUTs its copy whole, without If-Match, after its own change:
+ * whatever was written since its read is gone (Network RP replaces the NIC whole).
+ */
+export function stalePut(stale: JsonObject, change: (nic: JsonObject) => void) {
+  return (resource: JsonObject) => {
+    for (const k of Object.keys(resource)) delete resource[k];
+    Object.assign(resource, structuredClone(stale));
+    change(resource);
+  };
+}
+
+/** Another writer's own pool on one of a NIC resource's ip configurations. */
+export function addNicPool(ipConfiguration: string, poolId: string) {
+  return (nic: JsonObject) => {
+    const c = (nic as unknown as NicResource).properties.ipConfigurations.find((x) => x.name === ipConfiguration);
+    if (!c) throw new Error(`no ip configuration ${ipConfiguration}`);
+    c.properties.loadBalancerBackendAddressPools = [...(c.properties.loadBalancerBackendAddressPools ?? []), { id: poolId }];
+  };
+}

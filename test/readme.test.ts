@@ -25,9 +25,11 @@ describe("README", () => {
     const root = path.resolve(__dirname, "..");
     const layout = /## Layout\n+```\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
     const listed = new Set([...layout.matchAll(/^(\S+\/)\s/gm)].map((m) => m[1]));
+    // "folder/**": the folder and everything below it (a tree of data files, such as the copied schemas).
+    const trees = [...layout.matchAll(/^(\S+\/)\*\*\s/gm)].map((m) => m[1]!);
     const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
     const folders = new Set(tracked.flatMap((f) => (f.includes("/") ? [`${path.posix.dirname(f)}/`] : [])));
-    const named = (folder: string) => listed.has(folder) || layout.includes(folder.replace(/\/$/, ""));
+    const named = (folder: string) => listed.has(folder) || trees.some((t) => folder.startsWith(t)) || layout.includes(folder.replace(/\/$/, ""));
     expect([...folders].filter((f) => !named(f))).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { Operations } from "../operations";
 import { renderInstance, renderScaleSet } from "../scaleSets";
 import type { RequestKind } from "../stats";
 import type { ComputePolicy } from "../throttle";
+import { resolveNicAndVmRoute } from "./network";
 import { json, type Reply, type RequestContext } from "./reply";
 
 export interface Route {
@@ -37,6 +38,8 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
   const arm = method === "GET" ? "reads" : method === "DELETE" ? "deletes" : "writes";
   const notFound = (): Route => ({ kind: undefined, statsKey: key, arm, handle: () => { throw routeNotFound(path); } });
   if (!p) return notFound();
+  const nicOrVm = resolveNicAndVmRoute(engine, ctx, p);
+  if (nicOrVm) return nicOrVm;
   const seg = p.providerSegments.map((s) => s.toLowerCase());
   const sub = p.subscriptionId;
   const base: Pick<Route, "statsKey" | "arm" | "subscriptionId" | "compute"> = {
@@ -327,7 +330,7 @@ function operationReply(engine: Engine, id: string, c: RequestContext): Reply {
 }
 
 /** A page of a list, with a nextLink when more follow. */
-function page(engine: Engine, c: RequestContext, items: JsonObject[]): Reply {
+export function page(engine: Engine, c: RequestContext, items: JsonObject[]): Reply {
   const size = engine.settings.listPageSize;
   const skip = Number(c.url.searchParams.get("$skiptoken") ?? "0") || 0;
   const value = items.slice(skip, skip + size);

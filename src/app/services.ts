@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
-import type { Clock, ComputePort, Logger } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { Clock, ComputePort, Logger, NetworkPort } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
 import { ArmCompute } from "../azure/compute";
+import { ArmNetwork } from "../azure/network";
+import { ReadPacer } from "../azure/readPacing";
 import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
@@ -21,6 +23,7 @@ import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStal
 import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
 import { mergeTriggers, reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
+import { reconcileVm } from "../reconcile/reconcileVm";
 import { jsonLogger } from "./logger";
 import { systemClock } from "./systemClock";
 
@@ -30,16 +33,17 @@ export interface Services {
   clock: Clock;
   log: Logger;
   compute: ComputePort;
+  network: NetworkPort;
   declarations: MembershipTable;
   cache: EtagCacheTable;
   problems: ProblemLogTable;
   queue: StorageWorkQueue;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
-  scheduleDeclared(ref: ScaleSetRef, claimant: string, reason: string): Promise<Scheduled>;
+  scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<Scheduled>;
   /** Creates the tables and queues if missing (the deployment creates them; Azurite starts empty). */
   ready(): Promise<void>;
-  reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
+  reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
   handleQueueMessage(body: unknown, meta: QueueMessageMeta): Promise<HandleOutcome>;
   handleResourceEvent(raw: unknown): Promise<EventOutcome>;
   reconcileStale(): Promise<StaleRunSummary>;
@@ -49,6 +53,7 @@ export interface ServiceOverrides {
   clock?: Clock;
   log?: Logger;
   compute?: ComputePort;
+  network?: NetworkPort;
   random?: () => number;
   /** Extra Table pipeline policies, e.g. one that counts Table round trips (benchmarks). */
   storagePolicies?: StoragePolicies;
@@ -56,9 +61,25 @@ export interface ServiceOverrides {
   queueTimeScale?: number;
 }
 
+/** The Network edge (NICs), on the same endpoint and settings as the Compute edge, sharing its read pacing. */
+export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmNetwork {
+  return new ArmNetwork({
+    endpoint: config.armEndpoint,
+    ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
+    credential: armCredential(config),
+    scope: armScope(config.armEndpoint),
+    clock,
+    requestTimeoutMs: config.armTimeoutMs,
+    operationMaxWaitMs: config.operationMaxWaitMs,
+    operationPollIntervalMs: config.operationPollMs,
+    ...(readPacer ? { readPacer } : {}),
+  });
+}
+
 /** The Compute edge as the settings describe it (endpoint, credential, extra CA, timeouts). */
-export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
+export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmCompute {
   return new ArmCompute({
+    ...(readPacer ? { readPacer } : {}),
     endpoint: config.armEndpoint,
     ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
     credential: armCredential(config),
@@ -75,7 +96,10 @@ export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? jsonLogger();
-  const compute = overrides.compute ?? armComputeFromConfig(config, clock);
+  // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
+  const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
+  const compute = overrides.compute ?? armComputeFromConfig(config, clock, readPacer);
+  const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
   // The cache table holds the model cache and, in partitions of their own, the bookkeeping beside it (a deployment has no other table).
@@ -101,6 +125,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     log,
     compute,
+    network,
     declarations,
     cache,
     problems,
@@ -118,8 +143,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return readyPromise;
     },
     async reconcile(ref, trigger) {
-      const report = await reconcileScaleSet(ref, trigger, {
+      const deps = {
         compute,
+        network,
         declarations,
         cache,
         clock,
@@ -128,7 +154,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         pacer,
         newRequestId: randomUUID,
         ...(overrides.random ? { random: overrides.random } : {}),
-      });
+      };
+      const report = ref.kind === "vm" ? await reconcileVm(ref, trigger, deps) : await reconcileScaleSet(ref, trigger, deps);
       if (report.preconditionFailures > 0 || report.throttles > 0 || report.result === "requeued" || report.result === "failed") {
         await problems.record(ref, {
           scaleSetId: ref.id,

@@ -43,9 +43,12 @@ function factsOf(err: unknown): ErrorFacts {
     let message = err.message;
     if (body) {
       try {
-        const parsed = JSON.parse(body) as { error?: { code?: string; message?: string }; code?: string; message?: string };
+        const parsed = JSON.parse(body) as { error?: { code?: string; message?: string; details?: { code?: string; message?: string }[] }; code?: string; message?: string };
         code = parsed.error?.code ?? parsed.code ?? code;
         message = parsed.error?.message ?? parsed.message ?? message;
+        // Network RP's 412 says only "Precondition failed."; the ETags are in its detail.
+        const detail = parsed.error?.details?.find((d) => d.code === "PreconditionFailedEtagMismatch");
+        if (detail?.message) message = `${message} ${detail.message}`;
       } catch {
         // not JSON: keep the SDK's own text
       }

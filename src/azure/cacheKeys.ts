@@ -1,4 +1,5 @@
-import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import type { CachedResourceRef } from "../core/ports";
+import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
 
 /**
@@ -10,9 +11,14 @@ import { encodeKey } from "../core/tableKeys";
 export const SCALE_SET_ROW = "vmss";
 export const instanceRow = (instanceId: string) => `vm-${instanceId}`;
 
-export const cachePartition = (scaleSet: ScaleSetRef) => encodeKey(scaleSet.key);
+/** NICs and top-level VMs: one row each in a partition of their own ID, so an event naming the resource finds it. */
+const RESOURCE_ROW = { nic: "nic", vm: "vmres" } as const;
+export const isResourceRow = (rowKey: string) => rowKey === RESOURCE_ROW.nic || rowKey === RESOURCE_ROW.vm;
 
-/** The cache row of a scale set model or of one instance: [PartitionKey, RowKey]. */
-export function cacheRowKeys(ref: ScaleSetRef | InstanceRef): [string, string] {
-  return ref.kind === "scaleSet" ? [cachePartition(ref), SCALE_SET_ROW] : [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+export const cachePartition = (target: TargetRef | CachedResourceRef) => encodeKey(target.key);
+
+/** The cache row of a scale set model, one instance, a NIC or a VM: [PartitionKey, RowKey]. */
+export function cacheRowKeys(ref: ScaleSetRef | InstanceRef | CachedResourceRef): [string, string] {
+  if (ref.kind === "instance") return [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
+  return [cachePartition(ref), ref.kind === "scaleSet" ? SCALE_SET_ROW : RESOURCE_ROW[ref.kind]];
 }

@@ -1,12 +1,12 @@
-import { ComputeManagementClient, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
+import { ComputeManagementClient, type VirtualMachine, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
 import { BeingDeletedError, TransientError } from "../core/errors";
 import { requireEtag } from "../core/etagGuard";
-import type { InstanceModel, ScaleSetModel } from "../core/models";
+import type { InstanceModel, ScaleSetModel, VmModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
 import type { Clock, ComputePort, WriteOptions } from "../core/ports";
-import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import type { InstanceRef, ScaleSetRef, VmRef } from "../core/resourceIds";
 import { pinComputeApiVersion } from "./apiVersion";
 import { classifyArmError } from "./armErrors";
 import { waitForOperation, type PollOptions } from "./operationPoller";
@@ -32,6 +32,8 @@ export interface ArmComputeOptions {
   pacing?: boolean;
   /** Longest wait for the read budget inside one call; a longer one fails the read as throttled (default: no cap). */
   pacingMaxWaitMs?: number;
+  /** The pacer to use (shared with the Network edge); else one of its own. */
+  readPacer?: ReadPacer;
 }
 
 interface WriteCallOptions {
@@ -56,6 +58,23 @@ function toScaleSetModel(vmss: VirtualMachineScaleSet, fallbackId: string): Scal
     capacity: vmss.sku?.capacity,
     nics: (vmss.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations ?? []) as NicConfiguration[],
     ...(vmss.upgradePolicy?.mode ? { upgradeMode: vmss.upgradePolicy.mode } : {}),
+    orchestrationMode: vmss.orchestrationMode,
+    networkApiVersion: vmss.virtualMachineProfile?.networkProfile?.networkApiVersion,
+  };
+}
+
+export function toVmModel(vm: VirtualMachine, fallbackId: string): VmModel {
+  const nics = vm.networkProfile?.networkInterfaces ?? [];
+  const ids = nics.map((n) => n.id).filter((id): id is string => typeof id === "string");
+  // A lone NIC is the primary one without the flag, as Azure treats it.
+  const primary = nics.find((n) => n.primary === true)?.id ?? (ids.length === 1 ? ids[0] : undefined);
+  return {
+    id: vm.id ?? fallbackId,
+    etag: vm.etag ?? "",
+    provisioningState: vm.provisioningState,
+    scaleSetId: vm.virtualMachineScaleSet?.id,
+    nicIds: ids,
+    primaryNicId: primary,
   };
 }
 
@@ -89,7 +108,7 @@ export class ArmCompute implements ComputePort {
       maxWaitMs: opts.operationMaxWaitMs,
       defaultIntervalMs: opts.operationPollIntervalMs,
     };
-    this.readPacer = opts.pacing === false ? undefined : new ReadPacer(opts.clock, opts.pacingMaxWaitMs);
+    this.readPacer = opts.pacing === false ? undefined : (opts.readPacer ?? new ReadPacer(opts.clock, opts.pacingMaxWaitMs));
   }
 
   private client(subscriptionId: string): ComputeManagementClient {
@@ -130,7 +149,9 @@ export class ArmCompute implements ComputePort {
    * need the SDK's internal deserializer and buys nothing.
    */
   async writeScaleSetNics(ref: ScaleSetRef, base: ScaleSetModel, nics: NicConfiguration[], opts: WriteOptions): Promise<ScaleSetModel> {
-    const body = { location: base.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } as VirtualMachineScaleSet;
+    // A Flexible model is refused without its networkApiVersion: send it back as read.
+    const networkProfile = { ...(base.networkApiVersion ? { networkApiVersion: base.networkApiVersion } : {}), networkInterfaceConfigurations: nics };
+    const body = { location: base.location, virtualMachineProfile: { networkProfile } } as VirtualMachineScaleSet;
     const etag = await this.write(ref.id, base.provisioningState, opts, (o) =>
       this.client(ref.subscriptionId).virtualMachineScaleSets.createOrUpdate(ref.resourceGroup, ref.name, body, o),
     );
@@ -156,6 +177,28 @@ export class ArmCompute implements ComputePort {
       return toInstanceModel(vm, ref.id);
     } catch (err) {
       throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  async getVm(ref: VmRef): Promise<VmModel> {
+    try {
+      const vm = await this.client(ref.subscriptionId).virtualMachines.get(ref.resourceGroup, ref.name, { abortSignal: this.signal() });
+      return toVmModel(vm, ref.id);
+    } catch (err) {
+      throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  async listVms(scope: { subscriptionId: string; resourceGroup: string }): Promise<VmModel[]> {
+    const where = `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}/providers/Microsoft.Compute/virtualMachines`;
+    try {
+      const out: VmModel[] = [];
+      for await (const vm of this.client(scope.subscriptionId).virtualMachines.list(scope.resourceGroup, { abortSignal: this.signal() })) {
+        out.push(toVmModel(vm, `${where}/${vm.name ?? ""}`));
+      }
+      return out;
+    } catch (err) {
+      throw classifyArmError(err, `LIST ${where}`);
     }
   }
 

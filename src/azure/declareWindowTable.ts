@@ -1,6 +1,6 @@
 import type { TableClient } from "@azure/data-tables";
 import type { DeclareWindows, ScaleSetRows } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import { cachePartition } from "./cacheKeys";
 import { statusOf, unless404 } from "./tableErrors";
 
@@ -24,7 +24,7 @@ export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
     private readonly now: () => number,
   ) {}
 
-  async claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined"> {
+  async claim(ref: TargetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined"> {
     const rowKey = cachePartition(ref);
     for (let attempt = 0; attempt < 5; attempt++) {
       const row = await this.table.getEntity<WindowRow>(WINDOWS_PARTITION, rowKey).catch((err: unknown) => {
@@ -49,7 +49,7 @@ export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
     return "opened";
   }
 
-  async forget(ref: ScaleSetRef): Promise<void> {
+  async forget(ref: TargetRef): Promise<void> {
     await unless404(() => this.table.deleteEntity(WINDOWS_PARTITION, cachePartition(ref)));
   }
 }

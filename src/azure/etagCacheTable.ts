@@ -1,14 +1,15 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
-import type { InstanceModel, ScaleSetModel } from "../core/models";
-import type { CachedEntry, CachedPartition, ModelCache, RefreshCandidate, ScaleSetRows } from "../core/ports";
-import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "../core/models";
+import type { CachedEntry, CachedPartition, CachedResourceRef, ModelCache, RefreshCandidate, ScaleSetRows } from "../core/ports";
+import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { decodeKey } from "../core/tableKeys";
-import { cachePartition, cacheRowKeys, instanceRow, SCALE_SET_ROW } from "./cacheKeys";
+import { cachePartition, cacheRowKeys, instanceRow, isResourceRow, SCALE_SET_ROW } from "./cacheKeys";
 import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
 import { statusOf, unless404 } from "./tableErrors";
 
 /**
- * The ETag cache: per scale set one partition, holding a row for the scale set model and one per instance.
+ * The ETag cache: per scale set one partition, holding a row for the scale set model and one per instance; NICs and
+ * top-level VMs one row each, in a partition of their own ID.
  * Every store is conditional on the row's Table ETag as read before the ARM call, and every invalidation is
  * unconditional, so a refresh that read ARM before an invalidation can never overwrite it with older state.
  * Other stores keep rows of their own in the same table ("~…" partitions); they own them, and are asked to
@@ -18,7 +19,7 @@ import { statusOf, unless404 } from "./tableErrors";
 export interface CacheRow {
   partitionKey: string;
   rowKey: string;
-  kind: "scaleSet" | "instance";
+  kind: "scaleSet" | "instance" | "nic" | "vm";
   resourceId: string;
   armEtag: string;
   model: string;
@@ -61,7 +62,7 @@ export class EtagCacheTable implements ModelCache {
     private readonly otherRows: ScaleSetRows[] = [],
   ) {}
 
-  async readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition> {
+  async readPartition(scaleSet: TargetRef): Promise<CachedPartition> {
     const out: CachedPartition = { scaleSet: undefined, instances: new Map() };
     if (!this.enabled) return out;
     const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(scaleSet)}` } });
@@ -78,6 +79,15 @@ export class EtagCacheTable implements ModelCache {
 
   storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
     return this.store(cachePartition(ref.scaleSet), instanceRow(ref.instanceId), "instance", model.id, model.etag, model, base, ourClientRequestId);
+  }
+
+  storeResource(ref: CachedResourceRef, model: NicModel | VmModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
+    return this.store(...cacheRowKeys(ref), ref.kind, model.id, model.etag, model, base, ourClientRequestId);
+  }
+
+  async evictResource(ref: CachedResourceRef): Promise<void> {
+    if (!this.enabled) return;
+    await unless404(() => this.table.deleteEntity(...cacheRowKeys(ref)));
   }
 
   private async store(
@@ -128,12 +138,12 @@ export class EtagCacheTable implements ModelCache {
     }
   }
 
-  async markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<string | undefined> {
+  async markStale(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<string | undefined> {
     if (!this.enabled) return undefined;
     return this.markStaleRow(...cacheRowKeys(ref), reason);
   }
 
-  async beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined> {
+  async beginWrite(ref: ScaleSetRef | InstanceRef | CachedResourceRef, clientRequestId: string): Promise<string | undefined> {
     if (!this.enabled) return undefined;
     const [pk, rk] = cacheRowKeys(ref);
     const answer = await this.table.upsertEntity(
@@ -149,7 +159,7 @@ export class EtagCacheTable implements ModelCache {
     return answer.etag;
   }
 
-  private keysOf(ref: ScaleSetRef | InstanceRef): [string, string] {
+  private keysOf(ref: ScaleSetRef | InstanceRef | CachedResourceRef): [string, string] {
     return cacheRowKeys(ref);
   }
 
@@ -162,7 +172,7 @@ export class EtagCacheTable implements ModelCache {
     }
   }
 
-  async readEntry(ref: ScaleSetRef | InstanceRef): Promise<CachedEntry<unknown> | undefined> {
+  async readEntry(ref: ScaleSetRef | InstanceRef | CachedResourceRef): Promise<CachedEntry<unknown> | undefined> {
     if (!this.enabled) return undefined;
     const row = await this.getRow(...this.keysOf(ref));
     return row ? entryOf<unknown>(row) : undefined;
@@ -180,6 +190,8 @@ export class EtagCacheTable implements ModelCache {
       },
     });
     for await (const row of rows) {
+      // NIC and VM rows are re-read by the reconcile of the target that declared them, not by the timer.
+      if (isResourceRow(row.rowKey)) continue;
       const isInstance = row.rowKey.startsWith("vm-");
       const scaleSetId = row.resourceId ? (isInstance ? row.resourceId.replace(/\/virtualMachines\/[^/]+$/i, "") : row.resourceId) : decodeKey(row.partitionKey);
       out.push({
@@ -202,7 +214,7 @@ export class EtagCacheTable implements ModelCache {
     return out;
   }
 
-  async evictScaleSet(ref: ScaleSetRef): Promise<void> {
+  async evictScaleSet(ref: TargetRef): Promise<void> {
     // Even with the cache off: their rows are not cached models.
     for (const owner of this.otherRows) await owner.forget(ref);
     if (!this.enabled) return;

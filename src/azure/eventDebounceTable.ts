@@ -1,6 +1,6 @@
 import type { TableClient } from "@azure/data-tables";
 import type { EventDebounce } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
 import { statusOf, unless404 } from "./tableErrors";
 
@@ -26,7 +26,7 @@ export class EventDebounceTable implements EventDebounce {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async claim(ref: ScaleSetRef, windowMs: number): Promise<"claimed" | "within-window" | "contended"> {
+  async claim(ref: TargetRef, windowMs: number): Promise<"claimed" | "within-window" | "contended"> {
     const rowKey = encodeKey(ref.key);
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
       const row = await this.table.getEntity<DebounceRow>(DEBOUNCE_PARTITION, rowKey).catch((err: unknown) => {
@@ -47,7 +47,7 @@ export class EventDebounceTable implements EventDebounce {
     return "contended";
   }
 
-  async forget(ref: ScaleSetRef): Promise<void> {
+  async forget(ref: TargetRef): Promise<void> {
     await unless404(() => this.table.deleteEntity(DEBOUNCE_PARTITION, encodeKey(ref.key)));
   }
 }

@@ -1,7 +1,7 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import { declarationKey, type Declaration, type DeclaredBy, type Outcome, type OutcomeKind, type StoredDeclaration } from "../core/declarations";
 import type { DeclarationStore, UpsertResult } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
 import { statusOf } from "./tableErrors";
 
@@ -31,7 +31,7 @@ interface Row {
   attempts: number;
 }
 
-export const scaleSetPartition = (scaleSet: ScaleSetRef) => encodeKey(scaleSet.key);
+export const scaleSetPartition = (scaleSet: TargetRef) => encodeKey(scaleSet.key);
 
 function toStored(row: TableEntityResult<Row>): StoredDeclaration {
   const outcome: Outcome = { kind: row.outcomeKind as OutcomeKind, at: row.outcomeAt };
@@ -68,7 +68,7 @@ function outcomeFields(o: Outcome): Pick<Row, "outcomeKind" | "outcomeReason" | 
 export class MembershipTable implements DeclarationStore {
   constructor(readonly table: TableClient, private readonly now: () => number = Date.now) {}
 
-  private rowOf(scaleSet: ScaleSetRef, d: Declaration): Row {
+  private rowOf(scaleSet: TargetRef, d: Declaration): Row {
     return {
       partitionKey: scaleSetPartition(scaleSet),
       rowKey: encodeKey(declarationKey(d)),
@@ -86,7 +86,7 @@ export class MembershipTable implements DeclarationStore {
     };
   }
 
-  async upsert(scaleSet: ScaleSetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
+  async upsert(scaleSet: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
     const fresh = this.rowOf(scaleSet, d);
     // Optimistic loop: two deliveries of different declarations for one key race here; the Table ETag decides.
     for (let attempt = 0; attempt < 8; attempt++) {
@@ -124,14 +124,14 @@ export class MembershipTable implements DeclarationStore {
     }
   }
 
-  async listForScaleSet(scaleSet: ScaleSetRef): Promise<StoredDeclaration[]> {
+  async listForScaleSet(scaleSet: TargetRef): Promise<StoredDeclaration[]> {
     const out: StoredDeclaration[] = [];
     const rows = this.table.listEntities<Row>({ queryOptions: { filter: odata`PartitionKey eq ${scaleSetPartition(scaleSet)}` } });
     for await (const row of rows) out.push(toStored(row));
     return out;
   }
 
-  async recordOutcome(scaleSet: ScaleSetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean> {
+  async recordOutcome(scaleSet: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean> {
     const attempts = outcome.kind === "applied" ? 0 : d.attempts + (outcome.kind === "failed" ? 1 : 0);
     try {
       await this.table.updateEntity(
@@ -146,7 +146,7 @@ export class MembershipTable implements DeclarationStore {
     }
   }
 
-  async remove(scaleSet: ScaleSetRef, d: StoredDeclaration): Promise<boolean> {
+  async remove(scaleSet: TargetRef, d: StoredDeclaration): Promise<boolean> {
     try {
       await this.table.deleteEntity(scaleSetPartition(scaleSet), encodeKey(declarationKey(d)), { etag: d.rowEtag });
       return true;

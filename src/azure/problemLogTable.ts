@@ -1,6 +1,6 @@
 import { odata, type TableClient } from "@azure/data-tables";
 import type { ProblemLog, ReconcileProblem, ScaleSetRows } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import { cachePartition } from "./cacheKeys";
 import { unless404 } from "./tableErrors";
 
@@ -12,7 +12,7 @@ export class ProblemLogTable implements ProblemLog, ScaleSetRows {
   constructor(readonly table: TableClient) {}
 
   /** Kept even with the cache off: it is a record for people, not a cached model. */
-  async record(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void> {
+  async record(ref: TargetRef, problem: ReconcileProblem): Promise<void> {
     await this.table.upsertEntity(
       { partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) },
       "Replace",
@@ -36,7 +36,7 @@ export class ProblemLogTable implements ProblemLog, ScaleSetRows {
     return out.sort((a, b) => b.at.localeCompare(a.at));
   }
 
-  async forget(ref: ScaleSetRef): Promise<void> {
+  async forget(ref: TargetRef): Promise<void> {
     await unless404(() => this.table.deleteEntity(PROBLEMS_PARTITION, cachePartition(ref)));
   }
 }

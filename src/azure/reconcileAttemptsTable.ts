@@ -1,6 +1,6 @@
 import { odata, type TableClient } from "@azure/data-tables";
 import type { ReconcileAttempt, ReconcileAttempts } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
 import { statusOf, unless404 } from "./tableErrors";
 
@@ -26,19 +26,19 @@ interface AttemptRow {
 export class ReconcileAttemptsTable implements ReconcileAttempts {
   constructor(readonly table: TableClient) {}
 
-  async record(ref: ScaleSetRef, a: ReconcileAttempt): Promise<void> {
+  async record(ref: TargetRef, a: ReconcileAttempt): Promise<void> {
     await this.table.upsertEntity<AttemptRow>(
       { partitionKey: ATTEMPTS_PARTITION, rowKey: encodeKey(ref.key), scaleSetId: ref.id, attempt: a.attempt, nextAttemptAt: a.nextAttemptAt, reason: a.reason.slice(0, 1024) },
       "Replace",
     );
   }
 
-  async clear(ref: ScaleSetRef): Promise<void> {
+  async clear(ref: TargetRef): Promise<void> {
     await unless404(() => this.table.deleteEntity(ATTEMPTS_PARTITION, encodeKey(ref.key)));
   }
 
   /** A scale set that is gone or evicted has no chain left to count. */
-  forget(ref: ScaleSetRef): Promise<void> {
+  forget(ref: TargetRef): Promise<void> {
     return this.clear(ref);
   }
 

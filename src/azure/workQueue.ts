@@ -1,5 +1,5 @@
 import type { QueueClient } from "@azure/storage-queue";
-import type { DeclareMessage, ReconcileMessage } from "../core/messages";
+import { targetField, type DeclareMessage, type ReconcileMessage } from "../core/messages";
 import type { Logger, ReconcileRequest, WorkQueue } from "../core/ports";
 
 /** Storage Queue's longest visibility timeout: 7 days. */
@@ -44,11 +44,11 @@ export class StorageWorkQueue implements WorkQueue {
     private readonly timeScale = 1,
   ) {}
 
-  async enqueueReconcile(scaleSetId: string, reason: string, opts: ReconcileRequest = {}): Promise<void> {
+  async enqueueReconcile(targetId: string, reason: string, opts: ReconcileRequest = {}): Promise<void> {
     const message: ReconcileMessage = {
       v: 1,
       kind: "reconcile",
-      scaleSetId,
+      ...targetField(targetId),
       reason: reason.slice(0, 256),
       ...(opts.attempt ? { attempt: opts.attempt } : {}),
       ...(opts.fresh ? { fresh: true } : {}),
@@ -63,8 +63,8 @@ export class StorageWorkQueue implements WorkQueue {
   private async send(message: unknown, delayMs: number): Promise<void> {
     const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / this.timeScale / 1000)));
     const sent = await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
-    const m = message as { kind?: string; scaleSetId?: string; reason?: string; attempt?: number; fresh?: boolean };
-    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId, reason: m.reason, attempt: m.attempt, fresh: m.fresh, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
+    const m = message as { kind?: string; scaleSetId?: string; targetId?: string; reason?: string; attempt?: number; fresh?: boolean };
+    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId ?? m.targetId, reason: m.reason, attempt: m.attempt, fresh: m.fresh, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
   }
 
   /** A message that can never succeed goes here at once, with the reason next to what was received. */

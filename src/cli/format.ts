@@ -13,10 +13,12 @@ const poolName = (id: string) => {
 
 export function formatAccepted(a: Accepted): string {
   return [
-    `accepted: ${a.state} ${poolName(a.backendPoolId)} on ${lastSegment(a.scaleSetId)} (${a.ipConfiguration ?? "primary ip configuration"})`,
+    `accepted: ${a.state} ${poolName(a.backendPoolId)} on ${lastSegment(a.targetId)} (${a.ipConfiguration ?? (a.ipVersion ? `the ${a.ipVersion} ip configuration` : "primary ip configuration")})`,
     `request id: ${a.requestId}`,
     `declared by: ${a.declaredBy.name} (${a.declaredBy.id}, ${a.declaredBy.via})`,
-    a.queued ? "queued for reconcile; watch it with: poolsync status --scale-set " + a.scaleSetId : "stored, but not queued (queue unavailable): the timer will apply it",
+    a.queued
+      ? `queued for reconcile; watch it with: poolsync status ${a.scaleSetId ? `--scale-set ${a.scaleSetId}` : `--target ${a.targetId}`}`
+      : "stored, but not queued (queue unavailable): the timer will apply it",
   ].join("\n");
 }
 

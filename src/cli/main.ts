@@ -13,10 +13,10 @@ export const EXIT = { ok: 0, apiError: 1, usage: 2, unreachable: 3 } as const;
 export const USAGE = `usage: poolsync <command> [options]
 
 commands:
-  declare --scale-set ID --pool ID --state present|absent [--ip-configuration NAME]
-                      declare a scale set's membership in a backend pool (PUT /api/memberships)
-  status [--scale-set ID]
-                      counts and declared vs observed (GET /api/status, or GET /api/memberships for one scale set)
+  declare --scale-set ID|--target ID --pool ID --state present|absent [--ip-configuration NAME|--ip-version IPv4|IPv6]
+                      declare a scale set's or a VM's membership in a backend pool (PUT /api/memberships)
+  status [--scale-set ID|--target ID]
+                      counts and declared vs observed (GET /api/status, or GET /api/memberships for one target)
   poison              list the poison queue's messages with their reasons (GET /api/status?poison=1)
 
 options:
@@ -45,14 +45,16 @@ const OPTIONS = {
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   "scale-set": { type: "string" },
+  target: { type: "string" },
+  "ip-version": { type: "string" },
   pool: { type: "string" },
   "ip-configuration": { type: "string" },
   state: { type: "string" },
 } as const;
 
 const ALLOWED: Record<string, readonly string[]> = {
-  declare: ["scale-set", "pool", "ip-configuration", "state"],
-  status: ["scale-set"],
+  declare: ["scale-set", "target", "pool", "ip-configuration", "ip-version", "state"],
+  status: ["scale-set", "target"],
   poison: [],
 };
 
@@ -100,18 +102,27 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
     if (command === "declare") {
       const scaleSetId = values["scale-set"];
+      const targetId = values.target;
       const backendPoolId = values.pool;
       const state = values.state;
-      if (!scaleSetId) throw new UsageError("declare needs --scale-set ID");
+      if (!scaleSetId && !targetId) throw new UsageError("declare needs --scale-set ID or --target ID");
       if (!backendPoolId) throw new UsageError("declare needs --pool ID");
       if (state !== "present" && state !== "absent") throw new UsageError(`declare needs --state present or --state absent${state ? `, not "${state}"` : ""}`);
-      const body = { scaleSetId, backendPoolId, state, ...(values["ip-configuration"] ? { ipConfiguration: values["ip-configuration"] } : {}) };
+      const body = {
+        ...(targetId ? { targetId } : { scaleSetId }),
+        backendPoolId,
+        state,
+        ...(values["ip-configuration"] ? { ipConfiguration: values["ip-configuration"] } : {}),
+        ...(values["ip-version"] ? { ipVersion: values["ip-version"] } : {}),
+      };
       const accepted = (await callApi(client, "PUT", "api/memberships", body)) as Accepted;
       print(accepted, () => formatAccepted(accepted));
     } else if (command === "status") {
       const scaleSetId = values["scale-set"];
-      if (scaleSetId !== undefined) {
-        const view = (await callApi(client, "GET", `api/memberships?scaleSetId=${encodeURIComponent(scaleSetId)}`)) as ScaleSetView;
+      const targetId = values.target;
+      if (scaleSetId !== undefined || targetId !== undefined) {
+        const query = targetId !== undefined ? `targetId=${encodeURIComponent(targetId)}` : `scaleSetId=${encodeURIComponent(scaleSetId ?? "")}`;
+        const view = (await callApi(client, "GET", `api/memberships?${query}`)) as ScaleSetView;
         print(view, () => formatScaleSetView(view));
       } else {
         const report = (await callApi(client, "GET", "api/status")) as StatusReport;

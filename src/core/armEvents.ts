@@ -1,5 +1,5 @@
 import { isSystemEvent, type KnownSystemEventTypes } from "@azure/eventgrid";
-import { parseComputeId, type InstanceRef, type ScaleSetRef } from "./resourceIds";
+import { parseComputeId, parseNicId, parseVmId, type InstanceRef, type NicRef, type ScaleSetRef, type VmRef } from "./resourceIds";
 import { ok, refuse, type Result } from "./result";
 
 /**
@@ -36,7 +36,27 @@ export interface ArmResourceEvent {
   isDeleteOfTarget: boolean;
 }
 
-export type EventVerdict = { kind: "act"; event: ArmResourceEvent } | { kind: "ignore"; reason: string } | { kind: "malformed"; reason: string };
+/** An event about a NIC or a top-level VM: where Flexible scale sets' and standalone VMs' membership lives. */
+export interface NicOrVmEvent extends Omit<ArmResourceEvent, "target"> {
+  target: NicRef | VmRef;
+}
+
+export type EventVerdict =
+  | { kind: "act"; event: ArmResourceEvent }
+  | { kind: "nic-or-vm"; event: NicOrVmEvent }
+  | { kind: "ignore"; reason: string }
+  | { kind: "malformed"; reason: string };
+
+/** The NIC or VM a resource URI is about (a child, such as a NIC's ip configuration, names its parent). */
+export function nicOrVmTargetOf(uri: string): Result<NicRef | VmRef> {
+  const seg = uri.trim().replace(/\/+$/, "").split("/");
+  const type = `${seg[6] ?? ""}/${seg[7] ?? ""}`.toLowerCase();
+  if (seg.length < 9) return refuse("not a NIC or VM");
+  const id = seg.slice(0, 9).join("/");
+  if (type === "microsoft.network/networkinterfaces") return parseNicId(id);
+  if (type === "microsoft.compute/virtualmachines") return parseVmId(id);
+  return refuse("not a NIC or VM");
+}
 
 interface Envelope {
   id: string;
@@ -105,10 +125,15 @@ export function classifyEvent(raw: unknown): EventVerdict {
   const uri = stringField(e.data, "resourceUri") ?? e.subject;
   if (!uri) return { kind: "malformed", reason: "data.resourceUri: missing (and no subject)" };
   const target = computeTargetOf(uri);
-  if (!target.ok) return { kind: "ignore", reason: `${uri}: ${target.reason}` };
   const httpRequest = e.data.httpRequest;
   const clientRequestId = typeof httpRequest === "object" && httpRequest !== null ? stringField(httpRequest as Record<string, unknown>, "clientRequestId") : undefined;
   const depth = uri.trim().replace(/\/+$/, "").split("/").length;
+  if (!target.ok) {
+    const other = nicOrVmTargetOf(uri);
+    if (!other.ok) return { kind: "ignore", reason: `${uri}: ${target.reason}` };
+    const fields = { id: e.id, type, time: e.time, operationName: stringField(e.data, "operationName") ?? "", clientRequestId, correlationId: stringField(e.data, "correlationId") };
+    return { kind: "nic-or-vm", event: { ...fields, target: other.value, isDeleteOfTarget: type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === 9 } };
+  }
   return {
     kind: "act",
     event: {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseBackendPoolId, parseScaleSetId } from "./resourceIds";
+import { parseBackendPoolId, parseScaleSetId, parseTargetId } from "./resourceIds";
 
 /**
  * Queue messages, schema v1 (documented in the README). The queue only says "look at this scale set";
@@ -10,6 +10,18 @@ const scaleSetId = z.string().superRefine((v, ctx) => {
   const r = parseScaleSetId(v);
   if (!r.ok) ctx.addIssue({ code: "custom", message: r.reason });
 });
+
+// A scale set (Uniform or Flexible) or a top-level VM; `scaleSetId` stays the field for scale sets.
+const targetId = z.string().superRefine((v, ctx) => {
+  const r = parseTargetId(v);
+  if (!r.ok) ctx.addIssue({ code: "custom", message: r.reason });
+});
+
+/** Exactly one of scaleSetId and targetId names what a message is about. */
+function oneTarget(m: { scaleSetId?: string | undefined; targetId?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (m.scaleSetId === undefined && m.targetId === undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
+  if (m.scaleSetId !== undefined && m.targetId !== undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
+}
 
 const backendPoolId = z.string().superRefine((v, ctx) => {
   const r = parseBackendPoolId(v);
@@ -26,31 +38,48 @@ const requestId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_.:-]+$/, "may ho
 export const declareMessageV1 = z.strictObject({
   v: z.literal(1),
   kind: z.literal("declare"),
-  scaleSetId,
+  scaleSetId: scaleSetId.optional(),
+  targetId: targetId.optional(),
   backendPoolId,
   ipConfiguration: ipConfiguration.optional(),
+  /** Dual stack: the primary NIC's ip configuration of this IP version, instead of naming one. */
+  ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
   state: z.enum(["present", "absent"], { error: (iss) => (iss.input === undefined ? "is required" : 'must be "present" or "absent"') }),
   requestId: requestId.optional(),
   /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
   declaredAt: z.iso.datetime({ offset: true }).optional(),
+}).superRefine((m, ctx) => {
+  oneTarget(m, ctx);
+  if (m.ipVersion !== undefined && m.ipConfiguration !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["ipVersion"], message: "give ipVersion or ipConfiguration, not both" });
+  }
 });
 
 export const reconcileMessageV1 = z.strictObject({
   v: z.literal(1),
   kind: z.literal("reconcile"),
-  scaleSetId,
+  scaleSetId: scaleSetId.optional(),
+  targetId: targetId.optional(),
   reason: z.string().min(1).max(256),
   /** How many times this reconcile was re-enqueued after a throttle, conflict or transient failure. */
   attempt: z.number().int().min(1).max(1000).optional(),
   /** Read ARM, not the cache (the timer saw ARM differ from what is declared). */
   fresh: z.boolean().optional(),
-});
+}).superRefine(oneTarget);
 
 export const queueMessageV1 = z.discriminatedUnion("kind", [declareMessageV1, reconcileMessageV1]);
 
 export type DeclareMessage = z.infer<typeof declareMessageV1>;
 export type ReconcileMessage = z.infer<typeof reconcileMessageV1>;
 export type QueueMessage = z.infer<typeof queueMessageV1>;
+
+/** The ID a message is about, whichever field named it. */
+export const targetIdOf = (m: QueueMessage): string => (m.targetId ?? m.scaleSetId) as string;
+
+/** The field a producer names a target with: `scaleSetId` for scale sets (as schema v1 always had), else `targetId`. */
+export function targetField(id: string): { scaleSetId: string } | { targetId: string } {
+  return /\/virtualMachineScaleSets\/[^/]+$/i.test(id) ? { scaleSetId: id } : { targetId: id };
+}
 
 /** Queue messages are at most 64 KiB; ours are far smaller, so anything bigger is refused unread. */
 export const MAX_MESSAGE_CHARS = 16 * 1024;

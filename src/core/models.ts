@@ -11,6 +11,10 @@ export interface ScaleSetModel {
   nics: NicConfiguration[];
   /** `upgradePolicy.mode` (Manual, Automatic, Rolling): whether CRP rolls a model change out to the instances. */
   upgradeMode?: string;
+  /** "Uniform" or "Flexible" as ARM answered it; absent is Uniform (older scale sets). */
+  orchestrationMode?: string | undefined;
+  /** Flexible only: the Network API version the model's NICs are built with; written back as read, never dropped. */
+  networkApiVersion?: string | undefined;
 }
 
 /** One VM of a uniform scale set: its own NIC configurations and its own ETag. */
@@ -25,3 +29,26 @@ export interface InstanceModel {
 }
 
 export const isDeleting = (state: string | undefined) => (state ?? "").toLowerCase() === "deleting";
+
+/** A top-level VM (standalone, or of a Flexible scale set): where its NIC resources are. */
+export interface VmModel {
+  id: string;
+  etag: string;
+  provisioningState: string | undefined;
+  /** The Flexible scale set it belongs to, as ARM answered it. */
+  scaleSetId: string | undefined;
+  /** Its NIC resource IDs; `primaryNicId` among them. */
+  nicIds: string[];
+  primaryNicId: string | undefined;
+}
+
+/**
+ * A Network RP NIC as read: `nic` is the whole resource (flattened, as the Network SDK hands it over), because a
+ * NIC PUT replaces the resource whole; its `ipConfigurations` have the same shape as a scale set's.
+ */
+export interface NicModel {
+  id: string;
+  etag: string;
+  provisioningState: string | undefined;
+  nic: NicConfiguration;
+}

@@ -11,6 +11,8 @@ export interface PoolReference {
 export interface IpConfiguration {
   name: string;
   primary?: boolean;
+  /** Absent means IPv4. */
+  privateIPAddressVersion?: string;
   loadBalancerBackendAddressPools?: PoolReference[];
   [field: string]: unknown;
 }
@@ -22,8 +24,19 @@ export interface NicConfiguration {
   [field: string]: unknown;
 }
 
-/** Which ip configuration a declaration is about: the primary one of the primary NIC, or one by name. */
-export type IpConfigSelector = { kind: "primary" } | { kind: "named"; nic?: string; ipConfiguration: string };
+/**
+ * Which ip configuration a declaration is about: the primary one of the primary NIC, one by name, or the one of
+ * an IP version (dual stack) on the primary NIC or a named one.
+ */
+export type IpConfigSelector =
+  | { kind: "primary" }
+  | { kind: "named"; nic?: string; ipConfiguration: string }
+  | { kind: "version"; nic?: string; version: IpVersion };
+
+export type IpVersion = "IPv4" | "IPv6";
+
+/** How a version selector is stored in place of an ip configuration name ("@" is never part of a name). */
+const VERSION_MARK = "@";
 
 export interface PoolIntent {
   backendPoolId: string;
@@ -44,12 +57,23 @@ export interface EditResult {
 export function parseSelector(value: string | undefined): IpConfigSelector {
   if (value === undefined || value === "") return { kind: "primary" };
   const slash = value.indexOf("/");
+  const last = value.slice(slash + 1);
+  if (last.startsWith(VERSION_MARK)) {
+    const version = last.slice(1).toLowerCase() === "ipv6" ? "IPv6" : "IPv4";
+    return slash < 0 ? { kind: "version", version } : { kind: "version", nic: value.slice(0, slash), version };
+  }
   if (slash < 0) return { kind: "named", ipConfiguration: value };
   return { kind: "named", nic: value.slice(0, slash), ipConfiguration: value.slice(slash + 1) };
 }
 
+/** The stored form of "the ip configuration of this IP version" (on the named NIC, else the primary one). */
+export function versionSelectorText(version: IpVersion, nic?: string): string {
+  return `${nic ? `${nic}/` : ""}${VERSION_MARK}${version}`;
+}
+
 export function selectorText(selector: IpConfigSelector): string {
   if (selector.kind === "primary") return "";
+  if (selector.kind === "version") return versionSelectorText(selector.version, selector.nic);
   return selector.nic ? `${selector.nic}/${selector.ipConfiguration}` : selector.ipConfiguration;
 }
 
@@ -67,7 +91,20 @@ interface Location {
   ip: number;
 }
 
+const versionOf = (ip: IpConfiguration | undefined) => (lower(ip?.privateIPAddressVersion) === "ipv6" ? "IPv6" : "IPv4");
+
 function locate(nics: readonly NicConfiguration[], selector: IpConfigSelector): Location | string {
+  if (selector.kind === "version") {
+    const nic = selector.nic ? nics.findIndex((n) => lower(n.name) === lower(selector.nic)) : primaryOf(nics);
+    if (nic < 0) return selector.nic ? `network interface "${selector.nic}" does not exist` : "there is no primary network interface";
+    const matching = (nics[nic]?.ipConfigurations ?? []).map((c, i) => ({ c, i })).filter(({ c }) => versionOf(c) === selector.version);
+    const name = nics[nic]?.name ?? "";
+    if (matching.length === 0) return `network interface "${name}" has no ${selector.version} ip configuration`;
+    if (matching.length > 1) {
+      return `network interface "${name}" has ${matching.length} ${selector.version} ip configurations (${matching.map(({ c }) => c.name).join(", ")}): name one`;
+    }
+    return { nic, ip: matching[0]?.i ?? 0 };
+  }
   if (selector.kind === "primary") {
     const nic = primaryOf(nics);
     if (nic < 0) return "the scale set has no primary network interface configuration";
@@ -92,6 +129,18 @@ function hasPool(ip: IpConfiguration, poolId: string): boolean {
   return (ip.loadBalancerBackendAddressPools ?? []).some((p) => lower(p.id) === lower(poolId));
 }
 
+/** An ip configuration of another IP version that already holds the pool: one pool never spans two versions. */
+function otherVersionHolding(nics: readonly NicConfiguration[], poolId: string, version: string): string | undefined {
+  for (const nic of nics) {
+    for (const c of nic.ipConfigurations ?? []) {
+      if (versionOf(c) !== version && hasPool(c, poolId)) {
+        return `the pool is already on ${versionOf(c)} ip configuration "${nic.name}/${c.name}": one pool never holds ip configurations of two IP versions`;
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Whether the pool is referenced where the intent says it should (or should not) be. */
 export function intentSatisfied(nics: readonly NicConfiguration[], intent: PoolIntent): boolean | string {
   const at = locate(nics, intent.selector);
@@ -103,20 +152,28 @@ export function intentSatisfied(nics: readonly NicConfiguration[], intent: PoolI
 
 /**
  * Applies the intents: adds missing pool references at the end, removes unwanted ones, touches nothing else.
- * Applying the result again yields no change.
+ * Removals come first, so an addition is checked against what stays (one pool, one IP version). Applying the
+ * result again yields no change.
  */
 export function applyIntents(nics: readonly NicConfiguration[], intents: readonly PoolIntent[]): EditResult {
   let next: NicConfiguration[] | undefined;
-  const outcomes: IntentOutcome[] = [];
-  for (const intent of intents) {
+  const outcomes: IntentOutcome[] = new Array<IntentOutcome>(intents.length);
+  const order = intents.map((_, i) => i).sort((a, b) => Number(intents[a]?.state === "present") - Number(intents[b]?.state === "present"));
+  for (const index of order) {
+    const intent = intents[index] as PoolIntent;
     const current = next ?? nics;
     const at = locate(current, intent.selector);
     if (typeof at === "string") {
-      outcomes.push({ ok: false, reason: at });
+      outcomes[index] = { ok: false, reason: at };
       continue;
     }
-    outcomes.push({ ok: true });
     const ip = current[at.nic]?.ipConfigurations?.[at.ip];
+    const clash = intent.state === "present" && ip ? otherVersionHolding(current, intent.backendPoolId, versionOf(ip)) : undefined;
+    if (clash) {
+      outcomes[index] = { ok: false, reason: clash };
+      continue;
+    }
+    outcomes[index] = { ok: true };
     if (!ip || hasPool(ip, intent.backendPoolId) === (intent.state === "present")) continue;
     const pools = ip.loadBalancerBackendAddressPools ?? [];
     const newPools =

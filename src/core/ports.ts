@@ -1,7 +1,7 @@
 import type { Declaration, Outcome, StoredDeclaration } from "./declarations";
-import type { InstanceModel, ScaleSetModel } from "./models";
+import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "./models";
 import type { NicConfiguration } from "./networkProfile";
-import type { InstanceRef, ScaleSetRef } from "./resourceIds";
+import type { InstanceRef, NicRef, ScaleSetRef, TargetRef, VmRef } from "./resourceIds";
 
 /**
  * The narrow ports the reconcile depends on; real implementations live in src/azure/. Errors are the typed
@@ -20,17 +20,27 @@ export interface ComputePort {
   listInstances(ref: ScaleSetRef): Promise<InstanceModel[]>;
   getInstance(ref: InstanceRef): Promise<InstanceModel>;
   writeInstanceNics(ref: InstanceRef, base: InstanceModel, nics: NicConfiguration[], opts: WriteOptions): Promise<InstanceModel>;
+  getVm(ref: VmRef): Promise<VmModel>;
+  /** The VMs of a resource group, as Azure lists them (a Flexible scale set's carry its ID). */
+  listVms(scope: { subscriptionId: string; resourceGroup: string }): Promise<VmModel[]>;
+}
+
+/** The Network RP edge: NICs, read whole and written whole with If-Match. */
+export interface NetworkPort {
+  getNic(ref: NicRef): Promise<NicModel>;
+  /** PUTs the NIC as read with these ip configurations: every other field goes back as it was read. */
+  writeNic(ref: NicRef, base: NicModel, ipConfigurations: NicConfiguration["ipConfigurations"], opts: WriteOptions): Promise<NicModel>;
 }
 
 export type UpsertResult = "created" | "updated" | "unchanged" | "older";
 
 export interface DeclarationStore {
   /** Idempotent by request id; a declaration older than the stored one is ignored ("older"). */
-  upsert(scaleSet: ScaleSetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
-  listForScaleSet(scaleSet: ScaleSetRef): Promise<StoredDeclaration[]>;
+  upsert(scaleSet: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
+  listForScaleSet(scaleSet: TargetRef): Promise<StoredDeclaration[]>;
   /** Conditional on the row ETag; false when a newer declaration replaced it meanwhile. */
-  recordOutcome(scaleSet: ScaleSetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;
-  remove(scaleSet: ScaleSetRef, d: StoredDeclaration): Promise<boolean>;
+  recordOutcome(scaleSet: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;
+  remove(scaleSet: TargetRef, d: StoredDeclaration): Promise<boolean>;
 }
 
 export interface CachedEntry<M> {
@@ -86,19 +96,19 @@ export interface ReconcileProblem {
 }
 
 export interface ProblemLog {
-  record(ref: ScaleSetRef, problem: ReconcileProblem): Promise<void>;
+  record(ref: TargetRef, problem: ReconcileProblem): Promise<void>;
   /** The most recent first. */
   list(max?: number): Promise<ReconcileProblem[]>;
 }
 
 /** A store that keeps rows of its own per scale set: told to drop them when the scale set is gone. */
 export interface ScaleSetRows {
-  forget(ref: ScaleSetRef): Promise<void>;
+  forget(ref: TargetRef): Promise<void>;
 }
 
 export interface ModelCache {
   readonly enabled: boolean;
-  readPartition(scaleSet: ScaleSetRef): Promise<CachedPartition>;
+  readPartition(scaleSet: TargetRef): Promise<CachedPartition>;
   /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
   storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
   storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
@@ -106,22 +116,28 @@ export interface ModelCache {
    * Unconditional: an invalidation always wins over a refresh that read ARM before it. Returns the row's new
    * Table ETag, the base for storing what a re-read after this invalidation finds (undefined when disabled).
    */
-  markStale(ref: ScaleSetRef | InstanceRef, reason: string): Promise<string | undefined>;
+  markStale(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<string | undefined>;
   /**
    * Marks the row stale before we write ARM, remembering the write's client request id: a crash mid-write leaves
    * the row stale, and the event of this very write is recognised as ours. Returns the base for storing its answer.
    */
-  beginWrite(ref: ScaleSetRef | InstanceRef, clientRequestId: string): Promise<string | undefined>;
+  beginWrite(ref: ScaleSetRef | InstanceRef | CachedResourceRef, clientRequestId: string): Promise<string | undefined>;
   /** One row (scale set or instance) without its model's weight; undefined when absent or the cache is off. */
-  readEntry(ref: ScaleSetRef | InstanceRef): Promise<CachedEntry<unknown> | undefined>;
+  readEntry(ref: ScaleSetRef | InstanceRef | CachedResourceRef): Promise<CachedEntry<unknown> | undefined>;
   /** Rows that are stale or were read before `readBefore`, from one filtered scan. */
   listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]>;
   /** Keys of the scale sets that have a cached model (fresh or not): one key-only scan. */
   listCachedScaleSets(): Promise<Set<string>>;
   /** Drops the scale set's cache rows, and asks every other store that keeps rows of it to drop theirs. */
-  evictScaleSet(ref: ScaleSetRef): Promise<void>;
+  evictScaleSet(ref: TargetRef): Promise<void>;
   evictInstance(ref: InstanceRef): Promise<void>;
+  /** A NIC's or a VM's own row (its own partition, so an event naming only the resource finds it). */
+  storeResource(ref: CachedResourceRef, model: NicModel | VmModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  evictResource(ref: CachedResourceRef): Promise<void>;
 }
+
+/** Resources cached in a row of their own: NICs, and VMs (whose row also says which target declared them). */
+export type CachedResourceRef = NicRef | VmRef;
 
 /**
  * Which declaration schedules the one gathered reconcile of a scale set, decided across instances with a
@@ -129,7 +145,7 @@ export interface ModelCache {
  * redelivery) and must enqueue the reconcile; "joined": a reconcile already scheduled will read its declaration.
  */
 export interface DeclareWindows {
-  claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
+  claim(ref: TargetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
 }
 
 /**
@@ -138,7 +154,7 @@ export interface DeclareWindows {
  * enqueues anyway (one reconcile too many is cheap, none at all loses the repair).
  */
 export interface EventDebounce {
-  claim(ref: ScaleSetRef, windowMs: number): Promise<"claimed" | "within-window" | "contended">;
+  claim(ref: TargetRef, windowMs: number): Promise<"claimed" | "within-window" | "contended">;
 }
 
 /** A scale set's re-enqueued reconcile: which attempt comes next, and when its message becomes visible. */
@@ -149,8 +165,8 @@ export interface ReconcileAttempt {
 }
 
 export interface ReconcileAttempts {
-  record(ref: ScaleSetRef, attempt: ReconcileAttempt): Promise<void>;
-  clear(ref: ScaleSetRef): Promise<void>;
+  record(ref: TargetRef, attempt: ReconcileAttempt): Promise<void>;
+  clear(ref: TargetRef): Promise<void>;
   /** By scale set key (the lower-case ID). */
   list(): Promise<Map<string, ReconcileAttempt>>;
 }

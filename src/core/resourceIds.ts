@@ -32,7 +32,30 @@ export interface BackendPoolRef {
   name: string;
 }
 
-export type ResourceRef = ScaleSetRef | InstanceRef | BackendPoolRef;
+/** A top-level VM: standalone, in an availability set, or one of a Flexible scale set's. */
+export interface VmRef {
+  kind: "vm";
+  id: string;
+  key: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+}
+
+/** A Network RP network interface: where a VM's pool membership lives outside Uniform scale sets. */
+export interface NicRef {
+  kind: "nic";
+  id: string;
+  key: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+}
+
+/** What a declaration names: a scale set (Uniform or Flexible) or a VM. Its key partitions every table. */
+export type TargetRef = ScaleSetRef | VmRef;
+
+export type ResourceRef = ScaleSetRef | InstanceRef | BackendPoolRef | VmRef | NicRef;
 
 /** Longer input is refused before parsing; real IDs of these kinds are far shorter, and keys must stay under 1 KiB. */
 export const MAX_RESOURCE_ID_LENGTH = 400;
@@ -43,6 +66,8 @@ const RESOURCE_GROUP = /^[A-Za-z0-9_().-]{1,90}$/;
 const SCALE_SET_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const NETWORK_NAME = /^[A-Za-z0-9_.-]{1,80}$/;
 const INSTANCE_ID = /^\d{1,10}$/;
+// VM names: up to 64 characters (Linux), letters, digits, _ . - (Flexible VMs are "<scale set>_<suffix>").
+const VM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 function segmentsOf(input: unknown): Result<string[]> {
   if (typeof input !== "string") return refuse("must be a string");
@@ -156,4 +181,46 @@ export function parseComputeId(input: unknown): Result<ScaleSetRef | InstanceRef
 
 export function sameResource(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
+}
+
+/** A `.../providers/{namespace}/{type}/{name}` ID with exactly that provider type (any casing). */
+function topLevelFrom(input: unknown, namespace: string, type: string, pattern: RegExp, what: string): Result<GroupPrefix & { id: string; name: string }> {
+  const seg = segmentsOf(input);
+  if (!seg.ok) return seg;
+  const s = seg.value;
+  if (s.length !== 8) return refuse(`is not a ${what} ID (/subscriptions/{id}/resourceGroups/{rg}/providers/${namespace}/${type}/{name})`);
+  const prefix = groupPrefix(s);
+  if (!prefix.ok) return prefix;
+  if (!eq(s[5], namespace) || !eq(s[6], type)) return refuse(`names provider type "${s[5] ?? ""}/${s[6] ?? ""}", not ${namespace}/${type}`);
+  const name = s[7] ?? "";
+  const bad = nameCheck(name, pattern, what);
+  if (bad) return refuse(bad);
+  const id = `/subscriptions/${prefix.value.subscriptionId}/resourceGroups/${prefix.value.resourceGroup}/providers/${namespace}/${type}/${name}`;
+  return ok({ ...prefix.value, id, name });
+}
+
+export function parseVmId(input: unknown): Result<VmRef> {
+  const r = topLevelFrom(input, "Microsoft.Compute", "virtualMachines", VM_NAME, "VM");
+  return r.ok ? ok({ kind: "vm", key: r.value.id.toLowerCase(), ...r.value }) : r;
+}
+
+export function parseNicId(input: unknown): Result<NicRef> {
+  const r = topLevelFrom(input, "Microsoft.Network", "networkInterfaces", NETWORK_NAME, "network interface");
+  return r.ok ? ok({ kind: "nic", key: r.value.id.toLowerCase(), ...r.value }) : r;
+}
+
+/**
+ * A declaration's target: a scale set or a top-level VM. A VM of a Uniform scale set
+ * (`.../virtualMachineScaleSets/{name}/virtualMachines/{instanceId}`) is refused: its membership follows its scale set.
+ */
+export function parseTargetId(input: unknown): Result<TargetRef> {
+  const seg = segmentsOf(input);
+  if (!seg.ok) return seg;
+  const s = seg.value;
+  if (s.length === 10 && eq(s[6], "virtualMachineScaleSets") && eq(s[8], "virtualMachines")) {
+    return refuse("is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})");
+  }
+  if (s.length === 8 && eq(s[6], "virtualMachines")) return parseVmId(input);
+  if (s.length === 8 && eq(s[6], "virtualMachineScaleSets")) return parseScaleSetId(input);
+  return refuse("is neither a scale set ID (.../providers/Microsoft.Compute/virtualMachineScaleSets/{name}) nor a VM ID (.../providers/Microsoft.Compute/virtualMachines/{name})");
 }

@@ -1,13 +1,13 @@
 import type { Declaration, DeclaredBy } from "../core/declarations";
 import type { DeclarationStore, Logger } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import type { DeclareRequest } from "./declareRequest";
 import { problem, type Problem } from "./problem";
 
 export interface AcceptDeps {
   declarations: Pick<DeclarationStore, "upsert">;
   /** Asks for the reconcile: gathered with the scale set's other declarations when the declare window is on. */
-  schedule(ref: ScaleSetRef, claimant: string, reason: string): Promise<unknown>;
+  schedule(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
   log: Logger;
   now: () => number;
   newRequestId: () => string;
@@ -15,10 +15,13 @@ export interface AcceptDeps {
 
 export interface Accepted {
   requestId: string;
-  scaleSetId: string;
+  /** The target, a scale set or a VM (also as scaleSetId when it is a scale set, as before targets). */
+  targetId: string;
+  scaleSetId?: string;
   backendPoolId: string;
-  /** null = the primary ip configuration. */
+  /** null = the primary ip configuration (or the one of ipVersion). */
   ipConfiguration: string | null;
+  ipVersion?: "IPv4" | "IPv6";
   state: "present" | "absent";
   declaredBy: DeclaredBy;
   status: "accepted";
@@ -69,9 +72,11 @@ export async function acceptDeclaration(req: DeclareRequest, caller: DeclaredBy,
     ok: true,
     value: {
       requestId: declaration.requestId,
-      scaleSetId: req.scaleSet.id,
+      targetId: req.scaleSet.id,
+      ...(req.scaleSet.kind === "scaleSet" ? { scaleSetId: req.scaleSet.id } : {}),
       backendPoolId: req.pool.id,
-      ipConfiguration: req.ipConfiguration || null,
+      ipConfiguration: req.ipVersion ? null : req.ipConfiguration || null,
+      ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
       state: req.state,
       declaredBy: declaration.declaredBy,
       status: "accepted",

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { declareMessageV1, formatIssues } from "../core/messages";
-import { parseBackendPoolId, parseScaleSetId, type BackendPoolRef, type ScaleSetRef } from "../core/resourceIds";
 import { checkBinding, type BindingRule } from "../core/bindings";
+import { versionSelectorText } from "../core/networkProfile";
+import { parseBackendPoolId, parseScaleSetId, parseTargetId, type BackendPoolRef, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import { problem, type Parsed, type ProblemCode } from "./problem";
 
@@ -29,19 +30,30 @@ const ipConfiguration = z
 
 export const declareRequestSchema = z.strictObject(
   {
-    scaleSetId: resourceId(parseScaleSetId),
+    scaleSetId: resourceId(parseScaleSetId).optional(),
+    /** A scale set (Uniform or Flexible) or a VM; scaleSetId stays accepted for scale sets. */
+    targetId: resourceId(parseTargetId).optional(),
     backendPoolId: resourceId(parseBackendPoolId),
     ipConfiguration,
+    ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
     state: z.enum(["present", "absent"], { error: required('must be "present" or "absent"') }),
   },
   { error: (iss) => (iss.code === "invalid_type" ? "body must be a JSON object" : undefined) },
-);
+).superRefine((b, ctx) => {
+  if (b.scaleSetId === undefined && b.targetId === undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
+  if (b.scaleSetId !== undefined && b.targetId !== undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
+  if (b.ipVersion !== undefined && b.ipConfiguration != null) ctx.addIssue({ code: "custom", path: ["ipVersion"], message: "give ipVersion or ipConfiguration, not both" });
+});
 
 export interface DeclareRequest {
-  scaleSet: ScaleSetRef;
+  /** The target: a scale set or a VM. */
+  scaleSet: TargetRef;
+  /** Which field named it, for messages that echo the caller's words. */
+  targetField: "scaleSetId" | "targetId";
   pool: BackendPoolRef;
-  /** "" = the primary ip configuration of the primary NIC, as the memberships table stores it. */
+  /** "" = the primary ip configuration of the primary NIC, as the memberships table stores it ("@IPv6": by version). */
   ipConfiguration: string;
+  ipVersion?: "IPv4" | "IPv6";
   state: "present" | "absent";
 }
 
@@ -74,16 +86,28 @@ export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bin
     const field = first?.code === "unrecognized_keys" ? first.keys[0] : first?.path.join(".");
     return { ok: false, problem: problem(400, first ? codeOf(first, body) : "invalid_field", formatIssues(parsed.error), field || undefined) };
   }
-  const scaleSet = parseScaleSetId(parsed.data.scaleSetId);
+  const field = parsed.data.targetId !== undefined ? "targetId" : "scaleSetId";
+  const scaleSet = parseTargetId(parsed.data.targetId ?? parsed.data.scaleSetId);
   const pool = parseBackendPoolId(parsed.data.backendPoolId);
   if (!scaleSet.ok || !pool.ok) throw new Error("unreachable: the schema validated both IDs");
   if (!inScopes(scopes, scaleSet.value.subscriptionId, scaleSet.value.resourceGroup)) {
-    return { ok: false, problem: scopeProblem("scaleSetId", scaleSet.value.id, scopes) };
+    return { ok: false, problem: scopeProblem(field, scaleSet.value.id, scopes) };
   }
   if (!inScopes(scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
     return { ok: false, problem: scopeProblem("backendPoolId", pool.value.id, scopes) };
   }
   const binding = checkBinding(bindings, scaleSet.value.id, pool.value.id);
   if (!binding.allowed) return { ok: false, problem: problem(403, "binding_refused", `backendPoolId: ${binding.reason}`, "backendPoolId") };
-  return { ok: true, value: { scaleSet: scaleSet.value, pool: pool.value, ipConfiguration: parsed.data.ipConfiguration ?? "", state: parsed.data.state } };
+  const { ipVersion } = parsed.data;
+  return {
+    ok: true,
+    value: {
+      scaleSet: scaleSet.value,
+      targetField: field,
+      pool: pool.value,
+      ipConfiguration: ipVersion ? versionSelectorText(ipVersion) : (parsed.data.ipConfiguration ?? ""),
+      ...(ipVersion ? { ipVersion } : {}),
+      state: parsed.data.state,
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
-import { parseScaleSetId } from "../core/resourceIds";
+import { parseScaleSetId, parseTargetId } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { acceptDeclaration } from "./acceptDeclaration";
 import { parseDeclareRequest, scopeProblem } from "./declareRequest";
@@ -45,17 +45,22 @@ async function declare(request: Request, s: IntakeServices, caller: Caller): Pro
   const accepted = await acceptDeclaration(parsed.value, caller, { declarations: s.declarations, schedule: s.scheduleDeclared, log: s.log, now: s.clock.now, newRequestId: randomUUID });
   if (!accepted.ok) return problemResponse(accepted.problem);
   // Where to watch it: this same route (whatever the host's route prefix), GET with the scale set.
-  const location = `${new URL(request.url).pathname}?scaleSetId=${encodeURIComponent(accepted.value.scaleSetId)}`;
+  const location = `${new URL(request.url).pathname}?${parsed.value.targetField}=${encodeURIComponent(accepted.value.targetId)}`;
   return jsonResponse(202, accepted.value, { location });
 }
 
 async function show(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
-  const raw = request.query.get("scaleSetId");
-  if (raw === null || raw === "") return problemResponse(problem(400, "missing_query", "scaleSetId: is required (?scaleSetId=/subscriptions/…/virtualMachineScaleSets/…)", "scaleSetId"));
-  const ref = parseScaleSetId(raw);
-  if (!ref.ok) return problemResponse(problem(400, "invalid_field", `scaleSetId: ${ref.reason}`, "scaleSetId"));
-  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem("scaleSetId", ref.value.id, s.config.scopes));
+  // targetId= names a scale set or a VM; scaleSetId= (a scale set only) is kept as it always was.
+  const byTarget = request.query.get("targetId");
+  const field = byTarget !== null ? "targetId" : "scaleSetId";
+  const raw = byTarget ?? request.query.get("scaleSetId");
+  if (raw === null || raw === "") {
+    return problemResponse(problem(400, "missing_query", "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)", "targetId"));
+  }
+  const ref = field === "targetId" ? parseTargetId(raw) : parseScaleSetId(raw);
+  if (!ref.ok) return problemResponse(problem(400, "invalid_field", `${field}: ${ref.reason}`, field));
+  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
   await s.ready();
   const view = await loadScaleSetView(ref.value, { declarations: s.declarations, cache: s.cache, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs });
-  return jsonResponse(200, view);
+  return jsonResponse(200, { targetId: view.scaleSetId, targetKind: ref.value.kind, ...view });
 }

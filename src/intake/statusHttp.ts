@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
-import { parseScaleSetId } from "../core/resourceIds";
+import { parseScaleSetId, parseTargetId } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { wantsHtml } from "./contentNegotiation";
 import { scopeProblem } from "./declareRequest";
@@ -24,12 +24,14 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
   }
   if (request.method !== undefined && request.method !== "GET") return problemResponse(methodNotAllowed(request.method, STATUS_METHODS));
   const page = wantsHtml(request.headers.get("accept"), request.query.get("format"));
-  const rawScaleSet = request.query.get("scaleSetId");
+  // ?targetId= (a scale set or a VM) beside ?scaleSetId=, as GET /api/memberships takes them.
+  const field = request.query.get("targetId") ? "targetId" : "scaleSetId";
+  const rawScaleSet = request.query.get(field);
   let scaleSet;
   if (rawScaleSet) {
-    const ref = parseScaleSetId(rawScaleSet);
-    if (!ref.ok) return problemResponse(problem(400, "invalid_field", `scaleSetId: ${ref.reason}`, "scaleSetId"));
-    if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem("scaleSetId", ref.value.id, s.config.scopes));
+    const ref = field === "targetId" ? parseTargetId(rawScaleSet) : parseScaleSetId(rawScaleSet);
+    if (!ref.ok) return problemResponse(problem(400, "invalid_field", `${field}: ${ref.reason}`, field));
+    if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
     scaleSet = ref.value;
   }
   try {

@@ -1,4 +1,4 @@
-import { parseBackendPoolId, parseScaleSetId } from "../core/resourceIds";
+import { parseBackendPoolId, parseScaleSetId, parseTargetId } from "../core/resourceIds";
 import { html, Safe } from "./html";
 import type { MembershipView, Observation, ScaleSetView } from "./observedState";
 import type { StatusReport } from "./statusReport";
@@ -105,7 +105,7 @@ function membershipRow(m: MembershipView, now: number): Safe {
 }
 
 function scaleSetSection(v: ScaleSetView, now: number): Safe {
-  const ref = parseScaleSetId(v.scaleSetId);
+  const ref = parseTargetId(v.scaleSetId);
   const name = ref.ok ? ref.value.name : v.scaleSetId;
   const where = ref.ok ? `resource group ${ref.value.resourceGroup} · subscription ${ref.value.subscriptionId}` : "";
   const model = v.model;

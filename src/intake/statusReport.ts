@@ -2,7 +2,7 @@ import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
 import type { CachedPartition, ProblemLog } from "../core/ports";
-import { parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
+import { parseTargetId, type TargetRef } from "../core/resourceIds";
 import { cacheCensus, type CacheCensus } from "./cacheCensus";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
 import { peekPoison, type PoisonMessage } from "./poisonMessages";
@@ -44,7 +44,7 @@ export interface StatusDeps {
   cache: {
     readonly enabled: boolean;
     readonly table: TableClient;
-    readPartition(ref: ScaleSetRef): Promise<CachedPartition>;
+    readPartition(ref: TargetRef): Promise<CachedPartition>;
   };
   problems: Pick<ProblemLog, "list">;
   queue: { readonly queue: QueueClient; readonly poison: QueueClient };
@@ -54,7 +54,7 @@ export interface StatusDeps {
 
 export interface StatusOptions {
   /** Only this scale set's view (the counts stay global). */
-  scaleSet?: ScaleSetRef;
+  scaleSet?: TargetRef;
   includePoison?: boolean;
   maxDeclarations?: number;
   maxScaleSets?: number;
@@ -78,7 +78,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   const maxScaleSets = opts.maxScaleSets ?? 50;
   const byOutcome = Object.fromEntries(OUTCOME_KINDS.map((k) => [k, 0])) as Record<OutcomeKind, number>;
   const byState = { present: 0, absent: 0 };
-  const groups = new Map<string, { ref: ScaleSetRef; declarations: StoredDeclaration[] }>();
+  const groups = new Map<string, { ref: TargetRef; declarations: StoredDeclaration[] }>();
   const recent: StatusReport["recent"] = { preconditionFailures: [], throttles: [] };
   let total = 0;
   let truncated = false;
@@ -106,7 +106,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
           const trace = { scaleSetId: d.scaleSetId, backendPoolId: d.backendPoolId, at: d.outcome.at, reason };
           if (PRECONDITION.test(reason)) recent.preconditionFailures.push(trace);
           if (THROTTLE.test(reason)) recent.throttles.push(trace);
-          const ref = parseScaleSetId(d.scaleSetId);
+          const ref = parseTargetId(d.scaleSetId);
           if (!ref.ok) continue;
           const group = groups.get(ref.value.key) ?? { ref: ref.value, declarations: [] };
           group.declarations.push(d);

@@ -1,5 +1,5 @@
 import type { DeclareWindows, WorkQueue } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 
 /**
  * Gathers the declarations of one scale set into one reconcile, across instances: the first declaration opens a
@@ -23,7 +23,7 @@ export interface DeclareWindowDeps {
 export type Scheduled = "scheduled" | "joined";
 
 /** `claimant` is the same on a redelivery (the queue message id, the request id), so a lost enqueue is redone. */
-export async function scheduleDeclared(ref: ScaleSetRef, claimant: string, reason: string, deps: DeclareWindowDeps): Promise<Scheduled> {
+export async function scheduleDeclared(ref: TargetRef, claimant: string, reason: string, deps: DeclareWindowDeps): Promise<Scheduled> {
   if (deps.windowMs <= 0) {
     await deps.queue.enqueueReconcile(ref.id, reason);
     return "scheduled";

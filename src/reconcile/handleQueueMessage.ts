@@ -1,8 +1,9 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
-import { parseQueueMessage, type DeclareMessage } from "../core/messages";
+import { parseQueueMessage, targetIdOf, type DeclareMessage } from "../core/messages";
+import { versionSelectorText } from "../core/networkProfile";
 import type { DeclarationStore, Logger } from "../core/ports";
-import { parseBackendPoolId, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
+import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import type { Coalescer } from "./coalescer";
 import type { Scheduled } from "./declareWindow";
@@ -28,10 +29,10 @@ export interface HandleDeps {
   now: () => number;
   poison(received: unknown, reason: string): Promise<void>;
   /** Reconciles and, when it asks for it, re-enqueues; shared by every message that joins it. */
-  reconcile(ref: ScaleSetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
+  reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** Declare window on: opens or joins the scale set's gathered reconcile instead of reconciling here. */
-  gather?: (ref: ScaleSetRef, claimant: string, reason: string) => Promise<Scheduled>;
+  gather?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
 }
 
 export type HandleOutcome =
@@ -43,9 +44,9 @@ export type HandleOutcome =
 
 function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): Declaration {
   return {
-    scaleSetId: m.scaleSetId,
+    scaleSetId: targetIdOf(m),
     backendPoolId: m.backendPoolId,
-    ipConfiguration: m.ipConfiguration ?? "",
+    ipConfiguration: m.ipVersion ? versionSelectorText(m.ipVersion) : (m.ipConfiguration ?? ""),
     state: m.state,
     // A redelivery of the same message carries the same id, so it is recognised as the same declaration.
     requestId: m.requestId ?? `queue-${meta.id}`,
@@ -62,10 +63,10 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     return { result: "poisoned", reason: parsed.reason };
   }
   const message = parsed.message;
-  const ref = parseScaleSetId(message.scaleSetId);
-  if (!ref.ok) throw new Error("unreachable: the schema validated the scale set ID");
+  const ref = parseTargetId(targetIdOf(message));
+  if (!ref.ok) throw new Error("unreachable: the schema validated the target ID");
   if (!inScopes(deps.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) {
-    const reason = `scaleSetId: ${ref.value.id} is outside POOLSYNC_SCOPES`;
+    const reason = `${message.targetId ? "targetId" : "scaleSetId"}: ${ref.value.id} is outside POOLSYNC_SCOPES`;
     await deps.poison(body, reason);
     deps.log.warn("message.refused", { messageId: meta.id, reason });
     return { result: "poisoned", reason };

@@ -2,6 +2,8 @@ import { classifyEvent, type ArmResourceEvent } from "../core/armEvents";
 import type { DeclarationStore, EventDebounce, Logger, ModelCache, WorkQueue } from "../core/ports";
 import type { ScaleSetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
+import { handleNicOrVmEvent } from "./handleNicOrVmEvent";
+import { wake } from "./wakeTarget";
 
 /**
  * What an ARM event does: invalidate the cache rows of what someone wrote (not what we wrote), drop the rows of
@@ -39,6 +41,7 @@ const reasonOf = (e: ArmResourceEvent) => `event ${e.id} ${e.type.replace("Micro
 
 export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promise<EventOutcome> {
   const verdict = classifyEvent(raw);
+  if (verdict.kind === "nic-or-vm") return handleNicOrVmEvent(verdict.event, deps);
   if (verdict.kind !== "act") {
     if (verdict.kind === "malformed") deps.log.warn("event.malformed", { reason: verdict.reason });
     return verdict.kind === "malformed" ? "malformed" : "ignored";
@@ -79,19 +82,4 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   const outcome: EventOutcome = (await wake(scaleSet, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated";
   deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome });
   return outcome;
-}
-
-/**
- * One reconcile per debounce window for a scale set with declarations (after a delete: reading ARM). Delayed to
- * the window's end: every event inside the window is then covered by this one reconcile. A claim that kept losing
- * races enqueues anyway: a reconcile too many costs a few reads, none at all leaves a change unrepaired.
- */
-async function wake(scaleSet: ScaleSetRef, reason: string, deps: EventDeps, eventId: string, fresh = false): Promise<boolean> {
-  const declared = await deps.declarations.listForScaleSet(scaleSet);
-  if (declared.length === 0) return false;
-  const claim = await deps.debounce.claim(scaleSet, deps.debounceMs);
-  if (claim === "within-window") return false;
-  if (claim === "contended") deps.log.warn("event.debounce-contended", { eventId, scaleSetId: scaleSet.id, outcome: "enqueued anyway" });
-  await deps.queue.enqueueReconcile(scaleSet.id, reason.slice(0, 256), { delayMs: deps.debounceMs, ...(fresh ? { fresh: true } : {}) });
-  return true;
 }

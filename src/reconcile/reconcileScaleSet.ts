@@ -4,7 +4,7 @@ import { BeingDeletedError, ConflictError, describeError, NotFoundError, Throttl
 import { MissingEtagError } from "../core/etagGuard";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
-import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache } from "../core/ports";
+import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit, requeueBackoffMs } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
@@ -16,6 +16,7 @@ import { isolateFailures } from "./isolateFailures";
 import { CallStats } from "./callStats";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
+import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./reconcileFlex";
 import { Requeue } from "./requeue";
 import type { WritePacer } from "./writePacer";
 
@@ -27,6 +28,8 @@ import type { WritePacer } from "./writePacer";
 
 export interface ReconcileDeps {
   compute: ComputePort;
+  /** NICs: Flexible scale sets' VMs and standalone VMs. */
+  network: NetworkPort;
   declarations: DeclarationStore;
   cache: ModelCache;
   clock: Clock;
@@ -146,12 +149,28 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     const cached: CachedPartition = trigger.fresh ? forgetModels(read) : read;
     let model = await modelOf(ref, cached, compute, deps);
     if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
+    const mode = orchestrationModeOf(model);
+    if (!mode) {
+      const reason = `orchestrationMode "${model.orchestrationMode ?? ""}" is not one poolsync knows (Uniform, Flexible)`;
+      await recordAll(active, { kind: "refused", reason });
+      return report("refused", declarations.length, { reason });
+    }
 
     // A terminal answer (400, 403) fails only the intents whose own write fails: the rest are written without them.
     const modelWrite = await isolateFailures(intents.length, model, (idx, m) => writeModel(ref, m, idx.map((i) => intents[i]!), compute, deps, trigger));
     model = modelWrite.state;
     const failedWrites = modelWrite.failed;
     const held = intents.map((_, i) => i).filter((i) => !failedWrites.has(i));
+    if (mode === "Flexible") {
+      // Existing VMs follow their NICs, not the model: each NIC that differs is written with its own ETag.
+      const heldIntents = held.map((i) => intents[i]!);
+      const vms = await writeFlexVms(ref, model, heldIntents, compute, { ...deps, network: stats.wrapNetwork(deps.network) });
+      instancesWritten = vms.reduce((n, v) => n + v.written, 0);
+      const each = vmOutcomes(held.map((i) => active[i]!), heldIntents, vms, model, (reason) => outcomes.failed(reason, config.failedRetryMs));
+      await mapLimit(held.map((i, k) => [active[i]!, each[k]!] as const), 8, ([d, o]) => record(d, o));
+      await mapLimit([...failedWrites], 8, ([i, reason]) => record(active[i]!, outcomes.failed(reason, config.failedRetryMs)));
+      return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
+    }
     const instances = await instancesOf(ref, cached, model, compute, deps);
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
@@ -215,7 +234,7 @@ function forgetModels(p: CachedPartition): CachedPartition {
   return { scaleSet: p.scaleSet && blind(p.scaleSet), instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])) };
 }
 
-function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
+export function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
   if (err instanceof Requeue) return err;
   if (err instanceof ThrottledError) return new Requeue(err.retryAfterMs, `throttled: ${err.message}`);
   if (err instanceof ConflictError) return new Requeue(err.retryAfterMs, `conflict: ${err.message}`);

@@ -4,10 +4,11 @@ import { NotFoundError, ThrottledError, describeError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, ReconcileAttempts, RefreshCandidate, TimerStateStore, WorkQueue } from "../core/ports";
-import { instanceRef, parseScaleSetId, type ScaleSetRef } from "../core/resourceIds";
+import { instanceRef, parseScaleSetId, parseTargetId, type ScaleSetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
+import { orchestrationModeOf } from "./reconcileFlex";
 
 /**
  * The timer's safety net for lost, late or filtered events and ageing entries, on a strict ARM read budget:
@@ -76,20 +77,33 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   // Declarations: grouped per scale set; failed ones due for a retry and finished absents handled on the way.
   const declared = new Map<string, { ref: ScaleSetRef; decls: StoredDeclaration[] }>();
   const retryDue = new Map<string, string>();
+  const vmRetries = new Map<string, string>();
   for await (const d of deps.declarations.listAll()) {
-    const ref = parseScaleSetId(d.scaleSetId);
-    if (!ref.ok) continue;
+    const target = parseTargetId(d.scaleSetId);
+    if (!target.ok) continue;
     if (d.state === "absent" && d.outcome.kind === "applied" && d.outcome.appliedEverywhere) {
-      if (await deps.declarations.remove(ref.value, d)) s.removedDeclarations++;
+      if (await deps.declarations.remove(target.value, d)) s.removedDeclarations++;
       continue;
     }
-    const group = declared.get(ref.value.key) ?? { ref: ref.value, decls: [] };
-    group.decls.push(d);
-    declared.set(ref.value.key, group);
-    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) retryDue.set(ref.value.key, "timer: retry of a failed declaration");
-    else if (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS && !retryDue.has(ref.value.key)) {
-      retryDue.set(ref.value.key, `timer: declaration pending since ${d.outcome.at}`);
+    // A VM target has no model to look at here: its failed or stuck declarations are retried, its NICs are read by its reconcile.
+    if (target.value.kind === "vm") {
+      if ((d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) || (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS)) {
+        vmRetries.set(target.value.key, target.value.id);
+      }
+      continue;
     }
+    const scaleSet = target.value;
+    const group = declared.get(scaleSet.key) ?? { ref: scaleSet, decls: [] };
+    group.decls.push(d);
+    declared.set(scaleSet.key, group);
+    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) retryDue.set(scaleSet.key, "timer: retry of a failed declaration");
+    else if (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS && !retryDue.has(scaleSet.key)) {
+      retryDue.set(scaleSet.key, `timer: declaration pending since ${d.outcome.at}`);
+    }
+  }
+  for (const id of vmRetries.values()) {
+    await deps.queue.enqueueReconcile(id, "timer: retry of a failed or pending declaration");
+    s.enqueued++;
   }
   // A scale set whose reconcile re-enqueued itself has a message on the way (invisible until its Retry-After):
   // nothing to add until that time has well passed. After that the message was lost, and the chain goes on from
@@ -174,7 +188,9 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
           await deps.cache.storeScaleSet(v.ref, model, v.scaleSetRow?.rowEtag ?? partition.scaleSet?.rowEtag);
           s.refreshed++;
         }
-        let instances: InstanceModel[] = [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
+        // A Flexible scale set has no VMSS VMs to list (Azure refuses the API): its VMs' NICs are read by its reconcile.
+        const flexible = model !== undefined && orchestrationModeOf(model) !== "Uniform";
+        let instances: InstanceModel[] = flexible ? [] : [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
         // Every instance write changes the scale set's ETag (CRP's own internal operation after each instance write): a model whose ETag is still the one
         // cached with the instances, which are only old (no event said any was written), vouches for them.
         const cachedEtag = partition.scaleSet?.model?.etag;
@@ -184,7 +200,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
         if (vouched) {
           for (const inst of instances) await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
           s.refreshed += instances.length;
-        } else if (needsInstances) {
+        } else if (needsInstances && !flexible) {
           instances = await compute.listInstances(v.ref);
           const seen = new Set(instances.map((i) => i.instanceId));
           for (const inst of instances) await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);

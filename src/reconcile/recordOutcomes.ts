@@ -1,6 +1,6 @@
 import type { Outcome, StoredDeclaration } from "../core/declarations";
 import type { Clock, DeclarationStore } from "../core/ports";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { TargetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
 
 /**
@@ -9,7 +9,7 @@ import { mapLimit } from "../core/retryPolicy";
  */
 export class OutcomeRecorder {
   constructor(
-    private readonly ref: ScaleSetRef,
+    private readonly ref: TargetRef,
     private readonly declarations: DeclarationStore,
     private readonly clock: Clock,
   ) {}

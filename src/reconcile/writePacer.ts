@@ -1,5 +1,5 @@
 import { emptyUntil, refill, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
-import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
+import type { InstanceRef, NicRef, ScaleSetRef } from "../core/resourceIds";
 
 /**
  * Keeps this process's writes inside Compute RP's and ARM's write budgets, so a burst is spread out instead of
@@ -23,7 +23,9 @@ export class WritePacer {
     return this.states.size;
   }
 
-  private bucketsFor(target: ScaleSetRef | InstanceRef): Bucket[] {
+  private bucketsFor(target: ScaleSetRef | InstanceRef | NicRef): Bucket[] {
+    // Network RP's NIC write limits are not published: ARM's subscription write budget is the one known.
+    if (target.kind === "nic") return [{ spec: WRITE_BUDGETS.armWrites, key: `arm|${target.subscriptionId.toLowerCase()}` }];
     const sub = (target.kind === "instance" ? target.scaleSet : target).subscriptionId.toLowerCase();
     return target.kind === "scaleSet"
       ? [
@@ -53,14 +55,14 @@ export class WritePacer {
   }
 
   /** How long until a write to this target fits every budget; 0 = now. Takes nothing. */
-  waitMs(target: ScaleSetRef | InstanceRef): number {
+  waitMs(target: ScaleSetRef | InstanceRef | NicRef): number {
     if (!this.enabled) return 0;
     const now = this.now();
     return Math.max(0, ...this.bucketsFor(target).map((b) => waitForToken(b.spec, this.state(b), now)));
   }
 
   /** Spends one token of each budget the write uses. */
-  take(target: ScaleSetRef | InstanceRef): void {
+  take(target: ScaleSetRef | InstanceRef | NicRef): void {
     if (!this.enabled) return;
     const now = this.now();
     if (++this.takes % SWEEP_EVERY === 0) this.sweep(now);
@@ -68,7 +70,7 @@ export class WritePacer {
   }
 
   /** ARM said 429 for this target: its own bucket is empty until Retry-After. */
-  throttled(target: ScaleSetRef | InstanceRef, retryAfterMs: number): void {
+  throttled(target: ScaleSetRef | InstanceRef | NicRef, retryAfterMs: number): void {
     const own = this.bucketsFor(target)[0]!;
     this.states.set(own.key, { ...emptyUntil(this.now() + retryAfterMs), spec: own.spec });
   }

@@ -177,17 +177,25 @@ describe("Event Grid", () => {
     expect(resolveVariables(main, props.filter.includedEventTypes)).toEqual(EVENT_TYPES);
   });
 
-  it("filters data.operationName to scale sets and their VMs", () => {
+  it("filters data.operationName to scale sets and their VMs, top-level VMs and NICs", () => {
     expect(props.filter.advancedFilters).toHaveLength(1);
     const [filter] = props.filter.advancedFilters;
     expect(filter?.key).toBe("data.operationName");
     expect(["StringBeginsWith", "StringIn"]).toContain(filter?.operatorType);
     const values = resolveVariables(main, filter?.values) as string[];
-    expect(values).toEqual(["Microsoft.Compute/virtualMachineScaleSets/"]);
-    for (const op of ["Microsoft.Compute/virtualMachineScaleSets/write", "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write", "Microsoft.Compute/virtualMachineScaleSets/delete"]) {
-      expect(values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())), op).toBe(true);
+    expect(values).toEqual(["Microsoft.Compute/virtualMachineScaleSets/", "Microsoft.Compute/virtualMachines/", "Microsoft.Network/networkInterfaces/"]);
+    const ops = [
+      "Microsoft.Compute/virtualMachineScaleSets/write",
+      "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write",
+      "Microsoft.Compute/virtualMachineScaleSets/delete",
+      "Microsoft.Compute/virtualMachines/write",
+      "Microsoft.Compute/virtualMachines/delete",
+      "Microsoft.Network/networkInterfaces/write",
+    ];
+    for (const op of ops) expect(values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())), op).toBe(true);
+    for (const op of ["Microsoft.Network/loadBalancers/write", "Microsoft.Network/virtualNetworks/subnets/write"]) {
+      expect(values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())), op).toBe(false);
     }
-    expect(values.some((v) => "Microsoft.Compute/virtualMachines/write".toLowerCase().startsWith(v.toLowerCase()))).toBe(false);
   });
 
   it("retries, then dead-letters to the template's container with its own identity", () => {

@@ -34,6 +34,7 @@ describe("a valid declaration", () => {
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toEqual({
       requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      targetId: DEMO.scaleSetId,
       scaleSetId: DEMO.scaleSetId,
       backendPoolId: DEMO.poolId,
       ipConfiguration: null,
@@ -178,19 +179,20 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
 
 describe("GET /api/memberships refusals", () => {
   it.each([
-    { q: "", status: 400, code: "missing_query", message: "scaleSetId: is required (?scaleSetId=/subscriptions/…/virtualMachineScaleSets/…)" },
+    { q: "", status: 400, code: "missing_query", field: "targetId", message: "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)" },
     { q: `?scaleSetId=${encodeURIComponent(DEMO.poolId)}`, status: 400, code: "invalid_field", message: /^scaleSetId: is not a scale set ID/ },
+    { q: `?targetId=${encodeURIComponent(`${DEMO.scaleSetId}/virtualMachines/0`)}`, status: 400, code: "invalid_field", field: "targetId", message: /^targetId: is a VM of a Uniform scale set/ },
     {
       q: `?scaleSetId=${encodeURIComponent(DEMO.scaleSetId.replace(SUB, OTHER_SUB))}`,
       status: 403,
       code: "out_of_scope",
       message: `scaleSetId: ${DEMO.scaleSetId.replace(SUB, OTHER_SUB)} is outside POOLSYNC_SCOPES`,
     },
-  ])("$q → $status", async ({ q, status, code, message }) => {
+  ] as { q: string; status: number; code: string; field?: string; message: string | RegExp }[])("$q → $status", async ({ q, status, code, field, message }) => {
     const res = await fetch(`${url}${q}`);
     expect(res.status).toBe(status);
     const body = (await res.json()) as { error: { code: string; message: string; field: string } };
-    expect(body.error).toMatchObject({ code, field: "scaleSetId" });
+    expect(body.error).toMatchObject({ code, field: field ?? "scaleSetId" });
     if (typeof message === "string") expect(body.error.message).toBe(message);
     else expect(body.error.message).toMatch(message);
   });
@@ -219,5 +221,46 @@ describe("GET /api/status (JSON)", () => {
     // Nothing read yet: observed is unknown, and says why.
     expect(r.scaleSets[0]?.memberships.every((m) => m.sync === "unknown" && m.model.state === "unknown" && m.model.note === "not read yet")).toBe(true);
     expect(r.poison).toBeUndefined();
+  });
+});
+
+// Last: the rows it writes would change the status counts above.
+describe("targets beyond Uniform scale sets", () => {
+  const vmId = `${RG}/Microsoft.Compute/virtualMachines/etag-k8s-vm-0`;
+  const v6Pool = DEMO.poolId.replace(/etag-k8s$/, "etag-k8s-v6");
+  beforeEach(async () => {
+    await app.queue.clearMessages().catch(() => undefined);
+  });
+
+  it("takes a VM as targetId with ipVersion: 202, a targetId reconcile, the version stored as the selector; GET by targetId shows it", async () => {
+    const res = await fetch(url, json({ targetId: vmId, backendPoolId: v6Pool, ipVersion: "IPv6", state: "present" }));
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toEqual({ requestId: expect.any(String), targetId: vmId, backendPoolId: v6Pool, ipConfiguration: null, ipVersion: "IPv6", state: "present", status: "accepted", queued: true });
+    expect(res.headers.get("location")).toBe(`/api/memberships?targetId=${encodeURIComponent(vmId)}`);
+    expect(await app.peekQueue()).toEqual([{ v: 1, kind: "reconcile", targetId: vmId, reason: "declared via API" }]);
+    const row = (await app.membershipRows()).find((r) => r.requestId === body.requestId);
+    expect(row).toMatchObject({ scaleSetId: vmId, ipConfiguration: "@IPv6", outcomeKind: "pending" });
+
+    const view = (await (await fetch(`${url}?targetId=${encodeURIComponent(vmId)}`)).json()) as { targetId: string; targetKind: string; memberships: { backendPoolId: string }[] };
+    expect(view).toMatchObject({ targetId: vmId, targetKind: "vm", memberships: [{ backendPoolId: v6Pool }] });
+    const status = (await (await fetch(`${app.url}/api/status?targetId=${encodeURIComponent(vmId)}`)).json()) as { scaleSets: { scaleSetId: string; memberships: unknown[] }[] };
+    expect(status.scaleSets).toEqual([expect.objectContaining({ scaleSetId: vmId, memberships: [expect.objectContaining({ backendPoolId: v6Pool })] })]);
+  });
+
+  it.each([
+    [{ targetId: `${DEMO.scaleSetId}/virtualMachines/0` }, "targetId", /^targetId: is a VM of a Uniform scale set: its pools follow its scale set/],
+    [{ targetId: DEMO.scaleSetId, scaleSetId: DEMO.scaleSetId }, "targetId", /^targetId: give targetId or scaleSetId, not both$/],
+    [{}, "targetId", /^targetId: is required \(or scaleSetId\)$/],
+    [{ scaleSetId: DEMO.scaleSetId, ipVersion: "IPv6", ipConfiguration: "ipConfig0" }, "ipVersion", /^ipVersion: give ipVersion or ipConfiguration, not both$/],
+    [{ scaleSetId: DEMO.scaleSetId, ipVersion: "v6" }, "ipVersion", /^ipVersion: must be "IPv4" or "IPv6"$/],
+  ])("refuses %j with the field and the reason, storing nothing", async (target, field, message) => {
+    const before = (await app.membershipRows()).length;
+    const res = await fetch(url, json({ backendPoolId: DEMO.poolId, state: "present", ...target }));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { field: string; message: string } };
+    expect(body.error.field).toBe(field);
+    expect(body.error.message).toMatch(message);
+    expect((await app.membershipRows()).length).toBe(before);
   });
 });

@@ -124,6 +124,8 @@ export class Hosts {
       listInstances: guard((r) => arm.listInstances(r)),
       getInstance: guard((r) => arm.getInstance(r)),
       writeInstanceNics: guard((r, b, n, o) => arm.writeInstanceNics(r, b, n, o)),
+      getVm: guard((r) => arm.getVm(r)),
+      listVms: guard((s) => arm.listVms(s)),
     };
     p.services = createServices(config, { clock, compute, log: countingLogger(counters, appErrors), random: prng(opts.seed * 31 + p.id), queueTimeScale: T });
     return p;

@@ -15,5 +15,7 @@ describe("soak (seed 20261202, 15 s of chaos)", () => {
     expect(untried.filter((f) => !f.startsWith("event "))).toEqual([]);
     expect(r.faults.map((f) => f.fault)).toEqual([...FAULTS]);
     expect(r.counters["check:declaration-applied"] ?? 0).toBeGreaterThan(0);
+    // The Flexible scale set was declared and checked on its model and its VMs' NICs, with other writers on them.
+    expect(r.counters["check:flex-declaration-applied"] ?? 0).toBeGreaterThan(0);
   }, 90_000);
 });

@@ -1,0 +1,90 @@
+// Writes to NIC resources, from the API (PUT, full replacement, If-Match on the weak ETag) and from the control API
+// ("another writer"): a new ETag, a Network RP long-running operation, and the write event when it ends.
+import { armError, badRequest, resourceNotFound } from "./errors";
+import type { Writer } from "./events";
+import { canonical, networkInterfaceId, NIC_TYPE } from "./ids";
+import type { JsonObject } from "./json";
+import { checkNicPrecondition, incomingNicBody, newWeakEtag, nextMacAddress, nicBodyError, renderNic, type NicRecord } from "./nics";
+import type { Operation, Operations } from "./operations";
+import type { SimState } from "./state";
+import { randomUUID } from "node:crypto";
+
+export const OP_NIC_WRITE = "Microsoft.Network/networkInterfaces/write";
+
+export interface NicHost {
+  readonly state: SimState;
+  readonly operations: Operations;
+  readonly settings: { operationDurationMs: number };
+  emit(kind: "Write", outcome: "Success" | "Failure", resourceUri: string, operationName: string, writer: Writer): void;
+  syntheticWriter(kind: "other" | "internal", resourceId: string, clientRequestId?: string): Writer;
+  requireResourceGroup(sub: string, rg: string): { name: string; location: string };
+  requireSubscription(sub: string): { id: string };
+}
+
+export interface NicWriteContext {
+  writer: Writer;
+  resourceUri: string;
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
+export function findNic(host: NicHost, sub: string, rg: string, name: string): NicRecord | undefined {
+  return host.state.nics.get(canonical(networkInterfaceId(sub, rg, name)));
+}
+
+export function requireNic(host: NicHost, sub: string, rg: string, name: string): NicRecord {
+  host.requireResourceGroup(sub, rg);
+  const nic = findNic(host, sub, rg, name);
+  if (!nic) throw resourceNotFound(NIC_TYPE, name, rg);
+  return nic;
+}
+
+/** PUT of a NIC: the body replaces the stored NIC whole (read-only fields aside). */
+export function writeNic(host: NicHost, sub: string, rg: string, name: string, body: JsonObject, ctx: NicWriteContext) {
+  const group = host.requireResourceGroup(sub, rg);
+  const id = networkInterfaceId(host.requireSubscription(sub).id, group.name, name);
+  let nic = findNic(host, sub, rg, name);
+  if (ctx.ifNoneMatch !== undefined) {
+    if (ctx.ifNoneMatch.trim() !== "*") throw badRequest("InvalidParameter", "If-None-Match only supports the value '*'.");
+    if (nic) throw armError(412, "PreconditionFailed", "Precondition failed.");
+  }
+  checkNicPrecondition(nic, ctx.ifMatch, id);
+  const incoming = incomingNicBody(body);
+  const err = nicBodyError(host.state, nic?.id ?? id, incoming);
+  if (err) throw err;
+  const created = !nic;
+  if (!nic) {
+    const location = body["location"];
+    if (typeof location !== "string") throw badRequest("LocationRequired", "The location property is required for this definition.");
+    nic = { id, subscriptionId: sub, resourceGroup: group.name, name, location, body: {}, etag: "", resourceGuid: randomUUID(), macAddress: nextMacAddress(), provisioningState: "Creating" };
+    host.state.nics.set(canonical(id), nic);
+  }
+  const operation = commitNic(host, nic, incoming, ctx.writer, ctx.resourceUri);
+  return { status: created ? 201 : 200, body: renderNic(nic), etag: nic.etag, operation, charge: 1 };
+}
+
+/** Stores the NIC, gives it a new ETag (NRP does on every write) and runs the write's operation. */
+export function commitNic(host: NicHost, nic: NicRecord, body: JsonObject, writer: Writer, resourceUri: string): Operation {
+  nic.body = body;
+  nic.etag = newWeakEtag();
+  nic.provisioningState = "Updating";
+  return host.operations.start(
+    { subscriptionId: nic.subscriptionId, location: nic.location, resourceId: nic.id, durationMs: host.settings.operationDurationMs },
+    (done) => {
+      const ok = done.status === "Succeeded";
+      nic.provisioningState = ok ? "Succeeded" : "Failed";
+      host.emit("Write", ok ? "Success" : "Failure", resourceUri, OP_NIC_WRITE, writer);
+    },
+  );
+}
+
+/** Another writer: `mutate` edits the NIC as rendered, the result is PUT (without If-Match) as a whole. */
+export function writeNicAs(host: NicHost, nic: NicRecord, mutate: (r: JsonObject) => void, clientRequestId?: string): JsonObject {
+  const draft = renderNic(nic);
+  mutate(draft);
+  const body = incomingNicBody(draft);
+  const err = nicBodyError(host.state, nic.id, body);
+  if (err) throw new Error(`another writer's NIC write refused: ${JSON.stringify(err.body)}`);
+  commitNic(host, nic, body, host.syntheticWriter("other", nic.id, clientRequestId), nic.id);
+  return renderNic(nic);
+}

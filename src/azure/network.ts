@@ -1,0 +1,104 @@
+import { NetworkManagementClient, type NetworkInterface } from "@azure/arm-network";
+import type { TokenCredential } from "@azure/core-auth";
+import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
+import { BeingDeletedError, TransientError } from "../core/errors";
+import type { NicModel } from "../core/models";
+import type { NicConfiguration } from "../core/networkProfile";
+import type { Clock, NetworkPort, WriteOptions } from "../core/ports";
+import type { NicRef } from "../core/resourceIds";
+import { classifyArmError } from "./armErrors";
+import { waitForOperation, type PollOptions } from "./operationPoller";
+import type { ReadPacer } from "./readPacing";
+
+/**
+ * The Network RP edge, for NICs: GET the NIC whole, PUT it whole (a NIC PUT replaces the resource) with
+ * If-Match on its weak ETag and our x-ms-client-request-id, wait for its operation on the operation resource
+ * (never the SDK's final GET), and turn every failure into a typed outcome. The SDK's own retries are off.
+ */
+
+export interface ArmNetworkOptions {
+  endpoint: string;
+  ca?: string;
+  credential: TokenCredential;
+  scope: string;
+  clock: Clock;
+  requestTimeoutMs: number;
+  operationMaxWaitMs: number;
+  operationPollIntervalMs: number;
+  /** The Compute edge's: both spend ARM's one per-subscription read bucket. */
+  readPacer?: ReadPacer;
+}
+
+function toNicModel(nic: NetworkInterface, fallbackId: string): NicModel {
+  return { id: nic.id ?? fallbackId, etag: nic.etag ?? "", provisioningState: nic.provisioningState, nic: nic as NicConfiguration };
+}
+
+export class ArmNetwork implements NetworkPort {
+  private readonly clients = new Map<string, NetworkManagementClient>();
+  private readonly poll: PollOptions;
+  private readonly httpClient = createDefaultHttpClient();
+
+  constructor(private readonly opts: ArmNetworkOptions) {
+    this.poll = { armEndpoint: opts.endpoint, clock: opts.clock, maxWaitMs: opts.operationMaxWaitMs, defaultIntervalMs: opts.operationPollIntervalMs };
+  }
+
+  private client(subscriptionId: string): NetworkManagementClient {
+    const key = subscriptionId.toLowerCase();
+    let c = this.clients.get(key);
+    if (!c) {
+      c = new NetworkManagementClient(this.opts.credential, subscriptionId, {
+        endpoint: this.opts.endpoint,
+        credentialScopes: [this.opts.scope],
+        retryOptions: { maxRetries: 0 },
+        ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
+      });
+      if (this.opts.readPacer) c.pipeline.addPolicy(this.opts.readPacer.policy(), { afterPhase: "Retry" });
+      this.clients.set(key, c);
+    }
+    return c;
+  }
+
+  private signal(): AbortSignal {
+    return AbortSignal.timeout(this.opts.requestTimeoutMs);
+  }
+
+  async getNic(ref: NicRef): Promise<NicModel> {
+    try {
+      const nic = await this.client(ref.subscriptionId).networkInterfaces.get(ref.resourceGroup, ref.name, { abortSignal: this.signal() });
+      return toNicModel(nic, ref.id);
+    } catch (err) {
+      throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  async writeNic(ref: NicRef, base: NicModel, ipConfigurations: NicConfiguration["ipConfigurations"], opts: WriteOptions): Promise<NicModel> {
+    if ((base.provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${ref.id} is being deleted`);
+    const body = { ...base.nic, ipConfigurations } as NetworkInterface;
+    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
+    let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
+    try {
+      await this.client(ref.subscriptionId)
+        .networkInterfaces.beginCreateOrUpdate(ref.resourceGroup, ref.name, body, {
+          abortSignal: this.signal(),
+          requestOptions: { customHeaders: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
+          // The first answer is the PUT's (its ETag, its operation); the SDK may poll once more before returning.
+          onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
+        });
+    } catch (err) {
+      throw classifyArmError(err, what);
+    }
+    const url = answer?.headers.get("azure-asyncoperation") ?? answer?.headers.get("location");
+    if (url) {
+      const end = await waitForOperation(url, answer?.headers.get("retry-after"), this.poll, (u) => this.getThroughPipeline(ref.subscriptionId, u));
+      if (end.status !== "Succeeded") throw new TransientError(`${what}: operation ${end.status}: ${end.error}`, 30_000);
+    }
+    const etag = answer?.headers.get("etag") ?? (answer?.body as { etag?: string } | undefined)?.etag;
+    // NRP gives every write a new ETag; without one in the answer the NIC is not known and must be read again.
+    return { ...base, nic: { ...base.nic, ipConfigurations: ipConfigurations ?? [] }, etag: etag ?? "", provisioningState: "Succeeded" };
+  }
+
+  private async getThroughPipeline(subscriptionId: string, url: string) {
+    const response = await this.client(subscriptionId).pipeline.sendRequest(this.httpClient, createPipelineRequest({ url, method: "GET", timeout: this.opts.requestTimeoutMs }));
+    return { status: response.status, headers: response.headers, bodyText: response.bodyAsText ?? "" };
+  }
+}

@@ -1,0 +1,100 @@
+import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
+import { BeingDeletedError, describeError, NotFoundError } from "../core/errors";
+import { isDeleting } from "../core/models";
+import { parseBackendPoolId, type VmRef } from "../core/resourceIds";
+import { inScopes } from "../core/scopes";
+import { bindingAllows, bindingRefusal } from "./bindingGate";
+import { CallStats } from "./callStats";
+import { OutcomeRecorder } from "./recordOutcomes";
+import { rememberVm, vmOutcomes } from "./reconcileFlex";
+import { retryOf, type ReconcileDeps, type ReconcileReport, type ReconcileResult, type ReconcileTrigger } from "./reconcileScaleSet";
+import { writeVmNics } from "./vmNics";
+
+/**
+ * A declared VM (standalone, in an availability set, or one VM of a Flexible scale set): no model, only its NIC
+ * resources. Same shape as the scale set reconcile: re-read, write the difference with If-Match, say when to
+ * come back.
+ */
+export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
+  const started = deps.clock.now();
+  const stats = new CallStats();
+  const compute = stats.wrap(deps.compute);
+  const network = stats.wrapNetwork(deps.network);
+  const { config, log } = deps;
+  let written = 0;
+  const report = (result: ReconcileResult, declarations: number, extra: Partial<ReconcileReport> = {}): ReconcileReport => {
+    const r: ReconcileReport = {
+      scaleSetId: ref.id,
+      trigger: trigger.reason,
+      result,
+      declarations,
+      armReads: stats.reads,
+      armWrites: stats.writes,
+      preconditionFailures: stats.preconditionFailures,
+      throttles: stats.throttles,
+      instancesWritten: written,
+      durationMs: deps.clock.now() - started,
+      ...extra,
+    };
+    log.info("reconcile", { ...r, targetId: ref.id });
+    return r;
+  };
+
+  const declarations = await deps.declarations.listForScaleSet(ref);
+  if (declarations.length === 0) return report("no-declarations", 0);
+  const outcomes = new OutcomeRecorder(ref, deps.declarations, deps.clock);
+  const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => outcomes.recordAll(ds, outcome);
+  if (!inScopes(config.scopes, ref.subscriptionId, ref.resourceGroup)) {
+    await recordAll(declarations, { kind: "refused", reason: "VM is outside POOLSYNC_SCOPES" });
+    return report("refused", declarations.length, { reason: "VM outside POOLSYNC_SCOPES" });
+  }
+  const active: StoredDeclaration[] = [];
+  for (const d of declarations) {
+    const pool = parseBackendPoolId(d.backendPoolId);
+    if (!pool.ok) await outcomes.record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}` });
+    else if (!inScopes(config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
+      await outcomes.record(d, { kind: "refused", reason: "backend pool is outside POOLSYNC_SCOPES" });
+    } else if (!bindingAllows(config.bindings, ref.id, pool.value.id)) {
+      // Checked again here, not only at intake: the rules may have narrowed since the declaration was accepted.
+      await outcomes.record(d, { kind: "refused", reason: bindingRefusal(config.bindings, ref.id, pool.value.id) });
+    } else active.push(d);
+  }
+  if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
+  const intents = active.map(toIntent);
+
+  try {
+    // One GET: a VM's NIC list changes rarely, but a VM that is gone must be seen as gone.
+    const vm = await compute.getVm(ref);
+    await rememberVm(vm, deps.cache);
+    if (isDeleting(vm.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
+    const result = await writeVmNics(vm, intents, [], { ...deps, network });
+    written = result.written;
+    if (result.gone) throw new BeingDeletedError(`${ref.id} or its NIC went away during the reconcile`);
+    const each = vmOutcomes(active, intents, [result], undefined, (reason) => outcomes.failed(reason, config.failedRetryMs));
+    await Promise.all(active.map((d, i) => outcomes.record(d, each[i] as Omit<Outcome, "at">)));
+    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
+  } catch (err) {
+    if (err instanceof NotFoundError) {
+      await deps.cache.evictScaleSet(ref);
+      await recordAll(active, { kind: "target-deleted", reason: err.message });
+      return report("target-deleted", declarations.length, { reason: err.message });
+    }
+    if (err instanceof BeingDeletedError) {
+      await recordAll(active, { kind: "target-deleting", reason: err.message });
+      return report("target-deleting", declarations.length, { reason: err.message });
+    }
+    const retry = retryOf(err, trigger);
+    if (retry) {
+      if (trigger.attempt + 1 > config.maxAttempts) {
+        const reason = `gave up after ${trigger.attempt} re-enqueued attempts: ${retry.why}`;
+        await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
+        return report("failed", declarations.length, { reason });
+      }
+      return report("requeued", declarations.length, { requeueAfterMs: retry.delayMs, reason: retry.why });
+    }
+    const reason = describeError(err);
+    log.error("reconcile.error", { targetId: ref.id, error: reason });
+    await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
+    return report("failed", declarations.length, { reason });
+  }
+}
