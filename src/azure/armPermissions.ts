@@ -28,7 +28,7 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
 export const REQUIRED_ARM_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS_WITH_REASONS.map(([action]) => action);
 
 /** Linked-access joins: granted where a NIC configuration references such a resource (a parameter of infra/access.json). */
-export const JOIN_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS.filter((a) => a.startsWith("Microsoft.Network/"));
+export const JOIN_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS.filter((a) => /\/join[A-Za-z]*\/action$/.test(a));
 
 /** The joins every scale set needs: its ip configurations reference a subnet, and poolsync adds backend pools. */
 export const ALWAYS_NEEDED_JOIN_ACTIONS: readonly string[] = ["Microsoft.Network/loadBalancers/backendAddressPools/join/action", "Microsoft.Network/virtualNetworks/subnets/join/action"];

@@ -2,7 +2,7 @@ import { HttpRequest } from "@azure/functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memberships } from "../../src/functions/memberships";
 import { DEMO } from "../support/harness";
-import { startFunctionWorld, type FunctionWorld } from "./support";
+import { signedIn, startFunctionWorld, type FunctionWorld } from "./support";
 
 let world: FunctionWorld;
 beforeAll(async () => {
@@ -14,7 +14,7 @@ afterAll(async () => {
 
 const URL_BASE = "http://127.0.0.1:7071/api/memberships";
 const put = (body: unknown) =>
-  new HttpRequest({ method: "PUT", url: URL_BASE, headers: { "content-type": "application/json" }, body: { string: JSON.stringify(body) } });
+  new HttpRequest({ method: "PUT", url: URL_BASE, headers: { "content-type": "application/json", ...signedIn(["poolsync.Declare"]) }, body: { string: JSON.stringify(body) } });
 const json = (r: { jsonBody?: unknown; body?: unknown }) => (r.jsonBody ?? JSON.parse(String(r.body))) as Record<string, unknown>;
 
 describe("memberships (HTTP), called as the host calls it", () => {
@@ -24,7 +24,7 @@ describe("memberships (HTTP), called as the host calls it", () => {
     expect(json(res)).toMatchObject({ scaleSetId: DEMO.scaleSetId, requestId: expect.any(String) });
     expect(new Headers(res.headers as Record<string, string>).get("location")).toBe(`/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`);
 
-    const view = await memberships(new HttpRequest({ method: "GET", url: `${URL_BASE}?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}` }));
+    const view = await memberships(new HttpRequest({ method: "GET", url: `${URL_BASE}?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, headers: signedIn(["poolsync.Read"]) }));
     expect(view.status).toBe(200);
     expect(JSON.stringify(json(view))).toContain(DEMO.poolId);
     expect(await world.queue.getProperties().then((p) => p.approximateMessagesCount)).toBe(1);
@@ -37,7 +37,7 @@ describe("memberships (HTTP), called as the host calls it", () => {
     const bad = await memberships(put({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "maybe" }));
     expect(bad.status).toBe(400);
     expect(JSON.stringify(json(bad))).toContain("state");
-    const post = await memberships(new HttpRequest({ method: "POST", url: URL_BASE }));
+    const post = await memberships(new HttpRequest({ method: "POST", url: URL_BASE, headers: signedIn(["poolsync.Declare", "poolsync.Read"]) }));
     expect(post.status).toBe(405);
     expect(new Headers(post.headers as Record<string, string>).get("allow")).toContain("PUT");
   });

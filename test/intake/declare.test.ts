@@ -236,7 +236,7 @@ describe("targets beyond Uniform scale sets", () => {
     const res = await fetch(url, json({ targetId: vmId, backendPoolId: v6Pool, ipVersion: "IPv6", state: "present" }));
     expect(res.status).toBe(202);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toEqual({ requestId: expect.any(String), targetId: vmId, backendPoolId: v6Pool, ipConfiguration: null, ipVersion: "IPv6", state: "present", status: "accepted", queued: true });
+    expect(body).toEqual({ requestId: expect.any(String), targetId: vmId, backendPoolId: v6Pool, ipConfiguration: null, ipVersion: "IPv6", state: "present", declaredBy: expect.any(Object), status: "accepted", queued: true });
     expect(res.headers.get("location")).toBe(`/api/memberships?targetId=${encodeURIComponent(vmId)}`);
     expect(await app.peekQueue()).toEqual([{ v: 1, kind: "reconcile", targetId: vmId, reason: "declared via API" }]);
     const row = (await app.membershipRows()).find((r) => r.requestId === body.requestId);

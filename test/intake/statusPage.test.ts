@@ -104,7 +104,7 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
     const applied = await cells(0);
     expect(applied[0]).toBe(`etag-k8s / etag-k8s ${DEMO.poolId}`);
     expect(applied[1]).toBe("primary");
-    expect(applied[2]).toMatch(/^present \d+ s ago$/);
+    expect(applied[2]).toMatch(/^present \d+ s ago by function key holder$/);
     expect(applied[3]).toMatch(/^present( stale)?$/);
     expect(applied[4]).toBe("2/2 present #0 present #1 present");
     expect(applied[5]).toBe("in sync");

@@ -3,9 +3,10 @@ import { parseDemoFlags } from "../../local/demo";
 
 describe("npm run demo's flags", () => {
   it("reads --via and --verbose in either form", () => {
-    expect(parseDemoFlags([])).toEqual({ via: "auto", verbose: false, help: false });
-    expect(parseDemoFlags(["--via", "queue", "--verbose"])).toEqual({ via: "queue", verbose: true, help: false });
-    expect(parseDemoFlags(["--via=api"])).toEqual({ via: "api", verbose: false, help: false });
+    expect(parseDemoFlags([])).toEqual({ via: "auto", verbose: false, flex: false, help: false });
+    expect(parseDemoFlags(["--via", "queue", "--verbose"])).toEqual({ via: "queue", verbose: true, flex: false, help: false });
+    expect(parseDemoFlags(["--via=api"])).toEqual({ via: "api", verbose: false, flex: false, help: false });
+    expect(parseDemoFlags(["--flex"]).flex).toBe(true);
     expect(parseDemoFlags(["-h"]).help).toBe(true);
   });
 
