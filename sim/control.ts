@@ -1,7 +1,7 @@
 // The control handle tests and benchmarks drive the simulator with (in-process; /_sim/ exposes the same over HTTP).
 import type { SimCore } from "./core";
 import { resetCore } from "./core";
-import type { EventGridEvent } from "./events";
+import { toCloudEvent, type CloudEvent, type EventGridEvent, type EventSchema } from "./events";
 import type { FaultHandle, FaultRule } from "./faults";
 import { canonical, instanceIdOf, loadBalancerId, scaleSetId } from "./ids";
 import type { InterleaveHandle, Mutation } from "./interleave";
@@ -56,7 +56,12 @@ export interface SimControl {
   /** Counters of a resource and everything under it (canonical, any casing), or in total. */
   stats(id?: string): StatsCounters;
   resetStats(): void;
+  /** Every event so far, in the Event Grid schema. */
   events(): readonly EventGridEvent[];
+  /** The same events in the CloudEvents 1.0 schema. */
+  cloudEvents(): CloudEvent[];
+  /** The schema `/_sim/events` answers in unless the query asks for the other (`?schema=`). */
+  readonly eventSchema: EventSchema;
   onEvent(listener: (e: EventGridEvent) => void): () => void;
   /** Advances simulated time until no operation or delayed ETag bump is pending. */
   settle(): void;
@@ -130,6 +135,8 @@ export function createControl(core: SimCore): SimControl {
     stats: (id) => core.stats.get(id),
     resetStats: () => core.stats.reset(),
     events: () => engine.events,
+    cloudEvents: () => engine.events.map(toCloudEvent),
+    eventSchema: core.settings.eventSchema,
     onEvent: (listener) => engine.onEvent(listener),
     settle() {
       for (let t = core.clock.nextTaskAt(); t !== undefined; t = core.clock.nextTaskAt()) {

@@ -24,7 +24,8 @@ export function createCore(settings: Settings): SimCore {
   return {
     settings,
     clock,
-    engine: new Engine(settings, clock),
+    // Its own stream, so the ETag bump's delays do not shift the latency jitter of a given seed.
+    engine: new Engine(settings, clock, seededRandom(settings.randomSeed + 1)),
     stats: new Stats(),
     throttler: new Throttler(settings.throttlingEnforced, settings.refill),
     faults: new Faults(),

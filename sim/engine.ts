@@ -9,21 +9,27 @@ import {
   badRequest,
   concurrentRequest,
   invalidReference,
+  locationChanged,
+  locationRequired,
+  OPERATION_PREEMPTED,
   preconditionFailed,
   resourceGroupNotFound,
   resourceNotFound,
+  rollingUpgradeInProgress,
   subscriptionNotFound,
 } from "./errors";
-import { armEvent, type ArmEventType, type EventGridEvent, type Writer } from "./events";
+import { armEvent, type EventGridEvent, type EventOutcome, type Writer } from "./events";
 import { canonical, loadBalancerId, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
 import { deepEqual, getPath, isJsonObject, type JsonObject } from "./json";
 import { mergeArm, withoutReadOnly } from "./merge";
 import { Operations, type Operation } from "./operations";
 import type { Settings } from "./options";
+import type { Random } from "./random";
 import {
   capacityOf,
   INSTANCE_READ_ONLY,
   instanceNicConfigs,
+  latestModelApplied,
   modelNicConfigs,
   newInstance,
   profileWithoutNetwork,
@@ -32,6 +38,7 @@ import {
   renderScaleSet,
   SCALE_SET_IMMUTABLE,
   SCALE_SET_READ_ONLY,
+  upgradePolicyOf,
 } from "./scaleSets";
 import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
 import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
@@ -41,8 +48,10 @@ const OP_VMSS_DELETE = "Microsoft.Compute/virtualMachineScaleSets/delete";
 const OP_VM_WRITE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write";
 const OP_VM_DELETE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/delete";
 const OP_MANUAL_UPGRADE = "Microsoft.Compute/virtualMachineScaleSets/manualUpgrade/action";
-/** Claims of CRP's own internal operation (the scale set ETag bump after an instance write). */
+/** Claims of CRP's own work (upgrades it rolls out itself). */
 const INTERNAL_CLAIMS = { appid: "00000000-0000-0000-0000-0000000c0475", ver: "1.0" };
+/** The delay of CRP's internal scale set ETag bump is not documented: seconds, drawn from this range by default. */
+const BUMP_DELAY_MS = { min: 1000, max: 5000 };
 
 /** A write request's preconditions and who sent it. */
 export interface WriteContext {
@@ -74,6 +83,7 @@ export class Engine implements SeedTarget {
   constructor(
     readonly settings: Settings,
     readonly clock: SimClock,
+    private readonly random: Random,
   ) {
     this.operations = new Operations(clock);
   }
@@ -85,10 +95,12 @@ export class Engine implements SeedTarget {
     return () => this.listeners.delete(listener);
   }
 
-  private emit(eventType: ArmEventType, resourceUri: string, operationName: string, writer: Writer): void {
+  /** The event ARM publishes when an operation a request started ends (`kind` names the type family). */
+  private emit(kind: "Write" | "Delete" | "Action", outcome: EventOutcome, resourceUri: string, operationName: string, writer: Writer, created = false): void {
     const subscriptionId = resourceUri.split("/")[2] ?? "";
     const e = armEvent({
-      eventType,
+      eventType: `Microsoft.Resources.Resource${kind}${outcome}`,
+      created,
       resourceUri,
       subscriptionId,
       tenantId: this.settings.tenantId,
@@ -195,6 +207,8 @@ export class Engine implements SeedTarget {
       instances: new Map(),
       nextInstanceId: 0,
       deleting: false,
+      rolloutGeneration: 0,
+      rollingUpgrade: false,
     };
   }
 
@@ -244,6 +258,15 @@ export class Engine implements SeedTarget {
 
   // ---- checks -------------------------------------------------------------------------------------------------
 
+  /** The operation in progress on this very resource (scale set or instance), if any. */
+  private runningOn(ss: ScaleSetRecord, resourceId: string): Operation | undefined {
+    for (const id of ss.activeOperations) {
+      const op = this.operations.get(id);
+      if (op?.status === "InProgress" && canonical(op.resourceId) === canonical(resourceId)) return op;
+    }
+    return undefined;
+  }
+
   /** If-Match / If-None-Match as CRP applies them. `current` is the quoted ETag, undefined when the resource is absent. */
   checkPreconditions(current: string | undefined, ctx: WriteContext): void {
     if (ctx.ifNoneMatch !== undefined) {
@@ -259,9 +282,13 @@ export class Engine implements SeedTarget {
     }
   }
 
-  private checkConflict(ss: ScaleSetRecord): void {
+  /** A write to a resource while an operation runs on it: 409, or (a setting) the running one is preempted. */
+  private checkConflict(ss: ScaleSetRecord, resourceId: string): void {
     if (ss.deleting) throw concurrentRequest();
-    if (this.settings.conflictWhileOperationInProgress && ss.activeOperations.size > 0) throw concurrentRequest();
+    const running = this.runningOn(ss, resourceId);
+    if (!running) return;
+    if (this.settings.preemptRunningOperation) this.operations.end(running, "Canceled", { ...OPERATION_PREEMPTED });
+    else if (this.settings.conflictWhileOperationInProgress) throw concurrentRequest();
   }
 
   /** Every subnet and backend pool a NIC list references must exist: else 400, as NRP answers. */
@@ -283,8 +310,12 @@ export class Engine implements SeedTarget {
     this.checkPreconditions(existing ? `"${existing.etag}"` : undefined, ctx);
     const incoming = withoutReadOnly(body, SCALE_SET_READ_ONLY);
     validateCapacity(incoming);
+    const location = incoming["location"];
+    if (method === "PUT" && typeof location !== "string") throw locationRequired();
     if (!existing) return this.createScaleSet(sub, rg, name, incoming, ctx);
-    this.checkConflict(existing);
+    if (typeof location === "string" && normalLocation(location) !== normalLocation(existing.location))
+      throw locationChanged(VMSS_TYPE, existing.name, existing.location, location, existing.resourceGroup);
+    this.checkConflict(existing, existing.id);
     const model = mergeArm(existing.body, withoutReadOnly(incoming, SCALE_SET_IMMUTABLE));
     const refErr = this.checkReferences(existing.id, modelNicConfigs(model));
     if (refErr) throw refErr;
@@ -293,30 +324,69 @@ export class Engine implements SeedTarget {
   }
 
   private createScaleSet(sub: string, rg: string, name: string, incoming: JsonObject, ctx: WriteContext): WriteOutcome {
-    if (typeof incoming["location"] !== "string") throw badRequest("LocationRequired", "The location property is required for this definition.");
+    if (typeof incoming["location"] !== "string") throw locationRequired();
     const ss = this.newScaleSetRecord(sub, rg, name, incoming);
     const refErr = this.checkReferences(ss.id, modelNicConfigs(ss.body));
     if (refErr) throw refErr;
     this.state.scaleSets.set(canonical(ss.id), ss);
     ss.provisioningState = "Creating";
     const { created } = this.reconcileCapacity(ss);
-    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.operationDurationMs, created, []);
+    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.operationDurationMs, created, [], true);
     return { status: 201, body: renderScaleSet(ss), etag: `"${ss.etag}"`, operation: op, charge: 1 };
   }
 
   /** Replaces the model; bumps the ETag and scales only if something changed. */
-  commitScaleSet(ss: ScaleSetRecord, model: JsonObject, writer: Writer, resourceUri: string): { changed: boolean; op: Operation } {
+  commitScaleSet(ss: ScaleSetRecord, model: JsonObject, writer: Writer, resourceUri: string, durationMs = this.settings.operationDurationMs): { changed: boolean; op: Operation } {
     const changed = !deepEqual(model, ss.body);
     let created: InstanceRecord[] = [];
     let removed: InstanceRecord[] = [];
     if (changed) {
+      const profileBefore = getPath(ss.body, "properties", "virtualMachineProfile");
       ss.body = model;
       ss.etag++;
       ss.provisioningState = "Updating";
       ({ created, removed } = this.reconcileCapacity(ss));
+      if (!deepEqual(profileBefore, getPath(model, "properties", "virtualMachineProfile"))) this.scheduleRollout(ss);
     }
-    const op = this.startScaleSetOperation(ss, writer, resourceUri, changed ? this.settings.operationDurationMs : 0, created, removed);
+    const op = this.startScaleSetOperation(ss, writer, resourceUri, changed ? durationMs : 0, created, removed);
     return { changed, op };
+  }
+
+  /**
+   * upgradePolicy Automatic or Rolling: CRP brings the instances to the new model itself, all at once shortly after
+   * (Automatic) or in batches of maxBatchInstancePercent (Rolling). Instance ETags move; no event announces it (no
+   * request was sent to ARM). Manual: nothing happens to the instances.
+   */
+  private scheduleRollout(ss: ScaleSetRecord): void {
+    const policy = upgradePolicyOf(ss.body);
+    if (policy.mode === "manual") return;
+    const generation = ++ss.rolloutGeneration;
+    if (policy.mode === "rolling") ss.rollingUpgrade = true;
+    const step = (): void => {
+      if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting || generation !== ss.rolloutGeneration) return;
+      const behind = [...ss.instances.values()]
+        .filter((i) => !i.deleting && !latestModelApplied(ss, i))
+        .sort((a, b) => Number(a.instanceId) - Number(b.instanceId));
+      const live = [...ss.instances.values()].filter((i) => !i.deleting).length;
+      const batchSize = policy.mode === "automatic" ? behind.length : Math.max(1, Math.ceil((live * policy.maxBatchInstancePercent) / 100));
+      for (const inst of behind.slice(0, batchSize)) this.applyModel(ss, inst);
+      if (behind.length > batchSize) this.clock.after(this.settings.upgradeStepMs, step);
+      else ss.rollingUpgrade = false;
+    };
+    this.clock.after(this.settings.upgradeStepMs, step);
+  }
+
+  /** The instance takes the scale set's current model (its NICs and the rest of the profile). True if it changed. */
+  private applyModel(ss: ScaleSetRecord, inst: InstanceRecord): boolean {
+    const body = mergeArm(inst.body, {
+      properties: { networkProfileConfiguration: { networkInterfaceConfigurations: structuredClone(modelNicConfigs(ss.body)) } },
+    });
+    const snapshot = profileWithoutNetwork(ss.body);
+    if (deepEqual(body, inst.body) && deepEqual(snapshot, inst.profileSnapshot)) return false;
+    inst.body = body;
+    inst.profileSnapshot = snapshot;
+    inst.etag++;
+    return true;
   }
 
   /** Scale out builds instances from the model as it is now; scale in removes the highest instance IDs. */
@@ -345,6 +415,7 @@ export class Engine implements SeedTarget {
     durationMs: number,
     created: InstanceRecord[],
     removed: InstanceRecord[],
+    isCreate = false,
   ): Operation {
     const op = this.operations.start(
       { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs },
@@ -353,8 +424,8 @@ export class Engine implements SeedTarget {
         const ok = done.status === "Succeeded";
         for (const i of created) if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
         for (const i of removed) ss.instances.delete(i.instanceId);
-        if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok ? "Succeeded" : "Failed";
-        this.emit(ok ? "Microsoft.Resources.ResourceWriteSuccess" : "Microsoft.Resources.ResourceWriteFailure", resourceUri, OP_VMSS_WRITE, writer);
+        if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
+        this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
       },
     );
     ss.activeOperations.add(op.id);
@@ -379,11 +450,11 @@ export class Engine implements SeedTarget {
         ss.activeOperations.delete(done.id);
         if (done.status === "Succeeded") {
           if (this.state.scaleSets.get(canonical(ss.id)) === ss) this.state.scaleSets.delete(canonical(ss.id));
-          this.emit("Microsoft.Resources.ResourceDeleteSuccess", resourceUri, OP_VMSS_DELETE, writer);
+          this.emit("Delete", "Success", resourceUri, OP_VMSS_DELETE, writer);
         } else {
           ss.deleting = false;
           ss.provisioningState = "Failed";
-          this.emit("Microsoft.Resources.ResourceDeleteFailure", resourceUri, OP_VMSS_DELETE, writer);
+          this.emit("Delete", outcomeOf(done), resourceUri, OP_VMSS_DELETE, writer);
         }
       },
     );
@@ -393,18 +464,11 @@ export class Engine implements SeedTarget {
 
   /** POST .../manualUpgrade: bring the listed instances to the latest model. */
   manualUpgrade(ss: ScaleSetRecord, instanceIds: string[], ctx: WriteContext): WriteOutcome {
-    this.checkConflict(ss);
+    this.checkConflict(ss, ss.id);
     const targets = instanceIds.map((id) => this.requireInstance(ss, id));
     const touched: InstanceRecord[] = [];
     for (const inst of targets) {
-      const body = mergeArm(inst.body, {
-        properties: { networkProfileConfiguration: { networkInterfaceConfigurations: structuredClone(modelNicConfigs(ss.body)) } },
-      });
-      const snapshot = profileWithoutNetwork(ss.body);
-      if (deepEqual(body, inst.body) && deepEqual(snapshot, inst.profileSnapshot)) continue;
-      inst.body = body;
-      inst.profileSnapshot = snapshot;
-      inst.etag++;
+      if (!this.applyModel(ss, inst)) continue;
       inst.provisioningState = "Updating";
       touched.push(inst);
     }
@@ -415,7 +479,7 @@ export class Engine implements SeedTarget {
         ss.activeOperations.delete(done.id);
         const ok = done.status === "Succeeded";
         for (const i of touched) i.provisioningState = ok ? "Succeeded" : "Failed";
-        this.emit(ok ? "Microsoft.Resources.ResourceActionSuccess" : "Microsoft.Resources.ResourceActionFailure", ctx.resourceUri, OP_MANUAL_UPGRADE, ctx.writer);
+        this.emit("Action", outcomeOf(done), ctx.resourceUri, OP_MANUAL_UPGRADE, ctx.writer);
       },
     );
     ss.activeOperations.add(op.id);
@@ -433,7 +497,12 @@ export class Engine implements SeedTarget {
         "OperationNotAllowed",
         `'Put on Virtual Machine Scale Set VM Instance' is not allowed on Virtual Machine Scale Set '${ss.name}' instance '${inst.instanceId}' since it is marked for deletion.`,
       );
-    this.checkConflict(ss);
+    const location = body["location"];
+    if (typeof location !== "string") throw locationRequired();
+    if (normalLocation(location) !== normalLocation(ss.location))
+      throw locationChanged(`${VMSS_TYPE}/virtualMachines`, `${ss.name}/${inst.instanceId}`, ss.location, location, ss.resourceGroup);
+    if (ss.rollingUpgrade) throw rollingUpgradeInProgress(ss.name, inst.instanceId);
+    this.checkConflict(ss, inst.id);
     const next = mergeArm(inst.body, withoutReadOnly(body, INSTANCE_READ_ONLY));
     const refErr = this.checkReferences(inst.id, instanceNicConfigs({ ...inst, body: next }));
     if (refErr) throw refErr;
@@ -448,7 +517,14 @@ export class Engine implements SeedTarget {
   }
 
   /** Replaces the instance's model; a change bumps its ETag now and the scale set's shortly after. */
-  commitInstance(ss: ScaleSetRecord, inst: InstanceRecord, body: JsonObject, writer: Writer, resourceUri: string): { changed: boolean; op: Operation } {
+  commitInstance(
+    ss: ScaleSetRecord,
+    inst: InstanceRecord,
+    body: JsonObject,
+    writer: Writer,
+    resourceUri: string,
+    durationMs = this.settings.operationDurationMs,
+  ): { changed: boolean; op: Operation } {
     const changed = !deepEqual(body, inst.body);
     if (changed) {
       inst.body = body;
@@ -457,31 +533,35 @@ export class Engine implements SeedTarget {
       this.scheduleScaleSetBump(ss);
     }
     const op = this.operations.start(
-      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs: changed ? this.settings.operationDurationMs : 0 },
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs: changed ? durationMs : 0 },
       (done) => {
         ss.activeOperations.delete(done.id);
-        const ok = done.status === "Succeeded";
-        if (changed && !inst.deleting) inst.provisioningState = ok ? "Succeeded" : "Failed";
-        this.emit(ok ? "Microsoft.Resources.ResourceWriteSuccess" : "Microsoft.Resources.ResourceWriteFailure", resourceUri, OP_VM_WRITE, writer);
+        const failed = done.status === "Failed";
+        if (changed && !inst.deleting) inst.provisioningState = failed ? "Failed" : "Succeeded";
+        this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
       },
     );
     ss.activeOperations.add(op.id);
     return { changed, op };
   }
 
-  /** CRP's internal operation after an instance write (cloud-provider-azure #9728): the scale set's ETag moves too. */
+  /**
+   * CRP's internal operation after an instance write (cloud-provider-azure issue 9728): the scale set's ETag moves too,
+   * seconds later. It is no request to ARM, so no event announces it (Event Grid publishes only what was sent to
+   * management.azure.com).
+   */
   private scheduleScaleSetBump(ss: ScaleSetRecord): void {
-    this.clock.after(this.settings.instanceWritePropagatesToScaleSetAfterMs, () => {
+    const delay = this.settings.instanceWritePropagatesToScaleSetAfterMs ?? BUMP_DELAY_MS.min + Math.floor(this.random() * (BUMP_DELAY_MS.max - BUMP_DELAY_MS.min + 1));
+    this.clock.after(delay, () => {
       if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting) return;
       ss.etag++;
-      this.emit("Microsoft.Resources.ResourceWriteSuccess", ss.id, OP_VMSS_WRITE, this.syntheticWriter("internal", ss.id));
     });
   }
 
   deleteInstance(ss: ScaleSetRecord, instanceId: string, ctx: WriteContext): WriteOutcome {
     const inst = this.requireInstance(ss, instanceId);
     this.checkPreconditions(`"${inst.etag}"`, ctx);
-    this.checkConflict(ss);
+    this.checkConflict(ss, inst.id);
     inst.deleting = true;
     inst.provisioningState = "Deleting";
     // Deleting an instance lowers the scale set's capacity: a model change.
@@ -495,12 +575,7 @@ export class Engine implements SeedTarget {
       (done) => {
         ss.activeOperations.delete(done.id);
         if (done.status === "Succeeded") ss.instances.delete(inst.instanceId);
-        this.emit(
-          done.status === "Succeeded" ? "Microsoft.Resources.ResourceDeleteSuccess" : "Microsoft.Resources.ResourceDeleteFailure",
-          ctx.resourceUri,
-          OP_VM_DELETE,
-          ctx.writer,
-        );
+        this.emit("Delete", outcomeOf(done), ctx.resourceUri, OP_VM_DELETE, ctx.writer);
       },
     );
     ss.activeOperations.add(op.id);
@@ -509,22 +584,23 @@ export class Engine implements SeedTarget {
 
   // ---- another writer (control API) ---------------------------------------------------------------------------
 
-  /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would. */
-  writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string): JsonObject {
+  /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would.
+   *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
+  writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs = this.settings.operationDurationMs): JsonObject {
     const found = this.resolve(id);
     if (!found) throw new Error(`no scale set or instance ${id}`);
     const { ss, inst } = found;
     if (inst) {
       const draft = renderInstance(ss, inst);
       mutate(draft);
-      this.commitInstance(ss, inst, withoutReadOnly(draft, INSTANCE_READ_ONLY), this.syntheticWriter("other", inst.id, clientRequestId), inst.id);
+      this.commitInstance(ss, inst, withoutReadOnly(draft, INSTANCE_READ_ONLY), this.syntheticWriter("other", inst.id, clientRequestId), inst.id, durationMs);
       return renderInstance(ss, inst);
     }
     const draft = renderScaleSet(ss);
     mutate(draft);
     const model = { ...withoutReadOnly(draft, SCALE_SET_READ_ONLY), location: ss.location };
     validateCapacity(model);
-    this.commitScaleSet(ss, model, this.syntheticWriter("other", ss.id, clientRequestId), ss.id);
+    this.commitScaleSet(ss, model, this.syntheticWriter("other", ss.id, clientRequestId), ss.id, durationMs);
     return renderScaleSet(ss);
   }
 
@@ -533,6 +609,15 @@ export class Engine implements SeedTarget {
     this.operations.clear();
     this.events.length = 0;
   }
+}
+
+function outcomeOf(op: Operation): EventOutcome {
+  return op.status === "Succeeded" ? "Success" : op.status === "Canceled" ? "Cancel" : "Failure";
+}
+
+/** "East US 2" and "eastus2" name the same region. */
+function normalLocation(l: string): string {
+  return l.replace(/\s+/g, "").toLowerCase();
 }
 
 function validateCapacity(model: JsonObject): void {

@@ -26,6 +26,13 @@ export const unauthorized = (): ArmError =>
 export const missingApiVersion = (): ArmError =>
   armError(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.");
 
+/** ARM's answer to an api-version the resource type does not register (its wording, the supported list newest first). */
+export const invalidApiVersion = (given: string, supported: readonly string[]): ArmError =>
+  armError(400, "InvalidApiVersionParameter", `The api-version '${given}' is invalid. The supported versions are '${[...supported].reverse().join(",")}'.`);
+
+export const emptyIfMatch = (): ArmError =>
+  armError(400, "InvalidParameter", "The value of the If-Match header is empty: give the resource's ETag or '*'.");
+
 export const invalidJson = (detail: string): ArmError =>
   armError(400, "InvalidRequestContent", `The request content was invalid and could not be deserialized: '${detail}'.`);
 
@@ -51,8 +58,33 @@ export const routeNotFound = (path: string): ArmError =>
 export const preconditionFailed = (provided: string, actual: string): ArmError =>
   armError(412, "PreconditionFailed", `Etag provided in if-match header ${provided} does not match etag ${actual} of resource.`);
 
-export const CONCURRENT_REQUEST_MESSAGE = "The request failed due to conflict with a concurrent request.";
+/** CRP's current 409 text for a write while another operation runs on the resource, its suffix included: clients
+ *  match the code and the start of the text, never the whole of it. */
+export const CONCURRENT_REQUEST_MESSAGE =
+  "The request failed due to conflict with a concurrent request. To resolve it, please refer to https://aka.ms/activitylog to get more details on the conflicting requests.";
 export const concurrentRequest = (): ArmError => armError(409, "Conflict", CONCURRENT_REQUEST_MESSAGE);
+
+/** What an operation ends with when a newer write to the same resource preempts it (azure-rest-api-specs issue 22434). */
+export const OPERATION_PREEMPTED = { code: "OperationPreempted", message: "Operation execution has been preempted by a more recent operation." };
+
+export const rollingUpgradeInProgress = (scaleSet: string, instanceId: string): ArmError =>
+  armError(
+    409,
+    "OperationNotAllowed",
+    `'Put on Virtual Machine Scale Set VM Instance' is not allowed on Virtual Machine Scale Set '${scaleSet}' instance '${instanceId}' while a rolling upgrade is in progress.`,
+  );
+
+export const invalidInstanceId = (given: string): ArmError =>
+  armError(400, "InvalidParameter", `The value '${given}' of parameter 'instanceId' is invalid: an instance ID is a number.`);
+
+export const locationRequired = (): ArmError => badRequest("LocationRequired", "The location property is required for this definition.");
+
+export const locationChanged = (type: string, name: string, stored: string, given: string, rg: string): ArmError =>
+  armError(
+    400,
+    "InvalidResourceLocation",
+    `The resource '${name}' of type '${type}' already exists in location '${stored}' in resource group '${rg}'. A resource with the same name cannot be created in location '${given}'. Please select a new resource name.`,
+  );
 
 export const invalidReference = (referenced: string, by: string): ArmError =>
   armError(

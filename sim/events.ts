@@ -6,20 +6,31 @@ import { randomUUID } from "node:crypto";
 export type ArmEventType =
   | "Microsoft.Resources.ResourceWriteSuccess"
   | "Microsoft.Resources.ResourceWriteFailure"
+  | "Microsoft.Resources.ResourceWriteCancel"
   | "Microsoft.Resources.ResourceDeleteSuccess"
   | "Microsoft.Resources.ResourceDeleteFailure"
+  | "Microsoft.Resources.ResourceDeleteCancel"
   | "Microsoft.Resources.ResourceActionSuccess"
-  | "Microsoft.Resources.ResourceActionFailure";
+  | "Microsoft.Resources.ResourceActionFailure"
+  | "Microsoft.Resources.ResourceActionCancel";
+
+export type EventSchema = "EventGridSchema" | "CloudEventSchemaV1_0";
+
+/** How an operation ended, and the event type family it is published as. */
+export type EventOutcome = "Success" | "Failure" | "Cancel";
 
 export interface ArmEventData {
   authorization: { scope: string; action: string; evidence: Record<string, string> };
   claims: Record<string, string>;
   correlationId: string;
-  httpRequest: { clientRequestId: string; clientIpAddress: string; method: string; url: string };
+  /** Absent on a create: Azure's events for creates carry no httpRequest. */
+  httpRequest?: { clientRequestId: string; clientIpAddress: string; method: string; url: string };
   resourceProvider: string;
+  /** The resource group of a resource inside one. */
+  resourceGroup?: string;
   resourceUri: string;
   operationName: string;
-  status: "Succeeded" | "Failed";
+  status: "Succeeded" | "Failed" | "Canceled";
   subscriptionId: string;
   tenantId: string;
 }
@@ -55,10 +66,38 @@ export interface EventInput {
   operationName: string;
   writer: Writer;
   time: string;
+  /** The write created the resource. */
+  created?: boolean;
+}
+
+/** CloudEvents 1.0, as Event Grid delivers ARM system events to a subscription that picked that schema. */
+export interface CloudEvent {
+  specversion: "1.0";
+  id: string;
+  source: string;
+  subject: string;
+  type: ArmEventType;
+  time: string;
+  datacontenttype: "application/json";
+  data: ArmEventData;
+}
+
+export function toCloudEvent(e: EventGridEvent): CloudEvent {
+  return {
+    specversion: "1.0",
+    id: e.id,
+    source: e.topic,
+    subject: e.subject,
+    type: e.eventType,
+    time: e.eventTime,
+    datacontenttype: "application/json",
+    data: e.data,
+  };
 }
 
 export function armEvent(input: EventInput): EventGridEvent {
-  const failed = input.eventType.endsWith("Failure");
+  const status = input.eventType.endsWith("Failure") ? "Failed" : input.eventType.endsWith("Cancel") ? "Canceled" : "Succeeded";
+  const resourceGroup = /\/resourcegroups\/([^/]+)/i.exec(input.resourceUri)?.[1];
   return {
     id: randomUUID(),
     topic: `/subscriptions/${input.subscriptionId}`,
@@ -69,16 +108,21 @@ export function armEvent(input: EventInput): EventGridEvent {
       authorization: { scope: input.resourceUri, action: input.operationName, evidence: { role: "Contributor" } },
       claims: input.writer.claims,
       correlationId: input.writer.correlationId,
-      httpRequest: {
-        clientRequestId: input.writer.clientRequestId,
-        clientIpAddress: input.writer.clientIpAddress,
-        method: input.writer.method,
-        url: input.writer.url,
-      },
+      ...(input.created
+        ? {}
+        : {
+            httpRequest: {
+              clientRequestId: input.writer.clientRequestId,
+              clientIpAddress: input.writer.clientIpAddress,
+              method: input.writer.method,
+              url: input.writer.url,
+            },
+          }),
       resourceProvider: input.operationName.split("/")[0] ?? "Microsoft.Compute",
+      ...(resourceGroup !== undefined ? { resourceGroup } : {}),
       resourceUri: input.resourceUri,
       operationName: input.operationName,
-      status: failed ? "Failed" : "Succeeded",
+      status,
       subscriptionId: input.subscriptionId,
       tenantId: input.tenantId,
     },

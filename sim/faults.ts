@@ -1,5 +1,6 @@
 // Fault injection: the next N requests matching a method and path pattern get an answer of the test's choice, lose
-// their connection, are delayed past the client's timeout, or are processed and then lose their answer.
+// their connection, are delayed past the client's timeout, are processed and then lose their answer, or are answered
+// without an ETag.
 import { CONCURRENT_REQUEST_MESSAGE } from "./errors";
 import type { Json } from "./json";
 
@@ -23,6 +24,8 @@ export interface FaultRule {
   delayMs?: number;
   /** Process the request for real (the write happens), then lose the answer: drop, or answer `status`. */
   afterWrite?: boolean;
+  /** Handle the request normally but answer without an ETag (header and body), at any api-version. */
+  stripEtag?: boolean;
 }
 
 export interface FaultAnswer {
@@ -38,6 +41,7 @@ export interface FaultPlan {
   answer?: FaultAnswer;
   drop: boolean;
   afterWrite: boolean;
+  stripEtag: boolean;
 }
 
 export interface FaultHandle {
@@ -93,11 +97,11 @@ export class Faults {
     const r = f.rule;
     const status = r.status ?? (r.retryAfterSeconds !== undefined ? 429 : undefined);
     const headers = { ...(r.retryAfterSeconds !== undefined ? { "retry-after": String(r.retryAfterSeconds) } : {}), ...r.headers };
-    const delayOnly = status === undefined && !r.drop && !r.afterWrite && r.delayMs !== undefined;
+    const delayOnly = status === undefined && !r.drop && !r.afterWrite && (r.delayMs !== undefined || r.stripEtag === true);
     const answer =
       delayOnly || (r.drop && status === undefined) || (r.afterWrite && status === undefined)
         ? undefined
         : { status: status ?? 500, body: r.body ?? defaultFaultBody(status ?? 500), headers };
-    return { delayMs: r.delayMs ?? 0, answer, drop: answer === undefined && !delayOnly, afterWrite: r.afterWrite ?? false };
+    return { delayMs: r.delayMs ?? 0, answer, drop: answer === undefined && !delayOnly, afterWrite: r.afterWrite ?? false, stripEtag: r.stripEtag ?? false };
   }
 }

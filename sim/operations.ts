@@ -34,6 +34,7 @@ interface FailRule {
 
 export class Operations {
   private readonly ops = new Map<string, Operation>();
+  private readonly onEnds = new Map<string, (op: Operation) => void>();
   private failRules: FailRule[] = [];
 
   constructor(private readonly clock: SimClock) {}
@@ -59,15 +60,25 @@ export class Operations {
       ...(rule ? { failWith: rule.error } : {}),
     };
     this.ops.set(op.id, op);
+    this.onEnds.set(op.id, onEnd);
     this.clock.at(op.endsAt, () => {
       if (op.status !== "InProgress") return;
-      op.status = op.failWith ? "Failed" : "Succeeded";
-      if (op.failWith) op.error = op.failWith;
-      op.endTime = this.clock.nowIso();
-      onEnd(op);
+      this.end(op, op.failWith ? "Failed" : "Succeeded", op.failWith);
     });
     return op;
   }
+
+  /** Ends an operation in progress now: Canceled (preempted by a newer write) or as its timer would. */
+  end(op: Operation, status: Exclude<OperationStatus, "InProgress">, error?: JsonObject): void {
+    if (op.status !== "InProgress") return;
+    op.status = status;
+    if (error) op.error = error;
+    op.endTime = this.clock.nowIso();
+    const onEnd = this.onEnds.get(op.id);
+    this.onEnds.delete(op.id);
+    onEnd?.(op);
+  }
+
 
   get(id: string): Operation | undefined {
     return this.ops.get(id.toLowerCase()) ?? [...this.ops.values()].find((o) => o.id.toLowerCase() === id.toLowerCase());
@@ -99,6 +110,7 @@ export class Operations {
 
   clear(): void {
     this.ops.clear();
+    this.onEnds.clear();
     this.failRules = [];
   }
 

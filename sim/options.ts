@@ -1,5 +1,5 @@
 // Every setting of the simulator with its default. Where Azure's real behaviour is unknown, the setting says so.
-import type { EventGridEvent } from "./events";
+import type { EventGridEvent, EventSchema } from "./events";
 import type { SeedSpec } from "./seed";
 import type { RefillMode } from "./throttle";
 
@@ -30,10 +30,20 @@ export interface ArmSimulatorOptions {
   /** Retry-After on long-running-operation answers, seconds. CRP's value is not documented; default 0, so a client
    *  uses its own poll interval (the SDK's `updateIntervalInMs`). */
   operationRetryAfterSeconds?: number;
-  /** The scale set's ETag bumps this long (simulated ms) after an instance write (default 50). */
+  /** The scale set's ETag bumps this long (simulated ms) after an instance write: CRP's internal operation, which no
+   *  event announces. Its real delay is not documented; default: seeded random, 1,000 to 5,000 ms for each bump. */
   instanceWritePropagatesToScaleSetAfterMs?: number;
-  /** Answer 409 (concurrent request) to a write while an operation is in progress on the same scale set (default false). */
+  /** Answer 409 (concurrent request) to a write while an operation is in progress on the same resource (default true). */
   conflictWhileOperationInProgress?: boolean;
+  /** A newer write to a resource preempts its running operation (which ends Canceled, OperationPreempted) instead of
+   *  being refused with 409 (default false). */
+  preemptRunningOperation?: boolean;
+  /** Automatic upgrades: instances take a model change this long after it (simulated ms); Rolling: each batch takes
+   *  this long (default 2,000; CRP's real pace is not documented). */
+  upgradeStepMs?: number;
+  /** Schema `/_sim/events` answers in (a subscription picks one): Event Grid's (default) or CloudEvents 1.0. In-process,
+   *  `control.events()` and `onEvent` give the Event Grid schema and `control.cloudEvents()` the other. */
+  eventSchema?: EventSchema;
   /** CRP's token buckets: false (default) = tracked for the headers but never refused; true or options = enforced. */
   throttling?: boolean | ThrottlingOptions;
   /** Simulated seconds per real second (default 1). `throttling.timeScale` wins when both are given. */
@@ -62,8 +72,12 @@ export interface Settings {
   randomSeed: number;
   operationDurationMs: number;
   operationRetryAfterSeconds: number;
-  instanceWritePropagatesToScaleSetAfterMs: number;
+  /** undefined: seeded random 1,000 to 5,000 ms per bump. */
+  instanceWritePropagatesToScaleSetAfterMs: number | undefined;
   conflictWhileOperationInProgress: boolean;
+  preemptRunningOperation: boolean;
+  upgradeStepMs: number;
+  eventSchema: EventSchema;
   throttlingEnforced: boolean;
   armThrottling: boolean;
   refill: RefillMode;
@@ -86,8 +100,11 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     randomSeed: o.randomSeed ?? 1,
     operationDurationMs: o.operationDurationMs ?? 20,
     operationRetryAfterSeconds: o.operationRetryAfterSeconds ?? 0,
-    instanceWritePropagatesToScaleSetAfterMs: o.instanceWritePropagatesToScaleSetAfterMs ?? 50,
-    conflictWhileOperationInProgress: o.conflictWhileOperationInProgress ?? false,
+    instanceWritePropagatesToScaleSetAfterMs: o.instanceWritePropagatesToScaleSetAfterMs,
+    conflictWhileOperationInProgress: o.conflictWhileOperationInProgress ?? true,
+    preemptRunningOperation: o.preemptRunningOperation ?? false,
+    upgradeStepMs: o.upgradeStepMs ?? 2000,
+    eventSchema: o.eventSchema ?? "EventGridSchema",
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,
     refill: t.refill ?? "perMinute",

@@ -55,6 +55,21 @@ export function instanceNicConfigs(inst: InstanceRecord): Json[] {
   return Array.isArray(v) ? v : [];
 }
 
+export interface UpgradePolicy {
+  mode: "manual" | "automatic" | "rolling";
+  /** Rolling: share of the instances upgraded per batch (Azure's default 20). */
+  maxBatchInstancePercent: number;
+}
+
+export function upgradePolicyOf(model: JsonObject): UpgradePolicy {
+  const mode = String(getPath(model, "properties", "upgradePolicy", "mode") ?? "Manual").toLowerCase();
+  const pct = getPath(model, "properties", "upgradePolicy", "rollingUpgradePolicy", "maxBatchInstancePercent");
+  return {
+    mode: mode === "automatic" ? "automatic" : mode === "rolling" ? "rolling" : "manual",
+    maxBatchInstancePercent: typeof pct === "number" && pct > 0 ? Math.min(100, pct) : 20,
+  };
+}
+
 export function capacityOf(model: JsonObject): number {
   const c = getPath(model, "sku", "capacity");
   return typeof c === "number" ? c : 0;

@@ -67,7 +67,8 @@ export interface IpConfigurationSeed {
 
 export const DEMO_SUBSCRIPTION = "11111111-2222-3333-4444-555555555555";
 
-/** The demo world of issue 2: one scale set of two nodes, a load balancer with one pool, nobody in it yet. */
+/** The demo world: a scale set of two nodes with Manual upgrades, one with Automatic upgrades (CRP rolls its model out
+ *  to its instances), a load balancer with one pool, nobody in it yet. */
 export const DEMO_SEED: SeedSpec = {
   subscriptions: [
     {
@@ -87,6 +88,20 @@ export const DEMO_SEED: SeedSpec = {
               nics: [
                 {
                   name: "etag-k8s-mp-0-nic-0",
+                  primary: true,
+                  enableAcceleratedNetworking: true,
+                  enableIPForwarding: true,
+                  ipConfigurations: [{ name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" }],
+                },
+              ],
+            },
+            {
+              name: "etag-k8s-mp-auto",
+              capacity: 2,
+              properties: { upgradePolicy: { mode: "Automatic" } },
+              nics: [
+                {
+                  name: "etag-k8s-mp-auto-nic-0",
                   primary: true,
                   enableAcceleratedNetworking: true,
                   enableIPForwarding: true,

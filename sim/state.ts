@@ -48,6 +48,10 @@ export interface ScaleSetRecord {
   instances: Map<string, InstanceRecord>;
   nextInstanceId: number;
   deleting: boolean;
+  /** Counts model changes an Automatic or Rolling upgrade rolls out; a newer one supersedes a rollout in progress. */
+  rolloutGeneration: number;
+  /** A Rolling upgrade is in progress: instance writes are refused. */
+  rollingUpgrade: boolean;
 }
 
 export interface PoolRecord {

@@ -1,30 +1,61 @@
-// CRP's token buckets (AZURE-FACTS.md, "Throttling"): one bucket per resource and one per subscription and region for
-// each operation kind; a request takes a token from each bucket that applies, and is refused with 429 when one is empty.
-// CRP's documentation describes the refill as tokens added every minute ("perMinute", the default); "continuous" adds
-// them smoothly. ARM's own per-subscription buckets (reads/writes/deletes per second) sit in front of CRP's.
+// CRP's token buckets as its answers name them (AZURE-FACTS.md, "Throttling" and the recorded headers): each policy has
+// buckets per resource and per subscription and region, some over a 3- or 30-minute window; a request takes a token
+// from every bucket of its policy and is refused with 429 when one is empty, naming every empty one. CRP's documentation
+// describes the refill as tokens added every window ("perMinute", the default); "continuous" adds them smoothly.
+// ARM's own buckets (reads/writes/deletes per second, per subscription and principal, and 15 times that for the whole
+// subscription) sit in front of CRP's.
 
 export type ComputePolicy =
-  | "VMScaleSetUpdate"
-  | "VMScaleSetGet"
-  | "VMScaleSetList"
-  | "VMScaleSetVMUpdate"
-  | "VMScaleSetVMGet"
-  | "VMScaleSetVMList";
+  | "CreateVMScaleSet"
+  | "DeleteVMScaleSet"
+  | "GetVMScaleSet"
+  | "HighCostGetVMScaleSet"
+  | "VMScaleSetVMViews"
+  | "UpdateVMScaleSetVM"
+  | "DeleteVMScaleSetVM"
+  | "GetVMScaleSetVM"
+  | "GetOperation";
 
-interface Limit {
-  refillPerMin: number;
+interface BucketLimit {
+  /** Appended to the policy's name: `Resource`, `SubscriptionMaximum`, `3Min`, `30Min`. */
+  suffix: string;
+  scope: "resource" | "subscription";
   bucket: number;
+  /** Tokens added per window. */
+  refill: number;
+  windowMs: number;
 }
 
-/** Per resource, per subscription. `undefined` = no per-resource bucket (List is subscription-only). */
-export const COMPUTE_LIMITS: Record<ComputePolicy, { resource?: Limit; subscription: Limit }> = {
-  VMScaleSetUpdate: { resource: { refillPerMin: 4, bucket: 12 }, subscription: { refillPerMin: 500, bucket: 1500 } },
-  VMScaleSetGet: { resource: { refillPerMin: 12, bucket: 36 }, subscription: { refillPerMin: 800, bucket: 2400 } },
-  VMScaleSetList: { subscription: { refillPerMin: 360, bucket: 1080 } },
-  VMScaleSetVMUpdate: { resource: { refillPerMin: 4, bucket: 12 }, subscription: { refillPerMin: 500, bucket: 1500 } },
-  VMScaleSetVMGet: { resource: { refillPerMin: 12, bucket: 36 }, subscription: { refillPerMin: 2000, bucket: 6000 } },
-  // Not in CRP's table: the VM list is a high-cost read, so it shares the List limits (an assumption, see README).
-  VMScaleSetVMList: { subscription: { refillPerMin: 360, bucket: 1080 } },
+const MIN = 60_000;
+const perResource = (bucket: number, refillPerMin: number): BucketLimit => ({ suffix: "Resource", scope: "resource", bucket, refill: refillPerMin, windowMs: MIN });
+const perSubscription = (bucket: number, refillPerMin: number): BucketLimit => ({
+  suffix: "SubscriptionMaximum",
+  scope: "subscription",
+  bucket,
+  refill: refillPerMin,
+  windowMs: MIN,
+});
+
+/**
+ * Sizes from CRP's documented table (VMSS Update 4/12 per resource, 500/1,500 per subscription; Get 12/36, 800/2,400;
+ * List and GetInstanceView 360/1,080 per subscription; VM Update 4/12, 500/1,500; VM Get 12/36, 2,000/6,000). Where the
+ * table is silent (deletes, polls, per-VM views, the 30-minute window) the README lists the value chosen.
+ */
+export const COMPUTE_LIMITS: Record<ComputePolicy, BucketLimit[]> = {
+  CreateVMScaleSet: [perSubscription(1500, 500), perResource(12, 4)],
+  DeleteVMScaleSet: [perSubscription(1500, 500), perResource(12, 4)],
+  GetVMScaleSet: [perSubscription(2400, 800), perResource(36, 12)],
+  // VMSS LIST and VMSS VM LIST share this high-cost bucket, per subscription and region only.
+  HighCostGetVMScaleSet: [
+    { suffix: "3Min", scope: "subscription", bucket: 1080, refill: 1080, windowMs: 3 * MIN },
+    { suffix: "30Min", scope: "subscription", bucket: 4320, refill: 4320, windowMs: 30 * MIN },
+  ],
+  // One token per VM in a VM LIST answer.
+  VMScaleSetVMViews: [{ suffix: "3Min", scope: "subscription", bucket: 6000, refill: 6000, windowMs: 3 * MIN }],
+  UpdateVMScaleSetVM: [perSubscription(1500, 500), perResource(12, 4)],
+  DeleteVMScaleSetVM: [perSubscription(1500, 500), perResource(12, 4)],
+  GetVMScaleSetVM: [perSubscription(6000, 2000), perResource(36, 12)],
+  GetOperation: [perSubscription(45000, 15000), perResource(150, 150)],
 };
 
 export type ArmBucketKind = "reads" | "writes" | "deletes";
@@ -33,6 +64,11 @@ const ARM_LIMITS: Record<ArmBucketKind, { refillPerSec: number; bucket: number }
   writes: { refillPerSec: 10, bucket: 200 },
   deletes: { refillPerSec: 10, bucket: 200 },
 };
+/** ARM's cap for a whole subscription, all principals together (request-limits-and-throttling). */
+const ARM_GLOBAL_FACTOR = 15;
+
+/** CRP's Retry-After never says more than this (1,200 s is seen when a 30-minute bucket is empty). */
+const MAX_RETRY_AFTER_S = 1200;
 
 export type RefillMode = "perMinute" | "continuous";
 
@@ -43,7 +79,8 @@ class TokenBucket {
 
   constructor(
     readonly capacity: number,
-    private readonly refillPerMs: number,
+    private readonly refill: number,
+    private readonly windowMs: number,
     private readonly mode: RefillMode,
     now: number,
   ) {
@@ -55,13 +92,12 @@ class TokenBucket {
   /** Tokens now, after the refills that have fallen due. */
   available(now: number): number {
     if (this.mode === "continuous") {
-      this.tokens = Math.min(this.capacity, this.tokens + (now - this.lastRefill) * this.refillPerMs);
-      this.lastRefill = now;
+      this.tokens = Math.min(this.capacity, this.tokens + ((now - this.lastRefill) * this.refill) / this.windowMs);
     } else {
-      const windows = Math.floor((now - this.createdAt) / 60_000) - Math.floor((this.lastRefill - this.createdAt) / 60_000);
-      if (windows > 0) this.tokens = Math.min(this.capacity, this.tokens + windows * this.refillPerMs * 60_000);
-      this.lastRefill = now;
+      const windows = Math.floor((now - this.createdAt) / this.windowMs) - Math.floor((this.lastRefill - this.createdAt) / this.windowMs);
+      if (windows > 0) this.tokens = Math.min(this.capacity, this.tokens + windows * this.refill);
     }
+    this.lastRefill = now;
     return this.tokens;
   }
 
@@ -78,9 +114,8 @@ class TokenBucket {
   msUntilToken(now: number): number {
     const have = this.available(now);
     if (have >= 1) return 0;
-    if (this.mode === "continuous") return Math.ceil((1 - have) / this.refillPerMs);
-    const sinceCreate = now - this.createdAt;
-    return 60_000 - (sinceCreate % 60_000);
+    if (this.mode === "continuous") return Math.ceil(((1 - have) * this.windowMs) / this.refill);
+    return this.windowMs - ((now - this.createdAt) % this.windowMs);
   }
 }
 
@@ -88,17 +123,20 @@ export interface BucketRef {
   policy: string;
   bucket: TokenBucket;
   allowed: number;
+  windowMs: number;
 }
 
 export interface Admission {
   ok: boolean;
-  /** `x-ms-ratelimit-remaining-resource` value, e.g. `Microsoft.Compute/VMScaleSetUpdateResource;11,...`. */
+  /** `x-ms-ratelimit-remaining-resource` value, e.g. `Microsoft.Compute/GetVMScaleSetSubscriptionMaximum;2399,...`. */
   remainingHeader?: string;
-  /** Set when refused: simulated seconds to wait, and the policy that refused. */
+  /** Set when refused: simulated seconds to wait, and every policy whose bucket is empty. */
   retryAfterSeconds?: number;
-  refusedBy?: BucketRef;
+  refusedBy?: BucketRef[];
   /** Takes the tokens back (a no-op write is charged 0). */
   refund(): void;
+  /** Takes `n` more tokens from the buckets of `policy` (never refuses: the answer is already given). */
+  charge(policy: ComputePolicy, n: number): void;
 }
 
 export class Throttler {
@@ -109,56 +147,65 @@ export class Throttler {
     private readonly mode: RefillMode,
   ) {}
 
-  private bucket(key: string, capacity: number, refillPerMs: number, now: number, mode = this.mode): TokenBucket {
+  private bucket(key: string, capacity: number, refill: number, windowMs: number, now: number, mode = this.mode): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
-      b = new TokenBucket(capacity, refillPerMs, mode, now);
+      b = new TokenBucket(capacity, refill, windowMs, mode, now);
       this.buckets.set(key, b);
     }
     return b;
   }
 
-  /** Takes one token from each CRP bucket of `policy` for this resource and subscription+region. */
-  admitCompute(policy: ComputePolicy, resourceKey: string, subscriptionRegionKey: string, now: number): Admission {
-    const limits = COMPUTE_LIMITS[policy];
-    const refs: BucketRef[] = [];
-    if (limits.resource) {
-      const l = limits.resource;
-      refs.push({
-        policy: `${policy}Resource`,
-        bucket: this.bucket(`${policy}|r|${resourceKey}`, l.bucket, l.refillPerMin / 60_000, now),
-        allowed: l.bucket,
-      });
-    }
-    const s = limits.subscription;
-    refs.push({
-      policy: `${policy}Subscription`,
-      bucket: this.bucket(`${policy}|s|${subscriptionRegionKey}`, s.bucket, s.refillPerMin / 60_000, now),
-      allowed: s.bucket,
-    });
-    return this.admit(refs, now, (r) => `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`);
-  }
-
-  /** ARM's own bucket for the subscription and principal. */
-  admitArm(kind: ArmBucketKind, subscriptionPrincipalKey: string, now: number): Admission & { remaining: number } {
-    const l = ARM_LIMITS[kind];
-    const ref: BucketRef = {
-      policy: `Subscription${kind}`,
-      bucket: this.bucket(`arm|${kind}|${subscriptionPrincipalKey}`, l.bucket, l.refillPerSec / 1000, now, "continuous"),
+  private refs(policy: ComputePolicy, resourceKey: string, subscriptionRegionKey: string, now: number): BucketRef[] {
+    return COMPUTE_LIMITS[policy].map((l) => ({
+      policy: `${policy}${l.suffix}`,
+      bucket: this.bucket(`${policy}${l.suffix}|${l.scope === "resource" ? resourceKey : subscriptionRegionKey}`, l.bucket, l.refill, l.windowMs, now),
       allowed: l.bucket,
-    };
-    const adm = this.admit([ref], now, () => "");
-    return { ...adm, remaining: Math.floor(ref.bucket.available(now)) };
+      windowMs: l.windowMs,
+    }));
   }
 
-  private admit(refs: BucketRef[], now: number, describe: (r: BucketRef) => string): Admission {
-    const empty = this.enforce ? refs.find((r) => r.bucket.available(now) < 1) : undefined;
-    if (empty) {
-      const waitMs = Math.max(...refs.map((r) => r.bucket.msUntilToken(now)));
+  /** Takes one token from each CRP bucket of each policy for this resource and subscription+region. */
+  admitCompute(policies: ComputePolicy[], resourceKey: string, subscriptionRegionKey: string, now: number): Admission {
+    const refs = policies.flatMap((p) => this.refs(p, resourceKey, subscriptionRegionKey, now));
+    const adm = this.admit(refs, now, (r) => `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`);
+    return {
+      ...adm,
+      charge: (policy, n) => {
+        if (n > 0) for (const r of this.refs(policy, resourceKey, subscriptionRegionKey, now)) r.bucket.take(now, n);
+      },
+    };
+  }
+
+  /** ARM's own buckets: the principal's within the subscription, and the subscription's global cap. */
+  admitArm(kind: ArmBucketKind, subscriptionId: string, principal: string, now: number): Omit<Admission, "charge"> & { remaining: number } {
+    const l = ARM_LIMITS[kind];
+    const sub = subscriptionId.toLowerCase();
+    const own: BucketRef = {
+      policy: `Subscription${kind}`,
+      bucket: this.bucket(`arm|${kind}|${sub}|${principal}`, l.bucket, l.refillPerSec, 1000, now, "continuous"),
+      allowed: l.bucket,
+      windowMs: 1000,
+    };
+    const global: BucketRef = {
+      policy: `Subscription${kind}Global`,
+      bucket: this.bucket(`arm|${kind}|${sub}|*`, l.bucket * ARM_GLOBAL_FACTOR, l.refillPerSec * ARM_GLOBAL_FACTOR, 1000, now, "continuous"),
+      allowed: l.bucket * ARM_GLOBAL_FACTOR,
+      windowMs: 1000,
+    };
+    const adm = this.admit([own, global], now, () => "");
+    return { ...adm, remaining: Math.floor(own.bucket.available(now)) };
+  }
+
+  private admit(refs: BucketRef[], now: number, describe: (r: BucketRef) => string): Omit<Admission, "charge"> {
+    const empty = this.enforce ? refs.filter((r) => r.bucket.available(now) < 1) : [];
+    if (empty.length > 0) {
+      // As CRP computes it: the wait until every empty bucket has a token again.
+      const waitMs = Math.max(...empty.map((r) => r.bucket.msUntilToken(now)));
       return {
         ok: false,
         remainingHeader: refs.map(describe).join(","),
-        retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
+        retryAfterSeconds: Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(waitMs / 1000))),
         refusedBy: empty,
         refund: () => undefined,
       };

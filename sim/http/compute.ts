@@ -1,6 +1,6 @@
 // Routes of the simulated ARM endpoint: scale sets, their instances, operations, and the Network reads. Resolving a
 // route says what the request is (for stats, throttling and interleaving) before it is handled.
-import { badRequest, invalidJson, routeNotFound, resourceNotFound } from "../errors";
+import { badRequest, emptyIfMatch, invalidInstanceId, invalidJson, routeNotFound, resourceNotFound } from "../errors";
 import { claimsFromToken, type Writer } from "../events";
 import { canonical, LB_TYPE, parseResourcePath, VNET_TYPE } from "../ids";
 import { isJsonObject, parseArmJson, type Json, type JsonObject } from "../json";
@@ -16,8 +16,10 @@ export interface Route {
   kind: RequestKind | undefined;
   /** Canonical ID the request is counted under. */
   statsKey: string;
-  /** CRP throttling policy, with the resource and subscription+region it charges. */
-  policy?: { name: ComputePolicy; resourceKey: string; regionKey: string };
+  /** CRP throttling policies, with the resource and subscription+region they charge. */
+  policy?: { names: ComputePolicy[]; resourceKey: string; regionKey: string };
+  /** A Compute route: its api-version must be one CRP registers, and decides whether ETags exist. */
+  compute?: boolean;
   arm: "reads" | "writes" | "deletes";
   subscriptionId?: string;
   /** A PUT/PATCH to this existing resource: the interleaved writer acts before it. */
@@ -37,7 +39,12 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
   if (!p) return notFound();
   const seg = p.providerSegments.map((s) => s.toLowerCase());
   const sub = p.subscriptionId;
-  const base: Pick<Route, "statsKey" | "arm" | "subscriptionId"> = { statsKey: key, arm, subscriptionId: sub };
+  const base: Pick<Route, "statsKey" | "arm" | "subscriptionId" | "compute"> = {
+    statsKey: key,
+    arm,
+    subscriptionId: sub,
+    ...(seg[0] === "microsoft.compute" ? { compute: true } : {}),
+  };
   const only = (m: string, kind: RequestKind, handle: Handler): Route =>
     method === m ? { ...base, kind, handle } : methodNotAllowed(base, method);
 
@@ -47,7 +54,12 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
       // Polls count under the resource the operation writes, so a scale set's stats include its polls.
       const op = engine.operations.get(p.providerSegments[4] ?? "");
       const r = only("GET", "operationGets", (c) => operationReply(engine, p.providerSegments[4] ?? "", c));
-      return op ? { ...r, statsKey: canonical(op.resourceId) } : r;
+      const opKey = op ? canonical(op.resourceId) : key;
+      return {
+        ...r,
+        statsKey: opKey,
+        policy: { names: ["GetOperation"], resourceKey: opKey, regionKey: `${sub.toLowerCase()}|${(p.providerSegments[2] ?? "").toLowerCase()}` },
+      };
     }
     if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachinescalesets" && seg.length === 2) {
       return {
@@ -56,7 +68,7 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
           const all = [...engine.state.scaleSets.values()].filter((s) => s.subscriptionId.toLowerCase() === sub.toLowerCase());
           return page(engine, c, all.map(renderScaleSet));
         }),
-        policy: { name: "VMScaleSetList", resourceKey: key, regionKey: `${sub.toLowerCase()}|all` },
+        policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey: `${sub.toLowerCase()}|all` },
       };
     }
     return notFound();
@@ -76,7 +88,7 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
           );
           return page(engine, c, inRg.map(renderScaleSet));
         }),
-        policy: { name: "VMScaleSetList", resourceKey: key, regionKey },
+        policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey },
       };
     }
     const ssKey = canonical(`/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`);
@@ -88,7 +100,8 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
           const ss = engine.requireScaleSet(sub, rg, name);
           return page(engine, c, [...ss.instances.values()].map((i) => renderInstance(ss, i)));
         }),
-        policy: { name: "VMScaleSetVMList", resourceKey: ssKey, regionKey },
+        // A high-cost read shared with the scale set LIST, plus one view per VM in the answer.
+        policy: { names: ["HighCostGetVMScaleSet", "VMScaleSetVMViews"], resourceKey: ssKey, regionKey },
       };
     }
     if (seg[3] === "virtualmachines" && seg.length === 5) {
@@ -104,7 +117,7 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
           if (!Array.isArray(ids) || !ids.every((x) => typeof x === "string")) throw badRequest("InvalidParameter", "instanceIds is required.");
           return writeReply(engine, c, engine.manualUpgrade(ss, ids as string[], writeContext(engine, c)));
         }),
-        policy: { name: "VMScaleSetUpdate", resourceKey: ssKey, regionKey },
+        policy: { names: ["CreateVMScaleSet"], resourceKey: ssKey, regionKey },
       };
     }
     return notFound();
@@ -139,7 +152,7 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
 
 function scaleSetRoute(
   engine: Engine,
-  base: Pick<Route, "statsKey" | "arm" | "subscriptionId">,
+  base: Pick<Route, "statsKey" | "arm" | "subscriptionId" | "compute">,
   method: string,
   sub: string,
   rg: string,
@@ -153,7 +166,7 @@ function scaleSetRoute(
       return {
         ...base,
         kind: "gets",
-        policy: { name: "VMScaleSetGet", resourceKey, regionKey },
+        policy: { names: ["GetVMScaleSet"], resourceKey, regionKey },
         handle: () => {
           const ss = engine.requireScaleSet(sub, rg, name);
           return json(200, renderScaleSet(ss), { etag: `"${ss.etag}"` });
@@ -164,14 +177,16 @@ function scaleSetRoute(
       return {
         ...base,
         kind: method === "PUT" ? "puts" : "patches",
-        // CRP's Update buckets charge writes to an existing scale set; a create is not in its table.
-        ...(existingId ? { policy: { name: "VMScaleSetUpdate" as const, resourceKey, regionKey }, writeTarget: existingId } : {}),
+        // CRP charges creates and updates alike (its recorded headers name CreateVMScaleSet* on both).
+        policy: { names: ["CreateVMScaleSet"], resourceKey, regionKey },
+        ...(existingId ? { writeTarget: existingId } : {}),
         handle: (c) => writeReply(engine, c, engine.writeScaleSet(sub, rg, name, parseBody(c.bodyText), method, writeContext(engine, c))),
       };
     case "DELETE":
       return {
         ...base,
         kind: "deletes",
+        policy: { names: ["DeleteVMScaleSet"], resourceKey, regionKey },
         handle: (c) => {
           const out = engine.deleteScaleSet(sub, rg, name, writeContext(engine, c));
           return out ? writeReply(engine, c, out) : { status: 204, headers: {} };
@@ -184,7 +199,7 @@ function scaleSetRoute(
 
 function instanceRoute(
   engine: Engine,
-  base: Pick<Route, "statsKey" | "arm" | "subscriptionId">,
+  base: Pick<Route, "statsKey" | "arm" | "subscriptionId" | "compute">,
   method: string,
   sub: string,
   rg: string,
@@ -194,44 +209,49 @@ function instanceRoute(
 ): Route {
   const resourceKey = base.statsKey;
   const existing = engine.resolve(resourceKey)?.inst;
+  const numeric = (handle: Handler): Handler => (c) => {
+    if (!/^\d+$/.test(iid)) throw invalidInstanceId(iid);
+    return handle(c);
+  };
   switch (method) {
     case "GET":
       return {
         ...base,
         kind: "instanceGets",
-        policy: { name: "VMScaleSetVMGet", resourceKey, regionKey },
-        handle: () => {
+        policy: { names: ["GetVMScaleSetVM"], resourceKey, regionKey },
+        handle: numeric(() => {
           const ss = engine.requireScaleSet(sub, rg, name);
           const inst = engine.requireInstance(ss, iid);
           return json(200, renderInstance(ss, inst), { etag: `"${inst.etag}"` });
-        },
+        }),
       };
     case "PUT":
       return {
         ...base,
         kind: "instancePuts",
-        policy: { name: "VMScaleSetVMUpdate", resourceKey, regionKey },
+        policy: { names: ["UpdateVMScaleSetVM"], resourceKey, regionKey },
         ...(existing ? { writeTarget: existing.id } : {}),
-        handle: (c) => {
+        handle: numeric((c) => {
           const ss = engine.requireScaleSet(sub, rg, name);
           return writeReply(engine, c, engine.writeInstance(ss, iid, parseBody(c.bodyText), writeContext(engine, c)));
-        },
+        }),
       };
     case "DELETE":
       return {
         ...base,
         kind: "instanceDeletes",
-        handle: (c) => {
+        policy: { names: ["DeleteVMScaleSetVM"], resourceKey, regionKey },
+        handle: numeric((c) => {
           const ss = engine.requireScaleSet(sub, rg, name);
           return writeReply(engine, c, engine.deleteInstance(ss, iid, writeContext(engine, c)));
-        },
+        }),
       };
     default:
       return methodNotAllowed(base, method);
   }
 }
 
-function methodNotAllowed(base: Pick<Route, "statsKey" | "arm" | "subscriptionId">, method: string): Route {
+function methodNotAllowed(base: Pick<Route, "statsKey" | "arm" | "subscriptionId" | "compute">, method: string): Route {
   return {
     ...base,
     kind: undefined,
@@ -261,9 +281,12 @@ function writer(c: RequestContext, claimsDefault: Record<string, string>): Write
   };
 }
 
+/** The request's preconditions: ignored at an api-version without ETags; an empty If-Match is refused, never read as
+ *  "no condition". */
 function writeContext(engine: Engine, c: RequestContext): WriteContext {
-  const ifMatch = c.headers["if-match"];
-  const ifNoneMatch = c.headers["if-none-match"];
+  const ifMatch = c.etags ? c.headers["if-match"] : undefined;
+  const ifNoneMatch = c.etags ? c.headers["if-none-match"] : undefined;
+  if (ifMatch !== undefined && ifMatch.trim() === "") throw emptyIfMatch();
   return {
     writer: writer(c, engine.settings.callerClaims),
     resourceUri: decodeURIComponent(c.url.pathname).replace(/\/+$/, ""),
@@ -295,9 +318,10 @@ function operationReply(engine: Engine, id: string, c: RequestContext): Reply {
   if (!op) return json(404, { error: { code: "NotFound", message: "The entity was not found in this Azure location." } });
   const retryAfter = { "retry-after": String(engine.settings.operationRetryAfterSeconds) };
   if (c.url.searchParams.get("monitor") === "true") {
-    // The Location URL of a delete: 202 while in progress, then 200 (or the error).
+    // The Location URL: 202 while in progress, then 200, or the status of the error the operation ended with.
     if (op.status === "InProgress") return { status: 202, headers: { ...retryAfter, location: c.url.toString() } };
-    return op.error ? json(200, { error: op.error }) : { status: 200, headers: {} };
+    if (op.status === "Succeeded") return { status: 200, headers: {} };
+    return json(op.status === "Canceled" ? 409 : 500, { error: op.error ?? { code: op.status, message: `The operation ended ${op.status}.` } });
   }
   return json(200, Operations.body(op), op.status === "InProgress" ? retryAfter : {});
 }
@@ -308,11 +332,12 @@ function page(engine: Engine, c: RequestContext, items: JsonObject[]): Reply {
   const skip = Number(c.url.searchParams.get("$skiptoken") ?? "0") || 0;
   const value = items.slice(skip, skip + size);
   const body: JsonObject = { value };
+  const views = value.length;
   if (skip + size < items.length) {
     const next = new URL(`${c.base}${c.url.pathname}`);
     next.searchParams.set("api-version", c.apiVersion);
     next.searchParams.set("$skiptoken", String(skip + size));
     body["nextLink"] = next.toString();
   }
-  return json(200, body);
+  return { ...json(200, body), views };
 }

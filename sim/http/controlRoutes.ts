@@ -100,7 +100,8 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
         return json(200, { ok: true });
       case "GET /_sim/events": {
         const since = Number(url.searchParams.get("since") ?? "0") || 0;
-        const all = control.events();
+        const schema = url.searchParams.get("schema") ?? control.eventSchema;
+        const all = /^cloud/i.test(schema) ? control.cloudEvents() : control.events();
         return json(200, { value: all.slice(since) as unknown as Json, next: all.length });
       }
       case "GET /_sim/clock":

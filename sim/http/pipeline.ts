@@ -1,10 +1,13 @@
 // The path of one ARM request: latency, authentication, api-version, routing, stats, faults, throttling (ARM's buckets,
-// then CRP's), the interleaved writer, the handler, and the common response headers.
+// then CRP's), the interleaved writer, the handler, ETags as the api-version has them, and the common response headers.
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
+import { carriesEtags, COMPUTE_API_VERSIONS, isKnownComputeApiVersion } from "../apiVersions";
 import type { SimCore } from "../core";
-import { ArmError, missingApiVersion, unauthorized } from "../errors";
-import type { JsonObject } from "../json";
+import { ArmError, invalidApiVersion, missingApiVersion, unauthorized } from "../errors";
+import { claimsFromToken } from "../events";
+import { isJsonObject, type Json, type JsonObject } from "../json";
+import type { BucketRef } from "../throttle";
 import { resolveRoute, type Route } from "./compute";
 import { DROP, fromArmError, json, type Answer, type Reply, type RequestContext } from "./reply";
 
@@ -54,6 +57,7 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
     headers,
     bodyText: raw.bodyText,
     apiVersion,
+    etags: true,
     token: auth[1],
     clientRequestId: header(raw.headers, "x-ms-client-request-id") ?? randomUUID(),
     correlationId,
@@ -66,7 +70,10 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
     return reply;
   };
 
+  if (route.compute && !isKnownComputeApiVersion(apiVersion)) return finish(fromArmError(invalidApiVersion(apiVersion, COMPUTE_API_VERSIONS)));
+
   const fault = core.faults.take(raw.method, raw.url.pathname);
+  ctx.etags = !route.compute || carriesEtags(apiVersion);
   if (fault) {
     if (fault.delayMs > 0) await clock.sleep(fault.delayMs);
     if (!fault.afterWrite) {
@@ -80,7 +87,9 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
 
   // The interleaved writer changes the resource just before this write reaches it.
   if (route.writeTarget) {
-    for (const mutate of core.interleaver.take(route.writeTarget)) core.engine.writeAs(route.writeTarget, mutate);
+    // Its write has come and gone (operation ended) before ours: ours meets its ETag, not its operation.
+    for (const mutate of core.interleaver.take(route.writeTarget)) core.engine.writeAs(route.writeTarget, mutate, undefined, 0);
+    clock.runDue();
   }
 
   let reply: Reply;
@@ -91,7 +100,9 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
     reply = fromArmError(e);
   }
   if (reply.charge === 0) throttled.refund();
+  if (reply.views !== undefined) throttled.chargeViews(reply.views - 1);
   reply = { ...reply, headers: { ...throttled.headers, ...reply.headers } };
+  if (!ctx.etags || fault?.stripEtag) reply = withoutEtags(reply);
 
   if (fault?.afterWrite) {
     if (fault.answer) return finish(fault.answer);
@@ -101,7 +112,26 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
   return finish(reply);
 }
 
-type Admitted = { ok: true; headers: Record<string, string>; refund: () => void } | { ok: false; reply: Reply };
+type Admitted = { ok: true; headers: Record<string, string>; refund: () => void; chargeViews: (n: number) => void } | { ok: false; reply: Reply };
+
+/** An answer as an api-version without ETags (or a stripEtag fault) gives it: no ETag header, no etag in the body. */
+function withoutEtags(reply: Reply): Reply {
+  const { etag: _header, ...headers } = reply.headers;
+  const strip = (b: Json | undefined): Json | undefined => {
+    if (!isJsonObject(b)) return b;
+    const { etag: _body, ...rest } = b;
+    const value = rest["value"];
+    return Array.isArray(value) ? { ...rest, value: value.map((v) => strip(v) ?? null) } : rest;
+  };
+  const body = strip(reply.body);
+  return { ...reply, headers, ...(body !== undefined ? { body } : {}) };
+}
+
+/** The principal ARM keys its buckets by: the token's object ID or application ID, else the token itself. */
+function principalOf(token: string): string {
+  const claims = claimsFromToken(token, {});
+  return claims["oid"] ?? claims["appid"] ?? token;
+}
 
 /** ARM's subscription buckets first, then CRP's buckets for the route's policy. */
 function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
@@ -109,7 +139,7 @@ function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
   const headers: Record<string, string> = {};
   const refunds: (() => void)[] = [];
   if (route.subscriptionId && core.settings.armThrottling) {
-    const arm = core.throttler.admitArm(route.arm, `${route.subscriptionId.toLowerCase()}|${ctx.token}`, now);
+    const arm = core.throttler.admitArm(route.arm, route.subscriptionId, principalOf(ctx.token), now);
     headers[`x-ms-ratelimit-remaining-subscription-${route.arm}`] = String(arm.remaining);
     if (!arm.ok) {
       const n = arm.retryAfterSeconds ?? 1;
@@ -129,37 +159,38 @@ function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
     }
     refunds.push(arm.refund);
   }
+  let chargeViews = (_n: number): void => undefined;
   if (route.policy) {
-    const a = core.throttler.admitCompute(route.policy.name, route.policy.resourceKey, route.policy.regionKey, now);
+    const a = core.throttler.admitCompute(route.policy.names, route.policy.resourceKey, route.policy.regionKey, now);
     if (a.remainingHeader) headers["x-ms-ratelimit-remaining-resource"] = a.remainingHeader;
     if (!a.ok) {
       refunds.forEach((r) => r());
       const n = a.retryAfterSeconds ?? 1;
-      return { ok: false, reply: json(429, throttleBody(core, a.refusedBy?.policy ?? "", a.refusedBy?.allowed ?? 0, now), { ...headers, "retry-after": String(n) }) };
+      return { ok: false, reply: json(429, throttleBody(core, a.refusedBy ?? [], now), { ...headers, "retry-after": String(n) }) };
     }
     refunds.push(a.refund);
+    if (route.policy.names.includes("VMScaleSetVMViews")) chargeViews = (n) => a.charge("VMScaleSetVMViews", n);
   }
-  return { ok: true, headers, refund: () => refunds.forEach((r) => r()) };
+  return { ok: true, headers, refund: () => refunds.forEach((r) => r()), chargeViews };
 }
 
-/** CRP's 429 body (AZURE-FACTS.md): top-level code, or in ARM's error envelope when the setting says so. */
-function throttleBody(core: SimCore, policy: string, allowed: number, now: number): JsonObject {
+/** CRP's 429 body (AZURE-FACTS.md): top-level code, one detail per empty bucket, or in ARM's error envelope when the
+ *  setting says so. */
+function throttleBody(core: SimCore, refused: BucketRef[], now: number): JsonObject {
   const inner: JsonObject = {
     code: "OperationNotAllowed",
     message: "The server rejected the request because too many requests have been received for this subscription.",
-    details: [
-      {
-        code: "TooManyRequests",
-        target: policy,
-        message: JSON.stringify({
-          operationGroup: policy,
-          startTime: new Date(now - 60_000).toISOString(),
-          endTime: new Date(now).toISOString(),
-          allowedRequestCount: allowed,
-          measuredRequestCount: allowed + 1,
-        }),
-      },
-    ],
+    details: refused.map((r) => ({
+      code: "TooManyRequests",
+      target: r.policy,
+      message: JSON.stringify({
+        operationGroup: r.policy,
+        startTime: new Date(now - r.windowMs).toISOString(),
+        endTime: new Date(now).toISOString(),
+        allowedRequestCount: r.allowed,
+        measuredRequestCount: r.allowed + 1,
+      }),
+    })),
   };
   return core.settings.throttleBodyEnvelope ? { error: inner } : inner;
 }

@@ -8,6 +8,8 @@ export interface Reply {
   headers: Record<string, string>;
   /** 0 when CRP charges nothing (a write that changed nothing); the tokens taken are given back. */
   charge?: number;
+  /** Items in a list answer (CRP charges a VM LIST one view per VM). */
+  views?: number;
 }
 
 export const DROP = Symbol("drop the connection");
@@ -30,6 +32,8 @@ export interface RequestContext {
   headers: Record<string, string | undefined>;
   bodyText: string;
   apiVersion: string;
+  /** Answers carry ETags and writes honour If-Match (a Compute api-version from 2023-09-01 on). */
+  etags: boolean;
   token: string;
   clientRequestId: string;
   correlationId: string;

@@ -99,6 +99,7 @@ describe("writes", () => {
   it("replaces a sent array whole: the other writer's ip configuration is gone without If-Match", async () => {
     const base = (await arm(sim.url, "GET", VMSS_PATH)).body;
     sim.control.write(VMSS_PATH, (r) => nicsOf(r)[0].properties.ipConfigurations.push(ipConfig("other")));
+    sim.control.settle(); // the other write has finished: ours meets no operation in progress
     const nics = nicsOf(base);
     nics[0].properties.ipConfigurations.push(ipConfig("mine"));
     await arm(sim.url, "PUT", VMSS_PATH, { body: { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } } });
@@ -203,13 +204,17 @@ describe("long-running operations", () => {
     expect(sim.control.events().map((e) => e.eventType)).toContain("Microsoft.Resources.ResourceDeleteSuccess");
   });
 
-  it("answers 409 with CRP's concurrent-request message while an operation is in progress, when set", async () => {
-    await sim.stop();
-    sim = await startArmSimulator({ seed: "demo", operationDurationMs: 1000, conflictWhileOperationInProgress: true });
+  it("answers 409 with CRP's current concurrent-request message (suffix included) while an operation runs on the resource", async () => {
     expect((await arm(sim.url, "PATCH", VMSS_PATH, { body: { tags: { a: "1" } } })).status).toBe(200);
     const r = await arm(sim.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } });
     expect(r.status).toBe(409);
-    expect(r.body.error.message).toBe("The request failed due to conflict with a concurrent request.");
+    expect(r.body.error).toEqual({
+      code: "Conflict",
+      message:
+        "The request failed due to conflict with a concurrent request. To resolve it, please refer to https://aka.ms/activitylog to get more details on the conflicting requests.",
+    });
+    // Another resource (an instance) has no operation running: not refused.
+    expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } })).status).toBe(200);
     sim.control.clock.advance(1000);
     expect((await arm(sim.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } })).status).toBe(200);
     expect(sim.control.stats(VMSS_PATH).status409).toBe(1);
@@ -227,6 +232,7 @@ describe("load balancer", () => {
     expect((await arm(sim.url, "GET", LB_PATH)).body.properties.backendAddressPools[0].properties.backendIPConfigurations).toEqual([]);
     const vm = (await arm(sim.url, "GET", `${VMSS_PATH}/virtualMachines/1`)).body;
     vm.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID.toLowerCase() }];
+    sim.control.settle();
     expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/1`, { body: vm })).status).toBe(200);
     const lb = await arm(sim.url, "GET", LB_PATH);
     expect(lb.body.properties.backendAddressPools[0].properties.backendIPConfigurations).toEqual([

@@ -58,7 +58,7 @@ describe("ComputeManagementClient", () => {
     expect(pages.map((p) => p.map((v) => v.instanceId))).toEqual([["0"], ["1"], ["2"]]);
     expect(sim.control.stats(VMSS_PATH).instanceLists).toBe(3);
     const all = await collect(client.virtualMachineScaleSets.list("etag"));
-    expect(all.map((s) => s.name)).toEqual(["etag-k8s-mp-0"]);
+    expect(all.map((s) => s.name)).toEqual(["etag-k8s-mp-0", "etag-k8s-mp-auto"]);
   });
 
   it("creates with createOrUpdate (201, etag 1, instances from the model) and polls to the end", async () => {

@@ -1,4 +1,5 @@
-// CRP's token buckets: a burst of 12 writes per scale set, then 4 a minute; 429 with Retry-After in simulated time.
+// CRP's token buckets as its answers name them: a burst of 12 writes per scale set, then 4 a minute; 429 with
+// Retry-After in simulated time, naming every empty bucket.
 import { afterEach, describe, expect, it } from "vitest";
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
 import { arm, VMSS_PATH } from "./testkit";
@@ -10,7 +11,8 @@ afterEach(async () => {
 });
 
 async function start(opts: ArmSimulatorOptions): Promise<ArmSimulator> {
-  sim = await startArmSimulator({ seed: "demo", ...opts });
+  // Operations end at once: each write meets the last one's ETag, never its operation (409).
+  sim = await startArmSimulator({ seed: "demo", operationDurationMs: 0, ...opts });
   return sim;
 }
 
@@ -22,7 +24,9 @@ describe("throttling", () => {
     for (let i = 1; i <= 12; i++) {
       const r = await write(s, i);
       expect(r.status).toBe(200);
-      expect(r.headers.get("x-ms-ratelimit-remaining-resource")).toContain(`Microsoft.Compute/VMScaleSetUpdateResource;${12 - i}`);
+      expect(r.headers.get("x-ms-ratelimit-remaining-resource")).toBe(
+        `Microsoft.Compute/CreateVMScaleSetSubscriptionMaximum;${1500 - i},Microsoft.Compute/CreateVMScaleSetResource;${12 - i}`,
+      );
     }
     const refused = await write(s, 13);
     expect(refused.status).toBe(429);
@@ -32,9 +36,9 @@ describe("throttling", () => {
     expect(refused.body).toMatchObject({
       code: "OperationNotAllowed",
       message: "The server rejected the request because too many requests have been received for this subscription.",
-      details: [{ code: "TooManyRequests", target: "VMScaleSetUpdateResource" }],
+      details: [{ code: "TooManyRequests", target: "CreateVMScaleSetResource" }],
     });
-    expect(refused.headers.get("x-ms-ratelimit-remaining-resource")).toContain("VMScaleSetUpdateResource;0");
+    expect(refused.headers.get("x-ms-ratelimit-remaining-resource")).toContain("CreateVMScaleSetResource;0");
     // Not quite long enough: still refused.
     s.control.clock.advance(retryAfter * 1000 - 1500);
     expect((await write(s, 14)).status).toBe(429);
@@ -80,14 +84,14 @@ describe("throttling", () => {
     const get = await arm(s.url, "GET", VMSS_PATH);
     expect(get.status).toBe(200);
     expect(get.headers.get("x-ms-ratelimit-remaining-resource")).toBe(
-      "Microsoft.Compute/VMScaleSetGetResource;35,Microsoft.Compute/VMScaleSetGetSubscription;2399",
+      "Microsoft.Compute/GetVMScaleSetSubscriptionMaximum;2399,Microsoft.Compute/GetVMScaleSetResource;35",
     );
-    expect((await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { tags: { a: "1" } } })).status).toBe(200);
+    expect((await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } })).status).toBe(200);
   });
 
   it("tracks but never refuses when throttling is off", async () => {
     const s = await start({});
     for (let i = 1; i <= 14; i++) expect((await write(s, i)).status).toBe(200);
-    expect((await write(s, 15)).headers.get("x-ms-ratelimit-remaining-resource")).toContain("VMScaleSetUpdateResource;0");
+    expect((await write(s, 15)).headers.get("x-ms-ratelimit-remaining-resource")).toContain("CreateVMScaleSetResource;0");
   });
 });
