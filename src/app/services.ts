@@ -8,11 +8,13 @@ import { armCredential, armScope } from "../azure/credentials";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { MembershipTable } from "../azure/membershipTable";
+import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
 import { scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
 import { WritePacer } from "../reconcile/writePacer";
+import { leasedReconcile } from "../reconcile/leasedReconcile";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
 import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
@@ -153,6 +155,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return reconcileStale({ compute, cache, declarations, queue, clock, log, config });
     },
   };
+  // One reconcile of a scale set at a time across hosts: each pass above runs under the scale set's lease (same table
+  // as the cache, its own partition); in-process joining (the coalescer) stays in front of it.
+  const leases = new ReconcileLeaseTable(cache.table, clock.now);
+  const pass = services.reconcile;
+  services.reconcile = (ref, trigger) => leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID }, (t) => pass(ref, t));
   return services;
 }
 

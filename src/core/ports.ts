@@ -112,6 +112,27 @@ export interface DeclareWindows {
   claim(ref: ScaleSetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
 }
 
+/** What taking a scale set's reconcile lease found. */
+export type LeaseTake =
+  | { kind: "acquired" }
+  /** Another holder runs: another pass is now asked of it. `firstToAsk`: nobody had asked since its pass began. */
+  | { kind: "held"; firstToAsk: boolean; expiresAt: number };
+
+/**
+ * One reconcile of a scale set at a time across every host: a lease in storage with an expiry, so that a holder
+ * that dies lets go by itself. A host that finds it held asks the holder for another pass instead of reconciling.
+ */
+export interface ReconcileLeases {
+  acquire(ref: ScaleSetRef, holder: string, ttlMs: number, fresh: boolean): Promise<LeaseTake>;
+  /** Pushes the expiry on while a long pass runs; false when the lease is no longer ours. */
+  renew(ref: ScaleSetRef, holder: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Lets go, unless another pass was asked for meanwhile: then the lease is kept (renewed), the request cleared,
+   * and the answer says to run once more (fresh when the asker wanted ARM read, not the cache).
+   */
+  release(ref: ScaleSetRef, holder: string, ttlMs: number): Promise<{ again: false } | { again: true; fresh: boolean }>;
+}
+
 export interface ReconcileRequest {
   /** Invisible this long first (a Retry-After, a debounce window). */
   delayMs?: number;
