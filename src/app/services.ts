@@ -9,6 +9,7 @@ import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
+import { learnWriteBudget, type RateLimitObservation } from "../azure/rateLimitHeaders";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
@@ -53,7 +54,7 @@ export interface ServiceOverrides {
 }
 
 /** The Compute edge as the settings describe it (endpoint, credential, extra CA, timeouts). */
-export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
+export function armComputeFromConfig(config: Config, clock: Clock, onRateLimit?: (o: RateLimitObservation) => void): ArmCompute {
   return new ArmCompute({
     endpoint: config.armEndpoint,
     ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
@@ -64,13 +65,17 @@ export function armComputeFromConfig(config: Config, clock: Clock): ArmCompute {
     operationMaxWaitMs: config.operationMaxWaitMs,
     operationPollIntervalMs: config.operationPollMs,
     pacing: config.pacingEnabled,
+    ...(onRateLimit ? { onRateLimit } : {}),
   });
 }
 
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? jsonLogger();
-  const compute = overrides.compute ?? armComputeFromConfig(config, clock);
+  // The write pacer learns every host's spending from ARM's and CRP's answers.
+  const compute = overrides.compute ?? armComputeFromConfig(config, clock, (o) => {
+    if (config.pacingEnabled) learnWriteBudget(pacer, o);
+  });
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
   const cache = new EtagCacheTable(tableClient(config.storage, config.cacheTable, policies), config.cacheEnabled, clock.now);
@@ -159,7 +164,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   // as the cache, its own partition); in-process joining (the coalescer) stays in front of it.
   const leases = new ReconcileLeaseTable(cache.table, clock.now);
   const pass = services.reconcile;
-  services.reconcile = (ref, trigger) => leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID }, (t) => pass(ref, t));
+  // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
+  const handover = { snapshot: (ref: ScaleSetRef) => JSON.stringify(pacer.snapshot(ref)), restore: (text: string) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>) };
+  services.reconcile = (ref, trigger) => leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID, handover }, (t) => pass(ref, t));
   return services;
 }
 

@@ -8,6 +8,7 @@ import type { Clock, ComputePort, WriteOptions } from "../core/ports";
 import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
 import { classifyArmError } from "./armErrors";
 import { waitForOperation, type PollOptions } from "./operationPoller";
+import { ARM_READS_MARGIN, rateLimitHeadersPolicy, type RateLimitObservation } from "./rateLimitHeaders";
 import { ReadPacer } from "./readPacing";
 
 /**
@@ -28,6 +29,8 @@ export interface ArmComputeOptions {
   operationPollIntervalMs: number;
   /** Pace reads inside ARM's per-subscription read bucket (POOLSYNC_PACING_ENABLED); default on. */
   pacing?: boolean;
+  /** Every budget figure ARM's and CRP's answers carry (x-ms-ratelimit-remaining-*), for the write pacer. */
+  onRateLimit?: (o: RateLimitObservation) => void;
 }
 
 interface WriteCallOptions {
@@ -99,9 +102,16 @@ export class ArmCompute implements ComputePort {
       });
       // Added to each client: the operation polls go through the first client's pipeline, whatever subscription.
       if (this.readPacer) c.pipeline.addPolicy(this.readPacer.policy(), { afterPhase: "Retry" });
+      // What the server says is left counts every host of the app: the pacers plan on no more.
+      c.pipeline.addPolicy(rateLimitHeadersPolicy((o) => this.learn(o)), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }
     return c;
+  }
+
+  private learn(o: RateLimitObservation): void {
+    if (o.kind === "armReads") this.readPacer?.learnRemaining(o.subscriptionId, o.remaining - ARM_READS_MARGIN);
+    else this.opts.onRateLimit?.(o);
   }
 
   private signal(): AbortSignal {

@@ -1,6 +1,6 @@
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { Clock } from "../core/ports";
-import { emptyUntil, READ_BUDGET, take, waitForToken, type BucketState } from "../core/tokenBucket";
+import { emptyUntil, READ_BUDGET, refill, take, waitForToken, type BucketState } from "../core/tokenBucket";
 import { retryAfterMs } from "./armErrors";
 
 /**
@@ -24,6 +24,13 @@ export class ReadPacer {
       await this.clock.sleep(wait);
     }
     this.states.set(sub, take(READ_BUDGET, this.state(sub), this.clock.now()));
+  }
+
+  /** ARM's own count of the subscription's reads left (every host's reads in it): plan on no more than that. */
+  learnRemaining(sub: string, remaining: number): void {
+    const now = this.clock.now();
+    const s = refill(READ_BUDGET, this.state(sub), now);
+    if (s.at <= now && remaining < s.tokens) this.states.set(sub, { tokens: Math.max(0, remaining), at: s.at });
   }
 
   throttled(sub: string, retryAfter: number): void {

@@ -7,7 +7,8 @@ import { cachePartition } from "./etagCacheTable";
  * Reconcile leases, one row per scale set in the cache table's "~leases" partition (apart from the scale set's cache
  * rows, whose Table ETags a running reconcile stores against). Every change is conditional on the row's ETag, so two
  * hosts never both believe they hold it, and a request for another pass is never lost between the holder's last
- * read and its release: the release's conditional delete fails, and it reads the request.
+ * read and its release: the release's conditional write fails, and it reads the request. A released row stays, with
+ * no holder and what the last holder handed over.
  */
 export const LEASES_PARTITION = "~leases";
 
@@ -19,6 +20,8 @@ interface LeaseRow {
   /** Another pass is asked of the holder; `wantedFresh`: reading ARM, not the cache. */
   wanted: boolean;
   wantedFresh: boolean;
+  /** Left by the last holder for the next one; "" for none. */
+  handover?: string;
 }
 
 const statusOf = (err: unknown) => (err instanceof RestError ? err.statusCode : (err as { statusCode?: number })?.statusCode);
@@ -35,7 +38,7 @@ export class ReconcileLeaseTable implements ReconcileLeases {
   private async read(rowKey: string): Promise<(LeaseRow & { etag: string }) | undefined> {
     try {
       const e = await this.table.getEntity<LeaseRow>(LEASES_PARTITION, rowKey);
-      return { ...e, expiresAt: Number(e.expiresAt), wanted: e.wanted === true, wantedFresh: e.wantedFresh === true, etag: e.etag };
+      return { ...e, holder: e.holder ?? "", expiresAt: Number(e.expiresAt), wanted: e.wanted === true, wantedFresh: e.wantedFresh === true, handover: e.handover ?? "", etag: e.etag };
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw err;
@@ -48,16 +51,16 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       const row = await this.read(rowKey);
       const now = this.now();
       try {
-        if (row && row.holder !== holder && row.expiresAt > now) {
+        if (row && row.holder !== "" && row.holder !== holder && row.expiresAt > now) {
           if (row.wanted && (row.wantedFresh || !fresh)) return { kind: "held", firstToAsk: false, expiresAt: row.expiresAt };
           await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, wanted: true, wantedFresh: row.wantedFresh || fresh }, "Merge", { etag: row.etag });
           return { kind: "held", firstToAsk: !row.wanted, expiresAt: row.expiresAt };
         }
         // Free, expired (its holder died) or ours: the pass about to run reads everything, so earlier requests are met.
-        const entity: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: now + ttlMs, wanted: false, wantedFresh: false };
+        const entity: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: now + ttlMs, wanted: false, wantedFresh: false, handover: row?.handover ?? "" };
         if (!row) await this.table.createEntity(entity);
         else await this.table.updateEntity(entity, "Replace", { etag: row.etag });
-        return { kind: "acquired" };
+        return row?.handover ? { kind: "acquired", handover: row.handover } : { kind: "acquired" };
       } catch (err) {
         if (!lostRace(err)) throw err;
       }
@@ -80,7 +83,7 @@ export class ReconcileLeaseTable implements ReconcileLeases {
     return false;
   }
 
-  async release(ref: ScaleSetRef, holder: string, ttlMs: number): Promise<{ again: false } | { again: true; fresh: boolean }> {
+  async release(ref: ScaleSetRef, holder: string, ttlMs: number, handover?: string): Promise<{ again: false } | { again: true; fresh: boolean }> {
     const rowKey = cachePartition(ref);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const row = await this.read(rowKey);
@@ -88,11 +91,13 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       if (!row || row.holder !== holder) return { again: false };
       try {
         if (row.wanted) {
-          const kept: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: this.now() + ttlMs, wanted: false, wantedFresh: false };
+          const kept: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: this.now() + ttlMs, wanted: false, wantedFresh: false, handover: handover ?? row.handover ?? "" };
           await this.table.updateEntity(kept, "Replace", { etag: row.etag });
           return { again: true, fresh: row.wantedFresh };
         }
-        await this.table.deleteEntity(LEASES_PARTITION, rowKey, { etag: row.etag });
+        // Kept, free (no holder), with what the next holder should know.
+        const free: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder: "", expiresAt: 0, wanted: false, wantedFresh: false, handover: handover ?? row.handover ?? "" };
+        await this.table.updateEntity(free, "Replace", { etag: row.etag });
         return { again: false };
       } catch (err) {
         if (!lostRace(err)) throw err;

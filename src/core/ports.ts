@@ -114,13 +114,16 @@ export interface DeclareWindows {
 
 /** What taking a scale set's reconcile lease found. */
 export type LeaseTake =
-  | { kind: "acquired" }
+  /** `handover`: what the previous holder left for the next (its view of the scale set's write budgets). */
+  | { kind: "acquired"; handover?: string }
   /** Another holder runs: another pass is now asked of it. `firstToAsk`: nobody had asked since its pass began. */
   | { kind: "held"; firstToAsk: boolean; expiresAt: number };
 
 /**
  * One reconcile of a scale set at a time across every host: a lease in storage with an expiry, so that a holder
  * that dies lets go by itself. A host that finds it held asks the holder for another pass instead of reconciling.
+ * What is known in storage and nowhere else (the budgets no answer header reports before the next write) is handed
+ * from one holder to the next with it.
  */
 export interface ReconcileLeases {
   acquire(ref: ScaleSetRef, holder: string, ttlMs: number, fresh: boolean): Promise<LeaseTake>;
@@ -130,7 +133,7 @@ export interface ReconcileLeases {
    * Lets go, unless another pass was asked for meanwhile: then the lease is kept (renewed), the request cleared,
    * and the answer says to run once more (fresh when the asker wanted ARM read, not the cache).
    */
-  release(ref: ScaleSetRef, holder: string, ttlMs: number): Promise<{ again: false } | { again: true; fresh: boolean }>;
+  release(ref: ScaleSetRef, holder: string, ttlMs: number, handover?: string): Promise<{ again: false } | { again: true; fresh: boolean }>;
 }
 
 export interface ReconcileRequest {

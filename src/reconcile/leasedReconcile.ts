@@ -17,6 +17,8 @@ export interface LeasedDeps {
   log: Logger;
   ttlMs: number;
   newHolderId: () => string;
+  /** What one holder hands the next with the lease (the scale set's write budgets as it knows them). */
+  handover?: { snapshot(ref: ScaleSetRef): string; restore(text: string): void };
   /** Extra passes one holder runs for others before it hands the rest to the queue. */
   maxExtraPasses?: number;
 }
@@ -53,6 +55,15 @@ export async function leasedReconcile(
     return report;
   }
 
+  if (take.handover && deps.handover) {
+    try {
+      deps.handover.restore(take.handover);
+    } catch (err) {
+      deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "handover unreadable", error: String(err) });
+    }
+  }
+  const handover = () => deps.handover?.snapshot(ref);
+
   // Renewed at a third of the period, so two late renewals still keep it.
   let lost = false;
   const renewing = setInterval(() => {
@@ -66,11 +77,11 @@ export async function leasedReconcile(
     const maxExtra = deps.maxExtraPasses ?? 5;
     for (let extra = 0; ; extra++) {
       if (lost) break;
-      const next = await deps.leases.release(ref, holder, deps.ttlMs);
+      const next = await deps.leases.release(ref, holder, deps.ttlMs, handover());
       if (!next.again) break;
       if (extra >= maxExtra) {
         // Asked again and again (a steady stream of changes): the queue takes the next pass, this invocation ends.
-        await deps.leases.release(ref, holder, 0);
+        await deps.leases.release(ref, holder, 0, handover());
         await deps.queue.enqueueReconcile(ref.id, "passes asked while the lease was held", next.fresh ? { fresh: true } : {});
         break;
       }
@@ -80,7 +91,7 @@ export async function leasedReconcile(
     return report;
   } catch (err) {
     // Let go at once (expired, if someone asked meanwhile), so the retry of this message or theirs can take it.
-    await deps.leases.release(ref, holder, 0).catch(() => undefined);
+    await deps.leases.release(ref, holder, 0, handover()).catch(() => undefined);
     throw err;
   } finally {
     clearInterval(renewing);

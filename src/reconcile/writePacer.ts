@@ -1,4 +1,4 @@
-import { emptyUntil, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
+import { emptyUntil, refill, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
 import type { InstanceRef, ScaleSetRef } from "../core/resourceIds";
 
 /**
@@ -51,5 +51,51 @@ export class WritePacer {
   throttled(target: ScaleSetRef | InstanceRef, retryAfterMs: number): void {
     const own = this.bucketsFor(target)[0]!;
     this.states.set(own.key, emptyUntil(this.now() + retryAfterMs));
+  }
+
+  /**
+   * The server's own count of what is left of one budget (it counts every host's writes): plan on no more than that.
+   * `budget`: the target's own CRP bucket, CRP's per-subscription one, or ARM's write bucket.
+   */
+  learnRemaining(target: ScaleSetRef | InstanceRef, budget: "target" | "subscription" | "arm", remaining: number): void {
+    const b = this.bucketsFor(target)[budget === "target" ? 0 : budget === "subscription" ? 1 : 2]!;
+    this.lower(b.key, b.spec, remaining);
+  }
+
+  /** ARM's write bucket of a subscription (the same for every target in it). */
+  learnArmWrites(subscriptionId: string, remaining: number): void {
+    this.lower(`arm|${subscriptionId.toLowerCase()}`, WRITE_BUDGETS.armWrites, remaining);
+  }
+
+  private lower(key: string, spec: BucketSpec, remaining: number): void {
+    const now = this.now();
+    const s = refill(spec, this.states.get(key) ?? { tokens: spec.capacity, at: now }, now);
+    // A bucket closed by a 429 stays closed until its Retry-After.
+    if (s.at <= now && remaining < s.tokens) this.states.set(key, { tokens: Math.max(0, remaining), at: s.at });
+  }
+
+  /** This scale set's own budgets (its model's and its instances'), for the next host that writes it. */
+  snapshot(scaleSet: ScaleSetRef): Record<string, BucketState> {
+    const out: Record<string, BucketState> = {};
+    for (const [key, state] of this.states) {
+      if (key === `vmss|${scaleSet.key}` || key.startsWith(`vm|${scaleSet.key}/`)) out[key] = state;
+    }
+    return out;
+  }
+
+  /** Budgets the previous writer of a scale set left (see snapshot): plan on no more than either of us knows is left. */
+  restore(snapshot: Record<string, BucketState>): void {
+    const now = this.now();
+    for (const [key, theirs] of Object.entries(snapshot)) {
+      const spec = key.startsWith("vmss|") ? WRITE_BUDGETS.scaleSetUpdate : key.startsWith("vm|") ? WRITE_BUDGETS.instanceUpdate : undefined;
+      if (!spec) continue;
+      if (theirs.at > now) {
+        // Closed by a 429 they got: closed here too, unless ours closes later.
+        const ours = this.states.get(key);
+        if (!ours || ours.at < theirs.at) this.states.set(key, theirs);
+        continue;
+      }
+      this.lower(key, spec, refill(spec, theirs, now).tokens);
+    }
   }
 }

@@ -78,10 +78,10 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     expect(a.ran).toEqual([{ reason: "host A", attempt: 0 }, { reason: "asked by another host while the lease was held", attempt: 0, fresh: true }]);
     a.open();
     expect(await first).toMatchObject({ result: "applied" });
-    // Released: the row is gone and the next reconcile takes the lease at once.
+    // Released: the row has no holder, and the next reconcile takes the lease at once.
     const left = [];
-    for await (const r of table.listEntities({ queryOptions: { filter: `PartitionKey eq '${LEASES_PARTITION}'` } })) left.push(r);
-    expect(left).toEqual([]);
+    for await (const r of table.listEntities<{ holder: string }>({ queryOptions: { filter: `PartitionKey eq '${LEASES_PARTITION}'` } })) left.push(r.holder);
+    expect(left).toEqual([""]);
     const later: ReconcileTrigger[] = [];
     expect(await leasedReconcile(REF, { reason: "later", attempt: 0 }, deps, async (t) => (later.push(t), report(t)))).toMatchObject({ result: "applied" });
     expect(later).toHaveLength(1);
@@ -92,8 +92,16 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     await leasedReconcile(REF, { reason: "alone", attempt: 0 }, deps, async (t) => (ran.push(t), report(t)));
     expect(ran).toHaveLength(1);
     const rows = [];
-    for await (const r of table.listEntities()) rows.push(r);
-    expect(rows).toEqual([]);
+    for await (const r of table.listEntities<{ holder: string; wanted: boolean }>()) rows.push({ holder: r.holder, wanted: r.wanted });
+    expect(rows).toEqual([{ holder: "", wanted: false }]);
+  });
+
+  it("the holder hands what it knows to the next holder with the lease", async () => {
+    const seen: string[] = [];
+    const handing = (mine: string): LeasedDeps => ({ ...deps, handover: { snapshot: () => mine, restore: (t) => void seen.push(t) } });
+    await leasedReconcile(REF, { reason: "first", attempt: 0 }, handing("budgets of host A"), async (t) => report(t));
+    await leasedReconcile(REF, { reason: "second", attempt: 0 }, handing("budgets of host B"), async (t) => report(t));
+    expect(seen).toEqual(["budgets of host A"]);
   });
 
   it("of many hosts taking the lease at once, exactly one holds it", async () => {
