@@ -1,4 +1,4 @@
-// npm run soak -- --seed N --minutes M [--max-steps S] [--time-scale T] [--plan]
+// npm run soak -- --seed N --minutes M [--max-steps S] [--time-scale T] [--hosts N] [--plan]
 // Prints the per-fault table and the counters; exits 1 on any violated invariant (with the seed to replay it).
 import { formatTable, runSoak } from "./soak";
 
@@ -18,8 +18,9 @@ async function main(): Promise<void> {
   const minutes = arg("minutes", 1);
   const maxSteps = Math.floor(arg("max-steps", 10_000));
   const timeScale = arg("time-scale", 60);
-  console.log(`soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}`);
-  const r = await runSoak({ seed, minutes, maxSteps, timeScale, log: (l) => console.log(`  ${l}`) });
+  const hosts = Math.floor(arg("hosts", 1));
+  console.log(`soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}, ${hosts} host(s)`);
+  const r = await runSoak({ seed, minutes, maxSteps, timeScale, hosts, log: (l) => console.log(`  ${l}`) });
   console.log(`\n${r.steps} steps in ${r.realSeconds} s real (~${r.simulatedMinutes} simulated minutes)\n`);
   console.log(formatTable(r));
   console.log(`\ncounters: ${JSON.stringify(r.counters)}`);

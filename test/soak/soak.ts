@@ -96,6 +96,8 @@ export interface SoakOptions {
   maxSteps?: number;
   /** Simulated seconds per real second. */
   timeScale?: number;
+  /** Function hosts polling the queue at once, each with its own memory (pacers, coalescer); a kill takes one. */
+  hosts?: number;
   log?: (line: string) => void;
 }
 
@@ -269,8 +271,11 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     p.services = createServices(config, { clock, compute, log: countingLogger(counters, appErrors), random: prng(opts.seed * 31 + p.id), queueTimeScale: T });
     return p;
   };
-  let proc = newProc();
-  await proc.services.ready();
+  // Every host polls the queue; each event goes to one of them in turn; the timer runs on one (its listener lock).
+  const procs: Proc[] = Array.from({ length: Math.max(1, Math.floor(opts.hosts ?? 1)) }, newProc);
+  await procs[0]!.services.ready();
+  let nextProc = 0;
+  const anyProc = () => procs[nextProc++ % procs.length] as Proc;
 
   // --- Expectations ------------------------------------------------------------------------------------------
   interface Declared { state: "present" | "absent"; requestId: string; declaredAt: string }
@@ -337,7 +342,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     const due = pendingEvents.filter((p) => all || p.due <= now);
     if (due.length === 0) return;
     for (const p of due) pendingEvents.splice(pendingEvents.indexOf(p), 1);
-    const p0 = proc;
+    const p0 = anyProc();
     await Promise.race([
       p0.died,
       Promise.all(
@@ -361,8 +366,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   // --- The queue trigger ------------------------------------------------------------------------------------
   const decode = decodeQueueBody;
   let maxAttemptSeen = 0;
-  const pumpQueue = async (): Promise<number> => {
-    const p0 = proc;
+  const pumpQueue = async (p0: Proc): Promise<number> => {
     let got;
     try {
       got = await queue.receiveMessages({ numberOfMessages: 16, visibilityTimeout: VISIBILITY_S });
@@ -399,7 +403,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   };
 
   const runTimer = async () => {
-    const p0 = proc;
+    const p0 = procs[0] as Proc;
     try {
       const s = await Promise.race([p0.died.then(() => undefined), p0.services.reconcileStale()]);
       bump("timer:runs");
@@ -566,7 +570,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         break;
       }
       case "kill": {
-        proc.killAfter = 1 + Math.floor(rand() * 4);
+        pick(procs).killAfter = 1 + Math.floor(rand() * 4);
         tryFault("invocation killed mid-reconcile", "*");
         break;
       }
@@ -585,12 +589,14 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   // --- Run ----------------------------------------------------------------------------------------------------
   let stopChaos = false;
   let stopAll = false;
-  const queueLoop = (async () => {
-    while (!stopAll) {
-      const n = await pumpQueue();
-      if (n <= 0) await new Promise((r) => setTimeout(r, 40));
-    }
-  })();
+  const queueLoop = Promise.all(
+    procs.map(async (_, i) => {
+      while (!stopAll) {
+        const n = await pumpQueue(procs[i] as Proc);
+        if (n <= 0) await new Promise((r) => setTimeout(r, 40));
+      }
+    }),
+  );
   const eventLoop = (async () => {
     while (!stopAll) {
       await deliverEvents(false);
@@ -610,9 +616,11 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   // The resurrection of killed processes: the platform starts a new host.
   const reviveLoop = (async () => {
     while (!stopAll) {
-      if (proc.dead) {
-        bump("platform:process-restarts");
-        proc = newProc();
+      for (let i = 0; i < procs.length; i++) {
+        if (procs[i]!.dead) {
+          bump("platform:process-restarts");
+          procs[i] = newProc();
+        }
       }
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -705,7 +713,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const outside = c.stats(OUTSIDE_SS);
   if (outside.requests !== 0) violate("*", `${outside.requests} ARM requests reached ${OUTSIDE_SS}, outside POOLSYNC_SCOPES`);
 
-  const svc = proc.services;
+  const svc = (procs[0] as Proc).services;
   for (const name of SCALE_SETS) {
     const ss = ssId(name);
     const key = ss.toLowerCase();
