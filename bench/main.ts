@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureAzurite } from "../local/azurite";
+import { HOST_COUNTS, renderHosts } from "./hostsReport";
 import { runOverhead } from "./overhead";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";
@@ -80,7 +81,7 @@ function render(p: Plan): void {
   }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
-  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))));
+  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results));
   for (const line of summaryLines(results)) console.log(line);
 }
 
@@ -159,6 +160,25 @@ async function main(): Promise<void> {
       log(`scale: ${res.scaleSets} scale sets; timer per run ${res.timer.map((t) => `${t.realMs} ms/${t.tableOps} table ops/${t.armReads} reads`).join(", ")}; ${res.tableOpsPerChange.toFixed(1)} table ops per change`);
       results.workloads.scale = res;
     }
+    if (want("hosts")) {
+      // The wide burst and the contention workload with poolsync as 1, 2 and 4 hosts at once.
+      const burst: Record<string, unknown[]> = {};
+      const contention: Record<string, unknown[]> = {};
+      for (let r = 0; r < Math.min(p.runs, 2); r++) {
+        for (const hosts of HOST_COUNTS) {
+          const b = await runBurst("poolsync", env, p.burstWide, 2000 + r, hosts);
+          (burst[String(hosts)] ??= []).push(b);
+          log(`hosts ${hosts} burstWide run ${r + 1}: converged ${b.converged}/${b.changes} in ${b.convergeS.toFixed(1)} s sim, max model writes/scale set ${b.maxModelWritesPerScaleSet}, 412 ${b.status412}, 429 ${b.status429}`);
+          const c = await runContention("poolsync", env, p.contention, 1000 + r, hosts);
+          (contention[String(hosts)] ??= []).push(c);
+          log(`hosts ${hosts} contention run ${r + 1}: lost ours ${c.lostOurs}, theirs ${c.lostTheirs}/${c.theirOps}, model writes ${c.modelWrites}, 412 ${c.status412}, 429 ${c.status429}`);
+        }
+      }
+      results.workloads.hosts = {
+        burstWide: { ...aggregate(burst, ["convergeS", "p50S", "p99S", "modelWrites", "maxModelWritesPerScaleSet", "instanceWrites", "reads", "status412", "status429", "converged", "changes"]), bound: burstBound(p.burstWide, PROFILE, 1000) },
+        contention: aggregate(contention, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]),
+      };
+    }
     if (want("overhead")) {
       const res = await runOverhead(azurite.connectionString, p.overheadMessages, 5000);
       log(`overhead: cold ${res.cold.cpuMsMedian.toFixed(1)} ms CPU, ${res.cold.tableOpsMedian} table ops; warm ${res.warm.cpuMsMedian.toFixed(1)} ms CPU, ${res.warm.tableOpsMedian} table ops per message`);
@@ -171,9 +191,19 @@ async function main(): Promise<void> {
   const dir = outDir();
   mkdirSync(dir, { recursive: true });
   const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
+  if (p.only) {
+    // Some workloads only: the others keep the figures of the run that made them.
+    try {
+      const before = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
+      results.workloads = { ...before.workloads, ...results.workloads };
+      results.plan = { ...before.plan, ...results.plan };
+    } catch {
+      // no earlier results: these alone
+    }
+  }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
-  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))));
+  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results));
   for (const line of summaryLines(results)) console.log(line);
   log(`wrote ${file("results.json")}, ${file("RESULTS.md")}, ${file("convergence.svg")} in ${results.durationS.toFixed(0)} s`);
 }

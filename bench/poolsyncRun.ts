@@ -26,6 +26,12 @@ export interface PoolsyncOptions {
   /** The timer's period, simulated ms (the default schedule is every 5 minutes); 0 = never. */
   timerEveryMs: number;
   random: () => number;
+  /**
+   * Function hosts at once (default 1), each with the memory of its own (createServices: pacers, coalescer, windows)
+   * and its own queue listener, over the same tables, queue and ARM; events go to the hosts in turn, the timer runs
+   * on the first (the one holding its listener lock).
+   */
+  hosts?: number;
 }
 
 /** Counts the round trips of a Table client (a batch transaction is one). */
@@ -96,29 +102,35 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     ...opts.env,
   };
   const config = loadConfig(env);
-  const services = createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale });
+  const hosts = Array.from({ length: Math.max(1, opts.hosts ?? 1) }, () => createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale }));
+  const services = hosts[0] as Services;
   const tables = new TableCounter();
-  tables.attach(services.declarations.table, "memberships");
-  tables.attach(services.cache.table, "etagcache");
+  for (const h of hosts) {
+    tables.attach(h.declarations.table, "memberships");
+    tables.attach(h.cache.table, "etagcache");
+  }
   await services.ready();
   const counters = { closeAbandoned: 0, messages: 0, handlerErrors: 0, events: 0, eventErrors: 0, timerRuns: 0, timerReads: 0, reconcilesEnqueued: 0, queueReceives: 0 };
-  const enqueue = services.queue.enqueueReconcile.bind(services.queue);
-  services.queue.enqueueReconcile = (...args) => {
-    counters.reconcilesEnqueued++;
-    return enqueue(...args);
-  };
+  for (const h of hosts) {
+    const enqueue = h.queue.enqueueReconcile.bind(h.queue);
+    h.queue.enqueueReconcile = (...args) => {
+      counters.reconcilesEnqueued++;
+      return enqueue(...args);
+    };
+  }
   const queue = new QueueClient(opts.storage, config.queueName);
   let stopped = false;
   let inflight = 0;
+  const inflightOf = hosts.map(() => 0);
   let eventsInflight = 0;
   let timerBusy: Promise<void> | undefined;
 
   // The Functions host's queue listener: a batch of up to 16, a new fetch when 8 or fewer are still running.
   // It polls every 50 ms real when the queue is empty (the host backs off to 2 s real, which a time-scaled run
   // would turn into minutes of simulated time).
-  const handle = async (m: { messageId: string; popReceipt: string; messageText: string; dequeueCount: number; insertedOn: Date }) => {
+  const handle = async (host: number, m: { messageId: string; popReceipt: string; messageText: string; dequeueCount: number; insertedOn: Date }) => {
     try {
-      await services.handleQueueMessage(decode(m.messageText), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() });
+      await (hosts[host] as Services).handleQueueMessage(decode(m.messageText), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() });
       counters.messages++;
       await queue.deleteMessage(m.messageId, m.popReceipt);
     } catch {
@@ -126,11 +138,12 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       await queue.updateMessage(m.messageId, m.popReceipt, undefined, 1).catch(() => undefined);
     } finally {
       inflight--;
+      inflightOf[host]!--;
     }
   };
-  const listener = (async () => {
+  const listener = Promise.all(hosts.map(async (_, host) => {
     while (!stopped) {
-      if (inflight > 8) {
+      if (inflightOf[host]! > 8) {
         await new Promise((r) => setTimeout(r, 5));
         continue;
       }
@@ -143,17 +156,19 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       }
       for (const m of items) {
         inflight++;
-        void handle(m);
+        inflightOf[host]!++;
+        void handle(host, m);
       }
     }
-  })();
+  }));
+  let nextHost = 0;
 
   const unsubscribe = opts.events
     ? sim.control.onEvent((e: EventGridEvent) => {
         eventsInflight++;
         void sim.control.clock
           .sleep(opts.eventDelayMs)
-          .then(() => services.handleResourceEvent(e))
+          .then(() => (hosts[nextHost++ % hosts.length] as Services).handleResourceEvent(e))
           .then(
             () => counters.events++,
             () => counters.eventErrors++,
@@ -194,7 +209,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
         await new Promise((r) => setTimeout(r, 100));
         calm = (await quiet()) ? calm + 1 : 0;
       }
-      await services.coalescer.idle();
+      await Promise.all(hosts.map((h) => h.coalescer.idle()));
     },
     async close() {
       stopped = true;
@@ -206,7 +221,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       counters.closeAbandoned = inflight + eventsInflight;
       void timerLoop.catch(() => undefined); // it sleeps in simulated time; the simulator's stop releases it
       if (timerBusy) await timerBusy;
-      await Promise.race([services.coalescer.idle(), new Promise((r) => setTimeout(r, 5_000))]);
+      await Promise.race([Promise.all(hosts.map((h) => h.coalescer.idle())), new Promise((r) => setTimeout(r, 5_000))]);
       await Promise.all([services.declarations.table.deleteTable(), services.cache.table.deleteTable(), services.queue.queue.delete(), services.queue.poison.delete()].map((p) => p.catch(() => undefined)));
     },
     own: () => ({ ...counters, tableOps: tables.ops }),
