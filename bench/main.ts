@@ -97,7 +97,10 @@ async function main(): Promise<void> {
   const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   // Its own Azurite, started fresh on ports of its own: one that ran a test suite for an hour answers several
   // times slower (its in-memory store keeps growing), which would be measured as poolsync's overhead.
-  const azurite = await ensureAzurite(process.argv.includes("--reuse-azurite") ? undefined : BENCH_AZURITE_PORTS);
+  // --azurite-port=N: blob on N, queue N+1, table N+2 (another benchmark on this machine may hold the default ones).
+  const portArg = Number(process.argv.find((a) => a.startsWith("--azurite-port="))?.slice(15) ?? Number.NaN);
+  const ports = Number.isInteger(portArg) ? { blob: portArg, queue: portArg + 1, table: portArg + 2 } : BENCH_AZURITE_PORTS;
+  const azurite = await ensureAzurite(process.argv.includes("--reuse-azurite") ? undefined : ports);
   log(`Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`);
   const env: Env = { storage: azurite.connectionString, profile: PROFILE, log };
   const want = (w: string) => !p.only || p.only.includes(w);

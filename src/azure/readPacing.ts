@@ -30,7 +30,8 @@ export class ReadPacer {
   learnRemaining(sub: string, remaining: number): void {
     const now = this.clock.now();
     const s = refill(READ_BUDGET, this.state(sub), now);
-    if (s.at <= now && remaining < s.tokens) this.states.set(sub, { tokens: Math.max(0, remaining), at: s.at });
+    // Below zero is kept (down to a whole bucket): every host reads the same figure and waits for its share of the refill.
+    if (s.at <= now && remaining < s.tokens) this.states.set(sub, { tokens: Math.max(-READ_BUDGET.capacity, remaining), at: s.at });
   }
 
   throttled(sub: string, retryAfter: number): void {

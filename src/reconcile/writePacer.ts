@@ -70,8 +70,9 @@ export class WritePacer {
   private lower(key: string, spec: BucketSpec, remaining: number): void {
     const now = this.now();
     const s = refill(spec, this.states.get(key) ?? { tokens: spec.capacity, at: now }, now);
-    // A bucket closed by a 429 stays closed until its Retry-After.
-    if (s.at <= now && remaining < s.tokens) this.states.set(key, { tokens: Math.max(0, remaining), at: s.at });
+    // A bucket closed by a 429 stays closed until its Retry-After. Below zero is kept (down to a whole bucket): every
+    // host reads the same figure, and each then waits for the refill its share needs, so together they slow down.
+    if (s.at <= now && remaining < s.tokens) this.states.set(key, { tokens: Math.max(-spec.capacity, remaining), at: s.at });
   }
 
   /** This scale set's own budgets (its model's and its instances'), for the next host that writes it. */
