@@ -13,10 +13,11 @@ const sp = (s: Spread | undefined): string => (!s ? "–" : s.min === s.max ? fm
 const ok = (good: boolean) => (good ? "met" : "**missed**");
 
 export function renderHosts(r: Results): string {
-  const w = r.workloads.hosts as { burstWide: Agg & { bound?: { boundS: number } }; contention: Agg } | undefined;
+  const w = r.workloads.hosts as { burstWide: Agg & { bound?: { boundS: number } }; contention: Agg; run?: { generatedAt: string; runs: number; durationS: number } } | undefined;
   if (!w) return "";
   const bound = w.burstWide.bound?.boundS ?? Number.NaN;
   const out: string[] = ["", "## 6. Many hosts: the wide burst and the contention workload with 1, 2 and 4 hosts", ""];
+  if (w.run) out.push(`Run on its own (\`npm run bench -- --only=hosts --runs=${w.run.runs}\`) at ${w.run.generatedAt}, ${fmt(w.run.durationS, 0)} s.`, "");
   out.push(
     `Same sizes as 1 and 2b (plan: \`contention\`, \`burstWide\`). Each host is a \`createServices\` of its own (its own pacers, coalescer, in-process joining and memory) with its own queue listener (batch 16, a new fetch at 8 or fewer in flight), all over the same tables, queue and simulator; ARM events go to the hosts in turn, the timer runs on the first. The hosts share the benchmark's process (not one OS process each): their clock is the time-scaled simulator's, which lives in that process; nothing else is shared between them but storage and ARM. Targets: lost updates 0, 429s 0, model writes per scale set in the burst 1, convergence ≤ 1.2 × bound (${fmt(bound)} s) for every host count and no slower with 4 hosts than with 1.`,
   );

@@ -200,6 +200,10 @@ async function main(): Promise<void> {
       const before = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
       results.workloads = { ...before.workloads, ...results.workloads };
       results.plan = { ...before.plan, ...results.plan };
+      // The header describes the run that made the other sections; this one says when and how it ran.
+      const partial = { generatedAt: results.generatedAt, runs: results.runs, durationS: (Date.now() - started) / 1000, only: p.only };
+      for (const w of p.only) if (results.workloads[w]) results.workloads[w] = { ...(results.workloads[w] as object), run: partial };
+      Object.assign(results, { generatedAt: before.generatedAt, runs: before.runs, durationS: before.durationS });
     } catch {
       // no earlier results: these alone
     }
