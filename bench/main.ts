@@ -1,12 +1,13 @@
 // `npm run bench` (full) or `npm run bench -- --quick`: every workload (contention, bursts, steady, scale, overhead) against the ARM simulator with
 // CRP's throttling on (time-scaled), poolsync next to its peers' strategies in the same run; writes
 // bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureAzurite } from "../local/azurite";
 import { UsageError } from "../test/support/cliFlags";
 import { benchOptions, USAGE, type BenchOptions } from "./options";
+import { HOST_COUNTS, renderHosts } from "./hostsReport";
 import { runOverhead } from "./overhead";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";
@@ -79,7 +80,7 @@ function render(p: Plan, opts: BenchOptions): void {
   }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
-  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))));
+  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results));
   for (const line of summaryLines(results)) console.log(line);
 }
 
@@ -96,7 +97,9 @@ async function main(): Promise<void> {
   const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   // Its own Azurite, started fresh on ports of its own: one that ran a test suite for an hour answers several
   // times slower (its in-memory store keeps growing), which would be measured as poolsync's overhead.
-  const azurite = await ensureAzurite(opts.reuseAzurite ? undefined : BENCH_AZURITE_PORTS);
+  // --azurite-port N: blob on N, queue N+1, table N+2 (another benchmark on this machine may hold the default ones).
+  const ports = opts.azuritePort !== undefined ? { blob: opts.azuritePort, queue: opts.azuritePort + 1, table: opts.azuritePort + 2 } : BENCH_AZURITE_PORTS;
+  const azurite = await ensureAzurite(opts.reuseAzurite ? undefined : ports);
   log(`Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`);
   const env: Env = { storage: azurite.connectionString, profile: PROFILE, log };
   const want = (w: string) => !p.only || p.only.includes(w);
@@ -186,6 +189,25 @@ async function main(): Promise<void> {
       log(`scale: ${res.scaleSets} scale sets; timer per run ${res.timer.map((t) => `${t.realMs} ms/${t.tableOps} table ops/${t.armReads} reads`).join(", ")}; ${res.tableOpsPerChange.toFixed(1)} table ops per change`);
       results.workloads.scale = res;
     }
+    if (want("hosts")) {
+      // The wide burst and the contention workload with poolsync as 1, 2 and 4 hosts at once.
+      const burst: Record<string, unknown[]> = {};
+      const contention: Record<string, unknown[]> = {};
+      for (let r = 0; r < Math.min(p.runs, 2); r++) {
+        for (const hosts of HOST_COUNTS) {
+          const b = await runBurst("poolsync", env, p.burstWide, 2000 + r, hosts);
+          (burst[String(hosts)] ??= []).push(b);
+          log(`hosts ${hosts} burstWide run ${r + 1}: converged ${b.converged}/${b.changes} in ${b.convergeS.toFixed(1)} s sim, max model writes/scale set ${b.maxModelWritesPerScaleSet}, 412 ${b.status412}, 429 ${b.status429}`);
+          const c = await runContention("poolsync", env, p.contention, 1000 + r, hosts);
+          (contention[String(hosts)] ??= []).push(c);
+          log(`hosts ${hosts} contention run ${r + 1}: lost ours ${c.lostOurs}, theirs ${c.lostTheirs}/${c.theirOps}, model writes ${c.modelWrites}, 412 ${c.status412}, 429 ${c.status429}`);
+        }
+      }
+      results.workloads.hosts = {
+        burstWide: { ...aggregate(burst, ["convergeS", "p50S", "p99S", "modelWrites", "maxModelWritesPerScaleSet", "instanceWrites", "reads", "status412", "status429", "converged", "changes"]), bound: burstBound(p.burstWide, PROFILE, 1000) },
+        contention: aggregate(contention, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]),
+      };
+    }
     if (want("overhead")) {
       const res = await runOverhead(azurite.connectionString, p.overheadMessages, 5000);
       log(`overhead: cold ${res.cold.cpuMsMedian.toFixed(1)} ms CPU, ${res.cold.tableOpsMedian} table ops; warm ${res.warm.cpuMsMedian.toFixed(1)} ms CPU, ${res.warm.tableOpsMedian} table ops per message`);
@@ -198,17 +220,23 @@ async function main(): Promise<void> {
   const dir = outDir(opts);
   mkdirSync(dir, { recursive: true });
   const file = (name: string) => path.join(dir, p.mode === "quick" ? name.replace(/(\.\w+)$/, ".quick$1") : name);
-  // --only runs some workloads: the others keep the figures of the last run that measured them.
-  if (p.only && existsSync(file("results.json"))) {
-    const before = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
-    results.workloads = { ...before.workloads, ...results.workloads };
-    results.plan = { ...before.plan, ...results.plan };
-    results.generatedAt = `${before.generatedAt}; ${p.only.join(", ")} ${results.generatedAt}`;
-    results.durationS = before.durationS;
+  if (p.only) {
+    // Some workloads only: the others keep the figures of the run that made them.
+    try {
+      const before = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
+      results.workloads = { ...before.workloads, ...results.workloads };
+      results.plan = { ...before.plan, ...results.plan };
+      // The header describes the run that made the other sections; this one says when and how it ran.
+      const partial = { generatedAt: results.generatedAt, runs: results.runs, durationS: (Date.now() - started) / 1000, only: p.only };
+      for (const w of p.only) if (results.workloads[w]) results.workloads[w] = { ...(results.workloads[w] as object), run: partial };
+      Object.assign(results, { generatedAt: before.generatedAt, runs: before.runs, durationS: before.durationS });
+    } catch {
+      // no earlier results: these alone
+    }
   }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
-  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))));
+  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results));
   for (const line of summaryLines(results)) console.log(line);
   log(`wrote ${file("results.json")}, ${file("RESULTS.md")}, ${file("convergence.svg")} in ${results.durationS.toFixed(0)} s`);
 }

@@ -1,12 +1,14 @@
 import { numberFlag, parseFlags } from "../test/support/cliFlags";
 
-export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--render]
+export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--render]
   --quick            the small plan (minutes, not hours); results go to *.quick.* files
   --runs N           runs per strategy (default 1 quick, 3 full)
-  --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead)
+  --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead, contentionFlex,
+                     burstOneFlex, hosts)
   --strategies S,S   only these strategies (poolsync and the peers' names)
   --out DIR          write the results here instead of bench/
   --reuse-azurite    use the Azurite already running on the default ports instead of a fresh one of its own
+  --azurite-port N   a fresh Azurite with blob on N, queue N+1, table N+2 (default: the bench's own fixed ports)
   --render           write RESULTS.md and the chart again from results.json, running nothing`;
 
 export interface BenchOptions {
@@ -16,6 +18,7 @@ export interface BenchOptions {
   strategies: string[] | undefined;
   out: string | undefined;
   reuseAzurite: boolean;
+  azuritePort: number | undefined;
   render: boolean;
   help: boolean;
 }
@@ -32,6 +35,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
       strategies: { type: "string" },
       out: { type: "string" },
       "reuse-azurite": { type: "boolean" },
+      "azurite-port": { type: "string" },
       render: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -44,6 +48,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
     strategies: list(v.strategies),
     out: v.out || undefined,
     reuseAzurite: v["reuse-azurite"] === true,
+    azuritePort: v["azurite-port"] === undefined ? undefined : numberFlag("azurite-port", v["azurite-port"], 1, USAGE, { whole: true }),
     render: v.render === true,
     help: v.help === true,
   };

@@ -26,6 +26,12 @@ export interface PoolsyncOptions {
   /** The timer's period, simulated ms (the default schedule is every 5 minutes); 0 = never. */
   timerEveryMs: number;
   random: () => number;
+  /**
+   * Function hosts at once (default 1), each with the memory of its own (createServices: pacers, coalescer, windows)
+   * and its own queue listener, over the same tables, queue and ARM; events go to the hosts in turn, the timer runs
+   * on the first (the one holding its listener lock).
+   */
+  hosts?: number;
 }
 
 /** Counts the round trips of a Table client (a batch transaction is one). */
@@ -94,34 +100,40 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     ...opts.env,
   };
   const config = loadConfig(env);
-  const services = createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale });
+  const hosts = Array.from({ length: Math.max(1, opts.hosts ?? 1) }, () => createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale }));
+  const services = hosts[0] as Services;
   const tables = new TableCounter();
-  tables.attach(services.declarations.table, "memberships");
-  tables.attach(services.cache.table, "etagcache");
+  for (const h of hosts) {
+    tables.attach(h.declarations.table, "memberships");
+    tables.attach(h.cache.table, "etagcache");
+  }
   await services.ready();
   const counters = { closeAbandoned: 0, messages: 0, handlerErrors: 0, events: 0, eventErrors: 0, timerRuns: 0, timerReads: 0, reconcilesEnqueued: 0, queueReceives: 0 };
-  const enqueue = services.queue.enqueueReconcile.bind(services.queue);
-  services.queue.enqueueReconcile = (...args) => {
-    counters.reconcilesEnqueued++;
-    return enqueue(...args);
-  };
+  for (const h of hosts) {
+    const enqueue = h.queue.enqueueReconcile.bind(h.queue);
+    h.queue.enqueueReconcile = (...args) => {
+      counters.reconcilesEnqueued++;
+      return enqueue(...args);
+    };
+  }
   const queue = new QueueClient(opts.storage, config.queueName);
   let stopped = false;
   let inflight = 0;
+  const inflightOf = hosts.map(() => 0);
   let eventsInflight = 0;
   let timerBusy: Promise<void> | undefined;
 
-  // The Functions host's queue listener: a batch of up to 16, a new fetch when 8 or fewer are still running, each
-  // message settled by the host's rules. It polls every 50 ms real when the queue is empty (the host backs off to
-  // 2 s real, which a time-scaled run would turn into minutes of simulated time), and a failed message is visible
-  // again after 1 s real (host.json's 30 s would be an hour at the steady workload's scale).
-  const trigger = new QueueDrain(queue, services.queue.poison, (body, meta) => services.handleQueueMessage(body, meta), {
-    options: { visibilityTimeoutMs: 1000 },
-    leaseSeconds: 30,
-  });
-  const listener = (async () => {
+  // The Functions host's queue listener, one per host: a batch of up to 16, a new fetch when 8 or fewer are still
+  // running, each message settled by the host's rules. It polls every 50 ms real when the queue is empty (the host
+  // backs off to 2 s real, which a time-scaled run would turn into minutes of simulated time), and a failed message is
+  // visible again after 1 s real (host.json's 30 s would be an hour at the steady workload's scale).
+  const triggers = hosts.map(
+    (h) => new QueueDrain(queue, h.queue.poison, (body, meta) => h.handleQueueMessage(body, meta), { options: { visibilityTimeoutMs: 1000 }, leaseSeconds: 30 }),
+  );
+  const listener = Promise.all(hosts.map(async (_, host) => {
+    const trigger = triggers[host]!;
     while (!stopped) {
-      if (inflight > 8) {
+      if (inflightOf[host]! > 8) {
         await new Promise((r) => setTimeout(r, 5));
         continue;
       }
@@ -133,22 +145,27 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       }
       for (const delivery of items) {
         inflight++;
+        inflightOf[host]!++;
         void delivery
           .then(
             (d) => (d.settled === "completed" ? counters.messages++ : counters.handlerErrors++),
             () => counters.handlerErrors++,
           )
-          .finally(() => inflight--);
+          .finally(() => {
+            inflight--;
+            inflightOf[host]!--;
+          });
       }
     }
-  })();
+  }));
+  let nextHost = 0;
 
   const unsubscribe = opts.events
     ? sim.control.onEvent((e: EventGridEvent) => {
         eventsInflight++;
         void sim.control.clock
           .sleep(opts.eventDelayMs)
-          .then(() => services.handleResourceEvent(e))
+          .then(() => (hosts[nextHost++ % hosts.length] as Services).handleResourceEvent(e))
           .then(
             () => counters.events++,
             () => counters.eventErrors++,
@@ -189,7 +206,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
         await new Promise((r) => setTimeout(r, 100));
         calm = (await quiet()) ? calm + 1 : 0;
       }
-      await services.coalescer.idle();
+      await Promise.all(hosts.map((h) => h.coalescer.idle()));
     },
     async close() {
       stopped = true;
@@ -201,7 +218,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       counters.closeAbandoned = inflight + eventsInflight;
       void timerLoop.catch(() => undefined); // it sleeps in simulated time; the simulator's stop releases it
       if (timerBusy) await timerBusy;
-      await Promise.race([services.coalescer.idle(), new Promise((r) => setTimeout(r, 5_000))]);
+      await Promise.race([Promise.all(hosts.map((h) => h.coalescer.idle())), new Promise((r) => setTimeout(r, 5_000))]);
       await Promise.all([services.declarations.table.deleteTable(), services.cache.table.deleteTable(), services.queue.queue.delete(), services.queue.poison.delete()].map((p) => p.catch(() => undefined)));
     },
     own: () => ({ ...counters, tableOps: tables.ops }),

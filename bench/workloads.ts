@@ -182,12 +182,13 @@ export function contentionChanges(size: ContentionSize, ssId: string, pools: str
   return changes;
 }
 
-export async function runContention(strategy: Strategy, env: Env, size: ContentionSize, seed: number): Promise<ContentionResult> {
+/** `hosts`: poolsync as that many Function hosts at once (see PoolsyncOptions.hosts). */
+export async function runContention(strategy: Strategy, env: Env, size: ContentionSize, seed: number, hosts = 1): Promise<ContentionResult> {
   const spec: WorldSpec = { subscriptions: 1, scaleSetsPerSubscription: 1, capacity: size.capacity, pools: size.changes, ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}) };
   const world = buildWorld(spec);
   const ssId = world.scaleSets[0] as string;
   const changes = contentionChanges(size, ssId, world.pools[0] as string[], prng(seed));
-  const s = await start(strategy, env, world, size.timeScale, seed);
+  const s = await start(strategy, env, world, size.timeScale, seed, { hosts });
   const { sim } = s;
   try {
     const targets = [ssId, ...(size.flexible ? flexNicIds(sim, ssId) : sim.control.instances(ssId).map((vm) => String(vm.id)))];
@@ -262,7 +263,7 @@ export interface BurstResult extends ArmCounts {
   [k: string]: unknown;
 }
 
-export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, seed: number): Promise<BurstResult> {
+export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, seed: number, hosts = 1): Promise<BurstResult> {
   const world = buildWorld({ subscriptions: 1, scaleSetsPerSubscription: size.scaleSets, capacity: size.capacity, pools: size.perScaleSet, ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}) });
   const rand = prng(seed);
   const changes: Change[] = [];
@@ -272,7 +273,7 @@ export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, se
     const j = Math.floor(rand() * (i + 1));
     [changes[i], changes[j]] = [changes[j] as Change, changes[i] as Change];
   }
-  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed);
+  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, { hosts });
   const { sim } = s;
   const monitor = new ConvergenceMonitor(sim);
   try {

@@ -25,6 +25,9 @@ export interface EventForwarderOptions {
 export class EventForwarder {
   readonly #o: Required<Omit<EventForwarderOptions, "onError">> & { onError: (m: string) => void };
   #targets: string[] | undefined;
+  /** Several hosts: each event goes to one of them (round robin), as Event Grid delivers to one instance behind the app's endpoint. */
+  #hosts: string[][] | undefined;
+  #nextHost = 0;
   readonly #waiting: unknown[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #posting = new Set<Promise<void>>();
@@ -48,6 +51,22 @@ export class EventForwarder {
   setTargets(urls: readonly string[]): void {
     this.#targets = [...urls];
     for (const e of this.#waiting.splice(0)) this.#fanOut(e);
+  }
+
+  /**
+   * Several hosts, each with its webhook URLs (one per Event Grid function, in the same order on every host): each
+   * delivery, retries included, goes to the next host in turn, so a host that is down costs a retry, not the event.
+   */
+  setHostTargets(perHost: readonly (readonly string[])[]): void {
+    this.#hosts = perHost.map((urls) => [...urls]);
+    this.setTargets((perHost[0] ?? []).map((_, fn) => fnTarget(fn)));
+  }
+
+  #resolve(target: string): string {
+    const fn = fnIndex(target);
+    if (fn === undefined || !this.#hosts?.length) return target;
+    const host = this.#hosts[this.#nextHost++ % this.#hosts.length] as string[];
+    return host[fn] ?? target;
   }
 
   publish(event: unknown): void {
@@ -93,7 +112,7 @@ export class EventForwarder {
   }
 
   async #deliver(event: unknown, url: string, attempt: number): Promise<void> {
-    const failure = await this.#post(url, event);
+    const failure = await this.#post(this.#resolve(url), event);
     if (failure === undefined) {
       this.#stats.delivered++;
       return;
@@ -124,3 +143,7 @@ export class EventForwarder {
     }
   }
 }
+
+const FN_TARGET = "function:";
+const fnTarget = (fn: number) => `${FN_TARGET}${fn}`;
+const fnIndex = (target: string) => (target.startsWith(FN_TARGET) ? Number(target.slice(FN_TARGET.length)) : undefined);

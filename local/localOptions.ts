@@ -26,6 +26,8 @@ export const USAGE = `usage: npm run local -- [options]        (or: node dist/lo
   --event-delay-ms N   delay of the simulator's ARM events to the webhook  POOLSYNC_LOCAL_EVENT_DELAY_MS default 1000
   --no-events          deliver no ARM events (as in Azure without a subscription: the timer covers)  POOLSYNC_LOCAL_EVENTS=false
   --host H             the runtime's listen address                       default 127.0.0.1
+  --hosts N            N Functions hosts (processes) on ports --port, --port+1, ...  POOLSYNC_LOCAL_HOSTS  default 1
+  --throttling         the simulator enforces CRP's and ARM's buckets (429s)          POOLSYNC_LOCAL_THROTTLING=true
   -h, --help
 Settings: local.settings.json when present, else local.settings.example.json; environment variables win.
 ARM_ENDPOINT on this machine (the default https://127.0.0.1:18443) starts the simulator (--seed demo);
@@ -48,6 +50,10 @@ export interface LocalOptions {
   /** App settings for the runtime (file values, environment overrides, local-mode defaults). */
   settings: Record<string, string>;
   settingsSource: string | undefined;
+  /** Functions hosts to run, each its own process (1: in this process). */
+  hosts: number;
+  /** The simulator enforces its throttling buckets. */
+  throttling: boolean;
   help: boolean;
 }
 
@@ -68,6 +74,8 @@ const LOCAL_SETTINGS = [
   "POOLSYNC_LOCAL_AZURITE_DATA",
   "POOLSYNC_LOCAL_EVENT_DELAY_MS",
   "POOLSYNC_LOCAL_EVENTS",
+  "POOLSYNC_LOCAL_HOSTS",
+  "POOLSYNC_LOCAL_THROTTLING",
 ];
 
 function port(what: string, raw: string | undefined, allowZero = true): number | undefined {
@@ -99,7 +107,9 @@ const OPTIONS = {
   data: { type: "string" },
   "event-delay-ms": { type: "string" },
   host: { type: "string" },
+  hosts: { type: "string" },
   "no-events": { type: "boolean" },
+  throttling: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -197,9 +207,17 @@ export function resolveLocalOptions(argv: readonly string[], env: Readonly<Recor
     events = { delayMs };
   }
 
+  const rawHosts = flag("--hosts") ?? settings.POOLSYNC_LOCAL_HOSTS;
+  const hosts = rawHosts === undefined || rawHosts.trim() === "" ? 1 : Number(rawHosts);
+  if (!Number.isInteger(hosts) || hosts < 1 || hosts > 16) throw new UsageError(`--hosts / POOLSYNC_LOCAL_HOSTS must be a whole number of hosts (1-16), got ${JSON.stringify(rawHosts)}`);
+  const throttling = flags["--throttling"] === true || (settings.POOLSYNC_LOCAL_THROTTLING !== undefined && !isFalse(settings.POOLSYNC_LOCAL_THROTTLING));
+  if (throttling && !simulator) throw new UsageError(`--throttling: ARM_ENDPOINT is ${endpoint}, so no simulator is started`);
+
   return {
     appDir,
     host: flag("--host") ?? "127.0.0.1",
+    hosts,
+    throttling,
     runtimePort,
     simulator,
     azurite,

@@ -7,6 +7,7 @@ import { EVENT_GRID_WEBHOOK_PATH } from "./eventGridWebhook";
 import { loadHostConfig, type QueueHostOptions } from "./hostConfig";
 import { byPrecedence, httpTarget, type HttpTarget } from "./httpTrigger";
 import { InFlight } from "./inflight";
+import { listenerLockBlob, SingletonListener, type Startable } from "./listenerLock";
 import type { InvocationLogger } from "./invoke";
 import { consoleInvocationLogger, loadRegisteredFunctions, type RegisteredFunction, type TriggerBinding } from "./loadFunctions";
 import { defaultUseMonitor, parseSchedule } from "./ncrontab";
@@ -34,6 +35,12 @@ export interface LocalRuntimeOptions {
   /** Where timers keep their schedule status: a table in AzureWebJobsStorage (default), memory, or your own. */
   timerStatus?: "storage" | "memory" | ScheduleMonitor;
   timerStatusTable?: string;
+  /**
+   * With storage-kept timer status (the default), each timer runs only on the host holding its listener lock (a blob
+   * lease under azure-webjobs-hosts), as on a scaled-out Function App. hostId names the app's locks (default: the
+   * status table's name); the lease and the interval at which the other hosts try to take it are the host's own.
+   */
+  timerLock?: { hostId?: string; leaseSeconds?: number; recoveryPollMs?: number };
   log?: InvocationLogger;
   /** Startup lines (the function list); default console.log; false for silence. */
   print?: ((line: string) => void) | false;
@@ -103,7 +110,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
   const inFlight = new InFlight();
   const queues: QueueListener[] = [];
-  const timers: { fn: RuntimeFunction; listener: TimerListener }[] = [];
+  const timers: { fn: RuntimeFunction; latest: () => TimerListener | undefined; runner: Startable }[] = [];
   const http: HttpTarget[] = [];
   const eventGrid = new Map<string, EventGridTarget>();
   const functions: RuntimeFunction[] = [];
@@ -150,9 +157,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
         info.schedule = expression;
         if (info.disabled) break;
         const useMonitor = typeof t.useMonitor === "boolean" ? t.useMonitor : defaultUseMonitor(schedule, new Date());
-        timers.push({
-          fn: info,
-          listener: new TimerListener({
+        let latest: TimerListener | undefined;
+        // A fresh listener each time this host takes the lock (a stopped one stays stopped).
+        const make = () => (latest = new TimerListener({
             functionName: fn.name,
             bindingName: t.name,
             schedule,
@@ -161,8 +168,16 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
             invoke: fn.invoke,
             inFlight,
             onError: onError(fn.name),
-          }),
-        });
+          }));
+        const locked = (opts.timerStatus ?? "storage") === "storage";
+        const runner: Startable = locked
+          ? new SingletonListener(
+              listenerLockBlob(resolveStorageConnection(undefined, env, devStorage), opts.timerLock?.hostId ?? (opts.timerStatusTable ?? DEFAULT_TIMER_TABLE).toLowerCase(), fn.name),
+              make,
+              { ...opts.timerLock, onError: onError(fn.name) },
+            )
+          : make();
+        timers.push({ fn: info, latest: () => latest, runner });
         break;
       }
       case "eventgridtrigger":
@@ -202,11 +217,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
   try {
     for (const t of timers) {
-      await t.listener.start();
-      t.fn.nextOccurrence = t.listener.next;
+      await t.runner.start();
+      const next = t.latest()?.next;
+      if (next) t.fn.nextOccurrence = next;
     }
   } catch (err) {
-    await Promise.all(timers.map((t) => t.listener.stop()));
+    await Promise.all(timers.map((t) => t.runner.stop()));
     await server.close();
     throw err;
   }
@@ -218,7 +234,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       const closed = server.close();
-      await Promise.all([...queues.map((q) => q.stop()), ...timers.map((t) => t.listener.stop())]);
+      await Promise.all([...queues.map((q) => q.stop()), ...timers.map((t) => t.runner.stop())]);
       await inFlight.drain();
       await closed;
       for (const hook of registeredHooks("appTerminate")) await hook({ hookData: {}, appHookData: appHookData() });

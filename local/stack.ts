@@ -3,6 +3,7 @@ import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "
 import { azuriteConnectionString, ensureAzurite, isPortOpen, type AzuritePorts, type RunningAzurite } from "./azurite";
 import { EventForwarder } from "./eventForwarder";
 import type { QueueHostOptions } from "./hostConfig";
+import { startHosts, type HostHandle } from "./hosts";
 import type { InvocationLogger } from "./invoke";
 import type { LocalOptions } from "./localOptions";
 import { startLocalRuntime, type LocalRuntime } from "./runtime";
@@ -21,10 +22,17 @@ export interface LocalStackOptions extends LocalOptions {
   timerStatus?: "storage" | "memory";
   /** Extra simulator options (the demo's operation duration, say). */
   simulatorOptions?: Partial<ArmSimulatorOptions>;
+  /** Timer listener locks of the hosts (tests shorten the interval at which a host takes over a dead one's timer). */
+  timerLock?: { leaseSeconds?: number; recoveryPollMs?: number };
 }
 
+/** What callers use of the runtime; with several hosts, the first host's (its URL, its functions). */
+export type StackRuntime = Pick<LocalRuntime, "url" | "port" | "functions" | "stop">;
+
 export interface LocalStack {
-  runtime: LocalRuntime;
+  runtime: StackRuntime;
+  /** With --hosts N > 1: each host's process (empty when the one host runs in this process). */
+  hosts: HostHandle[];
   simulator: ArmSimulator | undefined;
   azurite: (RunningAzurite & { dataDir: string | undefined }) | undefined;
   forwarder: EventForwarder | undefined;
@@ -95,6 +103,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         port: opts.simulator.port,
         tls: true,
         seed: "demo",
+        ...(opts.throttling ? { throttling: true } : {}),
         ...opts.simulatorOptions,
         // Registered before the first write, so no event is missed; held until the runtime's webhook is up.
         ...(fw ? { onEvent: (e) => fw.publish(e) } : {}),
@@ -105,20 +114,31 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     // Port 0 picks a free port: the app must be told the one the simulator got.
     const settings: Record<string, string> = { ...opts.settings };
     if (simulator) settings.ARM_ENDPOINT = simulator.url;
-    const runtime = await startLocalRuntime({
+    const runtimeOptions = {
       appDir: opts.appDir,
       settings,
-      port: opts.runtimePort,
       host: opts.host,
       ...(opts.azurite ? { storageConnectionString } : {}),
       ...(opts.queues ? { queues: opts.queues } : {}),
       ...(opts.timerStatus ? { timerStatus: opts.timerStatus } : {}),
-      ...(opts.log ? { log: opts.log } : {}),
-      print,
-    });
+      ...(opts.timerLock ? { timerLock: opts.timerLock } : {}),
+    };
+    const webhooksOf = (functions: StackRuntime["functions"]) =>
+      functions.filter((f) => f.triggerType.toLowerCase() === "eventgridtrigger" && !f.disabled && f.url).map((f) => f.url as string);
+    let runtime: StackRuntime;
+    let hosts: HostHandle[] = [];
+    if ((opts.hosts ?? 1) > 1) {
+      // Each host its own process, as on a scaled-out Function App: nothing in memory is shared between them.
+      hosts = await startHosts({ count: opts.hosts, firstPort: opts.runtimePort, runtime: runtimeOptions, out: print });
+      const all = hosts;
+      runtime = { url: all[0]!.url, port: all[0]!.port, functions: all[0]!.functions, stop: () => Promise.all(all.map((h) => h.stop())).then(() => undefined) };
+      forwarder?.setHostTargets(hosts.map((h) => webhooksOf(h.functions)));
+    } else {
+      runtime = await startLocalRuntime({ ...runtimeOptions, port: opts.runtimePort, ...(opts.log ? { log: opts.log } : {}), print });
+      forwarder?.setTargets(webhooksOf(runtime.functions));
+    }
     started.push(runtime);
-    const webhooks = runtime.functions.filter((f) => f.triggerType.toLowerCase() === "eventgridtrigger" && !f.disabled && f.url).map((f) => f.url as string);
-    forwarder?.setTargets(webhooks);
+    const webhooks = hosts.length > 0 ? hosts.flatMap((h) => webhooksOf(h.functions)) : webhooksOf(runtime.functions);
 
     const summary = (): string[] => {
       const lines: string[] = [];
@@ -129,15 +149,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         lines.push(`Storage: AzureWebJobsStorage as set (no Azurite started)`);
       }
       if (simulator) {
-        lines.push(`ARM simulator: ${simulator.url} (seed demo; control API ${simulator.url}/_sim/; CA ${settings.POOLSYNC_ARM_CA_FILE ?? "?"})`);
+        lines.push(`ARM simulator: ${simulator.url} (seed demo; ${opts.throttling ? "CRP and ARM throttling enforced" : "throttling not enforced"}; control API ${simulator.url}/_sim/; CA ${settings.POOLSYNC_ARM_CA_FILE ?? "?"})`);
         lines.push(
           forwarder
-            ? `ARM events: simulator → ${webhooks.length ? webhooks.join(", ") : "(no Event Grid function)"} after ${opts.events?.delayMs ?? 0} ms`
+            ? `ARM events: simulator → ${webhooks.length ? webhooks.join(", ") : "(no Event Grid function)"}${hosts.length > 1 ? " (each event to one host, in turn)" : ""} after ${opts.events?.delayMs ?? 0} ms`
             : `ARM events: off (--no-events); the reconcileStale timer covers drift`,
         );
       } else {
         lines.push(`ARM: ${settings.ARM_ENDPOINT} (DefaultAzureCredential unless POOLSYNC_ARM_CREDENTIAL says otherwise); no events reach this machine, the timer covers`);
       }
+      if (hosts.length > 0) lines.push(`Hosts: ${hosts.map((h) => `${h.url} (pid ${h.pid})`).join(", ")}; the queue is polled by all, each timer runs on one at a time`);
       lines.push(`Scopes: ${settings.POOLSYNC_SCOPES ?? "?"}`);
       lines.push(`Settings: ${opts.settingsSource ?? "none (defaults)"}, environment variables win`);
       return lines;
@@ -154,7 +175,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         return { droppedEvents };
       })());
 
-    return { runtime, simulator, azurite, forwarder, storageConnectionString, settings, summary, stop };
+    return { runtime, hosts, simulator, azurite, forwarder, storageConnectionString, settings, summary, stop };
   } catch (err) {
     await undo();
     throw err;

@@ -114,6 +114,7 @@ export const SETTINGS = {
   POOLSYNC_DECLARE_WINDOW_SECONDS: { schema: nonNegativeInt(300), default: "2", doc: "Declarations of one scale set arriving within this window make one reconcile, across instances: the first schedules it this far ahead, the others join it. 0 = each declare message reconciles at once." },
   POOLSYNC_GATHER_MILLISECONDS: { schema: nonNegativeInt(60_000), default: "250", doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write." },
   POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },
+  POOLSYNC_RECONCILE_LEASE_SECONDS: { schema: positiveInt(3_600), default: "60", doc: "One reconcile of a scale set at a time across hosts: the lease a reconcile holds (renewed while it runs); a host that dies holding it lets go after this long." },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -163,6 +164,7 @@ export interface Config {
   pacingMaxWaitMs: number;
   gatherMs: number;
   declareWindowMs: number;
+  reconcileLeaseMs: number;
   storage: StorageConnection;
 }
 
@@ -263,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pacingMaxWaitSeconds: read(env, "POOLSYNC_PACING_MAX_WAIT_SECONDS", problems),
     gatherMs: read(env, "POOLSYNC_GATHER_MILLISECONDS", problems),
     declareWindowSeconds: read(env, "POOLSYNC_DECLARE_WINDOW_SECONDS", problems),
+    reconcileLeaseSeconds: read(env, "POOLSYNC_RECONCILE_LEASE_SECONDS", problems),
     storage: readStorage(env, problems),
   };
   if (problems.length > 0) {
@@ -305,6 +308,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pacingMaxWaitMs: v.pacingMaxWaitSeconds * 1000,
     gatherMs: v.gatherMs,
     declareWindowMs: v.declareWindowSeconds * 1000,
+    reconcileLeaseMs: v.reconcileLeaseSeconds * 1000,
     storage: v.storage,
   };
 }

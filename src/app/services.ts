@@ -14,11 +14,14 @@ import { TimerStateTable } from "../azure/timerStateTable";
 import { EventDebounceTable } from "../azure/eventDebounceTable";
 import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
+import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
+import { learnWriteBudget, type RateLimitObservation } from "../azure/rateLimitHeaders";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
 import { scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
 import { WritePacer } from "../reconcile/writePacer";
+import { leasedReconcile } from "../reconcile/leasedReconcile";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
 import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
@@ -77,7 +80,7 @@ export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: R
 }
 
 /** The Compute edge as the settings describe it (endpoint, credential, extra CA, timeouts). */
-export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmCompute {
+export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer, onRateLimit?: (o: RateLimitObservation) => void): ArmCompute {
   return new ArmCompute({
     ...(readPacer ? { readPacer } : {}),
     endpoint: config.armEndpoint,
@@ -90,6 +93,7 @@ export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: R
     operationPollIntervalMs: config.operationPollMs,
     pacing: config.pacingEnabled,
     pacingMaxWaitMs: config.pacingMaxWaitMs,
+    ...(onRateLimit ? { onRateLimit } : {}),
   });
 }
 
@@ -98,7 +102,10 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const log = overrides.log ?? jsonLogger();
   // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
   const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
-  const compute = overrides.compute ?? armComputeFromConfig(config, clock, readPacer);
+  // The write pacer learns every host's spending from ARM's and CRP's answers.
+  const compute = overrides.compute ?? armComputeFromConfig(config, clock, readPacer, (o) => {
+    if (config.pacingEnabled) learnWriteBudget(pacer, o);
+  });
   const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
@@ -199,6 +206,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
     },
   };
+  // One reconcile of a scale set at a time across hosts: each pass above runs under the scale set's lease (same table
+  // as the cache, its own partition); in-process joining (the coalescer) stays in front of it.
+  const leases = new ReconcileLeaseTable(cache.table, clock.now);
+  const pass = services.reconcile;
+  // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
+  const handover = { snapshot: (ref: TargetRef) => JSON.stringify(ref.kind === "scaleSet" ? pacer.snapshot(ref) : {}), restore: (text: string) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>) };
+  services.reconcile = (ref, trigger) => leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID, handover }, (t) => pass(ref, t));
   return services;
 }
 

@@ -10,6 +10,7 @@ import type { InstanceRef, ScaleSetRef, VmRef } from "../core/resourceIds";
 import { pinComputeApiVersion } from "./apiVersion";
 import { classifyArmError } from "./armErrors";
 import { waitForOperation, type PollOptions } from "./operationPoller";
+import { ARM_READS_MARGIN, rateLimitHeadersPolicy, type RateLimitObservation } from "./rateLimitHeaders";
 import { ReadPacer } from "./readPacing";
 
 /**
@@ -34,6 +35,8 @@ export interface ArmComputeOptions {
   pacingMaxWaitMs?: number;
   /** The pacer to use (shared with the Network edge); else one of its own. */
   readPacer?: ReadPacer;
+  /** Every budget figure ARM's and CRP's answers carry (x-ms-ratelimit-remaining-*), for the write pacer. */
+  onRateLimit?: (o: RateLimitObservation) => void;
 }
 
 interface WriteCallOptions {
@@ -124,9 +127,16 @@ export class ArmCompute implements ComputePort {
       c.pipeline.addPolicy(pinComputeApiVersion());
       // Added to each client: the operation polls go through the first client's pipeline, whatever subscription.
       if (this.readPacer) c.pipeline.addPolicy(this.readPacer.policy(), { afterPhase: "Retry" });
+      // What the server says is left counts every host of the app: the pacers plan on no more.
+      c.pipeline.addPolicy(rateLimitHeadersPolicy((o) => this.learn(o)), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }
     return c;
+  }
+
+  private learn(o: RateLimitObservation): void {
+    if (o.kind === "armReads") this.readPacer?.learnRemaining(o.subscriptionId, o.remaining - ARM_READS_MARGIN);
+    else this.opts.onRateLimit?.(o);
   }
 
   private signal(): AbortSignal {

@@ -1,7 +1,7 @@
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { ThrottledError } from "../core/errors";
 import type { Clock } from "../core/ports";
-import { emptyUntil, READ_BUDGET, take, waitForToken, type BucketState } from "../core/tokenBucket";
+import { emptyUntil, READ_BUDGET, refill, take, waitForToken, type BucketState } from "../core/tokenBucket";
 import { retryAfterMs } from "./armErrors";
 
 /**
@@ -34,6 +34,14 @@ export class ReadPacer {
       await untilAborted(this.clock.sleep(wait), signal);
     }
     this.states.set(sub, take(READ_BUDGET, this.state(sub), this.clock.now()));
+  }
+
+  /** ARM's own count of the subscription's reads left (every host's reads in it): plan on no more than that. */
+  learnRemaining(sub: string, remaining: number): void {
+    const now = this.clock.now();
+    const s = refill(READ_BUDGET, this.state(sub), now);
+    // Below zero is kept (down to a whole bucket): every host reads the same figure and waits for its share of the refill.
+    if (s.at <= now && remaining < s.tokens) this.states.set(sub, { tokens: Math.max(-READ_BUDGET.capacity, remaining), at: s.at });
   }
 
   throttled(sub: string, retryAfter: number): void {

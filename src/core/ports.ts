@@ -171,6 +171,30 @@ export interface ReconcileAttempts {
   list(): Promise<Map<string, ReconcileAttempt>>;
 }
 
+/** What taking a scale set's reconcile lease found. */
+export type LeaseTake =
+  /** `handover`: what the previous holder left for the next (its view of the scale set's write budgets). */
+  | { kind: "acquired"; handover?: string }
+  /** Another holder runs: another pass is now asked of it. `firstToAsk`: nobody had asked since its pass began. */
+  | { kind: "held"; firstToAsk: boolean; expiresAt: number };
+
+/**
+ * One reconcile of a scale set at a time across every host: a lease in storage with an expiry, so that a holder
+ * that dies lets go by itself. A host that finds it held asks the holder for another pass instead of reconciling.
+ * What is known in storage and nowhere else (the budgets no answer header reports before the next write) is handed
+ * from one holder to the next with it.
+ */
+export interface ReconcileLeases {
+  acquire(ref: TargetRef, holder: string, ttlMs: number, fresh: boolean): Promise<LeaseTake>;
+  /** Pushes the expiry on while a long pass runs; false when the lease is no longer ours. */
+  renew(ref: TargetRef, holder: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Lets go, unless another pass was asked for meanwhile: then the lease is kept (renewed), the request cleared,
+   * and the answer says to run once more (fresh when the asker wanted ARM read, not the cache).
+   */
+  release(ref: TargetRef, holder: string, ttlMs: number, handover?: string): Promise<{ again: false } | { again: true; fresh: boolean }>;
+}
+
 export interface ReconcileRequest {
   /** Invisible this long first (a Retry-After, a debounce window). */
   delayMs?: number;

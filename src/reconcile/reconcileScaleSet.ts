@@ -48,7 +48,9 @@ export type ReconcileResult =
   | "target-deleted"
   | "target-deleting"
   | "requeued"
-  | "failed";
+  | "failed"
+  /** Another host held the scale set's reconcile lease: it runs the pass (see leasedReconcile). */
+  | "deferred";
 
 export interface ReconcileReport {
   scaleSetId: string;

@@ -74,4 +74,51 @@ export class WritePacer {
     const own = this.bucketsFor(target)[0]!;
     this.states.set(own.key, { ...emptyUntil(this.now() + retryAfterMs), spec: own.spec });
   }
+
+  /**
+   * The server's own count of what is left of one budget (it counts every host's writes): plan on no more than that.
+   * `budget`: the target's own CRP bucket, CRP's per-subscription one, or ARM's write bucket.
+   */
+  learnRemaining(target: ScaleSetRef | InstanceRef, budget: "target" | "subscription" | "arm", remaining: number): void {
+    const b = this.bucketsFor(target)[budget === "target" ? 0 : budget === "subscription" ? 1 : 2]!;
+    this.lower(b.key, b.spec, remaining);
+  }
+
+  /** ARM's write bucket of a subscription (the same for every target in it). */
+  learnArmWrites(subscriptionId: string, remaining: number): void {
+    this.lower(`arm|${subscriptionId.toLowerCase()}`, WRITE_BUDGETS.armWrites, remaining);
+  }
+
+  private lower(key: string, spec: BucketSpec, remaining: number): void {
+    const now = this.now();
+    const s = refill(spec, this.states.get(key) ?? { tokens: spec.capacity, at: now }, now);
+    // A bucket closed by a 429 stays closed until its Retry-After. Below zero is kept (down to a whole bucket): every
+    // host reads the same figure, and each then waits for the refill its share needs, so together they slow down.
+    if (s.at <= now && remaining < s.tokens) this.states.set(key, { tokens: Math.max(-spec.capacity, remaining), at: s.at, spec });
+  }
+
+  /** This scale set's own budgets (its model's and its instances'), for the next host that writes it. */
+  snapshot(scaleSet: ScaleSetRef): Record<string, BucketState> {
+    const out: Record<string, BucketState> = {};
+    for (const [key, state] of this.states) {
+      if (key === `vmss|${scaleSet.key}` || key.startsWith(`vm|${scaleSet.key}/`)) out[key] = { tokens: state.tokens, at: state.at };
+    }
+    return out;
+  }
+
+  /** Budgets the previous writer of a scale set left (see snapshot): plan on no more than either of us knows is left. */
+  restore(snapshot: Record<string, BucketState>): void {
+    const now = this.now();
+    for (const [key, theirs] of Object.entries(snapshot)) {
+      const spec = key.startsWith("vmss|") ? WRITE_BUDGETS.scaleSetUpdate : key.startsWith("vm|") ? WRITE_BUDGETS.instanceUpdate : undefined;
+      if (!spec) continue;
+      if (theirs.at > now) {
+        // Closed by a 429 they got: closed here too, unless ours closes later.
+        const ours = this.states.get(key);
+        if (!ours || ours.at < theirs.at) this.states.set(key, { tokens: theirs.tokens, at: theirs.at, spec });
+        continue;
+      }
+      this.lower(key, spec, refill(spec, theirs, now).tokens);
+    }
+  }
 }

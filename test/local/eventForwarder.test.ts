@@ -67,4 +67,26 @@ describe("EventForwarder", () => {
     expect(f.stats).toMatchObject({ published: 2, pending: 0 });
     expect(hook.received).toEqual([]);
   });
+
+  it("several hosts: each event reaches one host, in turn, and a delivery a dead host refuses is retried on another", async () => {
+    const hooks = [await webhook([]), await webhook([]), await webhook([])];
+    servers.push(...hooks.map((h) => h.server));
+    // The third host is down: its port refuses connections.
+    const dead = hooks[2]!;
+    await new Promise((r) => dead.server.close(r));
+    servers.pop();
+    const errors: string[] = [];
+    const f = new EventForwarder({ delayMs: 0, retryDelaysMs: [10, 10], onError: (m) => errors.push(m) });
+    f.setHostTargets(hooks.map((h) => [h.url]));
+    for (let i = 0; i < 6; i++) f.publish({ id: `e${i}` });
+    expect(await f.idle(5000)).toBe(true);
+    const got = hooks.slice(0, 2).map((h) => h.received.map((r) => (r.body as Array<{ id: string }>)[0]!.id));
+    // Every event delivered exactly once, over both live hosts.
+    expect([...got[0]!, ...got[1]!].sort()).toEqual(["e0", "e1", "e2", "e3", "e4", "e5"]);
+    expect(got[0]!.length).toBeGreaterThan(0);
+    expect(got[1]!.length).toBeGreaterThan(0);
+    expect(f.stats).toMatchObject({ published: 6, delivered: 6, failed: 0 });
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((e) => /retrying in 10 ms$/.test(e))).toBe(true);
+  });
 });

@@ -71,4 +71,12 @@ describe("resolveLocalOptions", () => {
     expect(() => resolveLocalOptions(["--blob-port", "10001"], {}, example, APP)).toThrow(/must differ/);
     expect(() => resolveLocalOptions(["--event-delay-ms=-1"], {}, example, APP)).toThrow(/whole milliseconds/);
   });
+
+  it("--hosts N runs N hosts (1 by default); --throttling turns on the simulator's buckets; both refuse nonsense", () => {
+    expect(resolveLocalOptions([], {}, example, APP)).toMatchObject({ hosts: 1, throttling: false });
+    expect(resolveLocalOptions(["--hosts", "3", "--throttling"], {}, example, APP)).toMatchObject({ hosts: 3, throttling: true });
+    expect(resolveLocalOptions([], { POOLSYNC_LOCAL_HOSTS: "2", POOLSYNC_LOCAL_THROTTLING: "true" }, example, APP)).toMatchObject({ hosts: 2, throttling: true });
+    expect(() => resolveLocalOptions(["--hosts", "0"], {}, example, APP)).toThrow(/--hosts \/ POOLSYNC_LOCAL_HOSTS must be a whole number of hosts \(1-16\), got "0"/);
+    expect(() => resolveLocalOptions(["--throttling"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: DEMO_SCOPE }, example, APP)).toThrow(/--throttling: ARM_ENDPOINT is https:\/\/management.azure.com/);
+  });
 });

@@ -2,7 +2,7 @@ import type { JsonObject } from "../../sim";
 import { addIpConfig, dropPool } from "../../sim/wire";
 import { shuffled } from "../support/shuffle";
 import type { Delivery } from "./delivery";
-import type { Hosts } from "./hosts";
+import type { Hosts, Proc } from "./hosts";
 import { OTHER_KINDS, SIM_FAULT_KINDS, type FaultName, type SoakRun } from "./run";
 import { OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, SUBNET, type SoakWorld } from "./world";
 
@@ -182,7 +182,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         break;
       }
       case "kill": {
-        hosts.current.killAfter = 1 + Math.floor(rand() * 4);
+        (hosts.procs[Math.floor(rand() * hosts.procs.length)] as Proc).killAfter = 1 + Math.floor(rand() * 4);
         tryFault("invocation killed mid-reconcile", "*");
         break;
       }

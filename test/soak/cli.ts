@@ -1,17 +1,17 @@
-// npm run soak -- --seed N --minutes M [--max-steps S] [--time-scale T] [--plan]
+// npm run soak -- --seed N --minutes M [--max-steps S] [--time-scale T] [--hosts N] [--plan]
 // Prints the per-fault table and the counters; exits 1 on any violated invariant (with the seed to replay it).
 import { UsageError } from "../support/cliFlags";
 import { soakOptions, USAGE } from "./options";
 import { formatTable, runSoak } from "./soak";
 
 async function main(): Promise<void> {
-  const { seed, minutes, maxSteps, timeScale, plan, help } = soakOptions(process.argv.slice(2));
+  const { seed, minutes, maxSteps, timeScale, hosts, plan, help } = soakOptions(process.argv.slice(2));
   if (help) {
     console.log(USAGE);
     return;
   }
-  console.log(`soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}`);
-  const r = await runSoak({ seed, minutes, maxSteps, timeScale, log: (l) => console.log(`  ${l}`) });
+  console.log(`soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}, ${hosts} host(s)`);
+  const r = await runSoak({ seed, minutes, maxSteps, timeScale, hosts, log: (l) => console.log(`  ${l}`) });
   console.log(`\n${r.steps} steps in ${r.realSeconds} s real (~${r.simulatedMinutes} simulated minutes)\n`);
   console.log(formatTable(r));
   console.log(`\ncounters: ${JSON.stringify(r.counters)}`);

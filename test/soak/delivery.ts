@@ -23,7 +23,7 @@ export class Delivery {
   #stopped = false;
   #loops: Promise<unknown> | undefined;
   readonly deliverEvents: (all: boolean) => Promise<void>;
-  readonly pumpQueue: () => Promise<number>;
+  readonly pumpQueue: (host: Proc) => Promise<number>;
   readonly runTimer: () => Promise<{ enqueued: number } | undefined>;
 
   constructor(world: SoakWorld, run: SoakRun, hosts: Hosts) {
@@ -70,7 +70,7 @@ export class Delivery {
       const due = pendingEvents.filter((p) => all || p.due <= now);
       if (due.length === 0) return;
       for (const p of due) pendingEvents.splice(pendingEvents.indexOf(p), 1);
-      const p0 = hosts.current;
+      const p0 = hosts.nextProc();
       await Promise.race([
         p0.died,
         Promise.all(
@@ -112,8 +112,7 @@ export class Delivery {
       }
       return t;
     };
-    this.pumpQueue = async (): Promise<number> => {
-      const p0 = hosts.current;
+    this.pumpQueue = async (p0: Proc): Promise<number> => {
       let items;
       try {
         items = await triggerOf(p0).poll();
@@ -142,14 +141,17 @@ export class Delivery {
   }
 
   /** The queue trigger, the Event Grid deliveries and the timer, running until stop(). */
-  start(world: SoakWorld): void {
+  start(world: SoakWorld, hosts: Hosts): void {
     const simClock = world.c.clock;
-    const queueLoop = (async () => {
-      while (!this.#stopped) {
-        const n = await this.pumpQueue();
-        if (n <= 0) await new Promise((r) => setTimeout(r, 40));
-      }
-    })();
+    // Every host polls the queue (a revived host takes its slot's place).
+    const queueLoop = Promise.all(
+      hosts.procs.map(async (_, slot) => {
+        while (!this.#stopped) {
+          const n = await this.pumpQueue(hosts.procs[slot] as Proc);
+          if (n <= 0) await new Promise((r) => setTimeout(r, 40));
+        }
+      }),
+    );
     const eventLoop = (async () => {
       while (!this.#stopped) {
         await this.deliverEvents(false);

@@ -4,8 +4,8 @@ import { seededRandom as prng } from "../../sim/random";
 import type { SoakRun } from "./run";
 import type { SoakWorld } from "./world";
 
-// The app's processes: each its own services over a Compute port and clock that a kill freezes for good; the
-// platform starts a new one when the current one dies.
+// The app's processes (--hosts of them at once): each its own services over a Compute port and clock that a kill
+// freezes for good; the platform starts a new one in place of each that dies.
 
 export interface Proc {
   id: number;
@@ -44,8 +44,10 @@ function countingLogger(counters: Record<string, number>, errors: string[]): Log
 }
 
 export class Hosts {
-  current: Proc;
+  /** Every Function host at once, each polling the queue; index 0 also runs the timer (the host's listener lock). */
+  readonly procs: Proc[];
   #seq = 0;
+  #next = 0;
   #reviving: Promise<void> | undefined;
   #stopped = false;
 
@@ -53,16 +55,28 @@ export class Hosts {
     private readonly world: SoakWorld,
     private readonly run: SoakRun,
   ) {
-    this.current = this.#newProc();
+    this.procs = Array.from({ length: Math.max(1, Math.floor(run.opts.hosts ?? 1)) }, () => this.#newProc());
   }
 
-  /** The resurrection of killed processes: the platform starts a new host. */
+  /** The host that runs the timer and answers the invariants' reads. */
+  get current(): Proc {
+    return this.procs[0] as Proc;
+  }
+
+  /** The next host in turn: Event Grid spreads deliveries over the instances. */
+  nextProc(): Proc {
+    return this.procs[this.#next++ % this.procs.length] as Proc;
+  }
+
+  /** The resurrection of killed processes: the platform starts a new host in place of each that died. */
   startReviving(): void {
     this.#reviving ??= (async () => {
       while (!this.#stopped) {
-        if (this.current.dead) {
-          this.run.bump("platform:process-restarts");
-          this.current = this.#newProc();
+        for (let i = 0; i < this.procs.length; i++) {
+          if (this.procs[i]!.dead) {
+            this.run.bump("platform:process-restarts");
+            this.procs[i] = this.#newProc();
+          }
         }
         await new Promise((r) => setTimeout(r, 20));
       }

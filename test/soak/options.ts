@@ -1,10 +1,11 @@
 import { numberFlag, parseFlags } from "../support/cliFlags";
 
-export const USAGE = `usage: npm run soak -- [--seed N] [--minutes M] [--max-steps S] [--time-scale T] [--plan]
+export const USAGE = `usage: npm run soak -- [--seed N] [--minutes M] [--max-steps S] [--time-scale T] [--hosts N] [--plan]
   --seed N         the PRNG seed that decides every fault and step (default 1); a violation prints it to replay
   --minutes M      how long to run, real minutes (default 1)
   --max-steps S    stop after this many steps (default 10000)
   --time-scale T   simulator seconds per real second (default 60)
+  --hosts N        Function hosts polling the queue at once, a kill taking one (default 1)
   --plan           also print the plan of steps`;
 
 export interface SoakFlags {
@@ -12,6 +13,7 @@ export interface SoakFlags {
   minutes: number;
   maxSteps: number;
   timeScale: number;
+  hosts: number;
   plan: boolean;
   help: boolean;
 }
@@ -24,6 +26,7 @@ export function soakOptions(argv: readonly string[]): SoakFlags {
       minutes: { type: "string" },
       "max-steps": { type: "string" },
       "time-scale": { type: "string" },
+      hosts: { type: "string" },
       plan: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -34,6 +37,7 @@ export function soakOptions(argv: readonly string[]): SoakFlags {
     minutes: numberFlag("minutes", v.minutes, 1, USAGE),
     maxSteps: numberFlag("max-steps", v["max-steps"], 10_000, USAGE, { whole: true }),
     timeScale: numberFlag("time-scale", v["time-scale"], 60, USAGE),
+    hosts: numberFlag("hosts", v.hosts, 1, USAGE, { whole: true, max: 16 }),
     plan: v.plan === true,
     help: v.help === true,
   };

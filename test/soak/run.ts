@@ -36,6 +36,8 @@ export interface SoakOptions {
   maxSteps?: number;
   /** Simulated seconds per real second. */
   timeScale?: number;
+  /** Function hosts polling the queue at once, each with its own memory (pacers, coalescer); a kill takes one. */
+  hosts?: number;
   log?: (line: string) => void;
 }
 

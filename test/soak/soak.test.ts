@@ -18,4 +18,12 @@ describe("soak (seed 20261202, 15 s of chaos)", () => {
     // The Flexible scale set was declared and checked on its model and its VMs' NICs, with other writers on them.
     expect(r.counters["check:flex-declaration-applied"] ?? 0).toBeGreaterThan(0);
   }, 90_000);
+
+  it("with three hosts polling the queue, a kill taking one host at a time, every invariant still holds", async () => {
+    const r = await runSoak({ seed: 20261203, minutes: 0.25, maxSteps: 120, timeScale: 60, hosts: 3 });
+    if (r.violations.length > 0) console.log(`${formatTable(r)}\n${JSON.stringify(r.counters)}\n${r.plan.join("\n")}`);
+    expect(r.violations).toEqual([]);
+    expect(r.faults.find((f) => f.fault === "invocation killed mid-reconcile")?.tried).toBeGreaterThan(0);
+    expect(r.counters["check:declaration-applied"] ?? 0).toBeGreaterThan(0);
+  }, 90_000);
 });

@@ -40,7 +40,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const hosts = new Hosts(world, run);
   await hosts.current.services.ready();
   const delivery = new Delivery(world, run, hosts);
-  delivery.start(world);
+  delivery.start(world, hosts);
   hosts.startReviving();
 
   const steps = await runChaos(world, run, hosts, delivery);

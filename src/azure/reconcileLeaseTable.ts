@@ -1,0 +1,108 @@
+import type { TableClient } from "@azure/data-tables";
+import type { LeaseTake, ReconcileLeases } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
+import { cachePartition } from "./cacheKeys";
+import { statusOf } from "./tableErrors";
+
+/**
+ * Reconcile leases, one row per scale set in the cache table's "~leases" partition (apart from the scale set's cache
+ * rows, whose Table ETags a running reconcile stores against). Every change is conditional on the row's ETag, so two
+ * hosts never both believe they hold it, and a request for another pass is never lost between the holder's last
+ * read and its release: the release's conditional write fails, and it reads the request. A released row stays, with
+ * no holder and what the last holder handed over.
+ */
+export const LEASES_PARTITION = "~leases";
+
+interface LeaseRow {
+  partitionKey: string;
+  rowKey: string;
+  holder: string;
+  expiresAt: number;
+  /** Another pass is asked of the holder; `wantedFresh`: reading ARM, not the cache. */
+  wanted: boolean;
+  wantedFresh: boolean;
+  /** Left by the last holder for the next one; "" for none. */
+  handover?: string;
+}
+
+const lostRace = (err: unknown) => statusOf(err) === 409 || statusOf(err) === 412 || statusOf(err) === 404;
+/** Conditional writes lose only to another host's write to the same row; a few rounds settle any burst. */
+const MAX_ROUNDS = 20;
+
+export class ReconcileLeaseTable implements ReconcileLeases {
+  constructor(
+    readonly table: TableClient,
+    private readonly now: () => number,
+  ) {}
+
+  private async read(rowKey: string): Promise<(LeaseRow & { etag: string }) | undefined> {
+    try {
+      const e = await this.table.getEntity<LeaseRow>(LEASES_PARTITION, rowKey);
+      return { ...e, holder: e.holder ?? "", expiresAt: Number(e.expiresAt), wanted: e.wanted === true, wantedFresh: e.wantedFresh === true, handover: e.handover ?? "", etag: e.etag };
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async acquire(ref: TargetRef, holder: string, ttlMs: number, fresh: boolean): Promise<LeaseTake> {
+    const rowKey = cachePartition(ref);
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const row = await this.read(rowKey);
+      const now = this.now();
+      try {
+        if (row && row.holder !== "" && row.holder !== holder && row.expiresAt > now) {
+          if (row.wanted && (row.wantedFresh || !fresh)) return { kind: "held", firstToAsk: false, expiresAt: row.expiresAt };
+          await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, wanted: true, wantedFresh: row.wantedFresh || fresh }, "Merge", { etag: row.etag });
+          return { kind: "held", firstToAsk: !row.wanted, expiresAt: row.expiresAt };
+        }
+        // Free, expired (its holder died) or ours: the pass about to run reads everything, so earlier requests are met.
+        const entity: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: now + ttlMs, wanted: false, wantedFresh: false, handover: row?.handover ?? "" };
+        if (!row) await this.table.createEntity(entity);
+        else await this.table.updateEntity(entity, "Replace", { etag: row.etag });
+        return row?.handover ? { kind: "acquired", handover: row.handover } : { kind: "acquired" };
+      } catch (err) {
+        if (!lostRace(err)) throw err;
+      }
+    }
+    throw new Error(`reconcile lease of ${ref.id}: still contended after ${MAX_ROUNDS} rounds`);
+  }
+
+  async renew(ref: TargetRef, holder: string, ttlMs: number): Promise<boolean> {
+    const rowKey = cachePartition(ref);
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const row = await this.read(rowKey);
+      if (!row || row.holder !== holder) return false;
+      try {
+        await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, expiresAt: this.now() + ttlMs }, "Merge", { etag: row.etag });
+        return true;
+      } catch (err) {
+        if (!lostRace(err)) throw err;
+      }
+    }
+    return false;
+  }
+
+  async release(ref: TargetRef, holder: string, ttlMs: number, handover?: string): Promise<{ again: false } | { again: true; fresh: boolean }> {
+    const rowKey = cachePartition(ref);
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const row = await this.read(rowKey);
+      // Not ours any more (it expired and another host took it): that host's pass covers what was asked.
+      if (!row || row.holder !== holder) return { again: false };
+      try {
+        if (row.wanted) {
+          const kept: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: this.now() + ttlMs, wanted: false, wantedFresh: false, handover: handover ?? row.handover ?? "" };
+          await this.table.updateEntity(kept, "Replace", { etag: row.etag });
+          return { again: true, fresh: row.wantedFresh };
+        }
+        // Kept, free (no holder), with what the next holder should know.
+        const free: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder: "", expiresAt: 0, wanted: false, wantedFresh: false, handover: handover ?? row.handover ?? "" };
+        await this.table.updateEntity(free, "Replace", { etag: row.etag });
+        return { again: false };
+      } catch (err) {
+        if (!lostRace(err)) throw err;
+      }
+    }
+    throw new Error(`reconcile lease of ${ref.id}: release still contended after ${MAX_ROUNDS} rounds`);
+  }
+}

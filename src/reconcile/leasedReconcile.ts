@@ -1,0 +1,99 @@
+import type { Clock, Logger, ReconcileLeases, WorkQueue } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
+import type { ReconcileReport, ReconcileTrigger } from "./reconcileScaleSet";
+
+/**
+ * One reconcile of a scale set at a time across every host. The pass runs only under the scale set's lease; a host
+ * that finds the lease held asks the holder for one more pass (its declarations are already in the table, so that
+ * pass reads them) and answers "deferred" instead of reading and writing ARM alongside it. The holder releases only
+ * when nobody asked; otherwise it runs again. The first host to ask also enqueues a reconcile for just after the
+ * lease would expire: if the holder died, that message finds the lease free and does the work, nothing is lost.
+ */
+
+export interface LeasedDeps {
+  leases: ReconcileLeases;
+  queue: WorkQueue;
+  clock: Clock;
+  log: Logger;
+  ttlMs: number;
+  newHolderId: () => string;
+  /** What one holder hands the next with the lease (the scale set's write budgets as it knows them). */
+  handover?: { snapshot(ref: TargetRef): string; restore(text: string): void };
+  /** Extra passes one holder runs for others before it hands the rest to the queue. */
+  maxExtraPasses?: number;
+}
+
+export async function leasedReconcile(
+  ref: TargetRef,
+  trigger: ReconcileTrigger,
+  deps: LeasedDeps,
+  pass: (trigger: ReconcileTrigger) => Promise<ReconcileReport>,
+): Promise<ReconcileReport> {
+  const holder = deps.newHolderId();
+  const started = deps.clock.now();
+  const take = await deps.leases.acquire(ref, holder, deps.ttlMs, trigger.fresh === true);
+  if (take.kind === "held") {
+    if (take.firstToAsk) {
+      // Lands after the lease's expiry: a live holder has run the pass by then (and this finds nothing to do).
+      const delayMs = Math.max(0, take.expiresAt - deps.clock.now()) + 1000;
+      await deps.queue.enqueueReconcile(ref.id, `lease check: ${trigger.reason}`, { delayMs, ...(trigger.fresh ? { fresh: true } : {}) });
+    }
+    const report: ReconcileReport = {
+      scaleSetId: ref.id,
+      trigger: trigger.reason,
+      result: "deferred",
+      declarations: 0,
+      armReads: 0,
+      armWrites: 0,
+      preconditionFailures: 0,
+      throttles: 0,
+      instancesWritten: 0,
+      durationMs: deps.clock.now() - started,
+      reason: take.firstToAsk ? "another host holds the reconcile lease: asked it for one more pass" : "another host holds the reconcile lease and already owes a pass",
+    };
+    deps.log.info("reconcile", { ...report });
+    return report;
+  }
+
+  if (take.handover && deps.handover) {
+    try {
+      deps.handover.restore(take.handover);
+    } catch (err) {
+      deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "handover unreadable", error: String(err) });
+    }
+  }
+  const handover = () => deps.handover?.snapshot(ref);
+
+  // Renewed at a third of the period, so two late renewals still keep it.
+  let lost = false;
+  const renewing = setInterval(() => {
+    deps.leases.renew(ref, holder, deps.ttlMs).then(
+      (ok) => (lost ||= !ok),
+      (err: unknown) => deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) }),
+    );
+  }, Math.max(1000, deps.ttlMs / 3));
+  try {
+    let report = await pass(trigger);
+    const maxExtra = deps.maxExtraPasses ?? 5;
+    for (let extra = 0; ; extra++) {
+      if (lost) break;
+      const next = await deps.leases.release(ref, holder, deps.ttlMs, handover());
+      if (!next.again) break;
+      if (extra >= maxExtra) {
+        // Asked again and again (a steady stream of changes): the queue takes the next pass, this invocation ends.
+        await deps.leases.release(ref, holder, 0, handover());
+        await deps.queue.enqueueReconcile(ref.id, "passes asked while the lease was held", next.fresh ? { fresh: true } : {});
+        break;
+      }
+      deps.log.info("reconcile.lease", { scaleSetId: ref.id, outcome: "another pass asked while held" });
+      report = await pass({ reason: "asked by another host while the lease was held", attempt: trigger.attempt, ...(next.fresh || trigger.fresh ? { fresh: true } : {}) });
+    }
+    return report;
+  } catch (err) {
+    // Let go at once (expired, if someone asked meanwhile), so the retry of this message or theirs can take it.
+    await deps.leases.release(ref, holder, 0, handover()).catch(() => undefined);
+    throw err;
+  } finally {
+    clearInterval(renewing);
+  }
+}

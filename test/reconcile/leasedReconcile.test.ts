@@ -1,0 +1,150 @@
+import { TableClient } from "@azure/data-tables";
+import { QueueClient } from "@azure/storage-queue";
+import { randomUUID } from "node:crypto";
+import { beforeEach, describe, expect, it } from "vitest";
+import { memoryLogger } from "../../src/app/logger";
+import { LEASES_PARTITION, ReconcileLeaseTable } from "../../src/azure/reconcileLeaseTable";
+import { StorageWorkQueue } from "../../src/azure/workQueue";
+import { systemClock } from "../../src/app/systemClock";
+import { leasedReconcile, type LeasedDeps } from "../../src/reconcile/leasedReconcile";
+import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/reconcileScaleSet";
+import { decodeQueueBody } from "../support/queueBody";
+import { scaleSetRef } from "../support/refs";
+import { testStorageConnectionString, uniqueName } from "../support/storage";
+
+const REF = scaleSetRef("/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-lease");
+
+function report(trigger: ReconcileTrigger): ReconcileReport {
+  return { scaleSetId: REF.id, trigger: trigger.reason, result: "applied", declarations: 1, armReads: 1, armWrites: 1, preconditionFailures: 0, throttles: 0, instancesWritten: 0, durationMs: 0 };
+}
+
+/** A pass that waits until the test lets it finish, recording each trigger it ran with. */
+function gatedPass() {
+  const ran: ReconcileTrigger[] = [];
+  const gates: Array<() => void> = [];
+  let entered: () => void = () => undefined;
+  let enteredOnce = new Promise<void>((r) => (entered = r));
+  const pass = async (t: ReconcileTrigger) => {
+    ran.push(t);
+    entered();
+    await new Promise<void>((r) => gates.push(r));
+    return report(t);
+  };
+  return {
+    ran,
+    pass,
+    entered: () => enteredOnce,
+    open: () => {
+      enteredOnce = new Promise<void>((r) => (entered = r));
+      gates.shift()?.();
+    },
+  };
+}
+
+describe("leasedReconcile over the lease table (Azurite): one reconcile of a scale set at a time across hosts", () => {
+  let table: TableClient;
+  let leases: ReconcileLeaseTable;
+  let queue: QueueClient;
+  let deps: LeasedDeps;
+
+  beforeEach(async () => {
+    table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("lease"), { allowInsecureConnection: true });
+    await table.createTable();
+    leases = new ReconcileLeaseTable(table, Date.now);
+    queue = new QueueClient(testStorageConnectionString(), uniqueName("q-"));
+    await queue.create();
+    deps = { leases, queue: new StorageWorkQueue(queue, queue), clock: systemClock, log: memoryLogger(), ttlMs: 60_000, newHolderId: randomUUID };
+  });
+
+  const queued = async () => {
+    const n = (await queue.getProperties()).approximateMessagesCount ?? 0;
+    return n;
+  };
+
+  it("a host that finds the lease held defers and asks for one more pass; the holder runs it before releasing", async () => {
+    const a = gatedPass();
+    const first = leasedReconcile(REF, { reason: "host A", attempt: 0 }, deps, a.pass);
+    await a.entered();
+    const bPasses: ReconcileTrigger[] = [];
+    const b = await leasedReconcile(REF, { reason: "host B", attempt: 0, fresh: true }, deps, async (t) => (bPasses.push(t), report(t)));
+    const c = await leasedReconcile(REF, { reason: "host C", attempt: 0 }, deps, async (t) => (bPasses.push(t), report(t)));
+    expect(b).toMatchObject({ result: "deferred", reason: expect.stringContaining("asked it for one more pass") });
+    expect(c).toMatchObject({ result: "deferred", reason: expect.stringContaining("already owes a pass") });
+    expect(bPasses).toEqual([]);
+    // Only the first to ask leaves a safety-net reconcile, for after the lease would expire.
+    expect(await queued()).toBe(1);
+    a.open();
+    await a.entered();
+    expect(a.ran).toEqual([{ reason: "host A", attempt: 0 }, { reason: "asked by another host while the lease was held", attempt: 0, fresh: true }]);
+    a.open();
+    expect(await first).toMatchObject({ result: "applied" });
+    // Released: the row has no holder, and the next reconcile takes the lease at once.
+    const left = [];
+    for await (const r of table.listEntities<{ holder: string }>({ queryOptions: { filter: `PartitionKey eq '${LEASES_PARTITION}'` } })) left.push(r.holder);
+    expect(left).toEqual([""]);
+    const later: ReconcileTrigger[] = [];
+    expect(await leasedReconcile(REF, { reason: "later", attempt: 0 }, deps, async (t) => (later.push(t), report(t)))).toMatchObject({ result: "applied" });
+    expect(later).toHaveLength(1);
+  });
+
+  it("without anyone asking, the holder runs once and lets go", async () => {
+    const ran: ReconcileTrigger[] = [];
+    await leasedReconcile(REF, { reason: "alone", attempt: 0 }, deps, async (t) => (ran.push(t), report(t)));
+    expect(ran).toHaveLength(1);
+    const rows = [];
+    for await (const r of table.listEntities<{ holder: string; wanted: boolean }>()) rows.push({ holder: r.holder, wanted: r.wanted });
+    expect(rows).toEqual([{ holder: "", wanted: false }]);
+  });
+
+  it("the holder hands what it knows to the next holder with the lease", async () => {
+    const seen: string[] = [];
+    const handing = (mine: string): LeasedDeps => ({ ...deps, handover: { snapshot: () => mine, restore: (t) => void seen.push(t) } });
+    await leasedReconcile(REF, { reason: "first", attempt: 0 }, handing("budgets of host A"), async (t) => report(t));
+    await leasedReconcile(REF, { reason: "second", attempt: 0 }, handing("budgets of host B"), async (t) => report(t));
+    expect(seen).toEqual(["budgets of host A"]);
+  });
+
+  it("of many hosts taking the lease at once, exactly one holds it", async () => {
+    const takes = await Promise.all(Array.from({ length: 8 }, (_, i) => leases.acquire(REF, `host-${i}`, 60_000, false)));
+    expect(takes.filter((t) => t.kind === "acquired")).toHaveLength(1);
+    expect(takes.filter((t) => t.kind === "held" && t.firstToAsk)).toHaveLength(1);
+  });
+
+  it("a crashed holder's lease expires: its safety-net message then finds the lease free and the pass runs", async () => {
+    // The dead host took the lease for 1.5 s and never came back.
+    expect(await leases.acquire(REF, "dead-host", 1500, false)).toEqual({ kind: "acquired" });
+    const ran: ReconcileTrigger[] = [];
+    const deferred = await leasedReconcile(REF, { reason: "declare", attempt: 0 }, deps, async (t) => (ran.push(t), report(t)));
+    expect(deferred.result).toBe("deferred");
+    expect(ran).toEqual([]);
+    // The safety net: a reconcile that becomes visible only after the lease's expiry.
+    const now = await queue.receiveMessages({ numberOfMessages: 1 });
+    expect(now.receivedMessageItems).toEqual([]);
+    await new Promise((r) => setTimeout(r, 3500));
+    const got = await queue.receiveMessages({ numberOfMessages: 1 });
+    const msg = decodeQueueBody(got.receivedMessageItems[0]!.messageText) as { kind: string; scaleSetId: string; reason: string };
+    expect(msg).toMatchObject({ kind: "reconcile", scaleSetId: REF.id, reason: "lease check: declare" });
+    expect(await leasedReconcile(REF, { reason: msg.reason, attempt: 0 }, deps, async (t) => (ran.push(t), report(t)))).toMatchObject({ result: "applied" });
+    expect(ran).toHaveLength(1);
+  }, 15_000);
+
+  it("a request for another pass made between the holder's last read and its release is not lost", async () => {
+    expect(await leases.acquire(REF, "holder", 60_000, false)).toEqual({ kind: "acquired" });
+    // Another host asks; the holder's release then sees it, keeps the lease and runs again.
+    expect(await leases.acquire(REF, "other", 60_000, false)).toMatchObject({ kind: "held", firstToAsk: true });
+    expect(await leases.release(REF, "holder", 60_000)).toEqual({ again: true, fresh: false });
+    expect(await leases.release(REF, "holder", 60_000)).toEqual({ again: false });
+    // A holder whose lease expired and was taken over does not release the new holder's lease.
+    expect(await leases.acquire(REF, "slow", 1, false)).toEqual({ kind: "acquired" });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await leases.acquire(REF, "next", 60_000, false)).toEqual({ kind: "acquired" });
+    expect(await leases.renew(REF, "slow", 60_000)).toBe(false);
+    expect(await leases.release(REF, "slow", 60_000)).toEqual({ again: false });
+    expect(await leases.acquire(REF, "third", 60_000, false)).toMatchObject({ kind: "held" });
+  });
+
+  it("a pass that throws lets go at once, so the retry is not held off for the whole lease", async () => {
+    await expect(leasedReconcile(REF, { reason: "boom", attempt: 0 }, deps, async () => Promise.reject(new Error("storage down")))).rejects.toThrow("storage down");
+    expect(await leases.acquire(REF, "retry", 60_000, false)).toEqual({ kind: "acquired" });
+  });
+});
