@@ -3,16 +3,30 @@ import { addIpConfig, dropPool } from "../../sim/wire";
 import { shuffled } from "../support/shuffle";
 import type { Delivery } from "./delivery";
 import type { Hosts, Proc } from "./hosts";
-import { OTHER_KINDS, SIM_FAULT_KINDS, type FaultName, type SoakRun } from "./run";
-import { OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, SUBNET, type SoakWorld } from "./world";
+import { FLEX_KINDS, OTHER_KINDS, SIM_FAULT_KINDS, type FaultName, type SoakRun } from "./run";
+import { FLEX, flexNics, OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, SUBNET, type SoakWorld } from "./world";
 
-// The chaos: steps chosen by the seeded PRNG until maxSteps or the deadline: declarations (some bad), other
-// writers, the simulator's faults, an Azurite restart. Every fault kind is tried early, in a seeded order; then
-// by weight. Returns the number of steps taken.
+// The chaos: steps chosen by the seeded PRNG until maxSteps or the deadline: declarations (some bad, some on the
+// Flexible scale set), other writers (also on the Flexible scale set's NICs and capacity), the simulator's faults, an
+// Azurite restart. Every fault kind is tried early, in a seeded order; then by weight. Returns the number of steps taken.
 
 export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, delivery: Delivery): Promise<number> {
   const { c, T } = world;
-  const { opts, plan, latest, unsent, othersIpConfigs, othersTags, expectedCapacity, deleted, badSent, simHandles, interleaves } = run;
+  const {
+    opts,
+    plan,
+    latest,
+    unsent,
+    othersIpConfigs,
+    othersTags,
+    othersNicTags,
+    expectedCapacity,
+    deleted,
+    badSent,
+    simHandles,
+    interleaves,
+    nicInterleaves,
+  } = run;
   const rand = run.rand;
   const pick = <T>(xs: readonly T[]): T => run.pick(xs);
   const chance = (p: number) => run.chance(p);
@@ -26,13 +40,18 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
   const declaredAtBase = Date.parse("2026-12-02T10:00:00Z");
   const live = () => SCALE_SETS.filter((s) => !deleted.has(ssId(s).toLowerCase()));
 
+  let flexDeclared = false;
   const declare = async () => {
-    const ss = pick(SCALE_SETS);
+    // The first declaration is a present on the Flexible scale set, so every run exercises its NIC path.
+    const flex = !flexDeclared || chance(0.25);
+    const ss = flex ? "flex-0" : pick(SCALE_SETS);
     const pool = pick(POOLS);
-    const state = chance(0.7) ? "present" : "absent";
+    const state = !flexDeclared || chance(0.7) ? "present" : "absent";
+    flexDeclared = true;
     const requestId = `soak-${opts.seed}-${++seq.decl}`;
     const declaredAt = new Date(declaredAtBase + seq.decl * 1000).toISOString();
-    const m = { v: 1, kind: "declare", scaleSetId: ssId(ss), backendPoolId: pId(pool), state, requestId, declaredAt };
+    const target = flex ? { targetId: FLEX } : { scaleSetId: ssId(ss) };
+    const m = { v: 1, kind: "declare", ...target, backendPoolId: pId(pool), state, requestId, declaredAt };
     plan.push(`declare ${ss} ${pool} ${state}`);
     latest.set(`${ssId(ss)}|${pId(pool)}`.toLowerCase(), { state, requestId, declaredAt });
     await send(m);
@@ -101,6 +120,55 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
       }
     } catch (err) {
       // The simulator refuses writes to a scale set being deleted: that is not a fault of ours.
+      bump("other:refused");
+      plan.push(`  refused: ${(err as Error).message.slice(0, 120)}`);
+    }
+  };
+
+  // The Flexible scale set's other writers: on its VMs' NICs, and its capacity.
+  const tagNic = (tag: string, nicIds?: Set<string>) => (r: JsonObject) => {
+    r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
+    nicIds?.add(String(r.id).toLowerCase());
+  };
+  const flexMust: Array<(typeof FLEX_KINDS)[number]> = shuffled(FLEX_KINDS, rand);
+  const flexOther = () => {
+    const what = flexMust.shift() ?? pick(FLEX_KINDS);
+    plan.push(`flex ${what}`);
+    try {
+      const nics = flexNics(c);
+      if (what === "scale") {
+        const capacity = 1 + Math.floor(rand() * 3);
+        c.scale(FLEX, capacity);
+        expectedCapacity.set(FLEX.toLowerCase(), capacity);
+        tryFault("Flexible: scale out / in by another writer", FLEX);
+      } else if (nics.length === 0) {
+        return;
+      } else if (what === "tag") {
+        const nic = pick(nics);
+        const tag = `other${++seq.other}`;
+        c.write(nic, tagNic(tag));
+        const set = othersNicTags.get(nic.toLowerCase()) ?? new Set<string>();
+        set.add(tag);
+        othersNicTags.set(nic.toLowerCase(), set);
+        tryFault("Flexible: another writer's NIC write (tag, or drops our pool)", FLEX);
+      } else if (what === "drop") {
+        const pool = pId(pick(POOLS)).toLowerCase();
+        c.write(pick(nics), (r) => {
+          for (const ipc of (r as unknown as { properties: { ipConfigurations: { properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[] } })
+            .properties.ipConfigurations) {
+            ipc.properties.loadBalancerBackendAddressPools = (ipc.properties.loadBalancerBackendAddressPools ?? []).filter((p) => p.id.toLowerCase() !== pool);
+          }
+        });
+        tryFault("Flexible: another writer's NIC write (tag, or drops our pool)", FLEX);
+      } else {
+        // A stale NIC PUT before each of our next few NIC writes: its tag must survive on every NIC it reached.
+        const tag = `storm${++seq.other}`;
+        const hit = new Set<string>();
+        const times = 2 + Math.floor(rand() * 4);
+        nicInterleaves.push({ h: c.beforeNextWrite(/\/networkInterfaces\/flex-0_[^/]+$/i, tagNic(tag, hit), { times }), tag, nics: hit });
+        tryFault("Flexible: 412 storm on a NIC (interleaved stale NIC PUT)", FLEX);
+      }
+    } catch (err) {
       bump("other:refused");
       plan.push(`  refused: ${(err as Error).message.slice(0, 120)}`);
     }
@@ -206,7 +274,10 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
       const r = rand();
       if (mustTry.length > 0 && steps % 2 === 1) simFault();
       else if (otherMust.length > 0 && steps % 4 === 2) otherWriter();
+      else if (flexMust.length > 0 && steps % 4 === 0) flexOther();
+      else if (badSent.length === 0 && steps >= 20 && steps % 4 === 0) await badMessage();
       else if (r < 0.35) await declare();
+      else if (r < 0.45) flexOther();
       else if (r < 0.55) otherWriter();
       else if (r < 0.85) simFault();
       else if (r < 0.9) await badMessage();

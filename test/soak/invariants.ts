@@ -1,11 +1,11 @@
 import type { JsonObject } from "../../sim";
-import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
+import { instanceNics, modelNics, nicPoolsByIpConfig, poolsByIpConfig } from "../../sim/wire";
 import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
 import type { Delivery } from "./delivery";
 import type { Hosts } from "./hosts";
 import type { SoakRun } from "./run";
-import { OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, VISIBILITY_S, type SoakWorld } from "./world";
+import { FLEX, flexNics, OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, VISIBILITY_S, type SoakWorld } from "./world";
 
 /**
  * The quiesce: faults off, every event delivered, the queue drained, and the timer shown everything expired,
@@ -13,7 +13,7 @@ import { OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, VISIBILITY_S, t
  */
 export async function quiesce(world: SoakWorld, run: SoakRun, delivery: Delivery): Promise<boolean> {
   const { c, config, queue, T } = world;
-  const { simHandles, interleaves, fired, othersTags, unsent } = run;
+  const { simHandles, interleaves, nicInterleaves, fired, othersTags, othersNicTags, unsent } = run;
   const bump = (k: string, n = 1) => run.bump(k, n);
   const say = run.opts.log ?? (() => undefined);
   const send = (m: unknown) => world.send(m);
@@ -27,6 +27,19 @@ export async function quiesce(world: SoakWorld, run: SoakRun, delivery: Delivery
     const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
     set.add(tag);
     othersTags.set(ss.toLowerCase(), set);
+  }
+  // Likewise a NIC storm's tag, on the NICs it was written on.
+  for (const { h, tag, nics } of nicInterleaves) {
+    h.cancel();
+    if (nics.size === 0) continue;
+    const storm = "Flexible: 412 storm on a NIC (interleaved stale NIC PUT)";
+    fired.set(storm, (fired.get(storm) ?? 0) + 1);
+    bump("flex-storm:nics-interleaved", nics.size);
+    for (const nic of nics) {
+      const set = othersNicTags.get(nic) ?? new Set<string>();
+      set.add(tag);
+      othersNicTags.set(nic, set);
+    }
   }
   c.clearFaults();
   await world.ensureAzurite();
@@ -62,12 +75,13 @@ export async function quiesce(world: SoakWorld, run: SoakRun, delivery: Delivery
 
 /**
  * The invariants, checked on the end state: no request outside the scopes; other writers' changes survive; every
- * accepted declaration applied (model and every live instance) or visibly failed with a reason; every bad message
- * poisoned with its reason. Returns the scale sets (lowercase IDs, "*" = run-wide) a violation was found on.
+ * accepted declaration applied (model and every live instance; on the Flexible scale set, model and every live VM's
+ * NIC) or visibly failed with a reason; every bad message poisoned with its reason. Returns the scale sets (lowercase
+ * IDs, "*" = run-wide) a violation was found on.
  */
 export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hosts, delivery: Delivery, converged: boolean): Promise<Set<string>> {
   const { c, config, poisonQueue } = world;
-  const { violations, appErrors, counters, latest, othersIpConfigs, othersTags, expectedCapacity, deleted, badSent } = run;
+  const { violations, appErrors, counters, latest, othersIpConfigs, othersTags, othersNicTags, expectedCapacity, deleted, badSent } = run;
   const bump = (k: string, n = 1) => run.bump(k, n);
   if (!converged) violations.push("no convergence: the queue or the timer still had work after 8 quiesce rounds (unbounded retry loop?)");
   if (delivery.maxAttemptSeen > config.maxAttempts + 1)
@@ -152,6 +166,57 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
       } else {
         bump(`final:${row.outcome.kind}`);
       }
+    }
+  }
+  // The Flexible scale set: other writers' NIC changes and capacity survive; every applied declaration holds on the
+  // model and on every live VM's NIC.
+  {
+    const rows = await svc.declarations.listForScaleSet(scaleSetRef(FLEX));
+    const resource = c.resource(FLEX);
+    const nics = flexNics(c);
+    for (const [nic, tags] of othersNicTags) {
+      const r = c.resource(nic);
+      if (!r) continue; // scaled in with its VM
+      bump("check:others-nic-tags", tags.size);
+      for (const t of tags) if (!(t in ((r.tags ?? {}) as Record<string, unknown>))) violate(FLEX, `${nic}: lost update: another writer's tag ${t} is gone`);
+    }
+    const cap = expectedCapacity.get(FLEX.toLowerCase());
+    const sku = resource?.sku as { capacity?: number } | undefined;
+    if (cap !== undefined && sku?.capacity !== cap) violate(FLEX, `flex-0: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
+    const modelPools = new Set(resource ? (poolsByIpConfig(modelNics(resource)).ipConfig0 ?? []) : []);
+    const nicPools = nics.flatMap((nic) => {
+      const r = c.resource(nic);
+      return r ? [{ name: nic.split("/").pop(), pools: nicPoolsByIpConfig(r).ipConfig0 ?? [] }] : [];
+    });
+    // Where a pool is (model, every live VM's NIC) against where it should be; violations say which disagrees.
+    const holds = (pool: string, present: boolean, what: string) => {
+      const id = pId(pool).toLowerCase();
+      const onModel = modelPools.has(id);
+      if (onModel !== present) violate(FLEX, `flex-0 ${pool}: ${what} but the model ${onModel ? "has" : "lacks"} it`);
+      for (const n of nicPools) {
+        const has = n.pools.includes(id);
+        if (has !== present) violate(FLEX, `flex-0 ${pool}: ${what} but NIC ${n.name} ${has ? "has" : "lacks"} it`);
+      }
+    };
+    for (const pool of POOLS) {
+      const want = latest.get(`${FLEX}|${pId(pool)}`.toLowerCase());
+      if (!want) continue;
+      const row = rows.find((d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "");
+      if (!row) {
+        if (want.state !== "absent") violate(FLEX, `flex-0 ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it`);
+        else {
+          // Finished absent (applied everywhere), removed by the timer: nothing brings the pool back.
+          bump("check:flex-declaration-absent-finished-and-removed");
+          holds(pool, false, `declaration ${want.requestId} (absent) finished and was removed`);
+        }
+        continue;
+      }
+      bump(`check:flex-declaration-${row.outcome.kind}`);
+      if (row.requestId !== want.requestId) violate(FLEX, `flex-0 ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}`);
+      if (row.outcome.kind === "applied") holds(pool, want.state === "present", `shows applied (${want.state})`);
+      else if (row.outcome.kind === "pending" || !row.outcome.reason)
+        violate(FLEX, `flex-0 ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
+      else bump(`final:flex-${row.outcome.kind}`);
     }
   }
   // Bad messages: each in the poison queue with its reason; nothing else poisoned but what the platform gave up on.

@@ -18,7 +18,9 @@ export function faultRows(run: SoakRun, badTargets: ReadonlySet<string>): FaultR
     const t = tried.get(f) ?? 0;
     const runWide = violations.length > 0;
     const held = targets.filter((x) => (x === "*" ? !runWide : !badTargets.has(x) && !badTargets.has("*"))).length;
-    const isSim = simHandles.some((s) => s.f === f) || f === "412 storm (interleaved writer)";
+    // Fired: how often the simulator applied it to a request (a storm: when one of our writes came while it waited).
+    const isSim =
+      simHandles.some((s) => s.f === f) || f === "412 storm (interleaved writer)" || f === "Flexible: 412 storm on a NIC (interleaved stale NIC PUT)";
     const firedCount = isSim ? (fired.get(f) ?? 0) : f === "invocation killed mid-reconcile" ? (counters["platform:process-restarts"] ?? 0) : t;
     return { fault: f, tried: t, fired: firedCount, held };
   });

@@ -26,6 +26,9 @@ export const FAULTS = [
   "event reordered",
   "event URI odd casing / trailing slash / CloudEvents",
   "bad message (out of scope, malformed)",
+  "Flexible: another writer's NIC write (tag, or drops our pool)",
+  "Flexible: 412 storm on a NIC (interleaved stale NIC PUT)",
+  "Flexible: scale out / in by another writer",
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
 
@@ -42,6 +45,8 @@ export interface SoakOptions {
 }
 
 export const OTHER_KINDS = ["ipconfig-model", "ipconfig-instance", "tag", "drop", "scale"] as const;
+/** The Flexible scale set's other writers: on its VMs' NICs (a tag, a dropped pool, a stale NIC PUT storm), its capacity. */
+export const FLEX_KINDS = ["tag", "drop", "scale", "storm"] as const;
 export const SIM_FAULT_KINDS = ["412", "429", "409", "500", "503", "drop", "slow", "opfail", "instance-delete", "kill", "ss-delete"] as const;
 
 /** What a declaration must end as: its newest accepted state. */
@@ -66,6 +71,8 @@ export class SoakRun {
   readonly faultTargets = new Map<FaultName, string[]>();
   readonly simHandles: Array<{ f: FaultName; h: FaultHandle; times: number }> = [];
   readonly interleaves: Array<{ h: InterleaveHandle; times: number; ss: string; tag: string }> = [];
+  /** Stale NIC PUT storms on the Flexible scale set's NICs: the NICs (lower) each storm's tag was written on. */
+  readonly nicInterleaves: Array<{ h: InterleaveHandle; tag: string; nics: Set<string> }> = [];
 
   // What the end state is checked against.
   /** `${ss}|${pool}` lowercased → the newest accepted declaration. */
@@ -76,6 +83,8 @@ export class SoakRun {
   readonly othersIpConfigs = new Map<string, Set<string>>();
   /** Scale set id (lower) → tag names another writer set. */
   readonly othersTags = new Map<string, Set<string>>();
+  /** NIC id (lower) → tag names another writer set on it. */
+  readonly othersNicTags = new Map<string, Set<string>>();
   readonly expectedCapacity = new Map<string, number | undefined>();
   readonly deleted = new Set<string>();
   readonly badSent: Array<{ requestId: string; reason: RegExp }> = [];

@@ -6,14 +6,14 @@ import { loadConfig, type Config } from "../../src/config";
 import { encodeMessage } from "../../src/azure/workQueue";
 import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../local/azurite";
 import { freePorts } from "../../local/freePorts";
-import { startArmSimulator, type ArmSimulator, type SeedSpec, type SimControl } from "../../sim";
+import { startArmSimulator, type ArmSimulator, type JsonObject, type SeedSpec, type SimControl } from "../../sim";
 import { SIM_CA_FILE } from "../support/harness";
 import { uniqueName } from "../support/storage";
 import { poolId, scaleSetId } from "../support/worlds";
 import type { SoakRun } from "./run";
 
-// The soak's world: three scale sets and four pools in scope, one scale set and pool outside it; the simulator
-// time-scaled with throttling on, and an Azurite of its own (restartable, state on disk).
+// The soak's world: three Uniform scale sets, one Flexible scale set and four pools in scope, one scale set and pool
+// outside it; the simulator time-scaled with throttling on, and an Azurite of its own (restartable, state on disk).
 
 export const SOAK_SUBSCRIPTION = "33333333-4444-5555-6666-777777777777";
 export const RG = "soak";
@@ -23,6 +23,8 @@ export const POOLS = ["pool-0", "pool-1", "pool-2", "pool-3"];
 export const SUBNET = `/subscriptions/${SOAK_SUBSCRIPTION}/resourceGroups/${RG}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
 export const ssId = (name: string) => scaleSetId(SOAK_SUBSCRIPTION, RG, name);
 export const pId = (name: string) => poolId(SOAK_SUBSCRIPTION, RG, "lb", name);
+/** A Flexible scale set: declared by targetId; its VMs' membership lives on their NIC resources. */
+export const FLEX = scaleSetId(SOAK_SUBSCRIPTION, RG, "flex-0");
 export const OUTSIDE_SS = scaleSetId(SOAK_SUBSCRIPTION, OUTSIDE_RG, "ovmss");
 export const OUTSIDE_POOL = poolId(SOAK_SUBSCRIPTION, OUTSIDE_RG, "olb", "opool");
 
@@ -38,9 +40,30 @@ function soakWorld(): SeedSpec {
       nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
     })),
   });
-  return {
-    subscriptions: [{ id: SOAK_SUBSCRIPTION, resourceGroups: [group(RG, "lb", POOLS, SCALE_SETS, 2), group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)] }],
+  const inScope = group(RG, "lb", POOLS, SCALE_SETS, 2);
+  const flex = {
+    name: "flex-0",
+    capacity: 2,
+    orchestrationMode: "Flexible" as const,
+    nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
   };
+  return {
+    subscriptions: [
+      {
+        id: SOAK_SUBSCRIPTION,
+        resourceGroups: [{ ...inScope, scaleSets: [...inScope.scaleSets, flex] }, group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)],
+      },
+    ],
+  };
+}
+
+/** The primary NIC of each live VM of the Flexible scale set (a VM being deleted has none to check). */
+export function flexNics(c: SimControl): string[] {
+  return c
+    .virtualMachines(FLEX)
+    .filter((v) => String((v.properties as JsonObject).provisioningState) !== "Deleting")
+    .map((v) => (v.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0]?.id)
+    .filter((id): id is string => typeof id === "string");
 }
 
 /** The host's visibilityTimeout, short: a killed invocation's message comes back soon. */
