@@ -50,7 +50,16 @@ function plan(opts: BenchOptions): Plan {
         contention: { changes: 40, capacity: 2, arrivalGapMs: 3_000, writers: 3, writerGapMs: 20_000, timeScale: 120 },
         burstOne: { scaleSets: 1, capacity: 3, perScaleSet: 20, timeScale: 30, poolsyncTimeScale: 1 },
         burstWide: { scaleSets: 10, capacity: 3, perScaleSet: 5, timeScale: 20, poolsyncTimeScale: 1 },
-        steady: { scaleSets: 20, capacity: 2, changes: 100, durationMs: 15 * 60_000, writers: 3, writerGapMs: 3 * 60_000, timeScale: 120, poolsyncTimeScale: 20 },
+        steady: {
+          scaleSets: 20,
+          capacity: 2,
+          changes: 100,
+          durationMs: 15 * 60_000,
+          writers: 3,
+          writerGapMs: 3 * 60_000,
+          timeScale: 120,
+          poolsyncTimeScale: 20,
+        },
         scale: { subscriptions: 5, scaleSetsPerSubscription: 100, timerRuns: 2, changes: 20, timeScale: 60 },
         overheadMessages: 5,
       }
@@ -60,7 +69,16 @@ function plan(opts: BenchOptions): Plan {
         contention: { changes: 200, capacity: 3, arrivalGapMs: 3_000, writers: 3, writerGapMs: 20_000, timeScale: 150 },
         burstOne: { scaleSets: 1, capacity: 10, perScaleSet: 50, timeScale: 30, poolsyncTimeScale: 1 },
         burstWide: { scaleSets: 50, capacity: 10, perScaleSet: 10, timeScale: 20, poolsyncTimeScale: 1 },
-        steady: { scaleSets: 100, capacity: 3, changes: 1000, durationMs: 60 * 60_000, writers: 3, writerGapMs: 3 * 60_000, timeScale: 240, poolsyncTimeScale: 30 },
+        steady: {
+          scaleSets: 100,
+          capacity: 3,
+          changes: 1000,
+          durationMs: 60 * 60_000,
+          writers: 3,
+          writerGapMs: 3 * 60_000,
+          timeScale: 240,
+          poolsyncTimeScale: 30,
+        },
         scale: { subscriptions: 20, scaleSetsPerSubscription: 250, timerRuns: 3, changes: 100, timeScale: 60 },
         overheadMessages: 20,
       };
@@ -131,10 +149,22 @@ async function main(): Promise<void> {
         for (const s of all) {
           const res = await runContention(s, env, p.contention, 1000 + r);
           (per[s] ??= []).push(res);
-          log(`contention run ${r + 1} ${s}: lost ours ${res.lostOurs}, theirs ${res.lostTheirs}/${res.theirOps}, model writes ${res.modelWrites}, 429 ${res.status429}, ${res.simMinutes.toFixed(0)} sim min`);
+          log(
+            `contention run ${r + 1} ${s}: lost ours ${res.lostOurs}, theirs ${res.lostTheirs}/${res.theirOps}, model writes ${res.modelWrites}, 429 ${res.status429}, ${res.simMinutes.toFixed(0)} sim min`,
+          );
         }
       }
-      results.workloads.contention = aggregate(per, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]);
+      results.workloads.contention = aggregate(per, [
+        "lostOurs",
+        "lostTheirs",
+        "theirOps",
+        "modelWrites",
+        "instanceWrites",
+        "reads",
+        "status412",
+        "status429",
+        "simMinutes",
+      ]);
     }
     // The same contention and burst on a Flexible scale set: poolsync only (the peers speak the VMSS VM API).
     if (want("contentionFlex") && all.includes("poolsync")) {
@@ -142,18 +172,45 @@ async function main(): Promise<void> {
       for (let r = 0; r < p.runs; r++) {
         const res = await runContention("poolsync", env, { ...p.contention, flexible: true }, 1000 + r);
         (per.poolsync ??= []).push(res);
-        log(`contentionFlex run ${r + 1}: lost ours ${res.lostOurs}, theirs ${res.lostTheirs}/${res.theirOps}, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, 412 ${res.status412}, 429 ${res.status429}, ${res.simMinutes.toFixed(0)} sim min`);
+        log(
+          `contentionFlex run ${r + 1}: lost ours ${res.lostOurs}, theirs ${res.lostTheirs}/${res.theirOps}, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, 412 ${res.status412}, 429 ${res.status429}, ${res.simMinutes.toFixed(0)} sim min`,
+        );
       }
-      results.workloads.contentionFlex = aggregate(per, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]);
+      results.workloads.contentionFlex = aggregate(per, [
+        "lostOurs",
+        "lostTheirs",
+        "theirOps",
+        "modelWrites",
+        "instanceWrites",
+        "reads",
+        "status412",
+        "status429",
+        "simMinutes",
+      ]);
     }
     if (want("burstOneFlex") && all.includes("poolsync")) {
       const per: Record<string, unknown[]> = {};
       for (let r = 0; r < p.runs; r++) {
         const res = await runBurst("poolsync", env, { ...p.burstOne, flexible: true }, 2000 + r);
         (per.poolsync ??= []).push(res);
-        log(`burstOneFlex run ${r + 1}: converged ${res.converged}/${res.changes} in ${res.convergeS.toFixed(1)} s sim, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, reads ${res.reads}, 412 ${res.status412}, 429 ${res.status429}`);
+        log(
+          `burstOneFlex run ${r + 1}: converged ${res.converged}/${res.changes} in ${res.convergeS.toFixed(1)} s sim, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, reads ${res.reads}, 412 ${res.status412}, 429 ${res.status429}`,
+        );
       }
-      results.workloads.burstOneFlex = aggregate(per, ["convergeS", "p50S", "p99S", "modelWrites", "maxModelWritesPerScaleSet", "instanceWrites", "reads", "operationPolls", "status412", "status429", "converged", "tableOpsPerChange"]);
+      results.workloads.burstOneFlex = aggregate(per, [
+        "convergeS",
+        "p50S",
+        "p99S",
+        "modelWrites",
+        "maxModelWritesPerScaleSet",
+        "instanceWrites",
+        "reads",
+        "operationPolls",
+        "status412",
+        "status429",
+        "converged",
+        "tableOpsPerChange",
+      ]);
     }
     for (const [key, size] of [
       ["burstOne", p.burstOne],
@@ -165,10 +222,25 @@ async function main(): Promise<void> {
         for (const s of all) {
           const res = await runBurst(s, env, size, 2000 + r);
           (per[s] ??= []).push(res);
-          log(`${key} run ${r + 1} ${s}: converged ${res.converged}/${res.changes} in ${res.convergeS.toFixed(1)} s sim (p50 ${res.p50S.toFixed(1)}, p99 ${res.p99S.toFixed(1)}), model writes ${res.modelWrites}, instance writes ${res.instanceWrites}, reads ${res.reads}, 412 ${res.status412}, 429 ${res.status429}`);
+          log(
+            `${key} run ${r + 1} ${s}: converged ${res.converged}/${res.changes} in ${res.convergeS.toFixed(1)} s sim (p50 ${res.p50S.toFixed(1)}, p99 ${res.p99S.toFixed(1)}), model writes ${res.modelWrites}, instance writes ${res.instanceWrites}, reads ${res.reads}, 412 ${res.status412}, 429 ${res.status429}`,
+          );
         }
       }
-      const agg = aggregate(per, ["convergeS", "p50S", "p99S", "modelWrites", "maxModelWritesPerScaleSet", "instanceWrites", "reads", "operationPolls", "status412", "status429", "converged", "tableOpsPerChange"]);
+      const agg = aggregate(per, [
+        "convergeS",
+        "p50S",
+        "p99S",
+        "modelWrites",
+        "maxModelWritesPerScaleSet",
+        "instanceWrites",
+        "reads",
+        "operationPolls",
+        "status412",
+        "status429",
+        "converged",
+        "tableOpsPerChange",
+      ]);
       results.workloads[key] = { ...agg, bound: burstBound(size, PROFILE, 1000) };
     }
     if (want("steady")) {
@@ -179,14 +251,31 @@ async function main(): Promise<void> {
         for (const s of variants) {
           const res = await runSteady(s, env, p.steady, 3000 + r);
           (per[s] ??= []).push(res);
-          log(`steady run ${r + 1} ${s}: reads/change ${res.readsPerChange.toFixed(2)} (with polls ${res.readsPerChangeInclPolls.toFixed(2)}), converged ${res.converged}/${res.changes}, writes ${res.modelWrites}+${res.instanceWrites}, 429 ${res.status429}`);
+          log(
+            `steady run ${r + 1} ${s}: reads/change ${res.readsPerChange.toFixed(2)} (with polls ${res.readsPerChangeInclPolls.toFixed(2)}), converged ${res.converged}/${res.changes}, writes ${res.modelWrites}+${res.instanceWrites}, 429 ${res.status429}`,
+          );
         }
       }
-      results.workloads.steady = aggregate(per, ["changes", "readsPerChange", "readsPerChangeInclPolls", "reads", "modelWrites", "instanceWrites", "status412", "status429", "converged", "p50S", "p99S", "tableOpsPerChange"]);
+      results.workloads.steady = aggregate(per, [
+        "changes",
+        "readsPerChange",
+        "readsPerChangeInclPolls",
+        "reads",
+        "modelWrites",
+        "instanceWrites",
+        "status412",
+        "status429",
+        "converged",
+        "p50S",
+        "p99S",
+        "tableOpsPerChange",
+      ]);
     }
     if (want("scale")) {
       const res = await runScale(env, p.scale, 4000);
-      log(`scale: ${res.scaleSets} scale sets; timer per run ${res.timer.map((t) => `${t.realMs} ms/${t.tableOps} table ops/${t.armReads} reads`).join(", ")}; ${res.tableOpsPerChange.toFixed(1)} table ops per change`);
+      log(
+        `scale: ${res.scaleSets} scale sets; timer per run ${res.timer.map((t) => `${t.realMs} ms/${t.tableOps} table ops/${t.armReads} reads`).join(", ")}; ${res.tableOpsPerChange.toFixed(1)} table ops per change`,
+      );
       results.workloads.scale = res;
     }
     if (want("hosts")) {
@@ -197,20 +286,51 @@ async function main(): Promise<void> {
         for (const hosts of HOST_COUNTS) {
           const b = await runBurst("poolsync", env, p.burstWide, 2000 + r, hosts);
           (burst[String(hosts)] ??= []).push(b);
-          log(`hosts ${hosts} burstWide run ${r + 1}: converged ${b.converged}/${b.changes} in ${b.convergeS.toFixed(1)} s sim, max model writes/scale set ${b.maxModelWritesPerScaleSet}, 412 ${b.status412}, 429 ${b.status429}`);
+          log(
+            `hosts ${hosts} burstWide run ${r + 1}: converged ${b.converged}/${b.changes} in ${b.convergeS.toFixed(1)} s sim, max model writes/scale set ${b.maxModelWritesPerScaleSet}, 412 ${b.status412}, 429 ${b.status429}`,
+          );
           const c = await runContention("poolsync", env, p.contention, 1000 + r, hosts);
           (contention[String(hosts)] ??= []).push(c);
-          log(`hosts ${hosts} contention run ${r + 1}: lost ours ${c.lostOurs}, theirs ${c.lostTheirs}/${c.theirOps}, model writes ${c.modelWrites}, 412 ${c.status412}, 429 ${c.status429}`);
+          log(
+            `hosts ${hosts} contention run ${r + 1}: lost ours ${c.lostOurs}, theirs ${c.lostTheirs}/${c.theirOps}, model writes ${c.modelWrites}, 412 ${c.status412}, 429 ${c.status429}`,
+          );
         }
       }
       results.workloads.hosts = {
-        burstWide: { ...aggregate(burst, ["convergeS", "p50S", "p99S", "modelWrites", "maxModelWritesPerScaleSet", "instanceWrites", "reads", "status412", "status429", "converged", "changes"]), bound: burstBound(p.burstWide, PROFILE, 1000) },
-        contention: aggregate(contention, ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"]),
+        burstWide: {
+          ...aggregate(burst, [
+            "convergeS",
+            "p50S",
+            "p99S",
+            "modelWrites",
+            "maxModelWritesPerScaleSet",
+            "instanceWrites",
+            "reads",
+            "status412",
+            "status429",
+            "converged",
+            "changes",
+          ]),
+          bound: burstBound(p.burstWide, PROFILE, 1000),
+        },
+        contention: aggregate(contention, [
+          "lostOurs",
+          "lostTheirs",
+          "theirOps",
+          "modelWrites",
+          "instanceWrites",
+          "reads",
+          "status412",
+          "status429",
+          "simMinutes",
+        ]),
       };
     }
     if (want("overhead")) {
       const res = await runOverhead(azurite.connectionString, p.overheadMessages, 5000);
-      log(`overhead: cold ${res.cold.cpuMsMedian.toFixed(1)} ms CPU, ${res.cold.tableOpsMedian} table ops; warm ${res.warm.cpuMsMedian.toFixed(1)} ms CPU, ${res.warm.tableOpsMedian} table ops per message`);
+      log(
+        `overhead: cold ${res.cold.cpuMsMedian.toFixed(1)} ms CPU, ${res.cold.tableOpsMedian} table ops; warm ${res.warm.cpuMsMedian.toFixed(1)} ms CPU, ${res.warm.tableOpsMedian} table ops per message`,
+      );
       results.workloads.overhead = res;
     }
   } finally {

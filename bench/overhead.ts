@@ -40,9 +40,13 @@ function getJson(url: string, ca: string): Promise<unknown> {
 
 async function startChildSim(seedFile: string): Promise<{ url: string; stop(): Promise<void> }> {
   const tsx = require.resolve("tsx/cli");
-  const child = spawn(process.execPath, [tsx, path.resolve(__dirname, "../sim/cli.ts"), "--port", "0", "--tls", "--seed", seedFile, "--operation-duration-ms", "0"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [tsx, path.resolve(__dirname, "../sim/cli.ts"), "--port", "0", "--tls", "--seed", seedFile, "--operation-duration-ms", "0"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`simulator did not start: ${out}`)), 30_000);
@@ -82,29 +86,65 @@ export async function runOverhead(storage: string, messages: number, seed: numbe
   // is what is measured; with the window on, the message only stores it and opens or joins the window (2–3 Table
   // round trips) and the reconcile runs from a message of its own. Operations end at once here: polled after 50 ms,
   // so the wall time (and the idle queue listener's CPU inside it) stays the reconcile's own.
-  const p = await startPoolsync(pseudo, { storage, subscriptions: world.subscriptions, events: false, eventDelayMs: 0, timerEveryMs: 0, random: prng(seed), env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "0", POOLSYNC_OPERATION_POLL_SECONDS: "0.05" } });
+  const p = await startPoolsync(pseudo, {
+    storage,
+    subscriptions: world.subscriptions,
+    events: false,
+    eventDelayMs: 0,
+    timerEveryMs: 0,
+    random: prng(seed),
+    env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "0", POOLSYNC_OPERATION_POLL_SECONDS: "0.05" },
+  });
   const armCalls = async () => ((await getJson(`${child.url}/_sim/stats`, ca)) as { requests: number }).requests;
   const measure = async (pool: string): Promise<Array<{ cpu: number; table: number; wall: number; arm: number }>> => {
     const out = [];
     for (let i = 0; i < world.scaleSets.length; i++) {
       const ss = world.scaleSets[i] as string;
-      const body = { v: 1, kind: "declare", scaleSetId: ss, backendPoolId: pool, ipConfiguration: IP_CONFIG, state: "present", requestId: `ovh-${pool.slice(-6)}-${i}` };
+      const body = {
+        v: 1,
+        kind: "declare",
+        scaleSetId: ss,
+        backendPoolId: pool,
+        ipConfiguration: IP_CONFIG,
+        state: "present",
+        requestId: `ovh-${pool.slice(-6)}-${i}`,
+      };
       const arm0 = await armCalls();
       const t0 = process.hrtime.bigint();
       const ops0 = p.tables.ops;
       const cpu0 = process.cpuUsage();
       await p.services.handleQueueMessage(body, { id: `m-${i}-${pool.slice(-1)}`, dequeueCount: 1, insertionTime: new Date().toISOString() });
       const cpu = process.cpuUsage(cpu0);
-      out.push({ cpu: (cpu.user + cpu.system) / 1000, table: p.tables.ops - ops0, wall: Number(process.hrtime.bigint() - t0) / 1e6, arm: (await armCalls()) - arm0 });
+      out.push({
+        cpu: (cpu.user + cpu.system) / 1000,
+        table: p.tables.ops - ops0,
+        wall: Number(process.hrtime.bigint() - t0) / 1e6,
+        arm: (await armCalls()) - arm0,
+      });
     }
     return out;
   };
   const summary = (xs: Array<{ cpu: number; table: number; wall: number; arm: number }>): PerMessage => ({
-    cpuMsMedian: percentile(xs.map((x) => x.cpu), 50),
-    cpuMsP90: percentile(xs.map((x) => x.cpu), 90),
-    tableOpsMedian: percentile(xs.map((x) => x.table), 50),
-    wallMsMedian: percentile(xs.map((x) => x.wall), 50),
-    armCallsMedian: percentile(xs.map((x) => x.arm), 50),
+    cpuMsMedian: percentile(
+      xs.map((x) => x.cpu),
+      50,
+    ),
+    cpuMsP90: percentile(
+      xs.map((x) => x.cpu),
+      90,
+    ),
+    tableOpsMedian: percentile(
+      xs.map((x) => x.table),
+      50,
+    ),
+    wallMsMedian: percentile(
+      xs.map((x) => x.wall),
+      50,
+    ),
+    armCallsMedian: percentile(
+      xs.map((x) => x.arm),
+      50,
+    ),
   });
   try {
     const pools = world.pools[0] as string[];

@@ -31,7 +31,8 @@ function edit(nics: Nics, c: Change): boolean {
   const pools = ipc.loadBalancerBackendAddressPools ?? [];
   const has = pools.some((p) => (p.id ?? "").toLowerCase() === c.poolId.toLowerCase());
   if ((c.state === "present") === has) return false;
-  ipc.loadBalancerBackendAddressPools = c.state === "present" ? [...pools, { id: c.poolId }] : pools.filter((p) => (p.id ?? "").toLowerCase() !== c.poolId.toLowerCase());
+  ipc.loadBalancerBackendAddressPools =
+    c.state === "present" ? [...pools, { id: c.poolId }] : pools.filter((p) => (p.id ?? "").toLowerCase() !== c.poolId.toLowerCase());
   return true;
 }
 
@@ -124,10 +125,15 @@ export function startPeer(kind: PeerKind, sim: ArmSimulator, opts: PeerOptions):
       try {
         await call(sub, () =>
           cc.virtualMachineScaleSets
-            .createOrUpdate(rg, name, { location: vmss.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } as VirtualMachineScaleSet, {
-              ...(kind === "get-then-put-if-match" ? { ifMatch: vmss.etag } : {}),
-              onResponse: (r) => (headers = r.headers),
-            })
+            .createOrUpdate(
+              rg,
+              name,
+              { location: vmss.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } as VirtualMachineScaleSet,
+              {
+                ...(kind === "get-then-put-if-match" ? { ifMatch: vmss.etag } : {}),
+                onResponse: (r) => (headers = r.headers),
+              },
+            )
             .submitted(),
         );
       } catch (err) {
@@ -156,10 +162,16 @@ export function startPeer(kind: PeerKind, sim: ArmSimulator, opts: PeerOptions):
       try {
         await call(sub, () =>
           cc.virtualMachineScaleSetVMs
-            .update(rg, name, instanceId, { location: current?.location, networkProfileConfiguration: { networkInterfaceConfigurations: nics } } as VirtualMachineScaleSetVM, {
-              ...(kind === "get-then-put-if-match" ? { ifMatch: etag } : {}),
-              onResponse: (r) => (headers = r.headers),
-            })
+            .update(
+              rg,
+              name,
+              instanceId,
+              { location: current?.location, networkProfileConfiguration: { networkInterfaceConfigurations: nics } } as VirtualMachineScaleSetVM,
+              {
+                ...(kind === "get-then-put-if-match" ? { ifMatch: etag } : {}),
+                onResponse: (r) => (headers = r.headers),
+              },
+            )
             .submitted(),
         );
       } catch (err) {
@@ -199,7 +211,7 @@ export function startPeer(kind: PeerKind, sim: ArmSimulator, opts: PeerOptions):
   // time), up to `concurrency` scale sets at once.
   const busy = new Set<string>();
   const pump = () => {
-    for (let i = 0; i < queue.length && active < opts.concurrency; ) {
+    for (let i = 0; i < queue.length && active < opts.concurrency;) {
       const c = queue[i] as Change;
       const key = c.scaleSetId.toLowerCase();
       if (busy.has(key)) {

@@ -52,7 +52,12 @@ export class TableCounter {
 }
 
 /** A logger that keeps counts and a few samples, not every line (runs make hundreds of thousands). */
-export function countingLogger(): Logger & { counts: Record<string, number>; samples: Record<string, string[]>; reconciles: Array<Record<string, unknown>>; writesAt: number[] } {
+export function countingLogger(): Logger & {
+  counts: Record<string, number>;
+  samples: Record<string, string[]>;
+  reconciles: Array<Record<string, unknown>>;
+  writesAt: number[];
+} {
   const counts: Record<string, number> = {};
   const samples: Record<string, string[]> = {};
   const reconciles: Array<Record<string, unknown>> = [];
@@ -72,7 +77,10 @@ export function countingLogger(): Logger & { counts: Record<string, number>; sam
     } else if (event === "arm.write") {
       const outcome = String(fields.outcome);
       if (outcome === "ok") writesAt.push(Date.now());
-      bump(`arm.write:${/^\w+/.exec(outcome === "ok" ? "ok" : (/: (\d{3}) /.exec(outcome)?.[1] ?? outcome))?.[0] ?? "?"}`, outcome === "ok" ? undefined : outcome);
+      bump(
+        `arm.write:${/^\w+/.exec(outcome === "ok" ? "ok" : (/: (\d{3}) /.exec(outcome)?.[1] ?? outcome))?.[0] ?? "?"}`,
+        outcome === "ok" ? undefined : outcome,
+      );
     } else bump(`${level}:${event}`, level === "info" ? undefined : JSON.stringify(fields));
   };
   return { counts, samples, reconciles, writesAt, info: push("info"), warn: push("warn"), error: push("error") };
@@ -100,7 +108,9 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     ...opts.env,
   };
   const config = loadConfig(env);
-  const hosts = Array.from({ length: Math.max(1, opts.hosts ?? 1) }, () => createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale }));
+  const hosts = Array.from({ length: Math.max(1, opts.hosts ?? 1) }, () =>
+    createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale }),
+  );
   const services = hosts[0] as Services;
   const tables = new TableCounter();
   for (const h of hosts) {
@@ -108,7 +118,17 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     tables.attach(h.cache.table, "etagcache");
   }
   await services.ready();
-  const counters = { closeAbandoned: 0, messages: 0, handlerErrors: 0, events: 0, eventErrors: 0, timerRuns: 0, timerReads: 0, reconcilesEnqueued: 0, queueReceives: 0 };
+  const counters = {
+    closeAbandoned: 0,
+    messages: 0,
+    handlerErrors: 0,
+    events: 0,
+    eventErrors: 0,
+    timerRuns: 0,
+    timerReads: 0,
+    reconcilesEnqueued: 0,
+    queueReceives: 0,
+  };
   for (const h of hosts) {
     const enqueue = h.queue.enqueueReconcile.bind(h.queue);
     h.queue.enqueueReconcile = (...args) => {
@@ -128,36 +148,39 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
   // backs off to 2 s real, which a time-scaled run would turn into minutes of simulated time), and a failed message is
   // visible again after 1 s real (host.json's 30 s would be an hour at the steady workload's scale).
   const triggers = hosts.map(
-    (h) => new QueueDrain(queue, h.queue.poison, (body, meta) => h.handleQueueMessage(body, meta), { options: { visibilityTimeoutMs: 1000 }, leaseSeconds: 30 }),
+    (h) =>
+      new QueueDrain(queue, h.queue.poison, (body, meta) => h.handleQueueMessage(body, meta), { options: { visibilityTimeoutMs: 1000 }, leaseSeconds: 30 }),
   );
-  const listener = Promise.all(hosts.map(async (_, host) => {
-    const trigger = triggers[host]!;
-    while (!stopped) {
-      if (inflightOf[host]! > 8) {
-        await new Promise((r) => setTimeout(r, 5));
-        continue;
+  const listener = Promise.all(
+    hosts.map(async (_, host) => {
+      const trigger = triggers[host]!;
+      while (!stopped) {
+        if (inflightOf[host]! > 8) {
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        const items = await trigger.poll().catch(() => []);
+        counters.queueReceives++;
+        if (items.length === 0) {
+          await new Promise((r) => setTimeout(r, 50));
+          continue;
+        }
+        for (const delivery of items) {
+          inflight++;
+          inflightOf[host]!++;
+          void delivery
+            .then(
+              (d) => (d.settled === "completed" ? counters.messages++ : counters.handlerErrors++),
+              () => counters.handlerErrors++,
+            )
+            .finally(() => {
+              inflight--;
+              inflightOf[host]!--;
+            });
+        }
       }
-      const items = await trigger.poll().catch(() => []);
-      counters.queueReceives++;
-      if (items.length === 0) {
-        await new Promise((r) => setTimeout(r, 50));
-        continue;
-      }
-      for (const delivery of items) {
-        inflight++;
-        inflightOf[host]!++;
-        void delivery
-          .then(
-            (d) => (d.settled === "completed" ? counters.messages++ : counters.handlerErrors++),
-            () => counters.handlerErrors++,
-          )
-          .finally(() => {
-            inflight--;
-            inflightOf[host]!--;
-          });
-      }
-    }
-  }));
+    }),
+  );
   let nextHost = 0;
 
   const unsubscribe = opts.events
@@ -190,7 +213,12 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     }
   })();
 
-  const quiet = async () => stopped || (inflight === 0 && eventsInflight === 0 && timerBusy === undefined && ((await queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0) === 0);
+  const quiet = async () =>
+    stopped ||
+    (inflight === 0 &&
+      eventsInflight === 0 &&
+      timerBusy === undefined &&
+      ((await queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0) === 0);
 
   return {
     services,
@@ -198,11 +226,20 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     logs,
     runTimer,
     async submit(c: Change) {
-      await services.queue.enqueueDeclare({ v: 1, kind: "declare", scaleSetId: c.scaleSetId, backendPoolId: c.poolId, ipConfiguration: IP_CONFIG, state: c.state, requestId: `bench-${c.id}`, declaredAt: new Date(clock.now()).toISOString() });
+      await services.queue.enqueueDeclare({
+        v: 1,
+        kind: "declare",
+        scaleSetId: c.scaleSetId,
+        backendPoolId: c.poolId,
+        ipConfiguration: IP_CONFIG,
+        state: c.state,
+        requestId: `bench-${c.id}`,
+        declaredAt: new Date(clock.now()).toISOString(),
+      });
     },
     async idle() {
       // Twice quiet in a row, 100 ms real apart: a message handled just now may enqueue its follow-up.
-      for (let calm = 0; calm < 2; ) {
+      for (let calm = 0; calm < 2;) {
         await new Promise((r) => setTimeout(r, 100));
         calm = (await quiet()) ? calm + 1 : 0;
       }
@@ -219,7 +256,11 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       void timerLoop.catch(() => undefined); // it sleeps in simulated time; the simulator's stop releases it
       if (timerBusy) await timerBusy;
       await Promise.race([Promise.all(hosts.map((h) => h.coalescer.idle())), new Promise((r) => setTimeout(r, 5_000))]);
-      await Promise.all([services.declarations.table.deleteTable(), services.cache.table.deleteTable(), services.queue.queue.delete(), services.queue.poison.delete()].map((p) => p.catch(() => undefined)));
+      await Promise.all(
+        [services.declarations.table.deleteTable(), services.cache.table.deleteTable(), services.queue.queue.delete(), services.queue.poison.delete()].map(
+          (p) => p.catch(() => undefined),
+        ),
+      );
     },
     own: () => ({ ...counters, tableOps: tables.ops }),
   };

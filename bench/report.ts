@@ -14,8 +14,10 @@ export interface Results {
 
 type Agg = Record<string, { runs: Array<Record<string, unknown>>; summary: Record<string, Spread> }>;
 
-const fmt = (n: number | undefined, digits = 1): string => (n === undefined || Number.isNaN(n) ? "–" : !Number.isFinite(n) ? "∞ (did not converge)" : Number.isInteger(n) ? String(n) : n.toFixed(digits));
-const sp = (s: Spread | undefined, digits = 1): string => (!s ? "–" : s.runs.length <= 1 || s.min === s.max ? fmt(s.median, digits) : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`);
+const fmt = (n: number | undefined, digits = 1): string =>
+  n === undefined || Number.isNaN(n) ? "–" : !Number.isFinite(n) ? "∞ (did not converge)" : Number.isInteger(n) ? String(n) : n.toFixed(digits);
+const sp = (s: Spread | undefined, digits = 1): string =>
+  !s ? "–" : s.runs.length <= 1 || s.min === s.max ? fmt(s.median, digits) : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
 const med = (a: Agg | undefined, strategy: string, field: string): number => a?.[strategy]?.summary[field]?.median ?? Number.NaN;
 const maxOf = (a: Agg | undefined, strategy: string, field: string): number => a?.[strategy]?.summary[field]?.max ?? Number.NaN;
 const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
@@ -31,15 +33,27 @@ export function targets(r: Results): Target[] {
   const c = r.workloads.contention as Agg | undefined;
   if (c) {
     const poolsyncLost = maxOf(c, "poolsync", "lostOurs") + maxOf(c, "poolsync", "lostTheirs");
-    out.push({ target: "Lost updates: 0 for poolsync in every run", measured: `poolsync worst run: ${fmt(maxOf(c, "poolsync", "lostOurs"))} ours + ${fmt(maxOf(c, "poolsync", "lostTheirs"))} theirs`, ok: poolsyncLost === 0 });
+    out.push({
+      target: "Lost updates: 0 for poolsync in every run",
+      measured: `poolsync worst run: ${fmt(maxOf(c, "poolsync", "lostOurs"))} ours + ${fmt(maxOf(c, "poolsync", "lostTheirs"))} theirs`,
+      ok: poolsyncLost === 0,
+    });
     const lww = med(c, "last-writer-wins", "lostOurs") + med(c, "last-writer-wins", "lostTheirs");
-    out.push({ target: "Lost updates: last-writer-wins shows them", measured: `last-writer-wins median: ${fmt(med(c, "last-writer-wins", "lostOurs"))} ours + ${fmt(med(c, "last-writer-wins", "lostTheirs"))} theirs`, ok: lww > 0 });
+    out.push({
+      target: "Lost updates: last-writer-wins shows them",
+      measured: `last-writer-wins median: ${fmt(med(c, "last-writer-wins", "lostOurs"))} ours + ${fmt(med(c, "last-writer-wins", "lostTheirs"))} theirs`,
+      ok: lww > 0,
+    });
   }
   const b1 = r.workloads.burstOne as (Agg & { bound?: unknown }) | undefined;
   if (b1) {
     const w = maxOf(b1, "poolsync", "modelWrites");
     const t = maxOf(b1, "poolsync", "status429");
-    out.push({ target: "Burst of 50 on one scale set: ≤ 3 scale-set writes (peers: 50)", measured: `poolsync worst run ${fmt(w)}; get-then-put-if-match ${fmt(med(b1, "get-then-put-if-match", "modelWrites"))}, last-writer-wins ${fmt(med(b1, "last-writer-wins", "modelWrites"))}`, ok: w <= 3 });
+    out.push({
+      target: "Burst of 50 on one scale set: ≤ 3 scale-set writes (peers: 50)",
+      measured: `poolsync worst run ${fmt(w)}; get-then-put-if-match ${fmt(med(b1, "get-then-put-if-match", "modelWrites"))}, last-writer-wins ${fmt(med(b1, "last-writer-wins", "modelWrites"))}`,
+      ok: w <= 3,
+    });
     out.push({ target: "Burst of 50 on one scale set: no 429 at all", measured: `poolsync worst run ${fmt(t)} × 429`, ok: t === 0 });
   }
   const st = r.workloads.steady as Agg | undefined;
@@ -57,11 +71,24 @@ export function targets(r: Results): Target[] {
   if (b2?.bound) {
     const v = med(b2, "poolsync", "convergeS");
     const peers = Math.min(med(b2, "get-then-put-if-match", "convergeS"), med(b2, "last-writer-wins", "convergeS"));
-    out.push({ target: `Convergence of the wide burst: ≤ 1.2 × bound (${fmt(b2.bound.boundS)} s → ${fmt(1.2 * b2.bound.boundS)} s)`, measured: `poolsync ${fmt(v)} s = ${fmt(v / b2.bound.boundS, 2)} × bound`, ok: v <= 1.2 * b2.bound.boundS });
-    out.push({ target: "Convergence of the wide burst: ahead of every peer", measured: `poolsync ${fmt(v)} s; fastest peer ${fmt(peers)} s (${fmt(peers / v, 1)} × poolsync)`, ok: v < peers });
+    out.push({
+      target: `Convergence of the wide burst: ≤ 1.2 × bound (${fmt(b2.bound.boundS)} s → ${fmt(1.2 * b2.bound.boundS)} s)`,
+      measured: `poolsync ${fmt(v)} s = ${fmt(v / b2.bound.boundS, 2)} × bound`,
+      ok: v <= 1.2 * b2.bound.boundS,
+    });
+    out.push({
+      target: "Convergence of the wide burst: ahead of every peer",
+      measured: `poolsync ${fmt(v)} s; fastest peer ${fmt(peers)} s (${fmt(peers / v, 1)} × poolsync)`,
+      ok: v < peers,
+    });
   }
   const o = r.workloads.overhead as { cold: Record<string, number>; warm: Record<string, number> } | undefined;
-  if (o) out.push({ target: "poolsync's own work per message reported", measured: `cold ${fmt(o.cold.cpuMsMedian)} ms CPU / ${fmt(o.cold.tableOpsMedian)} Table ops; warm ${fmt(o.warm.cpuMsMedian)} ms CPU / ${fmt(o.warm.tableOpsMedian)} Table ops`, ok: true });
+  if (o)
+    out.push({
+      target: "poolsync's own work per message reported",
+      measured: `cold ${fmt(o.cold.cpuMsMedian)} ms CPU / ${fmt(o.cold.tableOpsMedian)} Table ops; warm ${fmt(o.warm.cpuMsMedian)} ms CPU / ${fmt(o.warm.tableOpsMedian)} Table ops`,
+      ok: true,
+    });
   return out;
 }
 
@@ -89,13 +116,22 @@ export function renderMarkdown(r: Results, svgName: string): string {
   const out: string[] = [];
   out.push(`# Benchmarks (${r.mode} run)`);
   out.push("");
-  out.push(`Generated ${r.generatedAt} by \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\` in ${fmt(r.durationS, 0)} s on ${JSON.stringify(r.machine)}. ${r.runs} run(s) per strategy and workload; figures are medians with the (min–max) spread over the runs; every strategy runs against its own fresh simulator with the same seed, one after another in the same run. Times are **simulated** seconds unless they say "real".`);
+  out.push(
+    `Generated ${r.generatedAt} by \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\` in ${fmt(r.durationS, 0)} s on ${JSON.stringify(r.machine)}. ${r.runs} run(s) per strategy and workload; figures are medians with the (min–max) spread over the runs; every strategy runs against its own fresh simulator with the same seed, one after another in the same run. Times are **simulated** seconds unless they say "real".`,
+  );
   out.push("");
-  out.push(`Simulator profile: ${JSON.stringify(r.profile)} (simulated ms; latency per request = fixed + uniform jitter; every write is a long-running operation of that duration, polled every 1 s). CRP's token buckets enforced as its answers name them (per-window refill; creates, deletes and operation polls charged, VM LISTs to the high-cost bucket plus one view per VM) and ARM's per-subscription-and-principal buckets in front (reads 250 @ 25/s — operation polls count — writes 200 @ 10/s). As in Azure: a write to a resource while an operation runs on it answers 409; the scale set's ETag moves 1–5 s after every instance write, with no event. Time scales per workload are in \`results.json\` → \`plan\`: the peers run at \`timeScale\` (they make no storage calls, so any scale measures them alike); poolsync at \`poolsyncTimeScale\` (1× in the bursts, 30× in the steady hour), because its Table and Queue round trips to Azurite and the queue's whole-second visibility delays are real time and would count \`timeScale\` simulated ms each.`);
+  out.push(
+    `Simulator profile: ${JSON.stringify(r.profile)} (simulated ms; latency per request = fixed + uniform jitter; every write is a long-running operation of that duration, polled every 1 s). CRP's token buckets enforced as its answers name them (per-window refill; creates, deletes and operation polls charged, VM LISTs to the high-cost bucket plus one view per VM) and ARM's per-subscription-and-principal buckets in front (reads 250 @ 25/s — operation polls count — writes 200 @ 10/s). As in Azure: a write to a resource while an operation runs on it answers 409; the scale set's ETag moves 1–5 s after every instance write, with no event. Time scales per workload are in \`results.json\` → \`plan\`: the peers run at \`timeScale\` (they make no storage calls, so any scale measures them alike); poolsync at \`poolsyncTimeScale\` (1× in the bursts, 30× in the steady hour), because its Table and Queue round trips to Azurite and the queue's whole-second visibility delays are real time and would count \`timeScale\` simulated ms each.`,
+  );
   out.push("");
   out.push("## Targets");
   out.push("");
-  out.push(table(["target", "measured", "verdict"], targets(r).map((t) => [t.target, t.measured, verdict(t.ok)])));
+  out.push(
+    table(
+      ["target", "measured", "verdict"],
+      targets(r).map((t) => [t.target, t.measured, verdict(t.ok)]),
+    ),
+  );
   out.push("");
   out.push(`![convergence](${svgName})`);
   out.push("");
@@ -103,11 +139,37 @@ export function renderMarkdown(r: Results, svgName: string): string {
   if (c) {
     out.push("## 1. Contention: lost updates");
     out.push("");
-    out.push(`${JSON.stringify(r.plan.contention)}. One scale set; changes arrive every \`arrivalGapMs\` (adds of new pools, and removes of pools added ≥ 20 changes earlier); ${"3"} other writers add and remove ip configurations of their own on the model and the instances (atomically, inside the simulator, each logged). Lost, ours: pools whose last declared state is missing on the model or any instance at the end. Lost, theirs: logged adds that vanished and removes that came back.`);
+    out.push(
+      `${JSON.stringify(r.plan.contention)}. One scale set; changes arrive every \`arrivalGapMs\` (adds of new pools, and removes of pools added ≥ 20 changes earlier); ${"3"} other writers add and remove ip configurations of their own on the model and the instances (atomically, inside the simulator, each logged). Lost, ours: pools whose last declared state is missing on the model or any instance at the end. Lost, theirs: logged adds that vanished and removes that came back.`,
+    );
     out.push("");
-    out.push(aggTable(c, [["lostOurs", "lost (ours)"], ["lostTheirs", "lost (theirs)"], ["theirOps", "their ops"], ["modelWrites", "model writes"], ["instanceWrites", "instance writes"], ["reads", "reads"], ["status412", "412"], ["status429", "429"], ["simMinutes", "sim minutes"]]));
+    out.push(
+      aggTable(c, [
+        ["lostOurs", "lost (ours)"],
+        ["lostTheirs", "lost (theirs)"],
+        ["theirOps", "their ops"],
+        ["modelWrites", "model writes"],
+        ["instanceWrites", "instance writes"],
+        ["reads", "reads"],
+        ["status412", "412"],
+        ["status429", "429"],
+        ["simMinutes", "sim minutes"],
+      ]),
+    );
     out.push("");
-    out.push(...flexRows(r, "contention", [["lostOurs", "lost (ours)"], ["lostTheirs", "lost (theirs)"], ["theirOps", "their ops"], ["modelWrites", "model writes"], ["instanceWrites", "instance / NIC writes"], ["reads", "reads"], ["status412", "412"], ["status429", "429"], ["simMinutes", "sim minutes"]]));
+    out.push(
+      ...flexRows(r, "contention", [
+        ["lostOurs", "lost (ours)"],
+        ["lostTheirs", "lost (theirs)"],
+        ["theirOps", "their ops"],
+        ["modelWrites", "model writes"],
+        ["instanceWrites", "instance / NIC writes"],
+        ["reads", "reads"],
+        ["status412", "412"],
+        ["status429", "429"],
+        ["simMinutes", "sim minutes"],
+      ]),
+    );
   }
   for (const [key, title] of [
     ["burstOne", "2a. Burst: many declarations on one scale set"],
@@ -118,14 +180,41 @@ export function renderMarkdown(r: Results, svgName: string): string {
     const { bound, ...agg } = b;
     out.push(`## ${title}`);
     out.push("");
-    out.push(`${JSON.stringify(r.plan[key])}: every change declared at t = 0; converged = visible on the model and every instance (polled in-process every 20 ms real).`);
+    out.push(
+      `${JSON.stringify(r.plan[key])}: every change declared at t = 0; converged = visible on the model and every instance (polled in-process every 20 ms real).`,
+    );
     out.push("");
-    out.push(aggTable(agg as Agg, [["convergeS", "converge s"], ["p50S", "p50 s"], ["p99S", "p99 s"], ["modelWrites", "model writes"], ["maxModelWritesPerScaleSet", "max model writes / scale set"], ["instanceWrites", "instance writes"], ["reads", "reads"], ["operationPolls", "op polls"], ["status412", "412"], ["status429", "429"]]));
+    out.push(
+      aggTable(agg as Agg, [
+        ["convergeS", "converge s"],
+        ["p50S", "p50 s"],
+        ["p99S", "p99 s"],
+        ["modelWrites", "model writes"],
+        ["maxModelWritesPerScaleSet", "max model writes / scale set"],
+        ["instanceWrites", "instance writes"],
+        ["reads", "reads"],
+        ["operationPolls", "op polls"],
+        ["status412", "412"],
+        ["status429", "429"],
+      ]),
+    );
     out.push("");
     out.push(ratioLine(agg as Agg, "convergeS", "convergence time"));
     if (key === "burstOne") {
       out.push("");
-      out.push(...flexRows(r, "burstOne", [["convergeS", "converge s"], ["p50S", "p50 s"], ["p99S", "p99 s"], ["modelWrites", "model writes"], ["instanceWrites", "instance / NIC writes"], ["reads", "reads"], ["operationPolls", "op polls"], ["status412", "412"], ["status429", "429"]]));
+      out.push(
+        ...flexRows(r, "burstOne", [
+          ["convergeS", "converge s"],
+          ["p50S", "p50 s"],
+          ["p99S", "p99 s"],
+          ["modelWrites", "model writes"],
+          ["instanceWrites", "instance / NIC writes"],
+          ["reads", "reads"],
+          ["operationPolls", "op polls"],
+          ["status412", "412"],
+          ["status429", "429"],
+        ]),
+      );
     }
     if (bound) {
       out.push("");
@@ -134,7 +223,9 @@ export function renderMarkdown(r: Results, svgName: string): string {
     const pn = (agg as Agg).poolsync?.runs[0]?.notes as { realSeconds?: { firstWrite: number; lastWrite: number }; writesPerSecondBy5s?: number[] } | undefined;
     if (pn?.realSeconds) {
       out.push("");
-      out.push(`Where poolsync's time went (first run, real s at 1×): first ARM write at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to 90 % of ARM's 10 a second after the first 180).`);
+      out.push(
+        `Where poolsync's time went (first run, real s at 1×): first ARM write at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to 90 % of ARM's 10 a second after the first 180).`,
+      );
     }
     out.push("");
   }
@@ -142,7 +233,9 @@ export function renderMarkdown(r: Results, svgName: string): string {
   if (st) {
     out.push("## 3. Steady state: reads per applied change");
     out.push("");
-    out.push(`${JSON.stringify(r.plan.steady)}. Warm-up first (one declaration per scale set, applied, not counted); then the changes at random times over the period (toggling pools 1–19), other writers active throughout; poolsync's timer every 5 min. \`poolsync\` = events delivered (5 s Event Grid delay) + TTL 600 s; \`poolsync-ttl-only\` = no events; \`poolsync-no-cache\` = POOLSYNC_CACHE_ENABLED=false. Reads = VMSS GET + LIST + VM GET + VM LIST (operation polls separate).`);
+    out.push(
+      `${JSON.stringify(r.plan.steady)}. Warm-up first (one declaration per scale set, applied, not counted); then the changes at random times over the period (toggling pools 1–19), other writers active throughout; poolsync's timer every 5 min. \`poolsync\` = events delivered (5 s Event Grid delay) + TTL 600 s; \`poolsync-ttl-only\` = no events; \`poolsync-no-cache\` = POOLSYNC_CACHE_ENABLED=false. Reads = VMSS GET + LIST + VM GET + VM LIST (operation polls separate).`,
+    );
     out.push("");
     out.push(
       "Why not ≤ 0.2: every instance write moves the scale set's ETag seconds afterwards (CRP's internal operation; the simulator draws 1–5 s, seeded, and publishes no event for it, as Azure publishes none), so after a change the cached model's ETag is old and the next model write needs one GET first (poolsync marks the row stale after its own instance writes; a GET that comes before the bump reads an ETag about to move, and its write meets a 412 and reads again). That is one read per model write for changes that do not share a reconcile; here changes arrive one every few minutes per scale set, so they rarely share one. Below that only batching helps (the bursts: 1 model write for 50 changes). Reads by what spent them (poolsync variants, first run):",
@@ -150,34 +243,87 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("");
     for (const name of ["poolsync", "poolsync-ttl-only", "poolsync-no-cache"]) {
       const n = st[name]?.runs[0]?.notes as { readsByTrigger?: Record<string, number> } | undefined;
-      if (n?.readsByTrigger) out.push(`- \`${name}\`: ${Object.entries(n.readsByTrigger).map(([k, x]) => `${k} ${x}`).join(", ")}`);
+      if (n?.readsByTrigger)
+        out.push(
+          `- \`${name}\`: ${Object.entries(n.readsByTrigger)
+            .map(([k, x]) => `${k} ${x}`)
+            .join(", ")}`,
+        );
     }
     out.push("");
-    out.push(aggTable(st, [["readsPerChange", "reads / change", 2], ["readsPerChangeInclPolls", "incl. op polls", 2], ["reads", "reads"], ["modelWrites", "model writes"], ["instanceWrites", "instance writes"], ["status412", "412"], ["status429", "429"], ["converged", "converged"], ["p50S", "p50 s"], ["p99S", "p99 s"]]));
+    out.push(
+      aggTable(st, [
+        ["readsPerChange", "reads / change", 2],
+        ["readsPerChangeInclPolls", "incl. op polls", 2],
+        ["reads", "reads"],
+        ["modelWrites", "model writes"],
+        ["instanceWrites", "instance writes"],
+        ["status412", "412"],
+        ["status429", "429"],
+        ["converged", "converged"],
+        ["p50S", "p50 s"],
+        ["p99S", "p99 s"],
+      ]),
+    );
     out.push("");
   }
   const sc = r.workloads.scale as
-    | { scaleSets: number; timer: Array<Record<string, number>>; tableOpsPerChange: number; armReadsPerChange: number; armWritesPerChange: number; cpuMsPerChange: number; changes: number; runsToVisitAll: number; seedSeconds: number }
+    | {
+        scaleSets: number;
+        timer: Array<Record<string, number>>;
+        tableOpsPerChange: number;
+        armReadsPerChange: number;
+        armWritesPerChange: number;
+        cpuMsPerChange: number;
+        changes: number;
+        runsToVisitAll: number;
+        seedSeconds: number;
+      }
     | undefined;
   if (sc) {
     out.push("## 4. Scale");
     out.push("");
-    out.push(`${JSON.stringify(r.plan.scale)}: ${sc.scaleSets} scale sets, one declaration each (already applied in ARM, cache cold), seeded in ${fmt(sc.seedSeconds)} s real. Timer runs back to back (real ms; CPU of this process, which also hosts the simulator):`);
+    out.push(
+      `${JSON.stringify(r.plan.scale)}: ${sc.scaleSets} scale sets, one declaration each (already applied in ARM, cache cold), seeded in ${fmt(sc.seedSeconds)} s real. Timer runs back to back (real ms; CPU of this process, which also hosts the simulator):`,
+    );
     out.push("");
-    out.push(table(["run", "real ms", "CPU ms", "Table ops", "ARM reads", "scale sets visited"], sc.timer.map((t, i) => [String(i + 1), fmt(t.realMs, 0), fmt(t.cpuMs, 0), fmt(t.tableOps, 0), fmt(t.armReads, 0), fmt(t.visited, 0)])));
+    out.push(
+      table(
+        ["run", "real ms", "CPU ms", "Table ops", "ARM reads", "scale sets visited"],
+        sc.timer.map((t, i) => [String(i + 1), fmt(t.realMs, 0), fmt(t.cpuMs, 0), fmt(t.tableOps, 0), fmt(t.armReads, 0), fmt(t.visited, 0)]),
+      ),
+    );
     out.push("");
-    out.push(`At ${fmt(sc.timer[0]?.visited, 0)} scale sets per run (the read budget), the timer needs ${sc.runsToVisitAll} runs to visit every uncached one. Then ${sc.changes} changes through the queue: **${fmt(sc.tableOpsPerChange)} Table operations per change**, ${fmt(sc.armReadsPerChange, 2)} ARM reads and ${fmt(sc.armWritesPerChange, 2)} writes per change, ${fmt(sc.cpuMsPerChange)} ms CPU per change (process incl. simulator).`);
+    out.push(
+      `At ${fmt(sc.timer[0]?.visited, 0)} scale sets per run (the read budget), the timer needs ${sc.runsToVisitAll} runs to visit every uncached one. Then ${sc.changes} changes through the queue: **${fmt(sc.tableOpsPerChange)} Table operations per change**, ${fmt(sc.armReadsPerChange, 2)} ARM reads and ${fmt(sc.armWritesPerChange, 2)} writes per change, ${fmt(sc.cpuMsPerChange)} ms CPU per change (process incl. simulator).`,
+    );
     out.push("");
   }
   const o = r.workloads.overhead as { messages: number; cold: Record<string, number>; warm: Record<string, number> } | undefined;
   if (o) {
     out.push("## poolsync's own work per message");
     out.push("");
-    out.push(`One declare message at a time through services.handleQueueMessage, declare window off so that the message does the whole work of its declaration (store, reconcile, writes; with the window on, a declare message itself costs 2–3 Table round trips and the reconcile runs from a message of its own); the simulator in a child process (no latency, operations end at once), so process.cpuUsage() is poolsync's own (SDKs, TLS, JSON, zod, Table client). ${o.messages} messages each; scale sets of 3 instances. Cold = first message for a scale set (cache empty); warm = a second pool on the same scale set.`);
+    out.push(
+      `One declare message at a time through services.handleQueueMessage, declare window off so that the message does the whole work of its declaration (store, reconcile, writes; with the window on, a declare message itself costs 2–3 Table round trips and the reconcile runs from a message of its own); the simulator in a child process (no latency, operations end at once), so process.cpuUsage() is poolsync's own (SDKs, TLS, JSON, zod, Table client). ${o.messages} messages each; scale sets of 3 instances. Cold = first message for a scale set (cache empty); warm = a second pool on the same scale set.`,
+    );
     out.push("");
-    out.push(table(["", "CPU ms (median)", "CPU ms (p90)", "Table round trips", "wall ms (real)", "ARM calls"], (["cold", "warm"] as const).map((k) => [k, fmt(o[k].cpuMsMedian), fmt(o[k].cpuMsP90), fmt(o[k].tableOpsMedian, 0), fmt(o[k].wallMsMedian), fmt(o[k].armCallsMedian, 0)])));
+    out.push(
+      table(
+        ["", "CPU ms (median)", "CPU ms (p90)", "Table round trips", "wall ms (real)", "ARM calls"],
+        (["cold", "warm"] as const).map((k) => [
+          k,
+          fmt(o[k].cpuMsMedian),
+          fmt(o[k].cpuMsP90),
+          fmt(o[k].tableOpsMedian, 0),
+          fmt(o[k].wallMsMedian),
+          fmt(o[k].armCallsMedian, 0),
+        ]),
+      ),
+    );
     out.push("");
-    out.push("For scale: CRP answers a VMSS write's operation in seconds and ARM's request latency is 100–250 ms; the Table round trips cost 5–10 ms each against a real storage account.");
+    out.push(
+      "For scale: CRP answers a VMSS write's operation in seconds and ARM's request latency is 100–250 ms; the Table round trips cost 5–10 ms each against a real storage account.",
+    );
     out.push("");
   }
   const notes = notesOf(r);
@@ -218,7 +364,8 @@ function notesOf(r: Results): string[] {
       .map(([k, v]) => `${k} ${v}`)
       .join(", ");
     out.push(`- **${key}**: ${counts}`);
-    for (const [k, s] of Object.entries(first.notes.samples)) if (!k.startsWith("info:")) for (const line of s.slice(0, 1)) out.push(`  - ${k}: \`${line.replace(/`/g, "'").slice(0, 240)}\``);
+    for (const [k, s] of Object.entries(first.notes.samples))
+      if (!k.startsWith("info:")) for (const line of s.slice(0, 1)) out.push(`  - ${k}: \`${line.replace(/`/g, "'").slice(0, 240)}\``);
   }
   return out;
 }
@@ -252,7 +399,9 @@ export function renderSvg(r: Results): string {
       if (v && Number.isFinite(v.median)) {
         parts.push(`<rect x="${left}" y="${yy}" width="${(x(v.median) - left).toFixed(1)}" height="${barH}" fill="${color}"/>`);
         if (Number.isFinite(v.min) && Number.isFinite(v.max) && v.max > v.min) {
-          parts.push(`<line x1="${x(v.min).toFixed(1)}" x2="${x(v.max).toFixed(1)}" y1="${yy + barH / 2}" y2="${yy + barH / 2}" stroke="#000" stroke-width="1.5"/>`);
+          parts.push(
+            `<line x1="${x(v.min).toFixed(1)}" x2="${x(v.max).toFixed(1)}" y1="${yy + barH / 2}" y2="${yy + barH / 2}" stroke="#000" stroke-width="1.5"/>`,
+          );
         }
         parts.push(`<text x="${(x(v.median) + 6).toFixed(1)}" y="${yy + 15}" font-size="12">${fmt(v.median)} s</text>`);
       } else parts.push(`<text x="${left + 4}" y="${yy + 15}" font-size="12">did not converge</text>`);
@@ -260,7 +409,9 @@ export function renderSvg(r: Results): string {
     const h = names.length * (barH + 8);
     if (p.bound !== undefined) {
       parts.push(`<line x1="${x(p.bound).toFixed(1)}" x2="${x(p.bound).toFixed(1)}" y1="${y - 4}" y2="${y + h}" stroke="#c0392b" stroke-dasharray="4 3"/>`);
-      parts.push(`<text x="${(x(p.bound) + 4).toFixed(1)}" y="${y + h + 12}" font-size="11" fill="#c0392b">bound ${fmt(p.bound)} s (1.2×: ${fmt(1.2 * p.bound)} s)</text>`);
+      parts.push(
+        `<text x="${(x(p.bound) + 4).toFixed(1)}" y="${y + h + 12}" font-size="11" fill="#c0392b">bound ${fmt(p.bound)} s (1.2×: ${fmt(1.2 * p.bound)} s)</text>`,
+      );
     }
     y += h + 30;
   }

@@ -5,7 +5,18 @@ import { scaleSetRef } from "../test/support/refs";
 import { startPeer, type PeerKind, type StrategyRun } from "./peers";
 import { startPoolsync, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
 import { percentile, prng } from "./stats";
-import { buildWorld, ConvergenceMonitor, flexNicIds, observed, OtherWriters, startSim, type Change, type SimProfile, type World, type WorldSpec } from "./world";
+import {
+  buildWorld,
+  ConvergenceMonitor,
+  flexNicIds,
+  observed,
+  OtherWriters,
+  startSim,
+  type Change,
+  type SimProfile,
+  type World,
+  type WorldSpec,
+} from "./world";
 
 export type Strategy = PeerKind | "poolsync" | "poolsync-ttl-only" | "poolsync-no-cache";
 export const PEERS: PeerKind[] = ["last-writer-wins", "get-then-put-if-match"];
@@ -101,7 +112,13 @@ async function idleWithin(run: StrategyRun, ms: number): Promise<boolean> {
 function poolsyncOwn(p: PoolsyncRun | undefined, changes: number): Record<string, number> {
   if (!p) return {};
   const o = p.own();
-  return { tableOps: o.tableOps ?? 0, tableOpsPerChange: (o.tableOps ?? 0) / Math.max(1, changes), messages: o.messages ?? 0, handlerErrors: o.handlerErrors ?? 0, reconcilesEnqueued: o.reconcilesEnqueued ?? 0 };
+  return {
+    tableOps: o.tableOps ?? 0,
+    tableOpsPerChange: (o.tableOps ?? 0) / Math.max(1, changes),
+    messages: o.messages ?? 0,
+    handlerErrors: o.handlerErrors ?? 0,
+    reconcilesEnqueued: o.reconcilesEnqueued ?? 0,
+  };
 }
 
 /**
@@ -184,7 +201,13 @@ export function contentionChanges(size: ContentionSize, ssId: string, pools: str
 
 /** `hosts`: poolsync as that many Function hosts at once (see PoolsyncOptions.hosts). */
 export async function runContention(strategy: Strategy, env: Env, size: ContentionSize, seed: number, hosts = 1): Promise<ContentionResult> {
-  const spec: WorldSpec = { subscriptions: 1, scaleSetsPerSubscription: 1, capacity: size.capacity, pools: size.changes, ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}) };
+  const spec: WorldSpec = {
+    subscriptions: 1,
+    scaleSetsPerSubscription: 1,
+    capacity: size.capacity,
+    pools: size.changes,
+    ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}),
+  };
   const world = buildWorld(spec);
   const ssId = world.scaleSets[0] as string;
   const changes = contentionChanges(size, ssId, world.pools[0] as string[], prng(seed));
@@ -264,10 +287,17 @@ export interface BurstResult extends ArmCounts {
 }
 
 export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, seed: number, hosts = 1): Promise<BurstResult> {
-  const world = buildWorld({ subscriptions: 1, scaleSetsPerSubscription: size.scaleSets, capacity: size.capacity, pools: size.perScaleSet, ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}) });
+  const world = buildWorld({
+    subscriptions: 1,
+    scaleSetsPerSubscription: size.scaleSets,
+    capacity: size.capacity,
+    pools: size.perScaleSet,
+    ...(size.flexible ? { orchestrationMode: "Flexible" as const } : {}),
+  });
   const rand = prng(seed);
   const changes: Change[] = [];
-  for (const ss of world.scaleSets) for (const pool of world.pools[0] as string[]) changes.push({ id: changes.length, scaleSetId: ss, poolId: pool, state: "present" });
+  for (const ss of world.scaleSets)
+    for (const pool of world.pools[0] as string[]) changes.push({ id: changes.length, scaleSetId: ss, poolId: pool, state: "present" });
   // Arrival order shuffled (the same for every strategy in a run).
   for (let i = changes.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
@@ -325,7 +355,11 @@ export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, se
  *   bound = max(critical path, max over buckets(last token) + latency + operation)
  *   critical path = GET + PUT model + operation + LIST + PUT instance + operation
  */
-export function burstBound(size: BurstSize, profile: Omit<SimProfile, "timeScale">, pollMs: number): { boundS: number; formula: string; parts: Record<string, number> } {
+export function burstBound(
+  size: BurstSize,
+  profile: Omit<SimProfile, "timeScale">,
+  pollMs: number,
+): { boundS: number; formula: string; parts: Record<string, number> } {
   const modelWrites = size.scaleSets;
   const instanceWrites = size.scaleSets * size.capacity;
   const L = profile.latency.fixedMs + profile.latency.jitterMs / 2;
@@ -487,7 +521,9 @@ export interface ScaleResult {
 export async function runScale(env: Env, size: ScaleSize, seed: number): Promise<ScaleResult> {
   const world = buildWorld({ subscriptions: size.subscriptions, scaleSetsPerSubscription: size.scaleSetsPerSubscription, capacity: 1, pools: 2 });
   // Already in pool-0 everywhere: the declarations below describe the world as it is (a steady fleet).
-  for (const sub of world.seed.subscriptions) for (const rg of sub.resourceGroups) for (const ss of rg.scaleSets ?? []) for (const n of ss.nics) for (const c of n.ipConfigurations) c.backendPools = ["lb/pool-0"];
+  for (const sub of world.seed.subscriptions)
+    for (const rg of sub.resourceGroups)
+      for (const ss of rg.scaleSets ?? []) for (const n of ss.nics) for (const c of n.ipConfigurations) c.backendPools = ["lb/pool-0"];
   const s = await start("poolsync", env, world, size.timeScale, seed, { timerEveryMs: 0, events: true });
   const p = s.poolsync as PoolsyncRun;
   try {
@@ -498,7 +534,15 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
       Array.from({ length: 32 }, async () => {
         while (next < world.scaleSets.length) {
           const id = world.scaleSets[next++] as string;
-          await p.services.declarations.upsert(scaleSetRef(id), { scaleSetId: id, backendPoolId: poolOf(id), ipConfiguration: "ipConfig0", state: "present", requestId: `seed-${next}`, declaredAt: new Date(sim0(s)).toISOString(), declaredBy: QUEUE_DECLARER });
+          await p.services.declarations.upsert(scaleSetRef(id), {
+            scaleSetId: id,
+            backendPoolId: poolOf(id),
+            ipConfiguration: "ipConfig0",
+            state: "present",
+            requestId: `seed-${next}`,
+            declaredAt: new Date(sim0(s)).toISOString(),
+            declaredBy: QUEUE_DECLARER,
+          });
         }
       }),
     );
@@ -511,7 +555,13 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
       const t0 = Date.now();
       const summary = await p.services.reconcileStale();
       const cpu = process.cpuUsage(cpu0);
-      timer.push({ realMs: Date.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, tableOps: p.tables.ops - ops0, armReads: armCounts(s.sim).reads - reads0, visited: summary.visited });
+      timer.push({
+        realMs: Date.now() - t0,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        tableOps: p.tables.ops - ops0,
+        armReads: armCounts(s.sim).reads - reads0,
+        visited: summary.visited,
+      });
     }
     await idleWithin(p, 60_000);
     // Changes through the queue: pool-1 added to `changes` scale sets spread over the subscriptions.
@@ -523,7 +573,8 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
     const cpu0 = process.cpuUsage();
     const t0 = Date.now();
     let id = 0;
-    for (const ss of picked) await p.submit({ id: id++, scaleSetId: ss, poolId: world.pools[world.subscriptions.indexOf(ss.split("/")[2] ?? "")]?.[1] as string, state: "present" });
+    for (const ss of picked)
+      await p.submit({ id: id++, scaleSetId: ss, poolId: world.pools[world.subscriptions.indexOf(ss.split("/")[2] ?? "")]?.[1] as string, state: "present" });
     await idleWithin(p, 240_000);
     const cpu = process.cpuUsage(cpu0);
     const arm = armCounts(s.sim);

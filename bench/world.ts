@@ -101,7 +101,9 @@ export function flexNicIds(sim: ArmSimulator, ssId: string): string[] {
   return sim.control
     .virtualMachines(ssId)
     .filter((vm) => String((vm.properties as JsonObject).provisioningState) !== "Deleting")
-    .map((vm) => String(((vm.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id));
+    .map((vm) =>
+      String(((vm.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id),
+    );
 }
 
 /** The ip configurations another writer edits: the first NIC (configuration) of a model, instance, or NIC resource. */

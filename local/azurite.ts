@@ -14,14 +14,16 @@ export interface AzuritePorts {
 export const DEFAULT_AZURITE_PORTS: AzuritePorts = { blob: 10000, queue: 10001, table: 10002 };
 
 export function azuriteConnectionString(ports: AzuritePorts, host = "127.0.0.1"): string {
-  return [
-    "DefaultEndpointsProtocol=http",
-    `AccountName=${DEV_ACCOUNT}`,
-    `AccountKey=${DEV_KEY}`,
-    `BlobEndpoint=http://${host}:${ports.blob}/${DEV_ACCOUNT}`,
-    `QueueEndpoint=http://${host}:${ports.queue}/${DEV_ACCOUNT}`,
-    `TableEndpoint=http://${host}:${ports.table}/${DEV_ACCOUNT}`,
-  ].join(";") + ";";
+  return (
+    [
+      "DefaultEndpointsProtocol=http",
+      `AccountName=${DEV_ACCOUNT}`,
+      `AccountKey=${DEV_KEY}`,
+      `BlobEndpoint=http://${host}:${ports.blob}/${DEV_ACCOUNT}`,
+      `QueueEndpoint=http://${host}:${ports.queue}/${DEV_ACCOUNT}`,
+      `TableEndpoint=http://${host}:${ports.table}/${DEV_ACCOUNT}`,
+    ].join(";") + ";"
+  );
 }
 
 export function isPortOpen(port: number, host = "127.0.0.1", timeoutMs = 500): Promise<boolean> {
@@ -59,7 +61,8 @@ export async function ensureAzurite(
   } = {},
 ): Promise<RunningAzurite> {
   const connectionString = azuriteConnectionString(ports);
-  const probe = (timeoutMs?: number) => Promise.all([isPortOpen(ports.blob, undefined, timeoutMs), isPortOpen(ports.queue, undefined, timeoutMs), isPortOpen(ports.table, undefined, timeoutMs)]);
+  const probe = (timeoutMs?: number) =>
+    Promise.all([isPortOpen(ports.blob, undefined, timeoutMs), isPortOpen(ports.queue, undefined, timeoutMs), isPortOpen(ports.table, undefined, timeoutMs)]);
   let open = await probe();
   // A busy Azurite (a full accept backlog on a loaded machine) can miss a 500 ms connect on one port: look again,
   // more patiently, before calling the ports "partly taken".
@@ -76,9 +79,18 @@ export async function ensureAzurite(
     "--disableTelemetry",
     "--silent",
     "--skipApiVersionCheck",
-    "--blobHost", "127.0.0.1", "--blobPort", String(ports.blob),
-    "--queueHost", "127.0.0.1", "--queuePort", String(ports.queue),
-    "--tableHost", "127.0.0.1", "--tablePort", String(ports.table),
+    "--blobHost",
+    "127.0.0.1",
+    "--blobPort",
+    String(ports.blob),
+    "--queueHost",
+    "127.0.0.1",
+    "--queuePort",
+    String(ports.queue),
+    "--tableHost",
+    "127.0.0.1",
+    "--tablePort",
+    String(ports.table),
     ...(opts.dataDir ? ["--location", opts.dataDir] : ["--inMemoryPersistence"]),
   ];
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], detached: opts.ownProcessGroup === true });

@@ -46,7 +46,8 @@ export function encodeClientPrincipal(p: TestPrincipal): string {
 /** The headers the host sees; or why the request is refused (401), as App Service refuses a bad token. */
 export function applyAppServiceAuthentication(headers: IncomingHttpHeaders): { headers: IncomingHttpHeaders } | { refused: string } {
   const out: IncomingHttpHeaders = {};
-  for (const [k, v] of Object.entries(headers)) if (!k.toLowerCase().startsWith("x-ms-client-principal") && k.toLowerCase() !== TEST_PRINCIPAL_HEADER) out[k] = v;
+  for (const [k, v] of Object.entries(headers))
+    if (!k.toLowerCase().startsWith("x-ms-client-principal") && k.toLowerCase() !== TEST_PRINCIPAL_HEADER) out[k] = v;
   const raw = headers[TEST_PRINCIPAL_HEADER];
   if (raw === undefined) return { headers: out };
   const parsed = parseTestPrincipal(Array.isArray(raw) ? raw.join(",") : raw);

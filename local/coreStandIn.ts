@@ -1,12 +1,5 @@
 import Module from "node:module";
-import type {
-  CoreFunctionMetadata,
-  Disposable,
-  FunctionCallback,
-  HookCallback,
-  ProgrammingModel,
-  RpcFunctionMetadata,
-} from "./coreTypes";
+import type { CoreFunctionMetadata, Disposable, FunctionCallback, HookCallback, ProgrammingModel, RpcFunctionMetadata } from "./coreTypes";
 
 /**
  * A stand-in for `@azure/functions-core`, the module the Functions Node.js worker injects into `require` so that

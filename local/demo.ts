@@ -43,7 +43,12 @@ interface DemoFlags {
 export function parseDemoFlags(argv: readonly string[]): DemoFlags & { help: boolean } {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { via: { type: "string" }, verbose: { type: "boolean" }, flex: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { via: { type: "string" }, verbose: { type: "boolean" }, flex: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
@@ -64,7 +69,9 @@ function narrate(entry: Record<string, unknown>, say: (line: string) => void): v
         ? `ok, new ETag ${String(entry.etag)}`
         : raw.startsWith("PreconditionFailedError")
           ? "412 Precondition Failed: someone wrote since our read; re-read and retry"
-          : raw.length > 140 ? `${raw.slice(0, 140)}…` : raw;
+          : raw.length > 140
+            ? `${raw.slice(0, 140)}…`
+            : raw;
       say(`    poolsync writes ${String(entry.target)} with If-Match ${String(entry.ifMatch)} → ${outcome}`);
       break;
     }
@@ -72,7 +79,9 @@ function narrate(entry: Record<string, unknown>, say: (line: string) => void): v
       say(`    poolsync reconcile (${String(entry.trigger).slice(0, 60)}…) → ${String(entry.result)}`);
       break;
     case "event":
-      say(`    ARM event ${String(entry.type).replace("Microsoft.Resources.", "")} on ${short(String(entry.resourceId))} → onResourceEvent: ${String(entry.outcome)}`);
+      say(
+        `    ARM event ${String(entry.type).replace("Microsoft.Resources.", "")} on ${short(String(entry.resourceId))} → onResourceEvent: ${String(entry.outcome)}`,
+      );
       break;
     case "message.poisoned":
     case "message.refused":
@@ -171,7 +180,9 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
     if (!ref.ok) throw new Error(ref.reason);
     const ss: ScaleSetRef = ref.value;
 
-    const api = s.runtime.functions.find((f) => f.triggerType.toLowerCase() === "httptrigger" && /\/api\/memberships$/.test(f.url ?? "") && f.methods?.includes("PUT"));
+    const api = s.runtime.functions.find(
+      (f) => f.triggerType.toLowerCase() === "httptrigger" && /\/api\/memberships$/.test(f.url ?? "") && f.methods?.includes("PUT"),
+    );
     const via = flags.via === "auto" ? (api ? "api" : "queue") : flags.via;
     if (via === "api" && !api) throw new Error("--via api: the app registers no PUT /api/memberships");
 
@@ -182,7 +193,10 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
     });
     const show = (label: string) => {
       const st = state();
-      const fmt = (m: Record<string, string[]>) => Object.entries(m).map(([ip, pools]) => `${ip}→[${pools.map(short).join(",")}]`).join(" ");
+      const fmt = (m: Record<string, string[]>) =>
+        Object.entries(m)
+          .map(([ip, pools]) => `${ip}→[${pools.map(short).join(",")}]`)
+          .join(" ");
       out(`  ${label}: model ${fmt(st.model)}; ${st.instances.map((m, i) => `vm${i} ${fmt(m)}`).join("; ")}; pool ${short(POOL)} has ${st.members} member(s)`);
       return st;
     };
@@ -191,7 +205,11 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       const requestId = `demo-${desired}-${Date.now()}`;
       const body = { scaleSetId: SCALE_SET, backendPoolId: POOL, state: desired };
       if (via === "api") {
-        const res = await fetch(`${s.runtime.url}/api/memberships`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        const res = await fetch(`${s.runtime.url}/api/memberships`, {
+          method: "PUT",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
         const text = await res.text();
         out(`  PUT /api/memberships ${JSON.stringify(body.state)} → ${res.status} ${text.slice(0, 160)}`);
         if (res.status !== 202) throw new Error(`PUT /api/memberships answered ${res.status}, not 202: ${text}`);
@@ -211,7 +229,9 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
         (found) => {
           const d = mine(found);
           // An absent is done when it holds everywhere (the reconcile marks it so, for the timer to remove it).
-          return d !== undefined && d.outcome.kind !== "pending" && (d.outcome.kind !== "applied" || desired === "present" || d.outcome.appliedEverywhere === true);
+          return (
+            d !== undefined && d.outcome.kind !== "pending" && (d.outcome.kind !== "applied" || desired === "present" || d.outcome.appliedEverywhere === true)
+          );
         },
       );
       const d = mine(rows)!;
@@ -257,7 +277,10 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       out(`  cost: ${statsLine(presentStats)}`);
       check(raceModel.applied() === 1 && raceVm0.applied() === 1, "the other writer's change landed between poolsync's read and write (model and instance 0)");
       check(presentStats.status412 >= 2, `poolsync's stale If-Match writes were refused (412 ×${presentStats.status412}), it re-read and retried`);
-      check(JSON.stringify(afterPresent.model) === JSON.stringify({ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }), "model: our pool on ipConfig0 and the other writer's ipConfig1 both survive");
+      check(
+        JSON.stringify(afterPresent.model) === JSON.stringify({ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }),
+        "model: our pool on ipConfig0 and the other writer's ipConfig1 both survive",
+      );
       check(
         JSON.stringify(afterPresent.instances) === JSON.stringify([{ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }, { ipConfig0: [POOL.toLowerCase()] }]),
         "instances: both in the pool, instance 0 keeps ipConfig1",
@@ -274,7 +297,10 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       const absentStats = sim.stats(SCALE_SET);
       out(`  cost: ${statsLine(absentStats)}`);
       check(JSON.stringify(afterAbsent.model) === JSON.stringify({ ipConfig0: [], ipConfig1: [] }), "model: our pool is gone, ipConfig1 still survives");
-      check(JSON.stringify(afterAbsent.instances) === JSON.stringify([{ ipConfig0: [], ipConfig1: [] }, { ipConfig0: [] }]), "instances: out of the pool, instance 0 keeps ipConfig1");
+      check(
+        JSON.stringify(afterAbsent.instances) === JSON.stringify([{ ipConfig0: [], ipConfig1: [] }, { ipConfig0: [] }]),
+        "instances: out of the pool, instance 0 keeps ipConfig1",
+      );
       check(afterAbsent.members === 0, "the load balancer's pool is empty");
 
       const events = appLog.filter((e) => e.event === "event");
@@ -292,7 +318,14 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
     console.log = originalLog;
   }
   const ok = checks.length > 0 && checks.every((c) => c.ok);
-  out(ok ? "\nEnd state is right: no update was lost. (exit 0)" : `\nEnd state is WRONG: ${checks.filter((c) => !c.ok).map((c) => c.what).join("; ")} (exit 1)`);
+  out(
+    ok
+      ? "\nEnd state is right: no update was lost. (exit 0)"
+      : `\nEnd state is WRONG: ${checks
+          .filter((c) => !c.ok)
+          .map((c) => c.what)
+          .join("; ")} (exit 1)`,
+  );
   return ok;
 }
 
@@ -300,7 +333,7 @@ if (require.main === module) {
   runDemo(process.argv.slice(2)).then(
     (ok) => process.exit(ok ? 0 : 1),
     (err: unknown) => {
-      console.error(err instanceof UsageError ? err.message : (err as Error)?.stack ?? String(err));
+      console.error(err instanceof UsageError ? err.message : ((err as Error)?.stack ?? String(err)));
       process.exit(err instanceof UsageError ? 2 : 1);
     },
   );

@@ -46,8 +46,16 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
   const { sim, out, check } = c;
   const target = parseTargetId(FLEX);
   if (!target.ok) throw new Error(target.reason);
-  const nicIds = () => sim.virtualMachines(FLEX).map((vm) => ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id);
-  const fmt = (m: Record<string, string[]>) => Object.entries(m).map(([ip, pools]) => `${ip}→[${pools.map(short).join(",")}]`).join(" ");
+  const nicIds = () =>
+    sim
+      .virtualMachines(FLEX)
+      .map(
+        (vm) => ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id,
+      );
+  const fmt = (m: Record<string, string[]>) =>
+    Object.entries(m)
+      .map(([ip, pools]) => `${ip}→[${pools.map(short).join(",")}]`)
+      .join(" ");
   const show = (label: string) => {
     const nics = nicIds().map((id) => nicPoolsByIpConfig(sim.resource(id) as JsonObject));
     out(`  ${label}: model ${fmt(poolsByIpConfig(modelNics(sim.resource(FLEX) as JsonObject)))}; ${nics.map((n, i) => `vm${i} NIC ${fmt(n)}`).join("; ")}`);
@@ -77,7 +85,11 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
     out(`  queue ${c.queueName} ← ${JSON.stringify(message)}`);
   }
   const mine = (rows: StoredDeclaration[]) => rows.find((d) => d.backendPoolId.toLowerCase() === POOL.toLowerCase());
-  const rows = await waitFor("the declaration to be applied", () => c.declarations.listForScaleSet(target.value), (r) => (mine(r)?.outcome.kind ?? "pending") !== "pending");
+  const rows = await waitFor(
+    "the declaration to be applied",
+    () => c.declarations.listForScaleSet(target.value),
+    (r) => (mine(r)?.outcome.kind ?? "pending") !== "pending",
+  );
   await c.quiet();
   const d = mine(rows);
   out(`  declaration outcome: ${d?.outcome.kind ?? "?"}${d?.outcome.reason ? ` (${d.outcome.reason})` : ""}`);
@@ -89,11 +101,22 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
   check(st.status412 === 1, "poolsync's If-Match write on the NIC was refused once (412); it re-read the NIC and retried");
   const p = POOL.toLowerCase();
   const v6 = V6_POOL.toLowerCase();
-  check(JSON.stringify(after[0]) === JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [v6] }), "VM 0's NIC: our pool on ipConfig0 and the other writer's IPv6 pool both survive");
+  check(
+    JSON.stringify(after[0]) === JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [v6] }),
+    "VM 0's NIC: our pool on ipConfig0 and the other writer's IPv6 pool both survive",
+  );
   check(JSON.stringify(after[1]) === JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [] }), "VM 1's NIC: in the pool");
-  check(JSON.stringify(poolsByIpConfig(modelNics(sim.resource(FLEX) as JsonObject))) === JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [] }), "the model (for VMs to come) has the pool too");
+  check(
+    JSON.stringify(poolsByIpConfig(modelNics(sim.resource(FLEX) as JsonObject))) === JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [] }),
+    "the model (for VMs to come) has the pool too",
+  );
   check(sim.poolMembers(POOL).length === 2, "the load balancer's pool lists both VMs' NIC ip configurations");
   const events = c.appLog.filter((e) => e.event === "event");
-  out(`\nEvents: ${events.filter((e) => e.outcome === "own-write").length} recognised as poolsync's own writes, ${events.filter((e) => String(e.outcome).startsWith("invalidated")).length} invalidated the cache.`);
-  check(c.appLog.every((e) => e.event !== "message.poisoned" && e.event !== "message.refused"), "no message was poisoned");
+  out(
+    `\nEvents: ${events.filter((e) => e.outcome === "own-write").length} recognised as poolsync's own writes, ${events.filter((e) => String(e.outcome).startsWith("invalidated")).length} invalidated the cache.`,
+  );
+  check(
+    c.appLog.every((e) => e.event !== "message.poisoned" && e.event !== "message.refused"),
+    "no message was poisoned",
+  );
 }

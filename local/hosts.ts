@@ -55,7 +55,10 @@ export async function startHost(port: number, opts: StartHostsOptions): Promise<
   prefixLines(child.stderr, `[${port}] `, out);
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const ready = new Promise<{ url: string; port: number; functions: RuntimeFunction[] }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`host on port ${port} not ready after ${opts.readyTimeoutMs ?? 60_000} ms`)), opts.readyTimeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`host on port ${port} not ready after ${opts.readyTimeoutMs ?? 60_000} ms`)),
+      opts.readyTimeoutMs ?? 60_000,
+    );
     child.on("message", (m: HostReply) => {
       if (m.kind === "ready") {
         clearTimeout(timer);

@@ -8,9 +8,7 @@ export interface CompiledRoute {
   match(pathSegments: string[]): Record<string, string> | undefined;
 }
 
-type Segment =
-  | { kind: "literal"; text: string }
-  | { kind: "param"; name: string; optional: boolean; catchAll: boolean; constraint: string | undefined };
+type Segment = { kind: "literal"; text: string } | { kind: "param"; name: string; optional: boolean; catchAll: boolean; constraint: string | undefined };
 
 const CONSTRAINTS: Record<string, RegExp> = {
   int: /^-?\d+$/,

@@ -81,7 +81,8 @@ const LOCAL_SETTINGS = [
 function port(what: string, raw: string | undefined, allowZero = true): number | undefined {
   if (raw === undefined || raw.trim() === "") return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1) || n > 65535) throw new UsageError(`${what} must be a port number (0-65535, 0 = any free port), got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1) || n > 65535)
+    throw new UsageError(`${what} must be a port number (0-65535, 0 = any free port), got ${JSON.stringify(raw)}`);
   return n;
 }
 
@@ -129,7 +130,12 @@ function parseFlags(argv: readonly string[]): Flags {
   return flags;
 }
 
-export function resolveLocalOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, file: LoadedSettings, appDir: string): LocalOptions {
+export function resolveLocalOptions(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  file: LoadedSettings,
+  appDir: string,
+): LocalOptions {
   const flags = parseFlags(argv);
   const flag = (name: string): string | undefined => {
     const v = flags[name];
@@ -158,7 +164,8 @@ export function resolveLocalOptions(argv: readonly string[], env: Readonly<Recor
   }
   let simulator: LocalOptions["simulator"];
   if (isLoopback(url.hostname)) {
-    const simPort = port("--sim-port / POOLSYNC_LOCAL_SIM_PORT", flag("--sim-port") ?? settings.POOLSYNC_LOCAL_SIM_PORT) ?? (url.port ? Number(url.port) : DEFAULT_SIM_PORT);
+    const simPort =
+      port("--sim-port / POOLSYNC_LOCAL_SIM_PORT", flag("--sim-port") ?? settings.POOLSYNC_LOCAL_SIM_PORT) ?? (url.port ? Number(url.port) : DEFAULT_SIM_PORT);
     simulator = { port: simPort };
     // The SDK sends bearer tokens over https only, so the simulator always serves https with its test certificate.
     settings.ARM_ENDPOINT = `https://127.0.0.1:${simPort}`;
@@ -174,9 +181,12 @@ export function resolveLocalOptions(argv: readonly string[], env: Readonly<Recor
       if (!setInEnv("POOLSYNC_SCOPES")) delete settings.POOLSYNC_SCOPES;
     }
     if (!settings.POOLSYNC_SCOPES?.trim()) {
-      throw new UsageError(`ARM_ENDPOINT is ${endpoint}, not the local simulator: set POOLSYNC_SCOPES (the subscriptions or resource groups poolsync may change)`);
+      throw new UsageError(
+        `ARM_ENDPOINT is ${endpoint}, not the local simulator: set POOLSYNC_SCOPES (the subscriptions or resource groups poolsync may change)`,
+      );
     }
-    if (settings.POOLSYNC_ARM_CA_FILE?.trim() && !isAbsolute(settings.POOLSYNC_ARM_CA_FILE)) settings.POOLSYNC_ARM_CA_FILE = resolve(appDir, settings.POOLSYNC_ARM_CA_FILE);
+    if (settings.POOLSYNC_ARM_CA_FILE?.trim() && !isAbsolute(settings.POOLSYNC_ARM_CA_FILE))
+      settings.POOLSYNC_ARM_CA_FILE = resolve(appDir, settings.POOLSYNC_ARM_CA_FILE);
   }
 
   // Storage: Azurite for UseDevelopmentStorage=true (or nothing set); a real connection string is used as is.
@@ -189,7 +199,8 @@ export function resolveLocalOptions(argv: readonly string[], env: Readonly<Recor
       queue: port("--queue-port / POOLSYNC_LOCAL_QUEUE_PORT", flag("--queue-port") ?? settings.POOLSYNC_LOCAL_QUEUE_PORT, false) ?? DEFAULT_AZURITE_PORTS.queue,
       table: port("--table-port / POOLSYNC_LOCAL_TABLE_PORT", flag("--table-port") ?? settings.POOLSYNC_LOCAL_TABLE_PORT, false) ?? DEFAULT_AZURITE_PORTS.table,
     };
-    if (new Set([ports.blob, ports.queue, ports.table]).size !== 3) throw new UsageError(`Azurite's blob, queue and table ports must differ, got ${ports.blob}/${ports.queue}/${ports.table}`);
+    if (new Set([ports.blob, ports.queue, ports.table]).size !== 3)
+      throw new UsageError(`Azurite's blob, queue and table ports must differ, got ${ports.blob}/${ports.queue}/${ports.table}`);
     const data = flag("--data") ?? settings.POOLSYNC_LOCAL_AZURITE_DATA?.trim();
     azurite = { ports, dataDir: data ? resolve(data) : undefined };
   } else {
@@ -203,13 +214,15 @@ export function resolveLocalOptions(argv: readonly string[], env: Readonly<Recor
   if (simulator && flags["--no-events"] !== true && !isFalse(settings.POOLSYNC_LOCAL_EVENTS)) {
     const raw = flag("--event-delay-ms") ?? settings.POOLSYNC_LOCAL_EVENT_DELAY_MS;
     const delayMs = raw === undefined || raw.trim() === "" ? DEFAULT_EVENT_DELAY_MS : Number(raw);
-    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 600_000) throw new UsageError(`--event-delay-ms / POOLSYNC_LOCAL_EVENT_DELAY_MS must be whole milliseconds (0-600000), got ${JSON.stringify(raw)}`);
+    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 600_000)
+      throw new UsageError(`--event-delay-ms / POOLSYNC_LOCAL_EVENT_DELAY_MS must be whole milliseconds (0-600000), got ${JSON.stringify(raw)}`);
     events = { delayMs };
   }
 
   const rawHosts = flag("--hosts") ?? settings.POOLSYNC_LOCAL_HOSTS;
   const hosts = rawHosts === undefined || rawHosts.trim() === "" ? 1 : Number(rawHosts);
-  if (!Number.isInteger(hosts) || hosts < 1 || hosts > 16) throw new UsageError(`--hosts / POOLSYNC_LOCAL_HOSTS must be a whole number of hosts (1-16), got ${JSON.stringify(rawHosts)}`);
+  if (!Number.isInteger(hosts) || hosts < 1 || hosts > 16)
+    throw new UsageError(`--hosts / POOLSYNC_LOCAL_HOSTS must be a whole number of hosts (1-16), got ${JSON.stringify(rawHosts)}`);
   const throttling = flags["--throttling"] === true || (settings.POOLSYNC_LOCAL_THROTTLING !== undefined && !isFalse(settings.POOLSYNC_LOCAL_THROTTLING));
   if (throttling && !simulator) throw new UsageError(`--throttling: ARM_ENDPOINT is ${endpoint}, so no simulator is started`);
 

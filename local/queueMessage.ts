@@ -55,11 +55,7 @@ export interface ReceivedMessage {
  * That last rule is the host's, surprising as it is (azure-functions-nodejs-library#459): a body with an `id`
  * replaces `triggerMetadata.id`. The library camel-cases the keys on the way in.
  */
-export function queueBindingData(
-  msg: ReceivedMessage,
-  text: string | undefined,
-  sys: Record<string, unknown>,
-): Record<string, unknown> {
+export function queueBindingData(msg: ReceivedMessage, text: string | undefined, sys: Record<string, unknown>): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   if (text !== undefined) data.QueueTrigger = text;
   Object.assign(data, {

@@ -41,7 +41,13 @@ export class QueueListener {
 
   constructor(options: QueueListenerOptions) {
     this.#o = options;
-    this.#rules = { queue: options.queue, poison: new PoisonQueue(options.poisonQueue), options: options.options, log: options.log, functionName: options.functionName };
+    this.#rules = {
+      queue: options.queue,
+      poison: new PoisonQueue(options.poisonQueue),
+      options: options.options,
+      log: options.log,
+      functionName: options.functionName,
+    };
     this.#backoff = new RandomizedExponentialBackoff(
       Math.min(QUEUE_MIN_POLLING_INTERVAL_MS, options.options.maxPollingIntervalMs),
       options.options.maxPollingIntervalMs,
@@ -150,7 +156,9 @@ export async function settleQueueMessage(msg: RawMessage, rules: QueueRules, run
   const { options } = rules;
   const poisonName = rules.poison.client.name;
   if (msg.dequeueCount > options.maxDequeueCount) {
-    rules.log(`Message ${msg.messageId} was dequeued ${msg.dequeueCount} times (more than maxDequeueCount ${options.maxDequeueCount}); moving it to '${poisonName}'.`);
+    rules.log(
+      `Message ${msg.messageId} was dequeued ${msg.dequeueCount} times (more than maxDequeueCount ${options.maxDequeueCount}); moving it to '${poisonName}'.`,
+    );
     return poison(msg, rules);
   }
   const body = decodeMessageBody(msg.messageText, options.messageEncoding);
@@ -160,12 +168,15 @@ export async function settleQueueMessage(msg: RawMessage, rules: QueueRules, run
   }
   const lease = { popReceipt: msg.popReceipt };
   const leaseSeconds = rules.leaseSeconds ?? LEASE_SECONDS;
-  const renew = setInterval(() => {
-    rules.queue.updateMessage(msg.messageId, lease.popReceipt, undefined, leaseSeconds).then(
-      (r) => (lease.popReceipt = r.popReceipt ?? lease.popReceipt),
-      () => undefined, // the next renewal or the settle below meets the same problem
-    );
-  }, (leaseSeconds * 1000) / 2);
+  const renew = setInterval(
+    () => {
+      rules.queue.updateMessage(msg.messageId, lease.popReceipt, undefined, leaseSeconds).then(
+        (r) => (lease.popReceipt = r.popReceipt ?? lease.popReceipt),
+        () => undefined, // the next renewal or the settle below meets the same problem
+      );
+    },
+    (leaseSeconds * 1000) / 2,
+  );
   let succeeded = false;
   try {
     const ran = run(body).then(() => "ran" as const);

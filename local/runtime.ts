@@ -119,7 +119,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     if (monitor) return monitor;
     const choice = opts.timerStatus ?? "storage";
     if (choice === "memory") monitor = new MemoryScheduleMonitor();
-    else if (choice === "storage") monitor = new TableScheduleMonitor(resolveStorageConnection(undefined, env, devStorage), opts.timerStatusTable ?? DEFAULT_TIMER_TABLE);
+    else if (choice === "storage")
+      monitor = new TableScheduleMonitor(resolveStorageConnection(undefined, env, devStorage), opts.timerStatusTable ?? DEFAULT_TIMER_TABLE);
     else monitor = choice;
     return monitor;
   };
@@ -159,7 +160,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
         const useMonitor = typeof t.useMonitor === "boolean" ? t.useMonitor : defaultUseMonitor(schedule, new Date());
         let latest: TimerListener | undefined;
         // A fresh listener each time this host takes the lock (a stopped one stays stopped).
-        const make = () => (latest = new TimerListener({
+        const make = () =>
+          (latest = new TimerListener({
             functionName: fn.name,
             bindingName: t.name,
             schedule,
@@ -172,7 +174,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
         const locked = (opts.timerStatus ?? "storage") === "storage";
         const runner: Startable = locked
           ? new SingletonListener(
-              listenerLockBlob(resolveStorageConnection(undefined, env, devStorage), opts.timerLock?.hostId ?? (opts.timerStatusTable ?? DEFAULT_TIMER_TABLE).toLowerCase(), fn.name),
+              listenerLockBlob(
+                resolveStorageConnection(undefined, env, devStorage),
+                opts.timerLock?.hostId ?? (opts.timerStatusTable ?? DEFAULT_TIMER_TABLE).toLowerCase(),
+                fn.name,
+              ),
               make,
               { ...opts.timerLock, onError: onError(fn.name) },
             )

@@ -84,7 +84,10 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
         reply(401, { "content-type": "text/plain; charset=utf-8" }, `${auth.refused}\n`);
         return;
       }
-      const input = { inputData: [{ name: target.bindingName, data: { http: toRpcHttpRequest(method, url, auth.headers, body, params) } }], triggerMetadata: {} };
+      const input = {
+        inputData: [{ name: target.bindingName, data: { http: toRpcHttpRequest(method, url, auth.headers, body, params) } }],
+        triggerMetadata: {},
+      };
       let result;
       try {
         result = fromRpcHttpResponse(await opts.inFlight.run(() => target.invoke(input)));

@@ -71,7 +71,9 @@ async function azuriteFor(ports: AzuritePorts, dataDir: string | undefined): Pro
     const servers = await Promise.all(services.map(([, p], i) => (open[i] ? serverHeader(p) : Promise.resolve(undefined))));
     const foreign = services.filter((_, i) => open[i] && !/^Azurite/i.test(servers[i] ?? ""));
     if (foreign.length > 0) {
-      throw new Error(`Port ${foreign.map(([name, p]) => `${p} (${name})`).join(", ")} is taken by something that is not Azurite; choose others with --blob-port/--queue-port/--table-port`);
+      throw new Error(
+        `Port ${foreign.map(([name, p]) => `${p} (${name})`).join(", ")} is taken by something that is not Azurite; choose others with --blob-port/--queue-port/--table-port`,
+      );
     }
   }
   return ensureAzurite(ports, { ...(dataDir ? { dataDir } : {}), ownProcessGroup: true });
@@ -144,21 +146,28 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       const lines: string[] = [];
       if (azurite) {
         const where = `blob http://127.0.0.1:${azurite.ports.blob}, queue http://127.0.0.1:${azurite.ports.queue}, table http://127.0.0.1:${azurite.ports.table}`;
-        lines.push(`Azurite: ${where} (${azurite.owned ? (azurite.dataDir ? `started, data in ${azurite.dataDir}` : "started, in memory") : "already running, reused"})`);
+        lines.push(
+          `Azurite: ${where} (${azurite.owned ? (azurite.dataDir ? `started, data in ${azurite.dataDir}` : "started, in memory") : "already running, reused"})`,
+        );
       } else {
         lines.push(`Storage: AzureWebJobsStorage as set (no Azurite started)`);
       }
       if (simulator) {
-        lines.push(`ARM simulator: ${simulator.url} (seed demo; ${opts.throttling ? "CRP and ARM throttling enforced" : "throttling not enforced"}; control API ${simulator.url}/_sim/; CA ${settings.POOLSYNC_ARM_CA_FILE ?? "?"})`);
+        lines.push(
+          `ARM simulator: ${simulator.url} (seed demo; ${opts.throttling ? "CRP and ARM throttling enforced" : "throttling not enforced"}; control API ${simulator.url}/_sim/; CA ${settings.POOLSYNC_ARM_CA_FILE ?? "?"})`,
+        );
         lines.push(
           forwarder
             ? `ARM events: simulator → ${webhooks.length ? webhooks.join(", ") : "(no Event Grid function)"}${hosts.length > 1 ? " (each event to one host, in turn)" : ""} after ${opts.events?.delayMs ?? 0} ms`
             : `ARM events: off (--no-events); the reconcileStale timer covers drift`,
         );
       } else {
-        lines.push(`ARM: ${settings.ARM_ENDPOINT} (DefaultAzureCredential unless POOLSYNC_ARM_CREDENTIAL says otherwise); no events reach this machine, the timer covers`);
+        lines.push(
+          `ARM: ${settings.ARM_ENDPOINT} (DefaultAzureCredential unless POOLSYNC_ARM_CREDENTIAL says otherwise); no events reach this machine, the timer covers`,
+        );
       }
-      if (hosts.length > 0) lines.push(`Hosts: ${hosts.map((h) => `${h.url} (pid ${h.pid})`).join(", ")}; the queue is polled by all, each timer runs on one at a time`);
+      if (hosts.length > 0)
+        lines.push(`Hosts: ${hosts.map((h) => `${h.url} (pid ${h.pid})`).join(", ")}; the queue is polled by all, each timer runs on one at a time`);
       lines.push(`Scopes: ${settings.POOLSYNC_SCOPES ?? "?"}`);
       lines.push(`Settings: ${opts.settingsSource ?? "none (defaults)"}, environment variables win`);
       return lines;

@@ -278,8 +278,7 @@ export class Engine implements SeedTarget {
   checkPreconditions(current: string | undefined, ctx: WriteContext): void {
     if (ctx.ifNoneMatch !== undefined) {
       if (ctx.ifNoneMatch.trim() !== "*") throw badRequest("InvalidParameter", "If-None-Match only supports the value '*'.");
-      if (current !== undefined)
-        throw armError(412, "PreconditionFailed", `If-None-Match: * was given but the resource exists with etag ${current}.`);
+      if (current !== undefined) throw armError(412, "PreconditionFailed", `If-None-Match: * was given but the resource exists with etag ${current}.`);
     }
     if (ctx.ifMatch !== undefined) {
       const wanted = ctx.ifMatch.split(",").map((v) => v.trim());
@@ -343,7 +342,13 @@ export class Engine implements SeedTarget {
   }
 
   /** Replaces the model; bumps the ETag and scales only if something changed. */
-  commitScaleSet(ss: ScaleSetRecord, model: JsonObject, writer: Writer, resourceUri: string, durationMs = this.settings.operationDurationMs): { changed: boolean; op: Operation } {
+  commitScaleSet(
+    ss: ScaleSetRecord,
+    model: JsonObject,
+    writer: Writer,
+    resourceUri: string,
+    durationMs = this.settings.operationDurationMs,
+  ): { changed: boolean; op: Operation } {
     const changed = !deepEqual(model, ss.body);
     let created: InstanceRecord[] = [];
     let removed: InstanceRecord[] = [];
@@ -429,17 +434,14 @@ export class Engine implements SeedTarget {
     removed: InstanceRecord[],
     isCreate = false,
   ): Operation {
-    const op = this.operations.start(
-      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs },
-      (done) => {
-        ss.activeOperations.delete(done.id);
-        const ok = done.status === "Succeeded";
-        for (const i of created) if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
-        for (const i of removed) ss.instances.delete(i.instanceId);
-        if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
-        this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
-      },
-    );
+    const op = this.operations.start({ subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs }, (done) => {
+      ss.activeOperations.delete(done.id);
+      const ok = done.status === "Succeeded";
+      for (const i of created) if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
+      for (const i of removed) ss.instances.delete(i.instanceId);
+      if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
+      this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
+    });
     ss.activeOperations.add(op.id);
     return op;
   }
@@ -564,7 +566,8 @@ export class Engine implements SeedTarget {
    * management.azure.com).
    */
   private scheduleScaleSetBump(ss: ScaleSetRecord): void {
-    const delay = this.settings.instanceWritePropagatesToScaleSetAfterMs ?? BUMP_DELAY_MS.min + Math.floor(this.random() * (BUMP_DELAY_MS.max - BUMP_DELAY_MS.min + 1));
+    const delay =
+      this.settings.instanceWritePropagatesToScaleSetAfterMs ?? BUMP_DELAY_MS.min + Math.floor(this.random() * (BUMP_DELAY_MS.max - BUMP_DELAY_MS.min + 1));
     this.clock.after(delay, () => {
       if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting) return;
       ss.etag++;

@@ -30,19 +30,16 @@ export const missingApiVersion = (): ArmError =>
 export const invalidApiVersion = (given: string, supported: readonly string[]): ArmError =>
   armError(400, "InvalidApiVersionParameter", `The api-version '${given}' is invalid. The supported versions are '${[...supported].reverse().join(",")}'.`);
 
-export const emptyIfMatch = (): ArmError =>
-  armError(400, "InvalidParameter", "The value of the If-Match header is empty: give the resource's ETag or '*'.");
+export const emptyIfMatch = (): ArmError => armError(400, "InvalidParameter", "The value of the If-Match header is empty: give the resource's ETag or '*'.");
 
 export const invalidJson = (detail: string): ArmError =>
   armError(400, "InvalidRequestContent", `The request content was invalid and could not be deserialized: '${detail}'.`);
 
 export const badRequest = (code: string, message: string): ArmError => armError(400, code, message);
 
-export const subscriptionNotFound = (sub: string): ArmError =>
-  armError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
+export const subscriptionNotFound = (sub: string): ArmError => armError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
 
-export const resourceGroupNotFound = (rg: string): ArmError =>
-  armError(404, "ResourceGroupNotFound", `Resource group '${rg}' could not be found.`);
+export const resourceGroupNotFound = (rg: string): ArmError => armError(404, "ResourceGroupNotFound", `Resource group '${rg}' could not be found.`);
 
 export const resourceNotFound = (type: string, name: string, rg: string): ArmError =>
   armError(
@@ -51,8 +48,7 @@ export const resourceNotFound = (type: string, name: string, rg: string): ArmErr
     `The Resource '${type}/${name}' under resource group '${rg}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
   );
 
-export const routeNotFound = (path: string): ArmError =>
-  armError(404, "NotFound", `The simulator serves no resource at '${path}'.`);
+export const routeNotFound = (path: string): ArmError => armError(404, "NotFound", `The simulator serves no resource at '${path}'.`);
 
 /** CRP's 412 body, exactly: no details. Both values are echoed as sent/stored, quotes included. */
 export const preconditionFailed = (provided: string, actual: string): ArmError =>

@@ -138,9 +138,7 @@ export function claimsFromToken(token: string | undefined, defaults: Record<stri
     try {
       const parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as unknown;
       if (typeof parsed === "object" && parsed !== null) {
-        return Object.fromEntries(
-          Object.entries(parsed).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
-        );
+        return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
       }
     } catch {
       // not a JWT: fall through to the defaults

@@ -88,9 +88,7 @@ export class Faults {
 
   /** The first rule matching this request, consumed once; undefined when none matches. */
   take(method: string, path: string): FaultPlan | undefined {
-    const f = this.active.find(
-      (x) => x.left > 0 && (!x.rule.method || x.rule.method.toUpperCase() === method) && x.pattern.test(path),
-    );
+    const f = this.active.find((x) => x.left > 0 && (!x.rule.method || x.rule.method.toUpperCase() === method) && x.pattern.test(path));
     if (!f) return undefined;
     f.left--;
     if (f.left <= 0) this.active = this.active.filter((x) => x !== f);

@@ -42,7 +42,10 @@ export interface ParsedResourcePath {
 }
 
 export function parseResourcePath(path: string): ParsedResourcePath | undefined {
-  const segs = path.split("/").filter((s) => s.length > 0).map(decodeURIComponent);
+  const segs = path
+    .split("/")
+    .filter((s) => s.length > 0)
+    .map(decodeURIComponent);
   if (segs[0]?.toLowerCase() !== "subscriptions" || segs[1] === undefined) return undefined;
   const subscriptionId = segs[1];
   let i = 2;

@@ -5,7 +5,12 @@ import type { ArmSimulator } from "./index";
 
 type ClientOptions = NetworkManagementClientOptionalParams;
 
-export function simNetworkClient(sim: Pick<ArmSimulator, "url" | "ca">, subscriptionId: string, options: ClientOptions = {}, token = "sim-token"): NetworkManagementClient {
+export function simNetworkClient(
+  sim: Pick<ArmSimulator, "url" | "ca">,
+  subscriptionId: string,
+  options: ClientOptions = {},
+  token = "sim-token",
+): NetworkManagementClient {
   const https = sim.url.startsWith("https:");
   const client = new NetworkManagementClient(staticTokenCredential(token), subscriptionId, {
     endpoint: sim.url,

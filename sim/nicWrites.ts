@@ -56,7 +56,18 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
   if (!nic) {
     const location = body["location"];
     if (typeof location !== "string") throw badRequest("LocationRequired", "The location property is required for this definition.");
-    nic = { id, subscriptionId: sub, resourceGroup: group.name, name, location, body: {}, etag: "", resourceGuid: randomUUID(), macAddress: nextMacAddress(), provisioningState: "Creating" };
+    nic = {
+      id,
+      subscriptionId: sub,
+      resourceGroup: group.name,
+      name,
+      location,
+      body: {},
+      etag: "",
+      resourceGuid: randomUUID(),
+      macAddress: nextMacAddress(),
+      provisioningState: "Creating",
+    };
     host.state.nics.set(canonical(id), nic);
   }
   const operation = commitNic(host, nic, incoming, ctx.writer, ctx.resourceUri);

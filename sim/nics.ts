@@ -90,7 +90,8 @@ export function incomingNicBody(body: JsonObject): JsonObject {
  */
 export function nicBodyError(state: SimState, id: string, body: JsonObject): ArmError | undefined {
   const ipcs = ipConfigurations([{ name: "nic", properties: { ipConfigurations: nicIpConfigs(body) } }]);
-  if (ipcs.length === 0) return badRequest("NetworkInterfaceMustHaveAtLeastOneIpConfiguration", `Network interface ${id} must have at least one IP configuration.`);
+  if (ipcs.length === 0)
+    return badRequest("NetworkInterfaceMustHaveAtLeastOneIpConfiguration", `Network interface ${id} must have at least one IP configuration.`);
   const versionOfPool = new Map<string, string>();
   for (const { ipc } of ipcs) {
     const subnet = getPath(ipc, "properties", "subnet", "id");

@@ -88,9 +88,7 @@ export const DEMO_SEED: SeedSpec = {
         {
           name: "etag",
           location: "eastus2",
-          virtualNetworks: [
-            { name: "etag-k8s-vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "node-subnet", addressPrefix: "10.1.0.0/16" }] },
-          ],
+          virtualNetworks: [{ name: "etag-k8s-vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "node-subnet", addressPrefix: "10.1.0.0/16" }] }],
           loadBalancers: [{ name: "etag-k8s", backendPools: ["etag-k8s", "etag-k8s-v6"] }],
           scaleSets: [
             {
@@ -235,7 +233,12 @@ export function applySeed(spec: SeedSpec, target: SeedTarget): void {
       for (const lb of rg.loadBalancers ?? []) target.addLoadBalancer(sub.id, rg.name, lb);
       for (const ss of rg.scaleSets ?? []) target.addScaleSet(sub.id, rg.name, ss.name, scaleSetModel(sub.id, rg.name, rg.location, ss));
       for (const vm of rg.virtualMachines ?? []) {
-        target.addVirtualMachine(sub.id, rg.name, vm.name, vm.nics.map((n) => ({ name: n.name, config: nicConfiguration(sub.id, rg.name, n) })));
+        target.addVirtualMachine(
+          sub.id,
+          rg.name,
+          vm.name,
+          vm.nics.map((n) => ({ name: n.name, config: nicConfiguration(sub.id, rg.name, n) })),
+        );
       }
     }
   }

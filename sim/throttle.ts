@@ -27,7 +27,13 @@ interface BucketLimit {
 }
 
 const MIN = 60_000;
-const perResource = (bucket: number, refillPerMin: number): BucketLimit => ({ suffix: "Resource", scope: "resource", bucket, refill: refillPerMin, windowMs: MIN });
+const perResource = (bucket: number, refillPerMin: number): BucketLimit => ({
+  suffix: "Resource",
+  scope: "resource",
+  bucket,
+  refill: refillPerMin,
+  windowMs: MIN,
+});
 const perSubscription = (bucket: number, refillPerMin: number): BucketLimit => ({
   suffix: "SubscriptionMaximum",
   scope: "subscription",

@@ -2,10 +2,14 @@ import type { JsonObject } from "./";
 
 /** Readers and writers of the simulator's stored resources in ARM's wire shape, for assertions and other writers. */
 
-type Nic = { name: string; properties: { ipConfigurations: Array<{ name: string; properties: { loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown } }> } };
+type Nic = {
+  name: string;
+  properties: { ipConfigurations: Array<{ name: string; properties: { loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown } }> };
+};
 
 export function modelNics(vmss: JsonObject): Nic[] {
-  return ((vmss.properties as JsonObject).virtualMachineProfile as { networkProfile: { networkInterfaceConfigurations: Nic[] } }).networkProfile.networkInterfaceConfigurations;
+  return ((vmss.properties as JsonObject).virtualMachineProfile as { networkProfile: { networkInterfaceConfigurations: Nic[] } }).networkProfile
+    .networkInterfaceConfigurations;
 }
 
 export function instanceNics(vm: JsonObject): Nic[] {
@@ -33,18 +37,29 @@ export function dropPool(poolId: string) {
   return (resource: JsonObject) => {
     const props = resource.properties as JsonObject;
     const nics = (props.virtualMachineProfile ? modelNics(resource) : instanceNics(resource)) as Nic[];
-    for (const n of nics) for (const c of n.properties.ipConfigurations) {
-      c.properties.loadBalancerBackendAddressPools = (c.properties.loadBalancerBackendAddressPools ?? []).filter((p) => p.id.toLowerCase() !== poolId.toLowerCase());
-    }
+    for (const n of nics)
+      for (const c of n.properties.ipConfigurations) {
+        c.properties.loadBalancerBackendAddressPools = (c.properties.loadBalancerBackendAddressPools ?? []).filter(
+          (p) => p.id.toLowerCase() !== poolId.toLowerCase(),
+        );
+      }
   };
 }
 
-type NicResource = { properties: { ipConfigurations: Array<{ name: string; properties: { privateIPAddressVersion?: string; loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown } }> } };
+type NicResource = {
+  properties: {
+    ipConfigurations: Array<{
+      name: string;
+      properties: { privateIPAddressVersion?: string; loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown };
+    }>;
+  };
+};
 
 /** "ipConfig0 → [pools]" for every ip configuration of a NIC resource (Network RP shape). */
 export function nicPoolsByIpConfig(nic: JsonObject): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const c of (nic as unknown as NicResource).properties.ipConfigurations) out[c.name] = (c.properties.loadBalancerBackendAddressPools ?? []).map((p) => p.id.toLowerCase());
+  for (const c of (nic as unknown as NicResource).properties.ipConfigurations)
+    out[c.name] = (c.properties.loadBalancerBackendAddressPools ?? []).map((p) => p.id.toLowerCase());
   return out;
 }
 

@@ -52,8 +52,14 @@ const httpUrl = z
   .transform((v) => v.replace(/\/+$/, ""));
 
 /** Queue and table names must satisfy Azure Storage's rules; checked here so a typo fails at start, not at first use. */
-const queueName = z.string().trim().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, "must be a valid Storage queue name (3-63 lowercase letters, digits, single dashes)");
-const tableName = z.string().trim().regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, "must be a valid Storage table name (3-63 letters and digits, starting with a letter)");
+const queueName = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, "must be a valid Storage queue name (3-63 lowercase letters, digits, single dashes)");
+const tableName = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, "must be a valid Storage table name (3-63 letters and digits, starting with a letter)");
 
 const scopes = z
   .string()
@@ -61,7 +67,10 @@ const scopes = z
   .min(1, "is required: a comma-separated list of /subscriptions/{id} or /subscriptions/{id}/resourceGroups/{name}")
   .transform((v, ctx) => {
     const out: Scope[] = [];
-    for (const part of v.split(",").map((p) => p.trim()).filter(Boolean)) {
+    for (const part of v
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const parsed = parseScope(part);
       if (!parsed.ok) {
         ctx.addIssue({ code: "custom", message: `"${part}": ${parsed.reason}` });
@@ -88,33 +97,101 @@ const bindings = z.string().transform((v, ctx) => {
 /** Setting name → schema and default (undefined default = required). The infra template sets each of these. */
 export const SETTINGS = {
   POOLSYNC_SCOPES: { schema: scopes, default: undefined, doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs." },
-  POOLSYNC_BINDINGS: { schema: bindings, default: "", doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES." },
-  POOLSYNC_AUTH: { schema: z.enum(["entra", "key"]), default: "entra", doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles poolsync.Read / poolsync.Declare from x-ms-client-principal; key = the documented fallback: a function key, holders may do everything." },
+  POOLSYNC_BINDINGS: {
+    schema: bindings,
+    default: "",
+    doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES.",
+  },
+  POOLSYNC_AUTH: {
+    schema: z.enum(["entra", "key"]),
+    default: "entra",
+    doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles poolsync.Read / poolsync.Declare from x-ms-client-principal; key = the documented fallback: a function key, holders may do everything.",
+  },
   ARM_ENDPOINT: { schema: httpUrl, default: "https://management.azure.com", doc: "Azure Resource Manager endpoint; the simulator's URL locally." },
-  POOLSYNC_ARM_CREDENTIAL: { schema: z.enum(["auto", "default", "managedIdentity", "static"]), default: "auto", doc: "managedIdentity = the app's managed identity (AZURE_CLIENT_ID picks a user-assigned one); default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), managedIdentity in App Service (IDENTITY_ENDPOINT set), default otherwise." },
-  POOLSYNC_ARM_STATIC_TOKEN: { schema: z.string().min(1), default: "poolsync-simulator-token", doc: "The bearer token sent with the static credential (the simulator accepts any)." },
+  POOLSYNC_ARM_CREDENTIAL: {
+    schema: z.enum(["auto", "default", "managedIdentity", "static"]),
+    default: "auto",
+    doc: "managedIdentity = the app's managed identity (AZURE_CLIENT_ID picks a user-assigned one); default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), managedIdentity in App Service (IDENTITY_ENDPOINT set), default otherwise.",
+  },
+  POOLSYNC_ARM_STATIC_TOKEN: {
+    schema: z.string().min(1),
+    default: "poolsync-simulator-token",
+    doc: "The bearer token sent with the static credential (the simulator accepts any).",
+  },
   POOLSYNC_QUEUE: { schema: queueName, default: "backendpool-updates", doc: "Queue of declare/reconcile messages; its poison queue is <name>-poison." },
   POOLSYNC_MEMBERSHIPS_TABLE: { schema: tableName, default: "memberships", doc: "Table of declared memberships (the durable intent)." },
   POOLSYNC_CACHE_TABLE: { schema: tableName, default: "etagcache", doc: "Table of cached scale set / instance models with their ARM ETags." },
   POOLSYNC_CACHE_ENABLED: { schema: boolean, default: "true", doc: "false = always GET from ARM before a write (the cache is only an optimisation)." },
-  POOLSYNC_CACHE_TTL_SECONDS: { schema: positiveInt(86_400), default: "600", doc: "Age after which a cached model is re-read before use and revisited by the timer." },
+  POOLSYNC_CACHE_TTL_SECONDS: {
+    schema: positiveInt(86_400),
+    default: "600",
+    doc: "Age after which a cached model is re-read before use and revisited by the timer.",
+  },
   POOLSYNC_MAX_PRECONDITION_RETRIES: { schema: nonNegativeInt(20), default: "5", doc: "Re-reads after a 412 within one reconcile before it is re-enqueued." },
-  POOLSYNC_INSTANCE_CONCURRENCY: { schema: positiveInt(64), default: "10", doc: "Instance writes in flight at once for one scale set (each instance has its own CRP budget; the shared ones are paced)." },
+  POOLSYNC_INSTANCE_CONCURRENCY: {
+    schema: positiveInt(64),
+    default: "10",
+    doc: "Instance writes in flight at once for one scale set (each instance has its own CRP budget; the shared ones are paced).",
+  },
   POOLSYNC_EVENT_DEBOUNCE_SECONDS: { schema: nonNegativeInt(3_600), default: "10", doc: "At most one event-triggered reconcile per scale set per window." },
   POOLSYNC_RECONCILE_SCHEDULE: { schema: z.string().trim().min(1), default: "0 */5 * * * *", doc: "NCRONTAB schedule of the reconcileStale timer." },
   POOLSYNC_RECONCILE_MAX_READS: { schema: positiveInt(100_000), default: "200", doc: "ARM GETs/LISTs the timer may spend in one run." },
-  POOLSYNC_IDLE_EVICT_HOURS: { schema: positiveInt(24 * 365), default: "24", doc: "Cache rows of scale sets nobody declares for and nobody touched for this long are evicted." },
-  POOLSYNC_ARM_CA_FILE: { schema: z.string(), default: "", doc: "PEM file of an extra CA to trust for ARM_ENDPOINT (the simulator's test certificate); empty = the system's CAs only." },
-  POOLSYNC_ARM_TIMEOUT_SECONDS: { schema: positiveInt(600), default: "30", doc: "Timeout of one ARM request; a write that timed out is re-checked from fresh state." },
-  POOLSYNC_OPERATION_MAX_WAIT_SECONDS: { schema: positiveInt(3_600), default: "300", doc: "How long one invocation waits for a Compute long-running operation before re-enqueueing." },
-  POOLSYNC_OPERATION_POLL_SECONDS: { schema: positiveSeconds(600), default: "5", doc: "Polling interval of long-running operations when ARM sends no Retry-After or Retry-After: 0 (as the Azure SDKs read it); fractions allowed." },
-  POOLSYNC_MAX_ATTEMPTS: { schema: positiveInt(100), default: "8", doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed." },
+  POOLSYNC_IDLE_EVICT_HOURS: {
+    schema: positiveInt(24 * 365),
+    default: "24",
+    doc: "Cache rows of scale sets nobody declares for and nobody touched for this long are evicted.",
+  },
+  POOLSYNC_ARM_CA_FILE: {
+    schema: z.string(),
+    default: "",
+    doc: "PEM file of an extra CA to trust for ARM_ENDPOINT (the simulator's test certificate); empty = the system's CAs only.",
+  },
+  POOLSYNC_ARM_TIMEOUT_SECONDS: {
+    schema: positiveInt(600),
+    default: "30",
+    doc: "Timeout of one ARM request; a write that timed out is re-checked from fresh state.",
+  },
+  POOLSYNC_OPERATION_MAX_WAIT_SECONDS: {
+    schema: positiveInt(3_600),
+    default: "300",
+    doc: "How long one invocation waits for a Compute long-running operation before re-enqueueing.",
+  },
+  POOLSYNC_OPERATION_POLL_SECONDS: {
+    schema: positiveSeconds(600),
+    default: "5",
+    doc: "Polling interval of long-running operations when ARM sends no Retry-After or Retry-After: 0 (as the Azure SDKs read it); fractions allowed.",
+  },
+  POOLSYNC_MAX_ATTEMPTS: {
+    schema: positiveInt(100),
+    default: "8",
+    doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed.",
+  },
   POOLSYNC_PACING_ENABLED: { schema: boolean, default: "true", doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429." },
-  POOLSYNC_PACING_MAX_WAIT_SECONDS: { schema: nonNegativeInt(600), default: "5", doc: "Longest pause for the write or read budget (a read 429's Retry-After included) inside one invocation; a longer one re-enqueues the reconcile." },
-  POOLSYNC_DECLARE_WINDOW_SECONDS: { schema: nonNegativeInt(300), default: "2", doc: "Declarations of one scale set arriving within this window make one reconcile, across instances: the first schedules it this far ahead, the others join it. 0 = each declare message reconciles at once." },
-  POOLSYNC_GATHER_MILLISECONDS: { schema: nonNegativeInt(60_000), default: "250", doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write." },
-  POOLSYNC_FAILED_RETRY_SECONDS: { schema: positiveInt(86_400), default: "300", doc: "When a declaration whose last attempt failed is tried again by the timer." },
-  POOLSYNC_RECONCILE_LEASE_SECONDS: { schema: positiveInt(3_600), default: "60", doc: "One reconcile of a scale set at a time across hosts: the lease a reconcile holds (renewed while it runs); a host that dies holding it lets go after this long." },
+  POOLSYNC_PACING_MAX_WAIT_SECONDS: {
+    schema: nonNegativeInt(600),
+    default: "5",
+    doc: "Longest pause for the write or read budget (a read 429's Retry-After included) inside one invocation; a longer one re-enqueues the reconcile.",
+  },
+  POOLSYNC_DECLARE_WINDOW_SECONDS: {
+    schema: nonNegativeInt(300),
+    default: "2",
+    doc: "Declarations of one scale set arriving within this window make one reconcile, across instances: the first schedules it this far ahead, the others join it. 0 = each declare message reconciles at once.",
+  },
+  POOLSYNC_GATHER_MILLISECONDS: {
+    schema: nonNegativeInt(60_000),
+    default: "250",
+    doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write.",
+  },
+  POOLSYNC_FAILED_RETRY_SECONDS: {
+    schema: positiveInt(86_400),
+    default: "300",
+    doc: "When a declaration whose last attempt failed is tried again by the timer.",
+  },
+  POOLSYNC_RECONCILE_LEASE_SECONDS: {
+    schema: positiveInt(3_600),
+    default: "60",
+    doc: "One reconcile of a scale set at a time across hosts: the lease a reconcile holds (renewed while it runs); a host that dies holding it lets go after this long.",
+  },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -173,8 +250,7 @@ export interface Config {
  * identity-based (`__accountName` or `__tableServiceUri`/`__queueServiceUri`, with `__credential`/`__clientId`).
  */
 export type StorageConnection =
-  | { kind: "connectionString"; connectionString: string }
-  | { kind: "identity"; tableServiceUri: string; queueServiceUri: string; clientId: string | undefined };
+  { kind: "connectionString"; connectionString: string } | { kind: "identity"; tableServiceUri: string; queueServiceUri: string; clientId: string | undefined };
 
 export const STORAGE_CONNECTION = "AzureWebJobsStorage";
 
@@ -217,7 +293,11 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-function read<N extends SettingName>(env: Record<string, string | undefined>, name: N, problems: string[]): z.output<(typeof SETTINGS)[N]["schema"]> | undefined {
+function read<N extends SettingName>(
+  env: Record<string, string | undefined>,
+  name: N,
+  problems: string[],
+): z.output<(typeof SETTINGS)[N]["schema"]> | undefined {
   const spec = SETTINGS[name];
   // An empty setting counts as unset: app settings cannot always be deleted, only blanked.
   const given = env[name];
@@ -283,7 +363,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     armEndpoint: v.armEndpoint,
     // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
     // In App Service only the managed identity: DefaultAzureCredential would try environment secrets first.
-    armCredential: v.armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : env.IDENTITY_ENDPOINT ? "managedIdentity" : "default") : v.armCredential,
+    armCredential:
+      v.armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : env.IDENTITY_ENDPOINT ? "managedIdentity" : "default") : v.armCredential,
     ...(env.AZURE_CLIENT_ID?.trim() ? { armClientId: env.AZURE_CLIENT_ID.trim() } : {}),
     armStaticToken: v.armStaticToken,
     queueName: v.queueName,

@@ -6,16 +6,34 @@ const base = { POOLSYNC_SCOPES: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b
 describe("config", () => {
   it("fills every default", () => {
     const c = loadConfig(base);
-    expect(c).toMatchObject({ armEndpoint: "https://management.azure.com", armCredential: "default", queueName: "backendpool-updates", poisonQueueName: "backendpool-updates-poison", cacheTtlMs: 600_000, cacheEnabled: true, reconcileMaxReads: 200 });
+    expect(c).toMatchObject({
+      armEndpoint: "https://management.azure.com",
+      armCredential: "default",
+      queueName: "backendpool-updates",
+      poisonQueueName: "backendpool-updates-poison",
+      cacheTtlMs: 600_000,
+      cacheEnabled: true,
+      reconcileMaxReads: 200,
+    });
     expect(c.scopes).toEqual([{ id: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d", subscriptionId: "0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d" }]);
     expect(c.storage.kind).toBe("connectionString");
   });
 
   it("picks the static token for the simulator and identity-based storage from __accountName", () => {
-    const c = loadConfig({ POOLSYNC_SCOPES: base.POOLSYNC_SCOPES, ARM_ENDPOINT: "http://127.0.0.1:18443/", AzureWebJobsStorage__accountName: "poolsyncdata", AzureWebJobsStorage__clientId: "client" });
+    const c = loadConfig({
+      POOLSYNC_SCOPES: base.POOLSYNC_SCOPES,
+      ARM_ENDPOINT: "http://127.0.0.1:18443/",
+      AzureWebJobsStorage__accountName: "poolsyncdata",
+      AzureWebJobsStorage__clientId: "client",
+    });
     expect(c.armEndpoint).toBe("http://127.0.0.1:18443");
     expect(c.armCredential).toBe("static");
-    expect(c.storage).toEqual({ kind: "identity", tableServiceUri: "https://poolsyncdata.table.core.windows.net", queueServiceUri: "https://poolsyncdata.queue.core.windows.net", clientId: "client" });
+    expect(c.storage).toEqual({
+      kind: "identity",
+      tableServiceUri: "https://poolsyncdata.table.core.windows.net",
+      queueServiceUri: "https://poolsyncdata.queue.core.windows.net",
+      clientId: "client",
+    });
   });
 
   it("auto sends the simulator's static token only to loopback, never to another cloud's ARM", () => {
@@ -52,6 +70,8 @@ describe("config", () => {
   });
 
   it("refuses a scope that is not a subscription or resource group", () => {
-    expect(() => loadConfig({ ...base, POOLSYNC_SCOPES: "/subscriptions/nope" })).toThrow('POOLSYNC_SCOPES="/subscriptions/nope" "/subscriptions/nope": subscription "nope" is not a GUID');
+    expect(() => loadConfig({ ...base, POOLSYNC_SCOPES: "/subscriptions/nope" })).toThrow(
+      'POOLSYNC_SCOPES="/subscriptions/nope" "/subscriptions/nope": subscription "nope" is not a GUID',
+    );
   });
 });

@@ -55,7 +55,15 @@ async function main() {
   const setupStarted = Date.now();
   await mapLimit(refs, 32, async (ref) => {
     const declaredAt = new Date().toISOString();
-    await services.declarations.upsert(ref, { scaleSetId: ref.id, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt, requestId: "bench", declaredBy: QUEUE_DECLARER });
+    await services.declarations.upsert(ref, {
+      scaleSetId: ref.id,
+      backendPoolId: pool,
+      ipConfiguration: "",
+      state: "present",
+      declaredAt,
+      requestId: "bench",
+      declaredBy: QUEUE_DECLARER,
+    });
     const nics = [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: [{ id: pool }] }] }];
     await services.cache.storeScaleSet(ref, { id: ref.id, etag: '"1"', location: "westeurope", provisioningState: "Succeeded", capacity: 0, nics }, undefined);
   });
@@ -71,7 +79,14 @@ async function main() {
     const summary = await services.reconcileStale();
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const s = sim.control.stats();
-    samples.push({ ms, tableOps, armReads: s.gets + s.lists + s.instanceGets + s.instanceLists, visited: summary.visited, refreshed: summary.refreshed, driftFound: summary.driftFound });
+    samples.push({
+      ms,
+      tableOps,
+      armReads: s.gets + s.lists + s.instanceGets + s.instanceLists,
+      visited: summary.visited,
+      refreshed: summary.refreshed,
+      driftFound: summary.driftFound,
+    });
     console.log(`run ${run + 1}: ${ms.toFixed(0)} ms, ${tableOps} Table round trips, ${samples.at(-1)!.armReads} ARM reads, visited ${summary.visited}`);
   }
 

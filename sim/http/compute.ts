@@ -36,7 +36,14 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
   const key = canonical(path);
   const method = ctx.method;
   const arm = method === "GET" ? "reads" : method === "DELETE" ? "deletes" : "writes";
-  const notFound = (): Route => ({ kind: undefined, statsKey: key, arm, handle: () => { throw routeNotFound(path); } });
+  const notFound = (): Route => ({
+    kind: undefined,
+    statsKey: key,
+    arm,
+    handle: () => {
+      throw routeNotFound(path);
+    },
+  });
   if (!p) return notFound();
   const nicOrVm = resolveNicAndVmRoute(engine, ctx, p);
   if (nicOrVm) return nicOrVm;
@@ -48,8 +55,7 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
     subscriptionId: sub,
     ...(seg[0] === "microsoft.compute" ? { compute: true } : {}),
   };
-  const only = (m: string, kind: RequestKind, handle: Handler): Route =>
-    method === m ? { ...base, kind, handle } : methodNotAllowed(base, method);
+  const only = (m: string, kind: RequestKind, handle: Handler): Route => (method === m ? { ...base, kind, handle } : methodNotAllowed(base, method));
 
   // Operation resource: /subscriptions/{s}/providers/Microsoft.Compute/locations/{loc}/operations/{id}
   if (p.resourceGroup === undefined) {
@@ -101,7 +107,11 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
       return {
         ...only("GET", "instanceLists", (c) => {
           const ss = engine.requireScaleSet(sub, rg, name);
-          return page(engine, c, [...ss.instances.values()].map((i) => renderInstance(ss, i)));
+          return page(
+            engine,
+            c,
+            [...ss.instances.values()].map((i) => renderInstance(ss, i)),
+          );
         }),
         // A high-cost read shared with the scale set LIST, plus one view per VM in the answer.
         policy: { names: ["HighCostGetVMScaleSet", "VMScaleSetVMViews"], resourceKey: ssKey, regionKey },
@@ -212,10 +222,12 @@ function instanceRoute(
 ): Route {
   const resourceKey = base.statsKey;
   const existing = engine.resolve(resourceKey)?.inst;
-  const numeric = (handle: Handler): Handler => (c) => {
-    if (!/^\d+$/.test(iid)) throw invalidInstanceId(iid);
-    return handle(c);
-  };
+  const numeric =
+    (handle: Handler): Handler =>
+    (c) => {
+      if (!/^\d+$/.test(iid)) throw invalidInstanceId(iid);
+      return handle(c);
+    };
   switch (method) {
     case "GET":
       return {

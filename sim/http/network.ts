@@ -60,7 +60,9 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
     return undefined;
   }
   if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachinescalesets" && seg[3] === "virtualmachines" && seg.length >= 4) {
-    const ss = engine.state.scaleSets.get(canonical(`/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${p.providerSegments[2] ?? ""}`));
+    const ss = engine.state.scaleSets.get(
+      canonical(`/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${p.providerSegments[2] ?? ""}`),
+    );
     if (!ss || !isFlexible(ss.body)) return undefined;
     // CRP's exact text is not public: the code and the reason are what matter.
     return {
@@ -135,5 +137,9 @@ function operationReply(engine: Engine, id: string): Reply {
   const op = engine.operations.get(id);
   if (!op) return json(404, { error: { code: "NotFound", message: "The entity was not found in this Azure location." } });
   const body = Operations.body(op);
-  return json(200, { status: body["status"] ?? "InProgress", ...(op.error ? { error: op.error } : {}) }, op.status === "InProgress" ? { "retry-after": String(engine.settings.operationRetryAfterSeconds) } : {});
+  return json(
+    200,
+    { status: body["status"] ?? "InProgress", ...(op.error ? { error: op.error } : {}) },
+    op.status === "InProgress" ? { "retry-after": String(engine.settings.operationRetryAfterSeconds) } : {},
+  );
 }

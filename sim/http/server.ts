@@ -12,7 +12,8 @@ import { handleArmRequest } from "./pipeline";
 import { DROP, type Answer } from "./reply";
 
 // Built into dist/sim/http, the PEM files stay in the source tree (tsc copies no .pem): look there too.
-export const TLS_DIR = [path.join(__dirname, "..", "tls"), path.join(__dirname, "..", "..", "..", "sim", "tls")].find((d) => existsSync(d)) ?? path.join(__dirname, "..", "tls");
+export const TLS_DIR =
+  [path.join(__dirname, "..", "tls"), path.join(__dirname, "..", "..", "..", "sim", "tls")].find((d) => existsSync(d)) ?? path.join(__dirname, "..", "tls");
 
 export interface RunningServer {
   url: string;

@@ -103,9 +103,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
   const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
   // The write pacer learns every host's spending from ARM's and CRP's answers.
-  const compute = overrides.compute ?? armComputeFromConfig(config, clock, readPacer, (o) => {
-    if (config.pacingEnabled) learnWriteBudget(pacer, o);
-  });
+  const compute =
+    overrides.compute ??
+    armComputeFromConfig(config, clock, readPacer, (o) => {
+      if (config.pacingEnabled) learnWriteBudget(pacer, o);
+    });
   const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
   const policies = overrides.storagePolicies ?? [];
   const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
@@ -211,8 +213,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const leases = new ReconcileLeaseTable(cache.table, clock.now);
   const pass = services.reconcile;
   // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
-  const handover = { snapshot: (ref: TargetRef) => JSON.stringify(ref.kind === "scaleSet" ? pacer.snapshot(ref) : {}), restore: (text: string) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>) };
-  services.reconcile = (ref, trigger) => leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID, handover }, (t) => pass(ref, t));
+  const handover = {
+    snapshot: (ref: TargetRef) => JSON.stringify(ref.kind === "scaleSet" ? pacer.snapshot(ref) : {}),
+    restore: (text: string) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>),
+  };
+  services.reconcile = (ref, trigger) =>
+    leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID, handover }, (t) => pass(ref, t));
   return services;
 }
 

@@ -43,7 +43,11 @@ function factsOf(err: unknown): ErrorFacts {
     let message = err.message;
     if (body) {
       try {
-        const parsed = JSON.parse(body) as { error?: { code?: string; message?: string; details?: { code?: string; message?: string }[] }; code?: string; message?: string };
+        const parsed = JSON.parse(body) as {
+          error?: { code?: string; message?: string; details?: { code?: string; message?: string }[] };
+          code?: string;
+          message?: string;
+        };
         code = parsed.error?.code ?? parsed.code ?? code;
         message = parsed.error?.message ?? parsed.message ?? message;
         // Network RP's 412 says only "Precondition failed."; the ETags are in its detail.

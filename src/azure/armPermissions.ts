@@ -31,4 +31,7 @@ export const REQUIRED_ARM_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS_WITH
 export const JOIN_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS.filter((a) => /\/join[A-Za-z]*\/action$/.test(a));
 
 /** The joins every scale set needs: its ip configurations reference a subnet, and poolsync adds backend pools. */
-export const ALWAYS_NEEDED_JOIN_ACTIONS: readonly string[] = ["Microsoft.Network/loadBalancers/backendAddressPools/join/action", "Microsoft.Network/virtualNetworks/subnets/join/action"];
+export const ALWAYS_NEEDED_JOIN_ACTIONS: readonly string[] = [
+  "Microsoft.Network/loadBalancers/backendAddressPools/join/action",
+  "Microsoft.Network/virtualNetworks/subnets/join/action",
+];

@@ -128,7 +128,10 @@ export class ArmCompute implements ComputePort {
       // Added to each client: the operation polls go through the first client's pipeline, whatever subscription.
       if (this.readPacer) c.pipeline.addPolicy(this.readPacer.policy(), { afterPhase: "Retry" });
       // What the server says is left counts every host of the app: the pacers plan on no more.
-      c.pipeline.addPolicy(rateLimitHeadersPolicy((o) => this.learn(o)), { afterPhase: "Retry" });
+      c.pipeline.addPolicy(
+        rateLimitHeadersPolicy((o) => this.learn(o)),
+        { afterPhase: "Retry" },
+      );
       this.clients.set(key, c);
     }
     return c;

@@ -147,7 +147,15 @@ export class EtagCacheTable implements ModelCache {
     if (!this.enabled) return undefined;
     const [pk, rk] = cacheRowKeys(ref);
     const answer = await this.table.upsertEntity(
-      { partitionKey: pk, rowKey: rk, stale: true, staleReason: "our write in flight", staleAt: this.now(), pendingClientRequestId: clientRequestId, touchedAt: this.now() },
+      {
+        partitionKey: pk,
+        rowKey: rk,
+        stale: true,
+        staleReason: "our write in flight",
+        staleAt: this.now(),
+        pendingClientRequestId: clientRequestId,
+        touchedAt: this.now(),
+      },
       "Merge",
     );
     return answer.etag;
@@ -193,7 +201,11 @@ export class EtagCacheTable implements ModelCache {
       // NIC and VM rows are re-read by the reconcile of the target that declared them, not by the timer.
       if (isResourceRow(row.rowKey)) continue;
       const isInstance = row.rowKey.startsWith("vm-");
-      const scaleSetId = row.resourceId ? (isInstance ? row.resourceId.replace(/\/virtualMachines\/[^/]+$/i, "") : row.resourceId) : decodeKey(row.partitionKey);
+      const scaleSetId = row.resourceId
+        ? isInstance
+          ? row.resourceId.replace(/\/virtualMachines\/[^/]+$/i, "")
+          : row.resourceId
+        : decodeKey(row.partitionKey);
       out.push({
         scaleSetId,
         instanceId: isInstance ? row.rowKey.slice(3) : undefined,

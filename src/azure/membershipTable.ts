@@ -47,7 +47,11 @@ function toStored(row: TableEntityResult<Row>): StoredDeclaration {
     declaredAt: row.declaredAt,
     requestId: row.requestId,
     // Rows stored before callers were recorded came through the queue or an unauthenticated API: say so.
-    declaredBy: { id: row.declaredById || "unknown", name: row.declaredByName || "unknown", via: (["entra", "key", "queue"].includes(row.declaredVia ?? "") ? row.declaredVia : "key") as DeclaredBy["via"] },
+    declaredBy: {
+      id: row.declaredById || "unknown",
+      name: row.declaredByName || "unknown",
+      via: (["entra", "key", "queue"].includes(row.declaredVia ?? "") ? row.declaredVia : "key") as DeclaredBy["via"],
+    },
     outcome,
     attempts: row.attempts ?? 0,
     rowEtag: row.etag,
@@ -66,7 +70,10 @@ function outcomeFields(o: Outcome): Pick<Row, "outcomeKind" | "outcomeReason" | 
 }
 
 export class MembershipTable implements DeclarationStore {
-  constructor(readonly table: TableClient, private readonly now: () => number = Date.now) {}
+  constructor(
+    readonly table: TableClient,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   private rowOf(scaleSet: TargetRef, d: Declaration): Row {
     return {

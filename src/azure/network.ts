@@ -77,13 +77,12 @@ export class ArmNetwork implements NetworkPort {
     const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
     let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
     try {
-      await this.client(ref.subscriptionId)
-        .networkInterfaces.beginCreateOrUpdate(ref.resourceGroup, ref.name, body, {
-          abortSignal: this.signal(),
-          requestOptions: { customHeaders: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
-          // The first answer is the PUT's (its ETag, its operation); the SDK may poll once more before returning.
-          onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
-        });
+      await this.client(ref.subscriptionId).networkInterfaces.beginCreateOrUpdate(ref.resourceGroup, ref.name, body, {
+        abortSignal: this.signal(),
+        requestOptions: { customHeaders: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
+        // The first answer is the PUT's (its ETag, its operation); the SDK may poll once more before returning.
+        onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
+      });
     } catch (err) {
       throw classifyArmError(err, what);
     }
@@ -98,7 +97,10 @@ export class ArmNetwork implements NetworkPort {
   }
 
   private async getThroughPipeline(subscriptionId: string, url: string) {
-    const response = await this.client(subscriptionId).pipeline.sendRequest(this.httpClient, createPipelineRequest({ url, method: "GET", timeout: this.opts.requestTimeoutMs }));
+    const response = await this.client(subscriptionId).pipeline.sendRequest(
+      this.httpClient,
+      createPipelineRequest({ url, method: "GET", timeout: this.opts.requestTimeoutMs }),
+    );
     return { status: response.status, headers: response.headers, bodyText: response.bodyAsText ?? "" };
   }
 }

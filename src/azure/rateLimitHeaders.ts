@@ -39,7 +39,8 @@ export function observationsOf(method: string, path: string, header: (name: stri
   if (!sub) return out;
   for (const kind of ["reads", "writes"] as const) {
     const raw = header(`x-ms-ratelimit-remaining-subscription-${kind}`);
-    if (raw !== undefined && /^\d+$/.test(raw.trim())) out.push({ kind: kind === "reads" ? "armReads" : "armWrites", subscriptionId: sub, remaining: Number(raw) });
+    if (raw !== undefined && /^\d+$/.test(raw.trim()))
+      out.push({ kind: kind === "reads" ? "armReads" : "armWrites", subscriptionId: sub, remaining: Number(raw) });
   }
   const resource = header("x-ms-ratelimit-remaining-resource");
   if (resource && method !== "GET") {
@@ -79,5 +80,6 @@ const ARM_WRITES_MARGIN = ARM_WRITES_BUCKET - WRITE_BUDGETS.armWrites.capacity;
 /** Feeds the write pacer what the server says is left of the budgets it paces (ARM's reads go to the read pacer). */
 export function learnWriteBudget(pacer: Pick<WritePacer, "learnRemaining" | "learnArmWrites">, o: RateLimitObservation): void {
   if (o.kind === "armWrites") pacer.learnArmWrites(o.subscriptionId, o.remaining - ARM_WRITES_MARGIN);
-  else if (o.kind === "scaleSetWrites" || o.kind === "instanceWrites") pacer.learnRemaining(o.target, o.scope === "resource" ? "target" : "subscription", o.remaining);
+  else if (o.kind === "scaleSetWrites" || o.kind === "instanceWrites")
+    pacer.learnRemaining(o.target, o.scope === "resource" ? "target" : "subscription", o.remaining);
 }

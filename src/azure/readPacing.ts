@@ -29,7 +29,10 @@ export class ReadPacer {
       const wait = waitForToken(READ_BUDGET, this.state(sub), this.clock.now());
       if (wait === 0) break;
       if (wait > this.maxWaitMs) {
-        throw new ThrottledError(`reads of subscription ${sub} are paced for ${Math.ceil(wait / 1000)} s (ARM's read budget, or an earlier 429's Retry-After)`, wait);
+        throw new ThrottledError(
+          `reads of subscription ${sub} are paced for ${Math.ceil(wait / 1000)} s (ARM's read budget, or an earlier 429's Retry-After)`,
+          wait,
+        );
       }
       await untilAborted(this.clock.sleep(wait), signal);
     }

@@ -28,7 +28,14 @@ export class ReconcileAttemptsTable implements ReconcileAttempts {
 
   async record(ref: TargetRef, a: ReconcileAttempt): Promise<void> {
     await this.table.upsertEntity<AttemptRow>(
-      { partitionKey: ATTEMPTS_PARTITION, rowKey: encodeKey(ref.key), scaleSetId: ref.id, attempt: a.attempt, nextAttemptAt: a.nextAttemptAt, reason: a.reason.slice(0, 1024) },
+      {
+        partitionKey: ATTEMPTS_PARTITION,
+        rowKey: encodeKey(ref.key),
+        scaleSetId: ref.id,
+        attempt: a.attempt,
+        nextAttemptAt: a.nextAttemptAt,
+        reason: a.reason.slice(0, 1024),
+      },
       "Replace",
     );
   }

@@ -38,7 +38,15 @@ export class ReconcileLeaseTable implements ReconcileLeases {
   private async read(rowKey: string): Promise<(LeaseRow & { etag: string }) | undefined> {
     try {
       const e = await this.table.getEntity<LeaseRow>(LEASES_PARTITION, rowKey);
-      return { ...e, holder: e.holder ?? "", expiresAt: Number(e.expiresAt), wanted: e.wanted === true, wantedFresh: e.wantedFresh === true, handover: e.handover ?? "", etag: e.etag };
+      return {
+        ...e,
+        holder: e.holder ?? "",
+        expiresAt: Number(e.expiresAt),
+        wanted: e.wanted === true,
+        wantedFresh: e.wantedFresh === true,
+        handover: e.handover ?? "",
+        etag: e.etag,
+      };
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw err;
@@ -53,11 +61,21 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       try {
         if (row && row.holder !== "" && row.holder !== holder && row.expiresAt > now) {
           if (row.wanted && (row.wantedFresh || !fresh)) return { kind: "held", firstToAsk: false, expiresAt: row.expiresAt };
-          await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, wanted: true, wantedFresh: row.wantedFresh || fresh }, "Merge", { etag: row.etag });
+          await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, wanted: true, wantedFresh: row.wantedFresh || fresh }, "Merge", {
+            etag: row.etag,
+          });
           return { kind: "held", firstToAsk: !row.wanted, expiresAt: row.expiresAt };
         }
         // Free, expired (its holder died) or ours: the pass about to run reads everything, so earlier requests are met.
-        const entity: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: now + ttlMs, wanted: false, wantedFresh: false, handover: row?.handover ?? "" };
+        const entity: LeaseRow = {
+          partitionKey: LEASES_PARTITION,
+          rowKey,
+          holder,
+          expiresAt: now + ttlMs,
+          wanted: false,
+          wantedFresh: false,
+          handover: row?.handover ?? "",
+        };
         if (!row) await this.table.createEntity(entity);
         else await this.table.updateEntity(entity, "Replace", { etag: row.etag });
         return row?.handover ? { kind: "acquired", handover: row.handover } : { kind: "acquired" };
@@ -91,12 +109,28 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       if (!row || row.holder !== holder) return { again: false };
       try {
         if (row.wanted) {
-          const kept: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder, expiresAt: this.now() + ttlMs, wanted: false, wantedFresh: false, handover: handover ?? row.handover ?? "" };
+          const kept: LeaseRow = {
+            partitionKey: LEASES_PARTITION,
+            rowKey,
+            holder,
+            expiresAt: this.now() + ttlMs,
+            wanted: false,
+            wantedFresh: false,
+            handover: handover ?? row.handover ?? "",
+          };
           await this.table.updateEntity(kept, "Replace", { etag: row.etag });
           return { again: true, fresh: row.wantedFresh };
         }
         // Kept, free (no holder), with what the next holder should know.
-        const free: LeaseRow = { partitionKey: LEASES_PARTITION, rowKey, holder: "", expiresAt: 0, wanted: false, wantedFresh: false, handover: handover ?? row.handover ?? "" };
+        const free: LeaseRow = {
+          partitionKey: LEASES_PARTITION,
+          rowKey,
+          holder: "",
+          expiresAt: 0,
+          wanted: false,
+          wantedFresh: false,
+          handover: handover ?? row.handover ?? "",
+        };
         await this.table.updateEntity(free, "Replace", { etag: row.etag });
         return { again: false };
       } catch (err) {

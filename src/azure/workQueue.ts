@@ -64,7 +64,16 @@ export class StorageWorkQueue implements WorkQueue {
     const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / this.timeScale / 1000)));
     const sent = await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
     const m = message as { kind?: string; scaleSetId?: string; targetId?: string; reason?: string; attempt?: number; fresh?: boolean };
-    this.log?.info("enqueue", { kind: m.kind, scaleSetId: m.scaleSetId ?? m.targetId, reason: m.reason, attempt: m.attempt, fresh: m.fresh, visibilityTimeoutSeconds: visibilityTimeout, nextVisibleOn: sent.nextVisibleOn?.toISOString(), messageId: sent.messageId });
+    this.log?.info("enqueue", {
+      kind: m.kind,
+      scaleSetId: m.scaleSetId ?? m.targetId,
+      reason: m.reason,
+      attempt: m.attempt,
+      fresh: m.fresh,
+      visibilityTimeoutSeconds: visibilityTimeout,
+      nextVisibleOn: sent.nextVisibleOn?.toISOString(),
+      messageId: sent.messageId,
+    });
   }
 
   /** A message that can never succeed goes here at once, with the reason next to what was received. */

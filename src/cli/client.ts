@@ -67,6 +67,11 @@ export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: 
     throw new ApiError(res.status, String(error.code ?? "error"), error.message, typeof error.field === "string" ? error.field : undefined);
   }
   // A refusal from the host itself (401 without a valid key, 404 for a missing route) has no JSON error body.
-  const hint = res.status === 401 || res.status === 403 ? "; sign in: pass an Entra token with --token or POOLSYNC_TOKEN (or, with the key fallback, --key)" : res.status === 404 ? "; is --url a poolsync app?" : "";
+  const hint =
+    res.status === 401 || res.status === 403
+      ? "; sign in: pass an Entra token with --token or POOLSYNC_TOKEN (or, with the key fallback, --key)"
+      : res.status === 404
+        ? "; is --url a poolsync app?"
+        : "";
   throw new ApiError(res.status, `http_${res.status}`, `${method} ${url.pathname} answered ${res.status} ${res.statusText}${hint}`);
 }

@@ -24,7 +24,8 @@ export function formatAccepted(a: Accepted): string {
 
 function membershipLine(m: MembershipView): string {
   const known = m.instances.filter((i) => i.state !== "unknown");
-  const instances = m.instances.length === 0 ? "no instances cached" : `instances ${known.filter((i) => i.state === m.declared).length}/${m.instances.length} ${m.declared}`;
+  const instances =
+    m.instances.length === 0 ? "no instances cached" : `instances ${known.filter((i) => i.state === m.declared).length}/${m.instances.length} ${m.declared}`;
   const observed = `${m.model.state}${m.model.stale ? " (stale)" : ""}`;
   const reason = m.outcome.reason ? ` — ${m.outcome.reason}` : "";
   return `  ${poolName(m.backendPoolId)}  ${m.ipConfiguration ?? "primary"}  declared ${m.declared}  observed ${observed}  ${instances}  ${m.sync}  ${m.outcome.kind}${reason}`;
@@ -33,17 +34,22 @@ function membershipLine(m: MembershipView): string {
 export function formatScaleSetView(v: ScaleSetView): string {
   const lines = [`${lastSegment(v.scaleSetId)}  ${v.scaleSetId}`];
   if (!v.cacheEnabled) lines.push("  model: cache disabled, nothing observed");
-  else if (v.model.cached) lines.push(`  model ETag ${v.model.etag} read ${v.model.readAt}${v.model.stale ? ` (stale: ${v.model.staleReason ?? "marked"})` : ""}`);
+  else if (v.model.cached)
+    lines.push(`  model ETag ${v.model.etag} read ${v.model.readAt}${v.model.stale ? ` (stale: ${v.model.staleReason ?? "marked"})` : ""}`);
   else lines.push("  model: not cached yet");
   if (v.memberships.length === 0) lines.push("  no declarations");
   for (const m of v.memberships) {
     lines.push(membershipLine(m));
     lines.push(`    pool ${m.backendPoolId}`);
-    lines.push(`    declared ${m.declaredAt} by ${m.declaredBy.name} (${m.declaredBy.id}, ${m.declaredBy.via}) (request ${m.requestId}); outcome at ${m.outcome.at}${m.outcome.appliedEtag ? `, applied on ETag ${m.outcome.appliedEtag}` : ""}`);
-    for (const i of m.instances) lines.push(`    instance ${i.instanceId}: ${i.state}${i.stale ? " (stale)" : ""}${i.etag ? `  ETag ${i.etag}` : ""}${i.note ? `  ${i.note}` : ""}`);
+    lines.push(
+      `    declared ${m.declaredAt} by ${m.declaredBy.name} (${m.declaredBy.id}, ${m.declaredBy.via}) (request ${m.requestId}); outcome at ${m.outcome.at}${m.outcome.appliedEtag ? `, applied on ETag ${m.outcome.appliedEtag}` : ""}`,
+    );
+    for (const i of m.instances)
+      lines.push(`    instance ${i.instanceId}: ${i.state}${i.stale ? " (stale)" : ""}${i.etag ? `  ETag ${i.etag}` : ""}${i.note ? `  ${i.note}` : ""}`);
   }
   const others = v.observedPools.filter((p) => !p.declared);
-  if (others.length > 0) lines.push(`  other pools on it (not declared here): ${others.map((p) => `${poolName(p.backendPoolId)} on ${p.ipConfiguration}`).join(", ")}`);
+  if (others.length > 0)
+    lines.push(`  other pools on it (not declared here): ${others.map((p) => `${poolName(p.backendPoolId)} on ${p.ipConfiguration}`).join(", ")}`);
   return lines.join("\n");
 }
 

@@ -89,8 +89,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (misplaced.length > 0) throw new UsageError(`${command} takes no --${misplaced[0]}`);
     const client: ClientOptions = {
       url: values.url ?? io.env.POOLSYNC_URL ?? "http://127.0.0.1:7071",
-      ...(values.key ?? io.env.POOLSYNC_KEY ? { key: values.key ?? io.env.POOLSYNC_KEY } : {}),
-      ...(values.token ?? io.env.POOLSYNC_TOKEN ? { token: values.token ?? io.env.POOLSYNC_TOKEN } : {}),
+      ...((values.key ?? io.env.POOLSYNC_KEY) ? { key: values.key ?? io.env.POOLSYNC_KEY } : {}),
+      ...((values.token ?? io.env.POOLSYNC_TOKEN) ? { token: values.token ?? io.env.POOLSYNC_TOKEN } : {}),
       ...(io.fetch ? { fetch: io.fetch } : {}),
     };
     try {

@@ -119,20 +119,34 @@ export function classifyEvent(raw: unknown): EventVerdict {
   if (!env.ok) return { kind: "malformed", reason: env.reason };
   const e = env.value;
   // The SDK's guards take either schema's shape; we hand it the one the event came in.
-  const shaped = e.schema === "CloudEvents" ? { specversion: "1.0", type: e.type, source: "", id: e.id, time: e.time, data: e.data } : { eventType: e.type, id: e.id, subject: e.subject ?? "", eventTime: e.time, data: e.data, dataVersion: "" };
+  const shaped =
+    e.schema === "CloudEvents"
+      ? { specversion: "1.0", type: e.type, source: "", id: e.id, time: e.time, data: e.data }
+      : { eventType: e.type, id: e.id, subject: e.subject ?? "", eventTime: e.time, data: e.data, dataVersion: "" };
   const type = RESOURCE_EVENT_TYPES.find((t) => isSystemEvent(t, shaped as never));
   if (!type) return { kind: "ignore", reason: `event type ${e.type} is not an ARM resource event` };
   const uri = stringField(e.data, "resourceUri") ?? e.subject;
   if (!uri) return { kind: "malformed", reason: "data.resourceUri: missing (and no subject)" };
   const target = computeTargetOf(uri);
   const httpRequest = e.data.httpRequest;
-  const clientRequestId = typeof httpRequest === "object" && httpRequest !== null ? stringField(httpRequest as Record<string, unknown>, "clientRequestId") : undefined;
+  const clientRequestId =
+    typeof httpRequest === "object" && httpRequest !== null ? stringField(httpRequest as Record<string, unknown>, "clientRequestId") : undefined;
   const depth = uri.trim().replace(/\/+$/, "").split("/").length;
   if (!target.ok) {
     const other = nicOrVmTargetOf(uri);
     if (!other.ok) return { kind: "ignore", reason: `${uri}: ${target.reason}` };
-    const fields = { id: e.id, type, time: e.time, operationName: stringField(e.data, "operationName") ?? "", clientRequestId, correlationId: stringField(e.data, "correlationId") };
-    return { kind: "nic-or-vm", event: { ...fields, target: other.value, isDeleteOfTarget: type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === 9 } };
+    const fields = {
+      id: e.id,
+      type,
+      time: e.time,
+      operationName: stringField(e.data, "operationName") ?? "",
+      clientRequestId,
+      correlationId: stringField(e.data, "correlationId"),
+    };
+    return {
+      kind: "nic-or-vm",
+      event: { ...fields, target: other.value, isDeleteOfTarget: type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === 9 },
+    };
   }
   return {
     kind: "act",

@@ -32,7 +32,10 @@ function parsePrefix(side: string, what: string): Result<string[]> {
 
 /** Rules separated by ";" or new lines; `target => pool` each. */
 export function parseBindings(input: string): Result<BindingRule[]> {
-  const parts = input.split(/[;\n]/).map((p) => p.trim()).filter(Boolean);
+  const parts = input
+    .split(/[;\n]/)
+    .map((p) => p.trim())
+    .filter(Boolean);
   const rules: BindingRule[] = [];
   for (const [i, text] of parts.entries()) {
     const sides = text.split("=>");
@@ -61,5 +64,8 @@ export function checkBinding(rules: readonly BindingRule[], targetId: string, po
   if (rule) return { allowed: true, rule };
   if (forTarget.length === 0) return { allowed: false, reason: `no POOLSYNC_BINDINGS rule covers ${targetId}` };
   const named = forTarget.map((r) => `rule ${r.index} (${r.text})`).join(", ");
-  return { allowed: false, reason: `${poolId} is not a pool POOLSYNC_BINDINGS lets ${targetId} join: ${named} allow${forTarget.length === 1 ? "s" : ""} other pools only` };
+  return {
+    allowed: false,
+    reason: `${poolId} is not a pool POOLSYNC_BINDINGS lets ${targetId} join: ${named} allow${forTarget.length === 1 ? "s" : ""} other pools only`,
+  };
 }

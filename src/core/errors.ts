@@ -5,7 +5,11 @@
 
 export abstract class PoolsyncError extends Error {
   abstract readonly retriable: boolean;
-  constructor(message: string, readonly status?: number, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -19,7 +23,12 @@ export class PreconditionFailedError extends PoolsyncError {
 /** 429: Compute RP's token bucket is empty; come back after retryAfterMs, not sooner. */
 export class ThrottledError extends PoolsyncError {
   readonly retriable = true;
-  constructor(message: string, readonly retryAfterMs: number, status = 429, code?: string) {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    status = 429,
+    code?: string,
+  ) {
     super(message, status, code);
   }
 }
@@ -27,7 +36,12 @@ export class ThrottledError extends PoolsyncError {
 /** 409 from a concurrent operation on the same resource: retriable after a few seconds. */
 export class ConflictError extends PoolsyncError {
   readonly retriable = true;
-  constructor(message: string, readonly retryAfterMs: number, status = 409, code?: string) {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    status = 409,
+    code?: string,
+  ) {
     super(message, status, code);
   }
 }
@@ -45,7 +59,12 @@ export class BeingDeletedError extends PoolsyncError {
 /** 5xx, dropped connection, timeout: the call may or may not have happened. Retry from fresh state. */
 export class TransientError extends PoolsyncError {
   readonly retriable = true;
-  constructor(message: string, readonly retryAfterMs: number, status?: number, code?: string) {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    status?: number,
+    code?: string,
+  ) {
     super(message, status, code);
   }
 }

@@ -20,7 +20,8 @@ const targetId = z.string().superRefine((v, ctx) => {
 /** Exactly one of scaleSetId and targetId names what a message is about. */
 function oneTarget(m: { scaleSetId?: string | undefined; targetId?: string | undefined }, ctx: z.RefinementCtx): void {
   if (m.scaleSetId === undefined && m.targetId === undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
-  if (m.scaleSetId !== undefined && m.targetId !== undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
+  if (m.scaleSetId !== undefined && m.targetId !== undefined)
+    ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
 }
 
 const backendPoolId = z.string().superRefine((v, ctx) => {
@@ -33,39 +34,47 @@ const ipConfiguration = z
   .string()
   .regex(/^(?:[A-Za-z0-9_.-]{1,80}\/)?[A-Za-z0-9_.-]{1,80}$/, 'must be an ip configuration name, or "nicConfiguration/ipConfiguration"');
 
-const requestId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_.:-]+$/, "may hold only letters, digits and _ . : -");
+const requestId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_.:-]+$/, "may hold only letters, digits and _ . : -");
 
-export const declareMessageV1 = z.strictObject({
-  v: z.literal(1),
-  kind: z.literal("declare"),
-  scaleSetId: scaleSetId.optional(),
-  targetId: targetId.optional(),
-  backendPoolId,
-  ipConfiguration: ipConfiguration.optional(),
-  /** Dual stack: the primary NIC's ip configuration of this IP version, instead of naming one. */
-  ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
-  state: z.enum(["present", "absent"], { error: (iss) => (iss.input === undefined ? "is required" : 'must be "present" or "absent"') }),
-  requestId: requestId.optional(),
-  /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
-  declaredAt: z.iso.datetime({ offset: true }).optional(),
-}).superRefine((m, ctx) => {
-  oneTarget(m, ctx);
-  if (m.ipVersion !== undefined && m.ipConfiguration !== undefined) {
-    ctx.addIssue({ code: "custom", path: ["ipVersion"], message: "give ipVersion or ipConfiguration, not both" });
-  }
-});
+export const declareMessageV1 = z
+  .strictObject({
+    v: z.literal(1),
+    kind: z.literal("declare"),
+    scaleSetId: scaleSetId.optional(),
+    targetId: targetId.optional(),
+    backendPoolId,
+    ipConfiguration: ipConfiguration.optional(),
+    /** Dual stack: the primary NIC's ip configuration of this IP version, instead of naming one. */
+    ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
+    state: z.enum(["present", "absent"], { error: (iss) => (iss.input === undefined ? "is required" : 'must be "present" or "absent"') }),
+    requestId: requestId.optional(),
+    /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
+    declaredAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .superRefine((m, ctx) => {
+    oneTarget(m, ctx);
+    if (m.ipVersion !== undefined && m.ipConfiguration !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["ipVersion"], message: "give ipVersion or ipConfiguration, not both" });
+    }
+  });
 
-export const reconcileMessageV1 = z.strictObject({
-  v: z.literal(1),
-  kind: z.literal("reconcile"),
-  scaleSetId: scaleSetId.optional(),
-  targetId: targetId.optional(),
-  reason: z.string().min(1).max(256),
-  /** How many times this reconcile was re-enqueued after a throttle, conflict or transient failure. */
-  attempt: z.number().int().min(1).max(1000).optional(),
-  /** Read ARM, not the cache (the timer saw ARM differ from what is declared). */
-  fresh: z.boolean().optional(),
-}).superRefine(oneTarget);
+export const reconcileMessageV1 = z
+  .strictObject({
+    v: z.literal(1),
+    kind: z.literal("reconcile"),
+    scaleSetId: scaleSetId.optional(),
+    targetId: targetId.optional(),
+    reason: z.string().min(1).max(256),
+    /** How many times this reconcile was re-enqueued after a throttle, conflict or transient failure. */
+    attempt: z.number().int().min(1).max(1000).optional(),
+    /** Read ARM, not the cache (the timer saw ARM differ from what is declared). */
+    fresh: z.boolean().optional(),
+  })
+  .superRefine(oneTarget);
 
 export const queueMessageV1 = z.discriminatedUnion("kind", [declareMessageV1, reconcileMessageV1]);
 

@@ -29,9 +29,7 @@ export interface NicConfiguration {
  * an IP version (dual stack) on the primary NIC or a named one.
  */
 export type IpConfigSelector =
-  | { kind: "primary" }
-  | { kind: "named"; nic?: string; ipConfiguration: string }
-  | { kind: "version"; nic?: string; version: IpVersion };
+  { kind: "primary" } | { kind: "named"; nic?: string; ipConfiguration: string } | { kind: "version"; nic?: string; version: IpVersion };
 
 export type IpVersion = "IPv4" | "IPv6";
 
@@ -115,7 +113,10 @@ function locate(nics: readonly NicConfiguration[], selector: IpConfigSelector): 
   // By name: the named NIC, else the primary NIC first, then the others in order (ip names are unique per NIC only).
   const primary = primaryOf(nics);
   const order = selector.nic
-    ? nics.map((n, i) => ({ n, i })).filter(({ n }) => lower(n.name) === lower(selector.nic)).map(({ i }) => i)
+    ? nics
+        .map((n, i) => ({ n, i }))
+        .filter(({ n }) => lower(n.name) === lower(selector.nic))
+        .map(({ i }) => i)
     : [...(primary >= 0 ? [primary] : []), ...nics.map((_, i) => i).filter((i) => i !== primary)];
   if (selector.nic && order.length === 0) return `network interface configuration "${selector.nic}" does not exist`;
   for (const nic of order) {
@@ -176,10 +177,7 @@ export function applyIntents(nics: readonly NicConfiguration[], intents: readonl
     outcomes[index] = { ok: true };
     if (!ip || hasPool(ip, intent.backendPoolId) === (intent.state === "present")) continue;
     const pools = ip.loadBalancerBackendAddressPools ?? [];
-    const newPools =
-      intent.state === "present"
-        ? [...pools, { id: intent.backendPoolId }]
-        : pools.filter((p) => lower(p.id) !== lower(intent.backendPoolId));
+    const newPools = intent.state === "present" ? [...pools, { id: intent.backendPoolId }] : pools.filter((p) => lower(p.id) !== lower(intent.backendPoolId));
     // Copy only the path to the changed ip configuration; everything else is shared, never mutated.
     next = current.map((nic, n) =>
       n !== at.nic

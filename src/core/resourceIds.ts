@@ -130,7 +130,8 @@ function scaleSetFrom(seg: string[]): Result<ScaleSetRef> {
 export function parseScaleSetId(input: unknown): Result<ScaleSetRef> {
   const seg = segmentsOf(input);
   if (!seg.ok) return seg;
-  if (seg.value.length !== 8) return refuse("is not a scale set ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name})");
+  if (seg.value.length !== 8)
+    return refuse("is not a scale set ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name})");
   return scaleSetFrom(seg.value);
 }
 
@@ -156,7 +157,9 @@ export function parseBackendPoolId(input: unknown): Result<BackendPoolRef> {
   const seg = segmentsOf(input);
   if (!seg.ok) return seg;
   if (seg.value.length !== 10) {
-    return refuse("is not a backend pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool})");
+    return refuse(
+      "is not a backend pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool})",
+    );
   }
   const prefix = groupPrefix(seg.value);
   if (!prefix.ok) return prefix;
@@ -222,5 +225,7 @@ export function parseTargetId(input: unknown): Result<TargetRef> {
   }
   if (s.length === 8 && eq(s[6], "virtualMachines")) return parseVmId(input);
   if (s.length === 8 && eq(s[6], "virtualMachineScaleSets")) return parseScaleSetId(input);
-  return refuse("is neither a scale set ID (.../providers/Microsoft.Compute/virtualMachineScaleSets/{name}) nor a VM ID (.../providers/Microsoft.Compute/virtualMachines/{name})");
+  return refuse(
+    "is neither a scale set ID (.../providers/Microsoft.Compute/virtualMachineScaleSets/{name}) nor a VM ID (.../providers/Microsoft.Compute/virtualMachines/{name})",
+  );
 }

@@ -37,7 +37,11 @@ export const DECLARED_REASON = "declared via API";
  * the row is written the request is accepted, even if the enqueue then fails (the timer's round over declared scale
  * sets finds it); and if the write fails nothing was accepted and the caller is told to retry.
  */
-export async function acceptDeclaration(req: DeclareRequest, caller: DeclaredBy, deps: AcceptDeps): Promise<{ ok: true; value: Accepted } | { ok: false; problem: Problem }> {
+export async function acceptDeclaration(
+  req: DeclareRequest,
+  caller: DeclaredBy,
+  deps: AcceptDeps,
+): Promise<{ ok: true; value: Accepted } | { ok: false; problem: Problem }> {
   const declaration: Declaration = {
     scaleSetId: req.scaleSet.id,
     backendPoolId: req.pool.id,
@@ -52,12 +56,19 @@ export async function acceptDeclaration(req: DeclareRequest, caller: DeclaredBy,
     upserted = await deps.declarations.upsert(req.scaleSet, declaration);
   } catch (err) {
     deps.log.error("intake.store-failed", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, error: (err as Error).message });
-    return { ok: false, problem: problem(503, "storage_unavailable", "the declaration could not be stored; nothing was accepted, try again", undefined, { "retry-after": "5" }) };
+    return {
+      ok: false,
+      problem: problem(503, "storage_unavailable", "the declaration could not be stored; nothing was accepted, try again", undefined, { "retry-after": "5" }),
+    };
   }
   if (upserted.result === "older") {
     return {
       ok: false,
-      problem: problem(409, "superseded", `a newer declaration for this pool and ip configuration is stored (declared at ${upserted.stored.declaredAt}, request ${upserted.stored.requestId})`),
+      problem: problem(
+        409,
+        "superseded",
+        `a newer declaration for this pool and ip configuration is stored (declared at ${upserted.stored.declaredAt}, request ${upserted.stored.requestId})`,
+      ),
     };
   }
   let queued = true;
@@ -67,7 +78,17 @@ export async function acceptDeclaration(req: DeclareRequest, caller: DeclaredBy,
     queued = false;
     deps.log.warn("intake.enqueue-failed", { scaleSetId: req.scaleSet.id, requestId: declaration.requestId, error: (err as Error).message });
   }
-  deps.log.info("intake.declared", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, ipConfiguration: req.ipConfiguration, state: req.state, requestId: declaration.requestId, declaredBy: caller.id, via: caller.via, result: upserted.result, queued });
+  deps.log.info("intake.declared", {
+    scaleSetId: req.scaleSet.id,
+    backendPoolId: req.pool.id,
+    ipConfiguration: req.ipConfiguration,
+    state: req.state,
+    requestId: declaration.requestId,
+    declaredBy: caller.id,
+    via: caller.via,
+    result: upserted.result,
+    queued,
+  });
   return {
     ok: true,
     value: {

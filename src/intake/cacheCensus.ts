@@ -50,11 +50,23 @@ export interface CensusOptions {
 const isScaleSetPartition = (pk: string) => pk.startsWith("%2F");
 
 export async function cacheCensus(table: TableClient, o: CensusOptions): Promise<CacheCensus> {
-  const census: CacheCensus = { enabled: o.enabled, rows: 0, scaleSets: 0, instances: 0, stale: 0, expired: 0, ttlSeconds: Math.round(o.ttlMs / 1000), staleEntries: [], truncated: false };
+  const census: CacheCensus = {
+    enabled: o.enabled,
+    rows: 0,
+    scaleSets: 0,
+    instances: 0,
+    stale: 0,
+    expired: 0,
+    ttlSeconds: Math.round(o.ttlMs / 1000),
+    staleEntries: [],
+    truncated: false,
+  };
   if (!o.enabled) return census;
   const maxRows = o.maxRows ?? 20_000;
   const listed: (StaleEntry & { at: number })[] = [];
-  const rows = table.listEntities<CensusRow>({ queryOptions: { select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleReason", "staleAt", "readAt"] } });
+  const rows = table.listEntities<CensusRow>({
+    queryOptions: { select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleReason", "staleAt", "readAt"] },
+  });
   try {
     for await (const row of rows) {
       if (!isScaleSetPartition(row.partitionKey)) continue;

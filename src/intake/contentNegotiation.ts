@@ -7,7 +7,12 @@ export function wantsHtml(accept: string | null, format: string | null): boolean
   if (format === "json") return false;
   const ranges = (accept ?? "").split(",").map((part, index) => {
     const [type = "", ...params] = part.trim().toLowerCase().split(";");
-    const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith("q="))?.slice(2) ?? "1");
+    const q = Number(
+      params
+        .map((p) => p.trim())
+        .find((p) => p.startsWith("q="))
+        ?.slice(2) ?? "1",
+    );
     return { type: type.trim(), q: Number.isFinite(q) ? q : 0, index };
   });
   const best = (types: string[]) => ranges.filter((r) => types.includes(r.type) && r.q > 0).sort((a, b) => b.q - a.q || a.index - b.index)[0];

@@ -28,22 +28,26 @@ const ipConfiguration = z
   .nullable()
   .optional();
 
-export const declareRequestSchema = z.strictObject(
-  {
-    scaleSetId: resourceId(parseScaleSetId).optional(),
-    /** A scale set (Uniform or Flexible) or a VM; scaleSetId stays accepted for scale sets. */
-    targetId: resourceId(parseTargetId).optional(),
-    backendPoolId: resourceId(parseBackendPoolId),
-    ipConfiguration,
-    ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
-    state: z.enum(["present", "absent"], { error: required('must be "present" or "absent"') }),
-  },
-  { error: (iss) => (iss.code === "invalid_type" ? "body must be a JSON object" : undefined) },
-).superRefine((b, ctx) => {
-  if (b.scaleSetId === undefined && b.targetId === undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
-  if (b.scaleSetId !== undefined && b.targetId !== undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
-  if (b.ipVersion !== undefined && b.ipConfiguration != null) ctx.addIssue({ code: "custom", path: ["ipVersion"], message: "give ipVersion or ipConfiguration, not both" });
-});
+export const declareRequestSchema = z
+  .strictObject(
+    {
+      scaleSetId: resourceId(parseScaleSetId).optional(),
+      /** A scale set (Uniform or Flexible) or a VM; scaleSetId stays accepted for scale sets. */
+      targetId: resourceId(parseTargetId).optional(),
+      backendPoolId: resourceId(parseBackendPoolId),
+      ipConfiguration,
+      ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
+      state: z.enum(["present", "absent"], { error: required('must be "present" or "absent"') }),
+    },
+    { error: (iss) => (iss.code === "invalid_type" ? "body must be a JSON object" : undefined) },
+  )
+  .superRefine((b, ctx) => {
+    if (b.scaleSetId === undefined && b.targetId === undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
+    if (b.scaleSetId !== undefined && b.targetId !== undefined)
+      ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
+    if (b.ipVersion !== undefined && b.ipConfiguration != null)
+      ctx.addIssue({ code: "custom", path: ["ipVersion"], message: "give ipVersion or ipConfiguration, not both" });
+  });
 
 export interface DeclareRequest {
   /** The target: a scale set or a VM. */
@@ -78,7 +82,14 @@ export function scopeProblem(field: string, id: string, _scopes: readonly Scope[
  */
 export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bindings: readonly BindingRule[] = []): Parsed<DeclareRequest> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return { ok: false, problem: problem(400, "not_an_object", `body must be a JSON object, not ${Array.isArray(body) ? "an array" : body === null ? "null" : (KIND[typeof body] ?? typeof body)}`) };
+    return {
+      ok: false,
+      problem: problem(
+        400,
+        "not_an_object",
+        `body must be a JSON object, not ${Array.isArray(body) ? "an array" : body === null ? "null" : (KIND[typeof body] ?? typeof body)}`,
+      ),
+    };
   }
   const parsed = declareRequestSchema.safeParse(body);
   if (!parsed.success) {

@@ -6,5 +6,7 @@ export type IntakeServices = Pick<Services, "config" | "clock" | "log" | "declar
 /** Storage unreachable or refusing: the caller may retry; anything else is a bug and goes to the host as a 500. */
 export function isStorageFailure(err: unknown): boolean {
   const e = err as { name?: string; code?: string; statusCode?: number };
-  return e?.name === "RestError" || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"].includes(e?.code ?? "") || (e?.statusCode ?? 0) >= 500;
+  return (
+    e?.name === "RestError" || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"].includes(e?.code ?? "") || (e?.statusCode ?? 0) >= 500
+  );
 }

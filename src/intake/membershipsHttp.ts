@@ -42,7 +42,13 @@ async function declare(request: Request, s: IntakeServices, caller: Caller): Pro
   const parsed = parseDeclareRequest(body.value, s.config.scopes, s.config.bindings);
   if (!parsed.ok) return problemResponse(parsed.problem);
   await s.ready();
-  const accepted = await acceptDeclaration(parsed.value, caller, { declarations: s.declarations, schedule: s.scheduleDeclared, log: s.log, now: s.clock.now, newRequestId: randomUUID });
+  const accepted = await acceptDeclaration(parsed.value, caller, {
+    declarations: s.declarations,
+    schedule: s.scheduleDeclared,
+    log: s.log,
+    now: s.clock.now,
+    newRequestId: randomUUID,
+  });
   if (!accepted.ok) return problemResponse(accepted.problem);
   // Where to watch it: this same route (whatever the host's route prefix), GET with the scale set.
   const location = `${new URL(request.url).pathname}?${parsed.value.targetField}=${encodeURIComponent(accepted.value.targetId)}`;
@@ -55,7 +61,14 @@ async function show(request: Request, s: IntakeServices): Promise<HttpResponseIn
   const field = byTarget !== null ? "targetId" : "scaleSetId";
   const raw = byTarget ?? request.query.get("scaleSetId");
   if (raw === null || raw === "") {
-    return problemResponse(problem(400, "missing_query", "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)", "targetId"));
+    return problemResponse(
+      problem(
+        400,
+        "missing_query",
+        "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)",
+        "targetId",
+      ),
+    );
   }
   const ref = field === "targetId" ? parseTargetId(raw) : parseScaleSetId(raw);
   if (!ref.ok) return problemResponse(problem(400, "invalid_field", `${field}: ${ref.reason}`, field));

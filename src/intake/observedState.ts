@@ -76,9 +76,19 @@ function staleReasonOf(entry: CachedEntry<unknown>, o: ObserveOptions): string |
   return undefined;
 }
 
-function observe(entry: CachedEntry<{ nics: NicConfiguration[]; etag: string; provisioningState: string | undefined }> | undefined, d: StoredDeclaration, o: ObserveOptions): Observation {
+function observe(
+  entry: CachedEntry<{ nics: NicConfiguration[]; etag: string; provisioningState: string | undefined }> | undefined,
+  d: StoredDeclaration,
+  o: ObserveOptions,
+): Observation {
   if (!o.cacheEnabled) return { state: "unknown", note: "the cache is disabled (POOLSYNC_CACHE_ENABLED=false)", stale: false };
-  if (!entry || !entry.model) return { state: "unknown", note: entry ? "not read since it was invalidated" : "not read yet", stale: entry?.stale ?? false, ...(entry?.staleReason ? { staleReason: entry.staleReason } : {}) };
+  if (!entry || !entry.model)
+    return {
+      state: "unknown",
+      note: entry ? "not read since it was invalidated" : "not read yet",
+      stale: entry?.stale ?? false,
+      ...(entry?.staleReason ? { staleReason: entry.staleReason } : {}),
+    };
   const base = {
     etag: entry.model.etag,
     readAt: new Date(entry.readAt).toISOString(),

@@ -22,7 +22,12 @@ export const KEY_CALLER: Caller = { id: "function-key", name: "function key hold
 
 const OID = ["http://schemas.microsoft.com/identity/claims/objectidentifier", "oid"];
 const APP_ID = ["appid", "azp"];
-const NAME = ["name", "preferred_username", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/upn", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress"];
+const NAME = [
+  "name",
+  "preferred_username",
+  "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/upn",
+  "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",
+];
 const ROLE = ["roles", "http://schemas.microsoft.com/ws/2008/06/identity/claims/role"];
 
 /** A principal header is a few KiB at most; anything far bigger is refused unread. */
@@ -59,12 +64,25 @@ export function parseClientPrincipal(header: string): { ok: true; value: ClientP
 }
 
 /** The caller, if allowed `role`; else the 401 or 403 to answer. Never echoes a key or a token. */
-export function authorize(headers: Headers, auth: { auth: "entra" | "key"; authUnprotected?: string }, role: Role): { ok: true; caller: Caller } | { ok: false; problem: Problem } {
+export function authorize(
+  headers: Headers,
+  auth: { auth: "entra" | "key"; authUnprotected?: string },
+  role: Role,
+): { ok: true; caller: Caller } | { ok: false; problem: Problem } {
   if (auth.auth === "key") return { ok: true, caller: KEY_CALLER };
   if (auth.authUnprotected) return { ok: false, problem: problem(503, "unauthenticated", `callers cannot be told apart: ${auth.authUnprotected}`) };
   const header = headers.get("x-ms-client-principal");
   if (!header) {
-    return { ok: false, problem: problem(401, "unauthenticated", "no signed-in caller: sign in with Microsoft Entra ID (App Service authentication adds x-ms-client-principal)", undefined, { "www-authenticate": "Bearer" }) };
+    return {
+      ok: false,
+      problem: problem(
+        401,
+        "unauthenticated",
+        "no signed-in caller: sign in with Microsoft Entra ID (App Service authentication adds x-ms-client-principal)",
+        undefined,
+        { "www-authenticate": "Bearer" },
+      ),
+    };
   }
   const principal = parseClientPrincipal(header);
   if (!principal.ok) return { ok: false, problem: problem(401, "unauthenticated", principal.reason) };

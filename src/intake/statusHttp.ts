@@ -31,7 +31,8 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
   if (rawScaleSet) {
     const ref = field === "targetId" ? parseTargetId(rawScaleSet) : parseScaleSetId(rawScaleSet);
     if (!ref.ok) return problemResponse(problem(400, "invalid_field", `${field}: ${ref.reason}`, field));
-    if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
+    if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup))
+      return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
     scaleSet = ref.value;
   }
   try {

@@ -59,7 +59,14 @@ function ago(iso: string | undefined, now: number): string {
   return `${Math.round(s / 86400)} d ago`;
 }
 
-const OUTCOME_CLASS: Record<string, string> = { applied: "ok", pending: "warn", failed: "bad", refused: "bad", "target-deleted": "idle", "target-deleting": "warn" };
+const OUTCOME_CLASS: Record<string, string> = {
+  applied: "ok",
+  pending: "warn",
+  failed: "bad",
+  refused: "bad",
+  "target-deleted": "idle",
+  "target-deleting": "warn",
+};
 const SYNC_TEXT: Record<string, [string, string]> = { "in-sync": ["in sync", "ok"], drift: ["drift", "bad"], unknown: ["unknown", "idle"] };
 
 function observedBadge(o: Observation, declared: string): Safe {
@@ -85,23 +92,37 @@ function membershipRow(m: MembershipView, now: number): Safe {
   const known = m.instances.filter((i) => i.state !== "unknown");
   const matching = known.filter((i) => i.state === m.declared).length;
   return html`<tr>
-  <td>${poolLabel(m.backendPoolId)}</td>
-  <td>${m.ipConfiguration ?? html`<span class="empty">primary</span>`}</td>
-  <td><span class="badge ${m.declared === "present" ? "ok" : "idle"}">${m.declared}</span><span class="note">${ago(m.declaredAt, now)} by <span title="${m.declaredBy.id}">${m.declaredBy.name}</span></span></td>
-  <td>${observedBadge(m.model, m.declared)}${m.model.note ? html`<span class="note">${m.model.note}</span>` : ""}</td>
-  <td>${
-    m.instances.length === 0
-      ? html`<span class="empty">none cached</span>`
-      : html`<span>${matching}/${m.instances.length} ${m.declared}</span><div class="chips">${m.instances.map(
-          (i) => html`<span class="chip ${i.state === "unknown" ? "idle" : i.state === m.declared ? "ok" : "bad"}" title="${i.etag ?? ""}">#${i.instanceId} ${i.state}${i.stale ? " (stale)" : ""}</span>`,
-        )}</div>`
-  }</td>
-  <td><span class="badge ${syncClass}">${syncText}</span></td>
-  <td><span class="badge ${OUTCOME_CLASS[m.outcome.kind] ?? "idle"}">${m.outcome.kind}</span><span class="note">${ago(m.outcome.at, now)}${m.attempts > 0 ? ` · ${m.attempts} failed attempt${m.attempts > 1 ? "s" : ""}` : ""}</span>${
-    m.outcome.reason ? html`<span class="note">${m.outcome.reason}</span>` : ""
-  }</td>
-  <td class="mono">${m.outcome.appliedEtag ?? html`<span class="empty">—</span>`}</td>
-</tr>`;
+    <td>${poolLabel(m.backendPoolId)}</td>
+    <td>${m.ipConfiguration ?? html`<span class="empty">primary</span>`}</td>
+    <td>
+      <span class="badge ${m.declared === "present" ? "ok" : "idle"}">${m.declared}</span
+      ><span class="note">${ago(m.declaredAt, now)} by <span title="${m.declaredBy.id}">${m.declaredBy.name}</span></span>
+    </td>
+    <td>${observedBadge(m.model, m.declared)}${m.model.note ? html`<span class="note">${m.model.note}</span>` : ""}</td>
+    <td>
+      ${
+        m.instances.length === 0
+          ? html`<span class="empty">none cached</span>`
+          : html`<span>${matching}/${m.instances.length} ${m.declared}</span>
+              <div class="chips">
+                ${m.instances.map(
+                  (i) =>
+                    html`<span class="chip ${i.state === "unknown" ? "idle" : i.state === m.declared ? "ok" : "bad"}" title="${i.etag ?? ""}"
+                      >#${i.instanceId} ${i.state}${i.stale ? " (stale)" : ""}</span
+                    >`,
+                )}
+              </div>`
+      }
+    </td>
+    <td><span class="badge ${syncClass}">${syncText}</span></td>
+    <td>
+      <span class="badge ${OUTCOME_CLASS[m.outcome.kind] ?? "idle"}">${m.outcome.kind}</span
+      ><span class="note">${ago(m.outcome.at, now)}${m.attempts > 0 ? ` · ${m.attempts} failed attempt${m.attempts > 1 ? "s" : ""}` : ""}</span>${
+        m.outcome.reason ? html`<span class="note">${m.outcome.reason}</span>` : ""
+      }
+    </td>
+    <td class="mono">${m.outcome.appliedEtag ?? html`<span class="empty">—</span>`}</td>
+  </tr>`;
 }
 
 function scaleSetSection(v: ScaleSetView, now: number): Safe {
@@ -112,32 +133,51 @@ function scaleSetSection(v: ScaleSetView, now: number): Safe {
   const modelLine = !v.cacheEnabled
     ? html`<span class="badge idle">cache disabled</span>`
     : model.cached
-      ? html`model ETag <code>${model.etag}</code> read ${ago(model.readAt, now)}${model.capacity !== undefined ? ` · capacity ${model.capacity}` : ""}${model.stale ? html` <span class="badge warn" title="${model.staleReason ?? ""}">stale: ${model.staleReason ?? "marked stale"}</span>` : ""}`
+      ? html`model ETag <code>${model.etag}</code> read
+          ${ago(model.readAt, now)}${model.capacity !== undefined ? ` · capacity ${model.capacity}` : ""}${model.stale ? html` <span class="badge warn" title="${model.staleReason ?? ""}">stale: ${model.staleReason ?? "marked stale"}</span>` : ""}`
       : html`<span class="badge idle">model not cached yet</span>`;
   const others = v.observedPools.filter((p) => !p.declared);
   return html`<section aria-label="scale set ${name}">
-  <h2>${name}</h2>
-  <div class="sub">${where}<br>${modelLine}</div>
-  ${
-    v.memberships.length === 0
-      ? html`<p class="empty">No declarations for this scale set.</p>`
-      : html`<table>
-    <thead><tr><th>Backend pool</th><th>IP configuration</th><th>Declared</th><th>Observed (model)</th><th>Instances</th><th>Sync</th><th>Last outcome</th><th>Applied ETag</th></tr></thead>
-    <tbody>${v.memberships.map((m) => membershipRow(m, now))}</tbody>
-  </table>`
-  }
-  ${
-    others.length > 0
-      ? html`<h3>Other pools on this scale set (not declared here, left alone)</h3><ul class="plain">${others.map(
-          (p) => html`<li>${poolLabel(p.backendPoolId)} <span class="note">on ${p.nicConfiguration} / ${p.ipConfiguration}</span></li>`,
-        )}</ul>`
-      : ""
-  }
-</section>`;
+    <h2>${name}</h2>
+    <div class="sub">${where}<br />${modelLine}</div>
+    ${
+      v.memberships.length === 0
+        ? html`<p class="empty">No declarations for this scale set.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th>Backend pool</th>
+                <th>IP configuration</th>
+                <th>Declared</th>
+                <th>Observed (model)</th>
+                <th>Instances</th>
+                <th>Sync</th>
+                <th>Last outcome</th>
+                <th>Applied ETag</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${v.memberships.map((m) => membershipRow(m, now))}
+            </tbody>
+          </table>`
+    }
+    ${
+      others.length > 0
+        ? html`<h3>Other pools on this scale set (not declared here, left alone)</h3>
+            <ul class="plain">
+              ${others.map((p) => html`<li>${poolLabel(p.backendPoolId)} <span class="note">on ${p.nicConfiguration} / ${p.ipConfiguration}</span></li>`)}
+            </ul>`
+        : ""
+    }
+  </section>`;
 }
 
 function card(label: string, value: number, detail: string, alert = false): Safe {
-  return html`<div class="card${alert ? " alert" : ""}"><div class="label">${label}</div><div class="value">${value}</div><div class="detail">${detail}</div></div>`;
+  return html`<div class="card${alert ? " alert" : ""}">
+    <div class="label">${label}</div>
+    <div class="value">${value}</div>
+    <div class="detail">${detail}</div>
+  </div>`;
 }
 
 export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = {}): string {
@@ -147,68 +187,138 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${n} ${k}`)
     .join(" · ");
-  const recent = [...r.recent.preconditionFailures.map((p) => ({ ...p, what: "412 precondition failed" })), ...r.recent.throttles.map((p) => ({ ...p, what: "throttled" }))];
+  const recent = [
+    ...r.recent.preconditionFailures.map((p) => ({ ...p, what: "412 precondition failed" })),
+    ...r.recent.throttles.map((p) => ({ ...p, what: "throttled" })),
+  ];
   const page = html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="15">
-<title>poolsync status</title>
-<style>${new Safe(CSS)}</style>
-</head>
-<body>
-<header><h1>poolsync status</h1><span class="meta">generated ${r.generatedAt} · refreshes every 15 s · observed = as poolsync last read it from ARM</span>${
-    opts.jsonHref ? html`<a href="${opts.jsonHref}">JSON</a>` : ""
-  }</header>
-<main>
-<div class="cards">
-  ${card("Declarations", d.total, outcomeDetail || "none yet")}
-  ${card("Failed or refused", d.byOutcome.failed + d.byOutcome.refused, "need attention", d.byOutcome.failed + d.byOutcome.refused > 0)}
-  ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${plural(r.cache.scaleSets, "scale set", "scale sets")} · ${plural(r.cache.instances, "instance", "instances")}` : "cache disabled")}
-  ${card("Stale entries", r.cache.stale + r.cache.expired, `${r.cache.stale} marked · ${r.cache.expired} past ${r.cache.ttlSeconds} s TTL`)}
-  ${card("Queue depth", r.queue.depth, r.queue.name)}
-  ${card("Poison", r.queue.poison, r.queue.poisonName, r.queue.poison > 0)}
-</div>
-${r.scaleSets.length === 0 ? html`<section><h2>No declarations yet</h2><div class="sub">PUT /api/memberships (or <code>npx poolsync declare</code>) to declare one.</div></section>` : r.scaleSets.map((v) => scaleSetSection(v, now))}
-${r.scaleSetsTruncated ? html`<p class="empty">More scale sets have declarations than are shown; ask for one with ?scaleSetId=…</p>` : ""}
-<section aria-label="recent 412s and throttles">
-  <h2>Recent 412s and throttles</h2>
-  <div class="sub">Each scale set's last reconcile that met a 412 or a throttle, and declarations whose outcome names one; every single write is in the logs (arm.write).</div>
-  ${
-    recent.length === 0
-      ? html`<p class="empty">None recorded.</p>`
-      : html`<table><thead><tr><th>When</th><th>What</th><th>Where</th><th>Reason</th></tr></thead><tbody>${recent.map(
-          (p) => html`<tr><td>${ago(p.at, now)}</td><td><span class="badge ${p.what === "throttled" ? "warn" : "bad"}">${p.what}</span></td><td>${scaleSetLabel(p.scaleSetId)}${p.instanceId ? ` #${p.instanceId}` : ""}${p.backendPoolId ? html`<span class="id">${p.backendPoolId}</span>` : ""}</td><td>${p.reason}</td></tr>`,
-        )}</tbody></table>`
-  }
-</section>
-<section aria-label="stale cache entries">
-  <h2>Stale cache entries</h2>
-  <div class="sub">Re-read by the timer next (oldest first).</div>
-  ${
-    r.staleEntries.length === 0
-      ? html`<p class="empty">None.</p>`
-      : html`<table><thead><tr><th>Scale set</th><th>Instance</th><th>Since</th><th>Why</th></tr></thead><tbody>${r.staleEntries.map(
-          (e) => html`<tr><td>${scaleSetLabel(e.scaleSetId)}</td><td>${e.instanceId ?? "model"}</td><td>${ago(e.since, now)}</td><td>${e.reason}</td></tr>`,
-        )}</tbody></table>`
-  }
-</section>
-<section aria-label="poison messages">
-  <h2>Poison messages</h2>
-  <div class="sub">Messages that can never succeed, with the reason; nothing is dropped silently.</div>
-  ${
-    !r.poison || r.poison.length === 0
-      ? html`<p class="empty">None.</p>`
-      : html`<table><thead><tr><th>When</th><th>Reason</th><th>Received</th></tr></thead><tbody>${r.poison.map(
-          (p) => html`<tr><td>${ago(p.insertedOn, now)}</td><td>${p.reason}</td><td><pre>${p.received}</pre></td></tr>`,
-        )}</tbody></table>`
-  }
-</section>
-</main>
-<footer>poolsync · counts from Storage only, no ARM call · JSON: GET /api/status with Accept: application/json</footer>
-</body>
-</html>
-`;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta http-equiv="refresh" content="15" />
+        <title>poolsync status</title>
+        <style>
+          ${new Safe(CSS)}
+        </style>
+      </head>
+      <body>
+        <header>
+          <h1>poolsync status</h1>
+          <span class="meta">generated ${r.generatedAt} · refreshes every 15 s · observed = as poolsync last read it from ARM</span>${
+            opts.jsonHref ? html`<a href="${opts.jsonHref}">JSON</a>` : ""
+          }
+        </header>
+        <main>
+          <div class="cards">
+            ${card("Declarations", d.total, outcomeDetail || "none yet")}
+            ${card("Failed or refused", d.byOutcome.failed + d.byOutcome.refused, "need attention", d.byOutcome.failed + d.byOutcome.refused > 0)}
+            ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${plural(r.cache.scaleSets, "scale set", "scale sets")} · ${plural(r.cache.instances, "instance", "instances")}` : "cache disabled")}
+            ${card("Stale entries", r.cache.stale + r.cache.expired, `${r.cache.stale} marked · ${r.cache.expired} past ${r.cache.ttlSeconds} s TTL`)}
+            ${card("Queue depth", r.queue.depth, r.queue.name)} ${card("Poison", r.queue.poison, r.queue.poisonName, r.queue.poison > 0)}
+          </div>
+          ${
+            r.scaleSets.length === 0
+              ? html`<section>
+                  <h2>No declarations yet</h2>
+                  <div class="sub">PUT /api/memberships (or <code>npx poolsync declare</code>) to declare one.</div>
+                </section>`
+              : r.scaleSets.map((v) => scaleSetSection(v, now))
+          }
+          ${r.scaleSetsTruncated ? html`<p class="empty">More scale sets have declarations than are shown; ask for one with ?scaleSetId=…</p>` : ""}
+          <section aria-label="recent 412s and throttles">
+            <h2>Recent 412s and throttles</h2>
+            <div class="sub">
+              Each scale set's last reconcile that met a 412 or a throttle, and declarations whose outcome names one; every single write is in the logs
+              (arm.write).
+            </div>
+            ${
+              recent.length === 0
+                ? html`<p class="empty">None recorded.</p>`
+                : html`<table>
+                    <thead>
+                      <tr>
+                        <th>When</th>
+                        <th>What</th>
+                        <th>Where</th>
+                        <th>Reason</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${recent.map(
+                        (p) =>
+                          html`<tr>
+                            <td>${ago(p.at, now)}</td>
+                            <td><span class="badge ${p.what === "throttled" ? "warn" : "bad"}">${p.what}</span></td>
+                            <td>
+                              ${scaleSetLabel(p.scaleSetId)}${p.instanceId ? ` #${p.instanceId}` : ""}${p.backendPoolId ? html`<span class="id">${p.backendPoolId}</span>` : ""}
+                            </td>
+                            <td>${p.reason}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>`
+            }
+          </section>
+          <section aria-label="stale cache entries">
+            <h2>Stale cache entries</h2>
+            <div class="sub">Re-read by the timer next (oldest first).</div>
+            ${
+              r.staleEntries.length === 0
+                ? html`<p class="empty">None.</p>`
+                : html`<table>
+                    <thead>
+                      <tr>
+                        <th>Scale set</th>
+                        <th>Instance</th>
+                        <th>Since</th>
+                        <th>Why</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${r.staleEntries.map(
+                        (e) =>
+                          html`<tr>
+                            <td>${scaleSetLabel(e.scaleSetId)}</td>
+                            <td>${e.instanceId ?? "model"}</td>
+                            <td>${ago(e.since, now)}</td>
+                            <td>${e.reason}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>`
+            }
+          </section>
+          <section aria-label="poison messages">
+            <h2>Poison messages</h2>
+            <div class="sub">Messages that can never succeed, with the reason; nothing is dropped silently.</div>
+            ${
+              !r.poison || r.poison.length === 0
+                ? html`<p class="empty">None.</p>`
+                : html`<table>
+                    <thead>
+                      <tr>
+                        <th>When</th>
+                        <th>Reason</th>
+                        <th>Received</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${r.poison.map(
+                        (p) =>
+                          html`<tr>
+                            <td>${ago(p.insertedOn, now)}</td>
+                            <td>${p.reason}</td>
+                            <td><pre>${p.received}</pre></td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>`
+            }
+          </section>
+        </main>
+        <footer>poolsync · counts from Storage only, no ARM call · JSON: GET /api/status with Accept: application/json</footer>
+      </body>
+    </html> `;
   return page.text;
 }

@@ -121,11 +121,13 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   // Each scale set's last reconcile that met a 412 or a throttle, as the reconcile recorded it.
   for (const p of problems) {
     const detail = `${p.result}: ${p.reason}`;
-    if (p.preconditionFailures > 0) recent.preconditionFailures.push({ scaleSetId: p.scaleSetId, at: p.at, reason: `${p.preconditionFailures} × 412 · ${detail}` });
+    if (p.preconditionFailures > 0)
+      recent.preconditionFailures.push({ scaleSetId: p.scaleSetId, at: p.at, reason: `${p.preconditionFailures} × 412 · ${detail}` });
     if (p.throttles > 0 || THROTTLE.test(p.reason)) recent.throttles.push({ scaleSetId: p.scaleSetId, at: p.at, reason: detail });
   }
   for (const e of census.staleEntries) {
-    if (PRECONDITION.test(e.reason)) recent.preconditionFailures.push({ scaleSetId: e.scaleSetId, ...(e.instanceId ? { instanceId: e.instanceId } : {}), at: e.since, reason: e.reason });
+    if (PRECONDITION.test(e.reason))
+      recent.preconditionFailures.push({ scaleSetId: e.scaleSetId, ...(e.instanceId ? { instanceId: e.instanceId } : {}), at: e.since, reason: e.reason });
   }
   const newestFirst = (a: RecentProblem, b: RecentProblem) => b.at.localeCompare(a.at);
   recent.preconditionFailures.sort(newestFirst).splice(50);
@@ -136,7 +138,9 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   const scaleSetsTruncated = chosen.length > maxScaleSets;
   chosen = chosen.slice(0, maxScaleSets);
   const scaleSets = await Promise.all(
-    chosen.map(async (g) => observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), { now, ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled })),
+    chosen.map(async (g) =>
+      observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), { now, ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled }),
+    ),
   );
 
   const { staleEntries, ...cache } = census;

@@ -11,6 +11,8 @@ import { mapLimit } from "../core/retryPolicy";
  */
 export async function awaitingCrpRollout(ref: ScaleSetRef, live: InstanceModel[], intents: PoolIntent[], cache: ModelCache): Promise<boolean> {
   const behind = live.filter((inst) => intents.some((intent) => intentSatisfied(inst.nics, intent) === false));
-  await mapLimit(behind, 8, (inst) => cache.markStale(instanceRef(ref, inst.instanceId), "CRP rolls the model out to this instance (upgradePolicy); no event says when").then(() => {}));
+  await mapLimit(behind, 8, (inst) =>
+    cache.markStale(instanceRef(ref, inst.instanceId), "CRP rolls the model out to this instance (upgradePolicy); no event says when").then(() => {}),
+  );
   return behind.length > 0;
 }

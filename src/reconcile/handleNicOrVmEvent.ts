@@ -26,7 +26,10 @@ export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Prom
     if (owner) await wake(owner, `delete event: ${reason}`, deps, e.id, true);
     return log("deleted");
   }
-  const ours = e.clientRequestId !== undefined && entry !== undefined && (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);
+  const ours =
+    e.clientRequestId !== undefined &&
+    entry !== undefined &&
+    (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);
   if (ours) return log("own-write");
   if (entry) await deps.cache.markStale(e.target, reason);
   return log(owner && (await wake(owner, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated");

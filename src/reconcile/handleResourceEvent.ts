@@ -27,15 +27,7 @@ export interface EventDeps {
   debounceMs: number;
 }
 
-export type EventOutcome =
-  | "malformed"
-  | "ignored"
-  | "out-of-scope"
-  | "own-write"
-  | "invalidated"
-  | "invalidated+reconcile"
-  | "deleted"
-  | "deleted+reconcile";
+export type EventOutcome = "malformed" | "ignored" | "out-of-scope" | "own-write" | "invalidated" | "invalidated+reconcile" | "deleted" | "deleted+reconcile";
 
 const reasonOf = (e: ArmResourceEvent) => `event ${e.id} ${e.type.replace("Microsoft.Resources.", "")} ${e.operationName} at ${e.time ?? "?"}`;
 
@@ -70,7 +62,10 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   }
 
   const entry = await deps.cache.readEntry(e.target);
-  const ours = e.clientRequestId !== undefined && entry !== undefined && (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);
+  const ours =
+    e.clientRequestId !== undefined &&
+    entry !== undefined &&
+    (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);
   if (ours) {
     deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome: "own-write" });
     return "own-write";

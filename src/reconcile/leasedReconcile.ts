@@ -49,7 +49,9 @@ export async function leasedReconcile(
       throttles: 0,
       instancesWritten: 0,
       durationMs: deps.clock.now() - started,
-      reason: take.firstToAsk ? "another host holds the reconcile lease: asked it for one more pass" : "another host holds the reconcile lease and already owes a pass",
+      reason: take.firstToAsk
+        ? "another host holds the reconcile lease: asked it for one more pass"
+        : "another host holds the reconcile lease and already owes a pass",
     };
     deps.log.info("reconcile", { ...report });
     return report;
@@ -66,12 +68,15 @@ export async function leasedReconcile(
 
   // Renewed at a third of the period, so two late renewals still keep it.
   let lost = false;
-  const renewing = setInterval(() => {
-    deps.leases.renew(ref, holder, deps.ttlMs).then(
-      (ok) => (lost ||= !ok),
-      (err: unknown) => deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) }),
-    );
-  }, Math.max(1000, deps.ttlMs / 3));
+  const renewing = setInterval(
+    () => {
+      deps.leases.renew(ref, holder, deps.ttlMs).then(
+        (ok) => (lost ||= !ok),
+        (err: unknown) => deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) }),
+      );
+    },
+    Math.max(1000, deps.ttlMs / 3),
+  );
   try {
     let report = await pass(trigger);
     const maxExtra = deps.maxExtraPasses ?? 5;
@@ -86,7 +91,11 @@ export async function leasedReconcile(
         break;
       }
       deps.log.info("reconcile.lease", { scaleSetId: ref.id, outcome: "another pass asked while held" });
-      report = await pass({ reason: "asked by another host while the lease was held", attempt: trigger.attempt, ...(next.fresh || trigger.fresh ? { fresh: true } : {}) });
+      report = await pass({
+        reason: "asked by another host while the lease was held",
+        attempt: trigger.attempt,
+        ...(next.fresh || trigger.fresh ? { fresh: true } : {}),
+      });
     }
     return report;
   } catch (err) {

@@ -26,7 +26,13 @@ export async function rememberVm(vm: VmModel, cache: ModelCache): Promise<void> 
   await cache.storeResource(ref.value, vm, entry?.rowEtag);
 }
 
-export async function writeFlexVms(ref: ScaleSetRef, model: ScaleSetModel, intents: readonly PoolIntent[], compute: ComputePort, deps: VmNicDeps): Promise<VmNicResult[]> {
+export async function writeFlexVms(
+  ref: ScaleSetRef,
+  model: ScaleSetModel,
+  intents: readonly PoolIntent[],
+  compute: ComputePort,
+  deps: VmNicDeps,
+): Promise<VmNicResult[]> {
   const listed = await compute.listVms(ref);
   const members = listed.filter((vm) => vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ref.id));
   await mapLimit(members, 8, (vm) => rememberVm(vm, deps.cache));

@@ -34,7 +34,10 @@ export interface ReconcileDeps {
   cache: ModelCache;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, "scopes" | "bindings" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs">;
+  config: Pick<
+    Config,
+    "scopes" | "bindings" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs"
+  >;
   pacer: WritePacer;
   newRequestId: () => string;
   random?: () => number;
@@ -141,7 +144,8 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       await record(d, { kind: "refused", reason: bindingRefusal(config.bindings, ref.id, pool.value.id) });
     } else active.push(d);
   }
-  if (active.length === 0 && waiting > 0) return report("unchanged", declarations.length, { reason: `${waiting} failed declaration(s) wait for their retry time` });
+  if (active.length === 0 && waiting > 0)
+    return report("unchanged", declarations.length, { reason: `${waiting} failed declaration(s) wait for their retry time` });
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
   const intents = active.map(toIntent);
 
@@ -159,7 +163,16 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     }
 
     // A terminal answer (400, 403) fails only the intents whose own write fails: the rest are written without them.
-    const modelWrite = await isolateFailures(intents.length, model, (idx, m) => writeModel(ref, m, idx.map((i) => intents[i]!), compute, deps, trigger));
+    const modelWrite = await isolateFailures(intents.length, model, (idx, m) =>
+      writeModel(
+        ref,
+        m,
+        idx.map((i) => intents[i]!),
+        compute,
+        deps,
+        trigger,
+      ),
+    );
     model = modelWrite.state;
     const failedWrites = modelWrite.failed;
     const held = intents.map((_, i) => i).filter((i) => !failedWrites.has(i));
@@ -168,8 +181,18 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       const heldIntents = held.map((i) => intents[i]!);
       const vms = await writeFlexVms(ref, model, heldIntents, compute, { ...deps, network: stats.wrapNetwork(deps.network) });
       instancesWritten = vms.reduce((n, v) => n + v.written, 0);
-      const each = vmOutcomes(held.map((i) => active[i]!), heldIntents, vms, model, (reason) => outcomes.failed(reason, config.failedRetryMs));
-      await mapLimit(held.map((i, k) => [active[i]!, each[k]!] as const), 8, ([d, o]) => record(d, o));
+      const each = vmOutcomes(
+        held.map((i) => active[i]!),
+        heldIntents,
+        vms,
+        model,
+        (reason) => outcomes.failed(reason, config.failedRetryMs),
+      );
+      await mapLimit(
+        held.map((i, k) => [active[i]!, each[k]!] as const),
+        8,
+        ([d, o]) => record(d, o),
+      );
       await mapLimit([...failedWrites], 8, ([i, reason]) => record(active[i]!, outcomes.failed(reason, config.failedRetryMs)));
       return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
     }
@@ -179,7 +202,13 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     const instanceWrite = rollsOut
       ? { state: { written: 0, instances }, failed: new Map<number, string>() }
       : await isolateFailures(held.length, { written: 0, instances }, (idx, st) =>
-          writeInstances(ref, st.instances, idx.map((i) => intents[held[i]!]!), compute, deps).then((r) => ({ written: st.written + r.written, instances: r.instances })),
+          writeInstances(
+            ref,
+            st.instances,
+            idx.map((i) => intents[held[i]!]!),
+            compute,
+            deps,
+          ).then((r) => ({ written: st.written + r.written, instances: r.instances })),
         );
     for (const [i, reason] of instanceWrite.failed) failedWrites.set(held[i]!, reason);
     const after = instanceWrite.state;
@@ -200,11 +229,19 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         }
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
-        return record(d, { kind: "applied", appliedEtag: model.etag, ...((d.state === "absent" || rollsOut) && everywhere ? { appliedEverywhere: true } : {}) });
+        return record(d, {
+          kind: "applied",
+          appliedEtag: model.etag,
+          ...((d.state === "absent" || rollsOut) && everywhere ? { appliedEverywhere: true } : {}),
+        });
       },
     );
     const recheck = rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
-    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {});
+    return report(
+      stats.writes > 0 ? "applied" : "unchanged",
+      declarations.length,
+      recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {},
+    );
   } catch (err) {
     if (err instanceof NotFoundError) {
       await cache.evictScaleSet(ref);
@@ -295,7 +332,13 @@ function planNics(nics: NicConfiguration[], intents: PoolIntent[]): { edit: NicC
  * The instances with their own NICs and ETags: from the cache when every row is fresh and they add up to the
  * capacity, else one LIST (never one GET each).
  */
-async function instancesOf(ref: ScaleSetRef, cached: CachedPartition, model: ScaleSetModel, compute: ComputePort, deps: ReconcileDeps): Promise<InstanceModel[]> {
+async function instancesOf(
+  ref: ScaleSetRef,
+  cached: CachedPartition,
+  model: ScaleSetModel,
+  compute: ComputePort,
+  deps: ReconcileDeps,
+): Promise<InstanceModel[]> {
   const now = deps.clock.now();
   const entries = [...cached.instances.values()];
   const allFresh = entries.length > 0 && entries.every((e) => usable(e, now, deps.config.cacheTtlMs));
@@ -304,8 +347,14 @@ async function instancesOf(ref: ScaleSetRef, cached: CachedPartition, model: Sca
   }
   const listed = await compute.listInstances(ref);
   const seen = new Set(listed.map((i) => i.instanceId));
-  await mapLimit(listed, 8, (inst) => deps.cache.storeInstance(instanceRef(ref, inst.instanceId), inst, cached.instances.get(inst.instanceId)?.rowEtag).then(() => {}));
-  await mapLimit([...cached.instances.keys()].filter((id) => !seen.has(id)), 8, (id) => deps.cache.evictInstance(instanceRef(ref, id)));
+  await mapLimit(listed, 8, (inst) =>
+    deps.cache.storeInstance(instanceRef(ref, inst.instanceId), inst, cached.instances.get(inst.instanceId)?.rowEtag).then(() => {}),
+  );
+  await mapLimit(
+    [...cached.instances.keys()].filter((id) => !seen.has(id)),
+    8,
+    (id) => deps.cache.evictInstance(instanceRef(ref, id)),
+  );
   return listed;
 }
 

@@ -66,7 +66,17 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   const now = started;
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);
-  const s: StaleRunSummary = { visited: 0, refreshed: 0, evicted: 0, driftFound: 0, enqueued: 0, removedDeclarations: 0, waitingForRetry: 0, readsUsed: 0, durationMs: 0 };
+  const s: StaleRunSummary = {
+    visited: 0,
+    refreshed: 0,
+    evicted: 0,
+    driftFound: 0,
+    enqueued: 0,
+    removedDeclarations: 0,
+    waitingForRetry: 0,
+    readsUsed: 0,
+    durationMs: 0,
+  };
   const finish = () => {
     s.readsUsed = stats.reads;
     s.durationMs = deps.clock.now() - started;
@@ -87,7 +97,10 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     }
     // A VM target has no model to look at here: its failed or stuck declarations are retried, its NICs are read by its reconcile.
     if (target.value.kind === "vm") {
-      if ((d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) || (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS)) {
+      if (
+        (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) ||
+        (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS)
+      ) {
         vmRetries.set(target.value.key, target.value.id);
       }
       continue;
@@ -96,7 +109,8 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     const group = declared.get(scaleSet.key) ?? { ref: scaleSet, decls: [] };
     group.decls.push(d);
     declared.set(scaleSet.key, group);
-    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) retryDue.set(scaleSet.key, "timer: retry of a failed declaration");
+    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now)
+      retryDue.set(scaleSet.key, "timer: retry of a failed declaration");
     else if (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS && !retryDue.has(scaleSet.key)) {
       retryDue.set(scaleSet.key, `timer: declaration pending since ${d.outcome.at}`);
     }
@@ -195,20 +209,32 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
         // cached with the instances, which are only old (no event said any was written), vouches for them.
         const cachedEtag = partition.scaleSet?.model?.etag;
         const vouched =
-          needsModel && model !== undefined && cachedEtag !== undefined && model.etag === cachedEtag && partition.scaleSet?.stale === false &&
-          v.instanceRows.length === partition.instances.size && v.instanceRows.every((r) => !r.stale) && instances.length === partition.instances.size;
+          needsModel &&
+          model !== undefined &&
+          cachedEtag !== undefined &&
+          model.etag === cachedEtag &&
+          partition.scaleSet?.stale === false &&
+          v.instanceRows.length === partition.instances.size &&
+          v.instanceRows.every((r) => !r.stale) &&
+          instances.length === partition.instances.size;
         if (vouched) {
-          for (const inst of instances) await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
+          for (const inst of instances)
+            await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
           s.refreshed += instances.length;
         } else if (needsInstances && !flexible) {
           instances = await compute.listInstances(v.ref);
           const seen = new Set(instances.map((i) => i.instanceId));
-          for (const inst of instances) await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
+          for (const inst of instances)
+            await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
           for (const id of partition.instances.keys()) if (!seen.has(id)) await deps.cache.evictInstance(instanceRef(v.ref, id));
           s.refreshed += instances.length;
         }
         const intents = decls.filter((d) => d.outcome.kind === "applied" || d.outcome.kind === "pending").map(toIntent);
-        drift = intents.some((intent) => (model ? intentSatisfied(model.nics, intent) === false : false) || instances.some((i) => (i.provisioningState ?? "").toLowerCase() !== "deleting" && intentSatisfied(i.nics, intent) === false));
+        drift = intents.some(
+          (intent) =>
+            (model ? intentSatisfied(model.nics, intent) === false : false) ||
+            instances.some((i) => (i.provisioningState ?? "").toLowerCase() !== "deleting" && intentSatisfied(i.nics, intent) === false),
+        );
       } catch (err) {
         if (err instanceof NotFoundError) {
           await deps.cache.evictScaleSet(v.ref);

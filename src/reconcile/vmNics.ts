@@ -81,9 +81,13 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], m
   }
   const nics: NicModel[] = [];
   try {
-    await mapLimit(refs.map((ref, i) => ({ ref, i })), deps.config.instanceConcurrency, async ({ ref, i }) => {
-      nics[i] = await nicOf(ref, deps);
-    });
+    await mapLimit(
+      refs.map((ref, i) => ({ ref, i })),
+      deps.config.instanceConcurrency,
+      async ({ ref, i }) => {
+        nics[i] = await nicOf(ref, deps);
+      },
+    );
   } catch (err) {
     if (isGone(err)) return done([], 0, true);
     throw err;
@@ -93,7 +97,11 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], m
   for (let i = 0; i < refs.length; i++) {
     const ref = refs[i] as NicRef;
     const planFor = (nic: NicModel) => {
-      const view = viewOf(vm, nics.map((n, j) => (j === i ? nic : n)), modelNicNames);
+      const view = viewOf(
+        vm,
+        nics.map((n, j) => (j === i ? nic : n)),
+        modelNicNames,
+      );
       const edit = applyIntents(view, intents);
       const mine = edit.nics?.[i];
       if (!mine || mine === view[i]) return undefined;

@@ -16,7 +16,10 @@ export class WritePacer {
   private readonly states = new Map<string, BucketState & { spec: BucketSpec }>();
   private takes = 0;
 
-  constructor(private readonly now: () => number, private readonly enabled = true) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly enabled = true,
+  ) {}
 
   /** Buckets remembered: one per recently written scale set or instance, and per subscription. */
   get size(): number {

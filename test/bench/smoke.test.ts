@@ -12,13 +12,22 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe("npm run bench -- --quick (smallest workload)", () => {
   it("writes results.json, RESULTS.md and the SVG with the burst's figures", async () => {
-    await promisify(execFile)(process.execPath, [require.resolve("tsx/cli"), "bench/main.ts", "--quick", "--only=burstOne", "--strategies=poolsync", `--out=${out}`], {
-      cwd: root,
-      timeout: 90_000,
-    });
+    await promisify(execFile)(
+      process.execPath,
+      [require.resolve("tsx/cli"), "bench/main.ts", "--quick", "--only=burstOne", "--strategies=poolsync", `--out=${out}`],
+      {
+        cwd: root,
+        timeout: 90_000,
+      },
+    );
     const results = JSON.parse(readFileSync(path.join(out, "results.quick.json"), "utf8")) as {
       mode: string;
-      workloads: { burstOne: { poolsync: { runs: Array<Record<string, unknown>>; summary: Record<string, { median: number; min: number; max: number }> }; bound: { boundS: number } } };
+      workloads: {
+        burstOne: {
+          poolsync: { runs: Array<Record<string, unknown>>; summary: Record<string, { median: number; min: number; max: number }> };
+          bound: { boundS: number };
+        };
+      };
     };
     expect(results.mode).toBe("quick");
     const b = results.workloads.burstOne;

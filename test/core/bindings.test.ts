@@ -4,7 +4,8 @@ import { loadConfig } from "../../src/config";
 
 const SUB = "11111111-2222-3333-4444-555555555555";
 const vmss = (rg: string, name: string) => `/subscriptions/${SUB}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
-const pool = (rg: string, lb: string, p: string) => `/subscriptions/${SUB}/resourceGroups/${rg}/providers/Microsoft.Network/loadBalancers/${lb}/backendAddressPools/${p}`;
+const pool = (rg: string, lb: string, p: string) =>
+  `/subscriptions/${SUB}/resourceGroups/${rg}/providers/Microsoft.Network/loadBalancers/${lb}/backendAddressPools/${p}`;
 
 describe("POOLSYNC_BINDINGS", () => {
   const rules = parseBindings(
@@ -29,8 +30,13 @@ describe("POOLSYNC_BINDINGS", () => {
   });
 
   it("refuses a target no rule covers, and a Kelvin sign does not fold into k", () => {
-    expect(checkBinding(rules.value, vmss("other", "x"), pool("other", "internal", "p"))).toEqual({ allowed: false, reason: `no POOLSYNC_BINDINGS rule covers ${vmss("other", "x")}` });
-    expect(checkBinding(rules.value, vmss("nodes", "x"), pool("nodes", "internal", "p").replace("Microsoft.Network", "Microsoft.Networ\u212a")).allowed).toBe(false);
+    expect(checkBinding(rules.value, vmss("other", "x"), pool("other", "internal", "p"))).toEqual({
+      allowed: false,
+      reason: `no POOLSYNC_BINDINGS rule covers ${vmss("other", "x")}`,
+    });
+    expect(checkBinding(rules.value, vmss("nodes", "x"), pool("nodes", "internal", "p").replace("Microsoft.Network", "Microsoft.Networ\u212a")).allowed).toBe(
+      false,
+    );
   });
 
   it("no rules: every pairing (the scopes still bound everything)", () => {
@@ -39,7 +45,9 @@ describe("POOLSYNC_BINDINGS", () => {
 
   it("a malformed rule fails the settings at start, naming it", () => {
     const env = { POOLSYNC_SCOPES: `/subscriptions/${SUB}`, AzureWebJobsStorage: "UseDevelopmentStorage=true" };
-    expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "/subscriptions/x" })).toThrow('POOLSYNC_BINDINGS="/subscriptions/x" rule 1 "/subscriptions/x" must be "<target prefix> => <pool prefix>"');
+    expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "/subscriptions/x" })).toThrow(
+      'POOLSYNC_BINDINGS="/subscriptions/x" rule 1 "/subscriptions/x" must be "<target prefix> => <pool prefix>"',
+    );
     expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "/subscriptions/a* => /subscriptions/b" })).toThrow('"*" stands for a whole segment');
     expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "nodes => /subscriptions/b" })).toThrow("must be an ARM ID prefix starting with /subscriptions/");
     expect(loadConfig(env).bindings).toEqual([]);

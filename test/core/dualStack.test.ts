@@ -1,6 +1,14 @@
 // Dual stack: choosing the ip configuration by IP version, and never one pool on two IP versions.
 import { describe, expect, it } from "vitest";
-import { applyIntents, intentSatisfied, parseSelector, selectorText, versionSelectorText, type NicConfiguration, type PoolIntent } from "../../src/core/networkProfile";
+import {
+  applyIntents,
+  intentSatisfied,
+  parseSelector,
+  selectorText,
+  versionSelectorText,
+  type NicConfiguration,
+  type PoolIntent,
+} from "../../src/core/networkProfile";
 
 const LB = "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools";
 const V4 = `${LB}/v4`;
@@ -16,11 +24,21 @@ function dual(): NicConfiguration[] {
         { name: "ipConfig0-v6", privateIPAddressVersion: "IPv6" },
       ],
     },
-    { name: "nic-1", ipConfigurations: [{ name: "a", privateIPAddressVersion: "IPv6" }, { name: "b", privateIPAddressVersion: "IPv6" }] },
+    {
+      name: "nic-1",
+      ipConfigurations: [
+        { name: "a", privateIPAddressVersion: "IPv6" },
+        { name: "b", privateIPAddressVersion: "IPv6" },
+      ],
+    },
   ];
 }
 
-const intent = (pool: string, selector: string, state: "present" | "absent" = "present"): PoolIntent => ({ backendPoolId: pool, selector: parseSelector(selector), state });
+const intent = (pool: string, selector: string, state: "present" | "absent" = "present"): PoolIntent => ({
+  backendPoolId: pool,
+  selector: parseSelector(selector),
+  state,
+});
 
 describe("version selectors", () => {
   it("round-trip through their stored form, which no ip configuration name can take", () => {
@@ -40,7 +58,10 @@ describe("version selectors", () => {
 
   it("refuse with a reason when there is none, or more than one", () => {
     const none: NicConfiguration[] = [{ name: "only-v4", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true }] }];
-    expect(applyIntents(none, [intent(V6, "@IPv6")])).toEqual({ nics: undefined, outcomes: [{ ok: false, reason: 'network interface "only-v4" has no IPv6 ip configuration' }] });
+    expect(applyIntents(none, [intent(V6, "@IPv6")])).toEqual({
+      nics: undefined,
+      outcomes: [{ ok: false, reason: 'network interface "only-v4" has no IPv6 ip configuration' }],
+    });
     expect(applyIntents(dual(), [intent(V6, "nic-1/@IPv6")]).outcomes).toEqual([
       { ok: false, reason: 'network interface "nic-1" has 2 IPv6 ip configurations (a, b): name one' },
     ]);
@@ -51,7 +72,10 @@ describe("version selectors", () => {
     const start = applyIntents(dual(), [intent(V4, "@IPv4")]).nics as NicConfiguration[];
     const r = applyIntents(start, [intent(V4, "ipConfig0-v6")]);
     expect(r.nics).toBeUndefined();
-    expect(r.outcomes[0]).toEqual({ ok: false, reason: 'the pool is already on IPv4 ip configuration "nic-0/ipConfig0": one pool never holds ip configurations of two IP versions' });
+    expect(r.outcomes[0]).toEqual({
+      ok: false,
+      reason: 'the pool is already on IPv4 ip configuration "nic-0/ipConfig0": one pool never holds ip configurations of two IP versions',
+    });
     // Removing it from one and adding it to the other in one reconcile is fine: the removal comes first.
     const moved = applyIntents(start, [intent(V4, "ipConfig0", "absent"), intent(V4, "ipConfig0-v6")]);
     expect(moved.outcomes).toEqual([{ ok: true }, { ok: true }]);

@@ -20,7 +20,10 @@ describe("queue message schema v1", () => {
     [{ ...declare, kind: "delete" }, 'kind: unknown message kind "delete" (declare or reconcile)'],
     [{ ...declare, extra: 1 }, "extra: unknown field"],
     [{ ...declare, state: "maybe" }, 'state: must be "present" or "absent"'],
-    [{ ...declare, scaleSetId: scaleSetId.replace("Microsoft.Compute/virtualMachineScaleSets", "Microsoft.Web/sites") }, 'scaleSetId: names provider type "Microsoft.Web/sites", not Microsoft.Compute/virtualMachineScaleSets'],
+    [
+      { ...declare, scaleSetId: scaleSetId.replace("Microsoft.Compute/virtualMachineScaleSets", "Microsoft.Web/sites") },
+      'scaleSetId: names provider type "Microsoft.Web/sites", not Microsoft.Compute/virtualMachineScaleSets',
+    ],
     [{ ...declare, backendPoolId: `${backendPoolId}/../x` }, 'backendPoolId: must not contain "." or ".." segments'],
     [{ ...declare, ipConfiguration: "a/b/c" }, 'ipConfiguration: must be an ip configuration name, or "nicConfiguration/ipConfiguration"'],
     ["x".repeat(70_000), "message is 70000 characters, over 16384"],

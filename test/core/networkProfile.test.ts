@@ -65,16 +65,28 @@ describe("applyIntents", () => {
     const lone: NicConfiguration[] = [{ name: "n", ipConfigurations: [{ name: "i" }] }];
     expect(applyIntents(lone, [present(POOL_A)]).nics?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([{ id: POOL_A }]);
     const ambiguous: NicConfiguration[] = [{ name: "n1" }, { name: "n2" }];
-    expect(applyIntents(ambiguous, [present(POOL_A)]).outcomes[0]).toEqual({ ok: false, reason: "the scale set has no primary network interface configuration" });
+    expect(applyIntents(ambiguous, [present(POOL_A)]).outcomes[0]).toEqual({
+      ok: false,
+      reason: "the scale set has no primary network interface configuration",
+    });
   });
 
   const poolIds = fc.constantFrom(POOL_A, POOL_B, POOL_A.toUpperCase().replace("/SUBSCRIPTIONS", "/subscriptions"), `${POOL_A}x`);
   const intents = fc.array(
-    fc.record({ backendPoolId: poolIds, selector: fc.constantFrom(parseSelector(undefined), parseSelector("ipConfig1"), parseSelector("nic-1/ipConfig0")), state: fc.constantFrom("present" as const, "absent" as const) }),
+    fc.record({
+      backendPoolId: poolIds,
+      selector: fc.constantFrom(parseSelector(undefined), parseSelector("ipConfig1"), parseSelector("nic-1/ipConfig0")),
+      state: fc.constantFrom("present" as const, "absent" as const),
+    }),
     { maxLength: 6 },
   );
   // Distinct (pool, ip configuration) keys, as the memberships table guarantees.
-  const distinct = intents.map((xs) => xs.filter((x, i) => xs.findIndex((y) => y.backendPoolId.toLowerCase() === x.backendPoolId.toLowerCase() && JSON.stringify(y.selector) === JSON.stringify(x.selector)) === i));
+  const distinct = intents.map((xs) =>
+    xs.filter(
+      (x, i) =>
+        xs.findIndex((y) => y.backendPoolId.toLowerCase() === x.backendPoolId.toLowerCase() && JSON.stringify(y.selector) === JSON.stringify(x.selector)) === i,
+    ),
+  );
 
   it("property: applying the result again changes nothing (idempotent)", () => {
     fc.assert(
@@ -100,7 +112,9 @@ describe("applyIntents", () => {
         expect(strip(after)).toEqual(strip(nics()));
         // Pools nobody declared about survive, in their order.
         const undeclared = (ns: NicConfiguration[]) =>
-          ns.flatMap((n) => (n.ipConfigurations ?? []).flatMap((c) => (c.loadBalancerBackendAddressPools ?? []).map((p) => p.id))).filter((id) => !xs.some((x) => x.backendPoolId.toLowerCase() === id?.toLowerCase()));
+          ns
+            .flatMap((n) => (n.ipConfigurations ?? []).flatMap((c) => (c.loadBalancerBackendAddressPools ?? []).map((p) => p.id)))
+            .filter((id) => !xs.some((x) => x.backendPoolId.toLowerCase() === id?.toLowerCase()));
         expect(undeclared(after)).toEqual(undeclared(nics()));
       }),
     );

@@ -31,7 +31,10 @@ describe("resource IDs", () => {
     [VMSS.replace("Rg-1", ".."), 'must not contain "." or ".." segments'],
     [VMSS.replace("/providers", "//providers"), "has an empty path segment"],
     [VMSS.replace("pool-a", "pool%2Fa"), "must not contain encoded characters or backslashes"],
-    [VMSS.replace("Microsoft.Compute/virtualMachineScaleSets", "Microsoft.Network/virtualNetworks"), 'names provider type "Microsoft.Network/virtualNetworks", not Microsoft.Compute/virtualMachineScaleSets'],
+    [
+      VMSS.replace("Microsoft.Compute/virtualMachineScaleSets", "Microsoft.Network/virtualNetworks"),
+      'names provider type "Microsoft.Network/virtualNetworks", not Microsoft.Compute/virtualMachineScaleSets',
+    ],
     [VMSS.replace(SUB, "not-a-guid"), 'subscription "not-a-guid" is not a GUID'],
     [`${VMSS}/`, "has an empty path segment"],
     [VMSS + "x".repeat(400), "is longer than 400 characters"],
@@ -44,7 +47,10 @@ describe("resource IDs", () => {
   });
 
   it("refuses a provider spelt with a Kelvin sign, which JavaScript lower-cases to k", () => {
-    expect(parseBackendPoolId(`/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Networ\u212A/loadBalancers/lb/backendAddressPools/be`)).toEqual({ ok: false, reason: "must hold only ASCII characters" });
+    expect(parseBackendPoolId(`/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Networ\u212A/loadBalancers/lb/backendAddressPools/be`)).toEqual({
+      ok: false,
+      reason: "must hold only ASCII characters",
+    });
   });
 
   it("refuses a non-numeric instance ID and a pool of another type", () => {

@@ -28,8 +28,14 @@ describe("parseTargetId", () => {
   });
 
   it("parses NIC IDs", () => {
-    expect(parseNicId(`${RG}/Microsoft.Network/networkInterfaces/nic-0`)).toMatchObject({ ok: true, value: { kind: "nic", name: "nic-0", resourceGroup: "rg" } });
-    expect(parseNicId(vmId)).toMatchObject({ ok: false, reason: 'names provider type "Microsoft.Compute/virtualMachines", not Microsoft.Network/networkInterfaces' });
+    expect(parseNicId(`${RG}/Microsoft.Network/networkInterfaces/nic-0`)).toMatchObject({
+      ok: true,
+      value: { kind: "nic", name: "nic-0", resourceGroup: "rg" },
+    });
+    expect(parseNicId(vmId)).toMatchObject({
+      ok: false,
+      reason: 'names provider type "Microsoft.Compute/virtualMachines", not Microsoft.Network/networkInterfaces',
+    });
   });
 });
 
@@ -46,7 +52,10 @@ describe("queue messages name a target", () => {
     [{ ...declare }, "targetId: is required (or scaleSetId)"],
     [{ ...declare, scaleSetId, targetId: scaleSetId }, "targetId: give targetId or scaleSetId, not both"],
     [{ ...declare, scaleSetId: vmId }, 'scaleSetId: names provider type "Microsoft.Compute/virtualMachines", not Microsoft.Compute/virtualMachineScaleSets'],
-    [{ ...declare, targetId: `${scaleSetId}/virtualMachines/0` }, "targetId: is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})"],
+    [
+      { ...declare, targetId: `${scaleSetId}/virtualMachines/0` },
+      "targetId: is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})",
+    ],
     [{ ...declare, targetId: vmId, ipVersion: "IPv5" }, 'ipVersion: must be "IPv4" or "IPv6"'],
     [{ ...declare, targetId: vmId, ipVersion: "IPv6", ipConfiguration: "ipConfig0" }, "ipVersion: give ipVersion or ipConfiguration, not both"],
   ])("refuses %j: %s", (message, reason) => {

@@ -25,7 +25,20 @@ describe("npm run local: Flexible scale set, standalone VM and dual stack over t
   beforeAll(async () => {
     const [runtime, simPort, blob, queue, table] = (await freePorts(5)) as [number, number, number, number, number];
     local = await startLocalProcess(
-      ["--port", String(runtime), "--sim-port", String(simPort), "--blob-port", String(blob), "--queue-port", String(queue), "--table-port", String(table), "--event-delay-ms", "100"],
+      [
+        "--port",
+        String(runtime),
+        "--sim-port",
+        String(simPort),
+        "--blob-port",
+        String(blob),
+        "--queue-port",
+        String(queue),
+        "--table-port",
+        String(table),
+        "--event-delay-ms",
+        "100",
+      ],
       { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1", POOLSYNC_OPERATION_POLL_SECONDS: "0.05" },
     );
     sim = simClient(`https://127.0.0.1:${simPort}`);
@@ -42,11 +55,21 @@ describe("npm run local: Flexible scale set, standalone VM and dual stack over t
     return (await res.json()) as { requestId: string; targetId: string };
   };
   const view = async (targetId: string) =>
-    (await (await fetch(`${api}?targetId=${encodeURIComponent(targetId)}`)).json()) as { targetKind: string; memberships: { backendPoolId: string; outcome: { kind: string; reason?: string } }[] };
-  const nicIdsOf = async (vmId: string) => ((await sim.resource(vmId)).properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces.map((n) => n.id);
+    (await (await fetch(`${api}?targetId=${encodeURIComponent(targetId)}`)).json()) as {
+      targetKind: string;
+      memberships: { backendPoolId: string; outcome: { kind: string; reason?: string } }[];
+    };
+  const nicIdsOf = async (vmId: string) =>
+    ((await sim.resource(vmId)).properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces.map((n) => n.id);
   /** Another writer that read the NIC now and PUTs that copy later, just before our next write to it, with its own change. */
-  const raceOn = async (nicId: string, change: (ipcs: { name: string; properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[]) => void, tags?: Record<string, string>) => {
-    const stale = (await sim.resource(nicId)).properties as { ipConfigurations: { name: string; properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[] };
+  const raceOn = async (
+    nicId: string,
+    change: (ipcs: { name: string; properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[]) => void,
+    tags?: Record<string, string>,
+  ) => {
+    const stale = (await sim.resource(nicId)).properties as {
+      ipConfigurations: { name: string; properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[];
+    };
     const ipcs = structuredClone(stale.ipConfigurations);
     change(ipcs);
     const r = await sim.call("POST", "/_sim/interleave", { id: nicId, merge: { ...(tags ? { tags } : {}), properties: { ipConfigurations: ipcs } } });
@@ -94,4 +117,3 @@ describe("npm run local: Flexible scale set, standalone VM and dual stack over t
     expect(own.length).toBeGreaterThan(0);
   });
 });
-

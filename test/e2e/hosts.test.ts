@@ -54,7 +54,11 @@ describe("npm run local -- --hosts 3 --throttling", () => {
   let next = 0;
   const declareOn = async (scaleSetId: string, backendPoolId: string, state: "present" | "absent", host?: number) => {
     const h = hosts[host ?? next++ % hosts.length]!;
-    const res = await fetch(`${h.url}/api/memberships`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ scaleSetId, backendPoolId, state }) });
+    const res = await fetch(`${h.url}/api/memberships`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ scaleSetId, backendPoolId, state }),
+    });
     expect(res.status, await res.clone().text()).toBeLessThan(300);
   };
   const poolsOf = async (id: string) => ({
@@ -67,13 +71,33 @@ describe("npm run local -- --hosts 3 --throttling", () => {
   beforeAll(async () => {
     const [simPort, blob, queue, table] = (await freePorts(4)) as [number, number, number, number];
     local = await startLocalProcess(
-      ["--hosts", "3", "--throttling", "--port", "0", "--sim-port", String(simPort), "--blob-port", String(blob), "--queue-port", String(queue), "--table-port", String(table), "--event-delay-ms", "100"],
+      [
+        "--hosts",
+        "3",
+        "--throttling",
+        "--port",
+        "0",
+        "--sim-port",
+        String(simPort),
+        "--blob-port",
+        String(blob),
+        "--queue-port",
+        String(queue),
+        "--table-port",
+        String(table),
+        "--event-delay-ms",
+        "100",
+      ],
       { POOLSYNC_RECONCILE_LEASE_SECONDS: "5", POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1", POOLSYNC_OPERATION_POLL_SECONDS: "0.05" },
       90_000,
     );
     sim = simClient(`https://127.0.0.1:${simPort}`);
     const line = local.lines.find((l) => l.startsWith("Hosts: ")) ?? "";
-    hosts = [...line.matchAll(/http:\/\/127\.0\.0\.1:(\d+) \(pid (\d+)\)/g)].map((m) => ({ url: `http://127.0.0.1:${m[1]}`, port: Number(m[1]), pid: Number(m[2]) }));
+    hosts = [...line.matchAll(/http:\/\/127\.0\.0\.1:(\d+) \(pid (\d+)\)/g)].map((m) => ({
+      url: `http://127.0.0.1:${m[1]}`,
+      port: Number(m[1]),
+      pid: Number(m[2]),
+    }));
     const seeded = await sim.call("POST", "/_sim/seed", BURST_SEED);
     expect(seeded.status).toBe(200);
   }, 120_000);
@@ -92,7 +116,13 @@ describe("npm run local -- --hosts 3 --throttling", () => {
 
   it("a burst across six scale sets, declared over all three hosts: every pool everywhere, one model write per scale set, no 429", async () => {
     for (const pool of POOLS) for (const ss of SCALE_SETS) await declareOn(ss, pool, "present");
-    for (const ss of SCALE_SETS) await waitFor(`${ss} to hold all three pools`, () => poolsOf(ss), (p) => holds(p, POOLS), 90_000);
+    for (const ss of SCALE_SETS)
+      await waitFor(
+        `${ss} to hold all three pools`,
+        () => poolsOf(ss),
+        (p) => holds(p, POOLS),
+        90_000,
+      );
     const puts = await Promise.all(SCALE_SETS.map(async (ss) => (await sim.stats(ss)).puts));
     expect(puts).toEqual(SCALE_SETS.map(() => 1));
     expect(await sim.stats()).toMatchObject({ status429: 0 });
@@ -108,7 +138,12 @@ describe("npm run local -- --hosts 3 --throttling", () => {
     });
     expect(interleave.status).toBe(200);
     await declareOn(id, IDS.pool, "present", 1);
-    const done = await waitFor("our pool on ipConfig0 and their ipConfig1 kept", async () => poolsByIpConfig(modelNics(await sim.resource(id))), (p) => p.ipConfig0?.length === 1 && "ipConfig1" in p, 60_000);
+    const done = await waitFor(
+      "our pool on ipConfig0 and their ipConfig1 kept",
+      async () => poolsByIpConfig(modelNics(await sim.resource(id))),
+      (p) => p.ipConfig0?.length === 1 && "ipConfig1" in p,
+      60_000,
+    );
     expect(done).toEqual({ ipConfig0: [IDS.pool.toLowerCase()], ipConfig1: [] });
     expect((await sim.stats(id)).status412).toBeGreaterThanOrEqual(1);
     expect(await sim.stats()).toMatchObject({ status429: 0 });
@@ -121,7 +156,10 @@ describe("npm run local -- --hosts 3 --throttling", () => {
     // Kill the host as soon as it has written the model (its instances not yet).
     const first = await waitFor(
       "a host's first write of the removal",
-      () => hostLogs(local).slice(before).find((l) => l.event === "arm.write" && l.outcome === "ok" && l.scaleSetId === ss),
+      () =>
+        hostLogs(local)
+          .slice(before)
+          .find((l) => l.event === "arm.write" && l.outcome === "ok" && l.scaleSetId === ss),
       (l) => l !== undefined,
       60_000,
     );
@@ -130,9 +168,17 @@ describe("npm run local -- --hosts 3 --throttling", () => {
     hosts = hosts.filter((h) => h !== victim);
     // Another change of the same scale set arrives at a live host while the dead host's lease still stands.
     await declareOn(ss, POOLS[1]!, "absent");
-    await waitFor(`${ss} to hold pool-2 only`, () => poolsOf(ss), (p) => holds(p, [POOLS[2]!]), 90_000);
+    await waitFor(
+      `${ss} to hold pool-2 only`,
+      () => poolsOf(ss),
+      (p) => holds(p, [POOLS[2]!]),
+      90_000,
+    );
     // A live host found the dead host's lease held, deferred, and its delayed reconcile did the work once it expired.
-    const live = () => hostLogs(local).slice(before).filter((l) => l.host !== victim.port && l.event === "reconcile" && l.scaleSetId === ss);
+    const live = () =>
+      hostLogs(local)
+        .slice(before)
+        .filter((l) => l.host !== victim.port && l.event === "reconcile" && l.scaleSetId === ss);
     await waitFor("a live host's reconcile of the scale set to report applied", live, (ls) => ls.some((l) => l.result === "applied"), 30_000);
     expect(live().some((l) => l.result === "deferred" || String(l.trigger).startsWith("lease check:"))).toBe(true);
     expect(await sim.stats()).toMatchObject({ status429: 0 });

@@ -27,7 +27,11 @@ async function otherWriterEditsModel(sim: ReturnType<typeof simClient>, clientRe
   const model = await sim.resource(IDS.scaleSet);
   for (const edit of edits) edit(model);
   const nics = modelNics(model);
-  await sim.write(IDS.scaleSet, { properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } } as unknown as JsonObject, clientRequestId);
+  await sim.write(
+    IDS.scaleSet,
+    { properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } } as unknown as JsonObject,
+    clientRequestId,
+  );
 }
 
 const modelPools = async (sim: ReturnType<typeof simClient>) => poolsByIpConfig(modelNics(await sim.resource(IDS.scaleSet)));
@@ -45,7 +49,20 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
     const [runtime, simPort, blob, queue, table] = (await freePorts(5)) as [number, number, number, number, number];
     ports = { runtime, sim: simPort, blob, queue, table };
     local = await startLocalProcess(
-      ["--port", String(runtime), "--sim-port", String(simPort), "--blob-port", String(blob), "--queue-port", String(queue), "--table-port", String(table), "--event-delay-ms", "100"],
+      [
+        "--port",
+        String(runtime),
+        "--sim-port",
+        String(simPort),
+        "--blob-port",
+        String(blob),
+        "--queue-port",
+        String(queue),
+        "--table-port",
+        String(table),
+        "--event-delay-ms",
+        "100",
+      ],
       {
         POOLSYNC_RECONCILE_SCHEDULE: "*/2 * * * * *",
         POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
@@ -65,7 +82,9 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
     expect(out).toContain(`applyBackendPools: queueTrigger  queue=${queueName} connection=AzureWebJobsStorage`);
     expect(out).toContain(`onResourceEvent: eventGridTrigger  ${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent`);
     expect(out).toMatch(/reconcileStale: timerTrigger {2}schedule="\*\/2 \* \* \* \* \*" next=/);
-    expect(out).toContain(`Azurite: blob http://127.0.0.1:${ports.blob}, queue http://127.0.0.1:${ports.queue}, table http://127.0.0.1:${ports.table} (started, in memory)`);
+    expect(out).toContain(
+      `Azurite: blob http://127.0.0.1:${ports.blob}, queue http://127.0.0.1:${ports.queue}, table http://127.0.0.1:${ports.table} (started, in memory)`,
+    );
     expect(out).toContain(`ARM simulator: https://127.0.0.1:${ports.sim} (seed demo`);
     expect(out).toContain(`ARM events: simulator → ${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent after 100 ms`);
     expect(out).toContain("Scopes: /subscriptions/11111111-2222-3333-4444-555555555555");
@@ -85,8 +104,15 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
     const st = storage(ports);
     await sendMessage(st.queue(queueName), declare("present", "e2e-present"));
 
-    const members = await waitFor("both instances in the pool", () => sim.poolMembers(IDS.pool), (m) => m.length === 2);
-    expect(members.map((m) => m.replace(/^.*virtualMachines\//, ""))).toEqual(["0/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0", "1/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0"]);
+    const members = await waitFor(
+      "both instances in the pool",
+      () => sim.poolMembers(IDS.pool),
+      (m) => m.length === 2,
+    );
+    expect(members.map((m) => m.replace(/^.*virtualMachines\//, ""))).toEqual([
+      "0/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0",
+      "1/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0",
+    ]);
     expect(await modelPools(sim)).toEqual({ ipConfig0: [pool] });
     const lb = await sim.loadBalancer(IDS.loadBalancer);
     const lbPool = ((lb.properties as JsonObject).backendAddressPools as JsonObject[]).find((p) => p.name === "etag-k8s") as JsonObject;
@@ -105,13 +131,20 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
     );
 
     // Every write poolsync made (model, two instances) came back as an event, and was recognised as its own.
-    const ourWrites = local.logs().filter((l) => l.event === "arm.write" && l.outcome === "ok").map((l) => String(l.clientRequestId));
+    const ourWrites = local
+      .logs()
+      .filter((l) => l.event === "arm.write" && l.outcome === "ok")
+      .map((l) => String(l.clientRequestId));
     expect(ourWrites).toHaveLength(3);
     const simEvents = await sim.events();
     for (const id of ourWrites) expect(simEvents.some((e) => e.data.httpRequest.clientRequestId === id)).toBe(true);
     await waitFor(
       "onResourceEvent to see each of our writes as our own",
-      () => local.logs().filter((l) => l.event === "event" && l.outcome === "own-write").map((l) => String(l.clientRequestId)),
+      () =>
+        local
+          .logs()
+          .filter((l) => l.event === "event" && l.outcome === "own-write")
+          .map((l) => String(l.clientRequestId)),
       (own) => ourWrites.every((id) => own.includes(id)),
     );
   });
@@ -126,7 +159,11 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
       (l) => l !== undefined,
     );
     expect(String(invalidated?.outcome)).toMatch(/^invalidated/);
-    await waitFor("our pool back on ipConfig0, ipConfig1 kept", () => modelPools(sim), (m) => JSON.stringify(m) === JSON.stringify({ ipConfig0: [pool], ipConfig1: [] }));
+    await waitFor(
+      "our pool back on ipConfig0, ipConfig1 kept",
+      () => modelPools(sim),
+      (m) => JSON.stringify(m) === JSON.stringify({ ipConfig0: [pool], ipConfig1: [] }),
+    );
     // A reconcile put it back: the event's (enqueued for the debounce window's end), or the timer's, which sees the
     // entry the event marked stale and may get there first. Either way the event's invalidation started it.
     const repair = await waitFor(
@@ -147,7 +184,11 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
     // Runs that started during the repair may still see drift (and enqueue a harmless extra reconcile): wait for calm.
     const runs = await waitFor(
       "a reconcileStale run with no drift after the repair",
-      () => local.logs().slice(repairedAt).filter((l) => l.event === "reconcileStale"),
+      () =>
+        local
+          .logs()
+          .slice(repairedAt)
+          .filter((l) => l.event === "reconcileStale"),
       (r) => r.some((x) => x.driftFound === 0 && x.enqueued === 0),
       10_000,
     );
@@ -173,7 +214,19 @@ describe("npm run local --no-events on the suite's Azurite: the timer alone repa
   beforeAll(async () => {
     const [runtime, simPort] = (await freePorts(2)) as [number, number];
     local = await startLocalProcess(
-      ["--port", String(runtime), "--sim-port", String(simPort), "--blob-port", String(azurite.blob), "--queue-port", String(azurite.queue), "--table-port", String(azurite.table), "--no-events"],
+      [
+        "--port",
+        String(runtime),
+        "--sim-port",
+        String(simPort),
+        "--blob-port",
+        String(azurite.blob),
+        "--queue-port",
+        String(azurite.queue),
+        "--table-port",
+        String(azurite.table),
+        "--no-events",
+      ],
       {
         POOLSYNC_QUEUE: names.queue,
         POOLSYNC_MEMBERSHIPS_TABLE: names.memberships,
@@ -199,10 +252,18 @@ describe("npm run local --no-events on the suite's Azurite: the timer alone repa
 
   it("declare → applied; another writer drops the pool; no event, yet the timer sees the drift and a reconcile restores it", async () => {
     await sendMessage(storage(azurite).queue(names.queue), declare("present", "e2e-timer"));
-    await waitFor("both instances in the pool", () => sim.poolMembers(IDS.pool), (m) => m.length === 2);
+    await waitFor(
+      "both instances in the pool",
+      () => sim.poolMembers(IDS.pool),
+      (m) => m.length === 2,
+    );
 
     await otherWriterEditsModel(sim, "e2e-other-writer-2", dropPool(IDS.pool), addIpConfig("ipConfig1", IDS.subnet));
-    await waitFor("our pool back on ipConfig0, ipConfig1 kept", () => modelPools(sim), (m) => JSON.stringify(m) === JSON.stringify({ ipConfig0: [pool], ipConfig1: [] }));
+    await waitFor(
+      "our pool back on ipConfig0, ipConfig1 kept",
+      () => modelPools(sim),
+      (m) => JSON.stringify(m) === JSON.stringify({ ipConfig0: [pool], ipConfig1: [] }),
+    );
 
     // The reconcile logs its report after the instances and the outcome: wait for the line, not just the state.
     await waitFor(

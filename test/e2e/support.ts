@@ -100,7 +100,11 @@ export function simClient(baseUrl: string) {
       const text = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
         new URL(path, baseUrl),
-        { method, ca: SIM_CA, headers: { authorization: "Bearer e2e", ...(text ? { "content-type": "application/json", "content-length": Buffer.byteLength(text) } : {}) } },
+        {
+          method,
+          ca: SIM_CA,
+          headers: { authorization: "Bearer e2e", ...(text ? { "content-type": "application/json", "content-length": Buffer.byteLength(text) } : {}) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));

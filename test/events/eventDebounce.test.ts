@@ -28,7 +28,10 @@ function concurrentInvalidations(cacheTable: () => string): PipelinePolicy {
       const table = cacheTable();
       if (request.method === "GET" && table && new URL(request.url).pathname.includes(`/${table}(PartitionKey=`)) {
         other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, { allowInsecureConnection: true });
-        await other.upsertEntity({ partitionKey: cachePartition(vmss), rowKey: SCALE_SET_ROW, stale: true, staleReason: "a concurrent event", staleAt: Date.now() }, "Merge");
+        await other.upsertEntity(
+          { partitionKey: cachePartition(vmss), rowKey: SCALE_SET_ROW, stale: true, staleReason: "a concurrent event", staleAt: Date.now() },
+          "Merge",
+        );
       }
       return response;
     },
@@ -76,6 +79,8 @@ describe("event debounce", () => {
     table = h.config.cacheTable;
     expect(await h.services.handleResourceEvent(write("contended-1"))).toBe("invalidated+reconcile");
     expect(await h.queueDepth()).toBe(1);
-    expect(h.logs.lines.filter((l) => l.event === "event.debounce-contended")).toEqual([expect.objectContaining({ level: "warn", eventId: "contended-1", scaleSetId: DEMO.scaleSetId })]);
+    expect(h.logs.lines.filter((l) => l.event === "event.debounce-contended")).toEqual([
+      expect.objectContaining({ level: "warn", eventId: "contended-1", scaleSetId: DEMO.scaleSetId }),
+    ]);
   });
 });

@@ -38,7 +38,13 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     expect(await rows(h)).toEqual({ scaleSet: false, vm0: false, vm1: false });
 
     for (const make of [eventGridEvent, cloudEvent]) {
-      const outcome = await h.services.handleResourceEvent(make({ resourceUri: `${DEMO.scaleSetId}/virtualMachines/0`, operationName: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write", clientRequestId: "someone-else" }));
+      const outcome = await h.services.handleResourceEvent(
+        make({
+          resourceUri: `${DEMO.scaleSetId}/virtualMachines/0`,
+          operationName: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write",
+          clientRequestId: "someone-else",
+        }),
+      );
       expect(outcome).toBe("invalidated+reconcile");
     }
     expect(await rows(h)).toEqual({ scaleSet: true, vm0: true, vm1: false });
@@ -89,7 +95,11 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
   it("100 events in a burst for one scale set enqueue one reconcile per debounce window", async () => {
     await applied({ POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" });
     const burst = Array.from({ length: 100 }, (_, i) =>
-      eventGridEvent({ id: `e-${i}`, resourceUri: i % 2 ? DEMO.scaleSetId : `${DEMO.scaleSetId}/virtualMachines/${i % 4 === 0 ? 0 : 1}`, operationName: "Microsoft.Compute/virtualMachineScaleSets/write" }),
+      eventGridEvent({
+        id: `e-${i}`,
+        resourceUri: i % 2 ? DEMO.scaleSetId : `${DEMO.scaleSetId}/virtualMachines/${i % 4 === 0 ? 0 : 1}`,
+        operationName: "Microsoft.Compute/virtualMachineScaleSets/write",
+      }),
     );
     const outcomes = await Promise.all(burst.map((e) => h.services.handleResourceEvent(e)));
     expect(outcomes.filter((o) => o === "invalidated+reconcile")).toHaveLength(1);
@@ -113,7 +123,12 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
 
   it("a forged (or late, replayed) delete event of a live scale set records nothing: ARM answers, repair goes on", async () => {
     await applied();
-    const forged = eventGridEvent({ id: "forged-delete", type: "Microsoft.Resources.ResourceDeleteSuccess", resourceUri: DEMO.scaleSetId, operationName: "Microsoft.Compute/virtualMachineScaleSets/delete" });
+    const forged = eventGridEvent({
+      id: "forged-delete",
+      type: "Microsoft.Resources.ResourceDeleteSuccess",
+      resourceUri: DEMO.scaleSetId,
+      operationName: "Microsoft.Compute/virtualMachineScaleSets/delete",
+    });
     expect(await h.services.handleResourceEvent(forged)).toBe("deleted+reconcile");
     // Meanwhile someone drops our pool from the model: the repair must still happen.
     h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId));
@@ -128,7 +143,14 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
   it("completes malformed and foreign events without throwing and without touching anything", async () => {
     await applied();
     const before = await rows(h);
-    for (const raw of ["{", { id: "x", eventType: "Microsoft.Resources.ResourceWriteSuccess", data: {} }, eventGridEvent({ resourceUri: "/subscriptions/99999999-8888-7777-6666-555555555555/resourceGroups/x/providers/Microsoft.Compute/virtualMachineScaleSets/y", operationName: "w" })]) {
+    for (const raw of [
+      "{",
+      { id: "x", eventType: "Microsoft.Resources.ResourceWriteSuccess", data: {} },
+      eventGridEvent({
+        resourceUri: "/subscriptions/99999999-8888-7777-6666-555555555555/resourceGroups/x/providers/Microsoft.Compute/virtualMachineScaleSets/y",
+        operationName: "w",
+      }),
+    ]) {
       await expect(h.services.handleResourceEvent(raw)).resolves.toMatch(/malformed|out-of-scope/);
     }
     expect(await rows(h)).toEqual(before);

@@ -23,13 +23,23 @@ let cache: EtagCacheTable;
 const ref = scaleSetRef(DEMO.scaleSetId);
 
 const post = (body: unknown) =>
-  fetch(hook, { method: "POST", headers: { "content-type": "application/json", "aeg-event-type": "Notification" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  fetch(hook, {
+    method: "POST",
+    headers: { "content-type": "application/json", "aeg-event-type": "Notification" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 
 /** The declaration applied (the queue trigger runs), so every row is cached and fresh; the queue empty. */
 async function freshRows(): Promise<void> {
   await app.queue.clearMessages().catch(() => undefined);
-  await app.queue.sendMessage(Buffer.from(JSON.stringify({ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "test: refresh", attempt: 1 })).toString("base64"));
-  await waitFor(async () => (await app.queue.getProperties()).approximateMessagesCount ?? 0, (n) => n === 0, "the reconcile taken");
+  await app.queue.sendMessage(
+    Buffer.from(JSON.stringify({ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "test: refresh", attempt: 1 })).toString("base64"),
+  );
+  await waitFor(
+    async () => (await app.queue.getProperties()).approximateMessagesCount ?? 0,
+    (n) => n === 0,
+    "the reconcile taken",
+  );
   // A new debounce window for each case: forget when the last event-triggered reconcile was claimed.
   await new EventDebounceTable(app.cache).forget(ref);
   await waitFor(
@@ -46,8 +56,16 @@ beforeAll(async () => {
   hook = `${app.url}/runtime/webhooks/eventgrid?functionName=onResourceEvent`;
   cache = new EtagCacheTable(app.cache, true);
   await app.queue.createIfNotExists();
-  await app.queue.sendMessage(Buffer.from(JSON.stringify({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present", requestId: "events-suite" })).toString("base64"));
-  await waitFor(() => app.membershipRows(), (r) => r.some((x) => x.outcomeKind === "applied"), "the declaration applied");
+  await app.queue.sendMessage(
+    Buffer.from(
+      JSON.stringify({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present", requestId: "events-suite" }),
+    ).toString("base64"),
+  );
+  await waitFor(
+    () => app.membershipRows(),
+    (r) => r.some((x) => x.outcomeKind === "applied"),
+    "the declaration applied",
+  );
   await freshRows();
 }, 60_000);
 afterAll(async () => {
@@ -56,15 +74,45 @@ afterAll(async () => {
 
 describe("bad events are completed (202) without touching anything", () => {
   const bad: Array<[string, unknown, string | undefined]> = [
-    ["neither schema", [{ id: "e1", subject: DEMO.scaleSetId, data: { resourceUri: DEMO.scaleSetId } }], "eventType: missing (neither Event Grid nor CloudEvents schema)"],
+    [
+      "neither schema",
+      [{ id: "e1", subject: DEMO.scaleSetId, data: { resourceUri: DEMO.scaleSetId } }],
+      "eventType: missing (neither Event Grid nor CloudEvents schema)",
+    ],
     ["no data", [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e2" }), data: undefined }], "data: missing or not an object"],
-    ["data that is a string", [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e3" }), data: "oops" }], "data: missing or not an object"],
+    [
+      "data that is a string",
+      [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e3" }), data: "oops" }],
+      "data: missing or not an object",
+    ],
     ["no id", [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE }), id: undefined }], "id: missing"],
     ["a CloudEvent without a type", { specversion: "1.0", id: "e4", source: "x", data: {} }, "type: missing"],
-    ["no resourceUri and no subject", [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e5" }), subject: undefined, data: { operationName: WRITE } }], "data.resourceUri: missing (and no subject)"],
-    ["a storage event", [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e6" }), eventType: "Microsoft.Storage.BlobCreated" }], undefined],
-    ["a write of another provider's resource", [eventGridEvent({ resourceUri: `/subscriptions/${DEMO.subscription}/resourceGroups/etag/providers/Microsoft.Network/loadBalancers/etag-k8s`, operationName: "Microsoft.Network/loadBalancers/write", id: "e7" })], undefined],
-    ["a scale set outside POOLSYNC_SCOPES", [eventGridEvent({ resourceUri: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB), operationName: WRITE, id: "e8" })], undefined],
+    [
+      "no resourceUri and no subject",
+      [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e5" }), subject: undefined, data: { operationName: WRITE } }],
+      "data.resourceUri: missing (and no subject)",
+    ],
+    [
+      "a storage event",
+      [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e6" }), eventType: "Microsoft.Storage.BlobCreated" }],
+      undefined,
+    ],
+    [
+      "a write of another provider's resource",
+      [
+        eventGridEvent({
+          resourceUri: `/subscriptions/${DEMO.subscription}/resourceGroups/etag/providers/Microsoft.Network/loadBalancers/etag-k8s`,
+          operationName: "Microsoft.Network/loadBalancers/write",
+          id: "e7",
+        }),
+      ],
+      undefined,
+    ],
+    [
+      "a scale set outside POOLSYNC_SCOPES",
+      [eventGridEvent({ resourceUri: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB), operationName: WRITE, id: "e8" })],
+      undefined,
+    ],
     ["a JSON number in the batch", [42], "event is not a JSON object"],
   ];
 
@@ -79,7 +127,8 @@ describe("bad events are completed (202) without touching anything", () => {
     const logged = eventsLogged().slice(before);
     if (malformedReason) expect(logged).toContainEqual(expect.objectContaining({ event: "event.malformed", reason: malformedReason }));
     // Out of scope is worth seeing (a subscription filter too wide); events of other kinds are not poolsync's.
-    else if (name.includes("outside POOLSYNC_SCOPES")) expect(logged.filter((l) => l.event === "event")).toEqual([expect.objectContaining({ eventId: "e8", outcome: "out-of-scope" })]);
+    else if (name.includes("outside POOLSYNC_SCOPES"))
+      expect(logged.filter((l) => l.event === "event")).toEqual([expect.objectContaining({ eventId: "e8", outcome: "out-of-scope" })]);
     else expect(logged.filter((l) => l.event === "event")).toEqual([]);
   });
 
@@ -110,7 +159,14 @@ describe("odd casing and trailing slashes reach the same rows", () => {
 
   it("a delete event for a live scale set (capitals, trailing slash) drops its rows but records nothing: a reconcile asks ARM", async () => {
     await freshRows();
-    const res = await post([eventGridEvent({ type: "Microsoft.Resources.ResourceDeleteSuccess", resourceUri: `${DEMO.scaleSetId.toUpperCase()}/`, operationName: "Microsoft.Compute/virtualMachineScaleSets/delete", id: "del-1" })]);
+    const res = await post([
+      eventGridEvent({
+        type: "Microsoft.Resources.ResourceDeleteSuccess",
+        resourceUri: `${DEMO.scaleSetId.toUpperCase()}/`,
+        operationName: "Microsoft.Compute/virtualMachineScaleSets/delete",
+        id: "del-1",
+      }),
+    ]);
     expect(res.status).toBe(202);
     const p = await cache.readPartition(ref);
     expect(p.scaleSet).toBeUndefined();
@@ -118,7 +174,9 @@ describe("odd casing and trailing slashes reach the same rows", () => {
     // A late, replayed or forged delete must not stop repairs: the declaration stays as it was.
     expect((await app.membershipRows()).map((r) => r.outcomeKind)).toEqual(["applied"]);
     expect(app.appLogs.filter((l) => l.event === "event" && l.eventId === "del-1")).toEqual([expect.objectContaining({ outcome: "deleted+reconcile" })]);
-    expect(app.appLogs.filter((l) => l.event === "enqueue" && String(l.reason).startsWith("delete event"))).toEqual([expect.objectContaining({ fresh: true, visibilityTimeoutSeconds: 30 })]);
+    expect(app.appLogs.filter((l) => l.event === "enqueue" && String(l.reason).startsWith("delete event"))).toEqual([
+      expect.objectContaining({ fresh: true, visibilityTimeoutSeconds: 30 }),
+    ]);
     await app.queue.clearMessages();
     // The scale set is still there: the next reconcile finds it and the rows come back.
     await freshRows();
@@ -135,7 +193,12 @@ describe("a huge batch", () => {
     const batch: unknown[] = [];
     for (let i = 0; i < 600; i++) {
       const uri = i % 3 === 0 ? instanceUri(i % 2).toUpperCase() : i % 3 === 1 ? `${instanceUri(i % 2)}/` : DEMO.scaleSetId;
-      const e = eventGridEvent({ resourceUri: uri, operationName: uri === DEMO.scaleSetId ? WRITE : VM_WRITE, id: `big-${i % 250}`, clientRequestId: `other-${i}` });
+      const e = eventGridEvent({
+        resourceUri: uri,
+        operationName: uri === DEMO.scaleSetId ? WRITE : VM_WRITE,
+        id: `big-${i % 250}`,
+        clientRequestId: `other-${i}`,
+      });
       batch.push(i % 50 === 7 ? { ...e, data: null } : e);
     }
     const bytes = JSON.stringify(batch).length;

@@ -47,7 +47,12 @@ const cases: Array<[string, string, string]> = [
   ],
   [
     "a .. segment",
-    b64(JSON.stringify({ ...ok, scaleSetId: `${RG}/Microsoft.Compute/virtualMachineScaleSets/../../../../resourceGroups/other/providers/Microsoft.Compute/virtualMachineScaleSets/x` })),
+    b64(
+      JSON.stringify({
+        ...ok,
+        scaleSetId: `${RG}/Microsoft.Compute/virtualMachineScaleSets/../../../../resourceGroups/other/providers/Microsoft.Compute/virtualMachineScaleSets/x`,
+      }),
+    ),
     'scaleSetId: must not contain "." or ".." segments',
   ],
   [
@@ -73,7 +78,11 @@ const cases: Array<[string, string, string]> = [
   // 47 KiB of JSON is just under 64 KiB once base64-encoded: about the most a Storage queue message holds.
   ["a 64 KiB message (JSON)", b64(JSON.stringify({ ...ok, padding: "x".repeat(47 * 1024) })), "message is over 16384 characters"],
   ["a 64 KiB message (text)", b64("y".repeat(47 * 1024)), `message is ${47 * 1024} characters, over 16384`],
-  ["base64 of bytes that are not UTF-8", Buffer.from([0xff, 0xfe, 0x00, 0x81, 0xc3]).toString("base64"), "message is 5 bytes that are not UTF-8 text (expected base64 of a JSON object)"],
+  [
+    "base64 of bytes that are not UTF-8",
+    Buffer.from([0xff, 0xfe, 0x00, 0x81, 0xc3]).toString("base64"),
+    "message is 5 bytes that are not UTF-8 text (expected base64 of a JSON object)",
+  ],
   [
     "an attempt out of range",
     b64(JSON.stringify({ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "x", attempt: 5000 })),
@@ -137,7 +146,9 @@ describe("bad queue messages → poison with the reason, nothing written, nothin
   it.each(cases)("%s", (_name, text, reason) => {
     const decoded = Buffer.from(text, "base64");
     const sent = decoded.toString("utf8");
-    const entry = poison.find((p) => p.reason === reason && (p.received === undefined || sent.startsWith(p.received.slice(0, 200)) || p.received.includes('"Buffer"')));
+    const entry = poison.find(
+      (p) => p.reason === reason && (p.received === undefined || sent.startsWith(p.received.slice(0, 200)) || p.received.includes('"Buffer"')),
+    );
     expect(entry, `poison entry with reason ${reason}; got ${JSON.stringify(poison.map((p) => p.reason))}`).toBeDefined();
   });
 

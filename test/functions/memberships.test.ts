@@ -14,7 +14,12 @@ afterAll(async () => {
 
 const URL_BASE = "http://127.0.0.1:7071/api/memberships";
 const put = (body: unknown) =>
-  new HttpRequest({ method: "PUT", url: URL_BASE, headers: { "content-type": "application/json", ...signedIn(["poolsync.Declare"]) }, body: { string: JSON.stringify(body) } });
+  new HttpRequest({
+    method: "PUT",
+    url: URL_BASE,
+    headers: { "content-type": "application/json", ...signedIn(["poolsync.Declare"]) },
+    body: { string: JSON.stringify(body) },
+  });
 const json = (r: { jsonBody?: unknown; body?: unknown }) => (r.jsonBody ?? JSON.parse(String(r.body))) as Record<string, unknown>;
 
 describe("memberships (HTTP), called as the host calls it", () => {
@@ -24,7 +29,9 @@ describe("memberships (HTTP), called as the host calls it", () => {
     expect(json(res)).toMatchObject({ scaleSetId: DEMO.scaleSetId, requestId: expect.any(String) });
     expect(new Headers(res.headers as Record<string, string>).get("location")).toBe(`/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`);
 
-    const view = await memberships(new HttpRequest({ method: "GET", url: `${URL_BASE}?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, headers: signedIn(["poolsync.Read"]) }));
+    const view = await memberships(
+      new HttpRequest({ method: "GET", url: `${URL_BASE}?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, headers: signedIn(["poolsync.Read"]) }),
+    );
     expect(view.status).toBe(200);
     expect(JSON.stringify(json(view))).toContain(DEMO.poolId);
     expect(await world.queue.getProperties().then((p) => p.approximateMessagesCount)).toBe(1);

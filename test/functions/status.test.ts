@@ -22,7 +22,9 @@ describe("status (HTTP), called as the host calls it", () => {
     const body = (res.jsonBody ?? JSON.parse(String(res.body))) as { declarations: { total: number } };
     expect(body.declarations.total).toBe(0);
 
-    const page = await status(new HttpRequest({ method: "GET", url: URL_BASE, headers: { accept: "text/html,application/xhtml+xml;q=0.9", ...signedIn(["poolsync.Read"]) } }));
+    const page = await status(
+      new HttpRequest({ method: "GET", url: URL_BASE, headers: { accept: "text/html,application/xhtml+xml;q=0.9", ...signedIn(["poolsync.Read"]) } }),
+    );
     expect(page.status).toBe(200);
     expect(header(page, "content-type")).toMatch(/text\/html/);
     expect(String(page.body)).toContain("<html");

@@ -75,17 +75,29 @@ describe("app settings follow src/config.ts SETTINGS", () => {
 
   it("storage is identity-based with the user-assigned identity, which DefaultAzureCredential also picks", () => {
     expect(settings.has("AzureWebJobsStorage")).toBe(false);
-    expect(resolveVariables(main, settings.get("AzureWebJobsStorage__accountName"))).toBe(resolveVariables(main, onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").name));
+    expect(resolveVariables(main, settings.get("AzureWebJobsStorage__accountName"))).toBe(
+      resolveVariables(main, onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").name),
+    );
     expect(settings.get("AzureWebJobsStorage__credential")).toBe("managedidentity");
     const clientId = settings.get("AzureWebJobsStorage__clientId");
     expect(clientId).toMatch(/^\[reference\(variables\('identityId'\), '[\d-]+'\)\.clientId\]$/);
     const site = onlyResourceOfType(main, "Microsoft.Web/sites") as { identity?: { type: string; userAssignedIdentities: Record<string, unknown> } };
     expect(site.identity?.type).toBe("UserAssigned");
-    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual(["[variables('identityId')]", "[variables('armIdentityId')]", "[variables('deployIdentityId')]"]);
+    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual([
+      "[variables('identityId')]",
+      "[variables('armIdentityId')]",
+      "[variables('deployIdentityId')]",
+    ]);
   });
 
   it("sets nothing Flex Consumption rejects (the runtime lives in functionAppConfig)", () => {
-    for (const name of ["FUNCTIONS_WORKER_RUNTIME", "FUNCTIONS_EXTENSION_VERSION", "WEBSITE_NODE_DEFAULT_VERSION", "WEBSITE_RUN_FROM_PACKAGE", "WEBSITE_CONTENTAZUREFILECONNECTIONSTRING"]) {
+    for (const name of [
+      "FUNCTIONS_WORKER_RUNTIME",
+      "FUNCTIONS_EXTENSION_VERSION",
+      "WEBSITE_NODE_DEFAULT_VERSION",
+      "WEBSITE_RUN_FROM_PACKAGE",
+      "WEBSITE_CONTENTAZUREFILECONNECTIONSTRING",
+    ]) {
       expect(settings.has(name), name).toBe(false);
     }
   });
@@ -102,7 +114,10 @@ describe("hosting", () => {
     };
     expect(config.runtime).toEqual({ name: "node", version: "22" });
     expect(config.deployment.storage.type).toBe("blobContainer");
-    expect(config.deployment.storage.authentication).toEqual({ type: "UserAssignedIdentity", userAssignedIdentityResourceId: "[variables('deployIdentityId')]" });
+    expect(config.deployment.storage.authentication).toEqual({
+      type: "UserAssignedIdentity",
+      userAssignedIdentityResourceId: "[variables('deployIdentityId')]",
+    });
     const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
     expect(containers).toContain(leafName(main, config.deployment.storage.value));
   });
@@ -192,9 +207,16 @@ describe("Event Grid", () => {
       "Microsoft.Compute/virtualMachines/delete",
       "Microsoft.Network/networkInterfaces/write",
     ];
-    for (const op of ops) expect(values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())), op).toBe(true);
+    for (const op of ops)
+      expect(
+        values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())),
+        op,
+      ).toBe(true);
     for (const op of ["Microsoft.Network/loadBalancers/write", "Microsoft.Network/virtualNetworks/subnets/write"]) {
-      expect(values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())), op).toBe(false);
+      expect(
+        values.some((v) => op.toLowerCase().startsWith(v.toLowerCase())),
+        op,
+      ).toBe(false);
     }
   });
 
@@ -203,7 +225,9 @@ describe("Event Grid", () => {
     expect(props.retryPolicy.eventTimeToLiveInMinutes).toBeDefined();
     const dl = props.deadLetterWithResourceIdentity;
     expect(dl.identity).toEqual({ type: "UserAssigned", userAssignedIdentity: "[variables('eventGridIdentityId')]" });
-    expect(Object.keys((topic as unknown as { identity: { userAssignedIdentities: object } }).identity.userAssignedIdentities)).toEqual(["[variables('eventGridIdentityId')]"]);
+    expect(Object.keys((topic as unknown as { identity: { userAssignedIdentities: object } }).identity.userAssignedIdentities)).toEqual([
+      "[variables('eventGridIdentityId')]",
+    ]);
     expect(dl.deadLetterDestination.endpointType).toBe("StorageBlob");
     const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
     expect(containers).toContain(resolveVariables(main, dl.deadLetterDestination.properties.blobContainerName));
@@ -233,7 +257,9 @@ describe("roles", () => {
     const permissions = role.properties?.permissions as { actions: unknown; notActions: string[]; dataActions: string[]; notDataActions: string[] }[];
     expect(permissions).toHaveLength(1);
     const [p] = permissions;
-    expect(p?.actions).toBe("[if(equals(parameters('grant'), 'joinOnly'), parameters('joinActions'), concat(variables('scaleSetActions'), parameters('joinActions')))]");
+    expect(p?.actions).toBe(
+      "[if(equals(parameters('grant'), 'joinOnly'), parameters('joinActions'), concat(variables('scaleSetActions'), parameters('joinActions')))]",
+    );
     const scaleSetActions = access.variables?.scaleSetActions as string[];
     const joins = access.parameters?.joinActions as { defaultValue: string[]; allowedValues: string[] };
     // Together they are exactly REQUIRED_ARM_ACTIONS: nothing extra can be granted, nothing needed is missing.
@@ -269,13 +295,27 @@ describe("roles", () => {
     for (const r of onAccount) expect(r.properties?.principalId).toContain("variables('identityId')");
     const blob = grants.filter((r) => String(r.properties?.principalId).includes("variables('identityId')") && roleOf(r)?.startsWith("storageBlob"));
     expect(blob.map((r) => [roleOf(r), r.scope])).toEqual([
-      ["storageBlobDataOwner", "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/azure-webjobs-hosts', variables('storageAccountName'))]"],
-      ["storageBlobDataOwner", "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/azure-webjobs-secrets', variables('storageAccountName'))]"],
+      [
+        "storageBlobDataOwner",
+        "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/azure-webjobs-hosts', variables('storageAccountName'))]",
+      ],
+      [
+        "storageBlobDataOwner",
+        "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/azure-webjobs-secrets', variables('storageAccountName'))]",
+      ],
     ]);
     const deploy = grants.filter((r) => String(r.properties?.principalId).includes("deployIdentityId"));
-    expect(deploy.map((r) => [roleOf(r), r.scope])).toEqual([["storageBlobDataContributor", "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/{1}', variables('storageAccountName'), variables('packageContainerName'))]"]]);
+    expect(deploy.map((r) => [roleOf(r), r.scope])).toEqual([
+      [
+        "storageBlobDataContributor",
+        "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/{1}', variables('storageAccountName'), variables('packageContainerName'))]",
+      ],
+    ]);
     const site = onlyResourceOfType(main, "Microsoft.Web/sites");
-    expect((site.properties?.functionAppConfig as { deployment: { storage: { authentication: unknown } } }).deployment.storage.authentication).toEqual({ type: "UserAssignedIdentity", userAssignedIdentityResourceId: "[variables('deployIdentityId')]" });
+    expect((site.properties?.functionAppConfig as { deployment: { storage: { authentication: unknown } } }).deployment.storage.authentication).toEqual({
+      type: "UserAssignedIdentity",
+      userAssignedIdentityResourceId: "[variables('deployIdentityId')]",
+    });
     const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
     expect(containers).toEqual(expect.arrayContaining(["azure-webjobs-hosts", "azure-webjobs-secrets"]));
     const roles = resolveVariables(main, "[variables('roles')]") as Record<string, string>;
@@ -306,12 +346,22 @@ describe("parameters file", () => {
   });
 
   it("gives every parameter without a default", () => {
-    const required = Object.entries(declared).filter(([, p]) => p.defaultValue === undefined).map(([name]) => name);
+    const required = Object.entries(declared)
+      .filter(([, p]) => p.defaultValue === undefined)
+      .map(([name]) => name);
     expect(required.filter((p) => !(p in parametersFile.parameters))).toEqual([]);
   });
 
   it("gives values of the declared types and allowed values", () => {
-    const jsType = { string: "string", securestring: "string", int: "number", bool: "boolean", object: "object", secureobject: "object", array: "object" } as Record<string, string>;
+    const jsType = {
+      string: "string",
+      securestring: "string",
+      int: "number",
+      bool: "boolean",
+      object: "object",
+      secureobject: "object",
+      array: "object",
+    } as Record<string, string>;
     for (const [name, { value }] of Object.entries(parametersFile.parameters)) {
       const spec = declared[name];
       expect(typeof value, name).toBe(jsType[spec?.type.toLowerCase() ?? ""]);
@@ -329,10 +379,15 @@ describe("no real identifiers in infra/", () => {
   it("every GUID is a placeholder of zeros or a built-in role definition", () => {
     const allowed = new Set<string>([...Object.values(BUILT_IN_ROLES), "00000000-0000-0000-0000-000000000000"]);
     // Our templates and docs only: infra/schemas is Microsoft's published schemas, copied as they are.
-    for (const file of readdirSync(INFRA_DIR, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name)) {
+    for (const file of readdirSync(INFRA_DIR, { withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => e.name)) {
       const text = readFileSync(join(INFRA_DIR, file), "utf8");
       const guids = text.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi) ?? [];
-      expect(guids.filter((g) => !allowed.has(g.toLowerCase())), file).toEqual([]);
+      expect(
+        guids.filter((g) => !allowed.has(g.toLowerCase())),
+        file,
+      ).toEqual([]);
     }
   });
 });

@@ -15,7 +15,11 @@ describe("the HTTP API behind Microsoft Entra ID", () => {
   it("App Service authentication: every call needs a token for the app registration, else 401; Event Grid's webhook keeps its key", () => {
     const auth = child("config", "authsettingsV2").properties as Record<string, any>;
     expect(auth.platform).toEqual({ enabled: true });
-    expect(auth.globalValidation).toEqual({ requireAuthentication: true, unauthenticatedClientAction: "Return401", excludedPaths: ["/runtime/webhooks/eventgrid"] });
+    expect(auth.globalValidation).toEqual({
+      requireAuthentication: true,
+      unauthenticatedClientAction: "Return401",
+      excludedPaths: ["/runtime/webhooks/eventgrid"],
+    });
     const aad = auth.identityProviders.azureActiveDirectory;
     expect(aad.enabled).toBe(true);
     expect(aad.registration.clientId).toBe("[parameters('authClientId')]");
@@ -57,7 +61,13 @@ describe("identities", () => {
       "[variables('armIdentityName')]",
       "[variables('deployIdentityName')]",
     ]);
-    const grantsTo = (id: string) => resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) => String(r.properties?.principalId).includes(`variables('${id}')`)).length;
-    expect({ storage: grantsTo("identityId"), arm: grantsTo("armIdentityId"), deploy: grantsTo("deployIdentityId"), eventGrid: grantsTo("eventGridIdentityId") }).toEqual({ storage: 5, arm: 0, deploy: 1, eventGrid: 1 });
+    const grantsTo = (id: string) =>
+      resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) => String(r.properties?.principalId).includes(`variables('${id}')`)).length;
+    expect({
+      storage: grantsTo("identityId"),
+      arm: grantsTo("armIdentityId"),
+      deploy: grantsTo("deployIdentityId"),
+      eventGrid: grantsTo("eventGridIdentityId"),
+    }).toEqual({ storage: 5, arm: 0, deploy: 1, eventGrid: 1 });
   });
 });

@@ -131,5 +131,8 @@ export function eventGridDestinationFunctionNames(template: ArmTemplate): string
 export function unregisteredEventGridDestinations(template: ArmTemplate, registeredEventGridFunctionNames: readonly string[]): string[] {
   return eventGridDestinationFunctionNames(template)
     .filter((name) => !registeredEventGridFunctionNames.includes(name))
-    .map((name) => `Event Grid delivers to function "${name}", but the app registers no Event Grid trigger by that name (registered: ${registeredEventGridFunctionNames.join(", ") || "none"})`);
+    .map(
+      (name) =>
+        `Event Grid delivers to function "${name}", but the app registers no Event Grid trigger by that name (registered: ${registeredEventGridFunctionNames.join(", ") || "none"})`,
+    );
 }

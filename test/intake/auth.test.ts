@@ -42,7 +42,14 @@ describe("without a signed-in caller", () => {
   });
 
   it("does not trust an x-ms-client-principal the client sent itself (the platform drops it)", async () => {
-    const forged = Buffer.from(JSON.stringify({ claims: [{ typ: "oid", val: "evil" }, { typ: "roles", val: "poolsync.Declare" }] })).toString("base64");
+    const forged = Buffer.from(
+      JSON.stringify({
+        claims: [
+          { typ: "oid", val: "evil" },
+          { typ: "roles", val: "poolsync.Declare" },
+        ],
+      }),
+    ).toString("base64");
     const res = await put(VALID_DECLARATION, { "x-ms-client-principal": forged });
     expect(res.status).toBe(401);
     expect(await app.membershipRows()).toEqual([]);
@@ -53,7 +60,10 @@ describe("app roles", () => {
   it("poolsync.Read may look but not declare: 403 naming the missing role", async () => {
     const res = await put(VALID_DECLARATION, READER);
     expect(res.status).toBe(403);
-    expect(await errorOf(res)).toEqual({ code: "missing_role", message: "Rita Reader (0000aaaa-0000-0000-0000-00000000000a) lacks the app role poolsync.Declare" });
+    expect(await errorOf(res)).toEqual({
+      code: "missing_role",
+      message: "Rita Reader (0000aaaa-0000-0000-0000-00000000000a) lacks the app role poolsync.Declare",
+    });
     expect((await fetch(`${url}/api/status`, { headers: READER })).status).toBe(200);
     expect((await fetch(`${url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, { headers: READER })).status).toBe(200);
     expect(await app.membershipRows()).toEqual([]);
@@ -69,10 +79,12 @@ describe("app roles", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ declaredById: who.id, declaredByName: who.name, declaredVia: "entra" });
 
-    const view = (await (await fetch(`${url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, { headers: READER })).json()) as { memberships: Array<{ declaredBy: unknown }> };
+    const view = (await (await fetch(`${url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, { headers: READER })).json()) as {
+      memberships: Array<{ declaredBy: unknown }>;
+    };
     expect(view.memberships.map((m) => m.declaredBy)).toEqual([who]);
     const page = await (await fetch(`${url}/api/status?format=html`, { headers: READER })).text();
-    expect(page).toContain("by <span title=\"0000bbbb-0000-0000-0000-00000000000b\">Dan Declarer</span>");
+    expect(page).toContain('by <span title="0000bbbb-0000-0000-0000-00000000000b">Dan Declarer</span>');
   });
 
   it("a malformed test principal is refused by the platform stand-in, before the app", async () => {
@@ -89,7 +101,9 @@ describe("POOLSYNC_BINDINGS at intake", () => {
       const error = await errorOf(res);
       expect(error.code).toBe("binding_refused");
       expect(error.field).toBe("backendPoolId");
-      expect(error.message).toContain(`backendPoolId: ${OTHER_POOL} is not a pool POOLSYNC_BINDINGS lets ${DEMO.scaleSetId} join: rule 1 (${BINDING}) allows other pools only`);
+      expect(error.message).toContain(
+        `backendPoolId: ${OTHER_POOL} is not a pool POOLSYNC_BINDINGS lets ${DEMO.scaleSetId} join: rule 1 (${BINDING}) allows other pools only`,
+      );
     }
     expect((await app.membershipRows()).filter((r) => r.backendPoolId === OTHER_POOL)).toEqual([]);
   });

@@ -125,7 +125,11 @@ describe("poolsync status and poison", () => {
     expect(empty.stdout.trim()).toBe(`no poison messages on ${app.settings.POOLSYNC_QUEUE}-poison`);
     const bad = { v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB), reason: "hand-made" };
     await app.queue.sendMessage(Buffer.from(JSON.stringify(bad)).toString("base64"));
-    const r = await waitFor(() => poolsync("poison"), (x) => /^\d+ poison message/.test(x.stdout), "the message to be poisoned");
+    const r = await waitFor(
+      () => poolsync("poison"),
+      (x) => /^\d+ poison message/.test(x.stdout),
+      "the message to be poisoned",
+    );
     expect(r.code).toBe(EXIT.ok);
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe(`1 poison message on ${app.settings.POOLSYNC_QUEUE}-poison`);
@@ -161,6 +165,8 @@ describe("the function key", () => {
     expect(await main(["status", "--url", "https://poolsync.example", "--key", "from-flag"], io)).toBe(EXIT.apiError);
     expect(await main(["status", "--url", "https://poolsync.example"], io)).toBe(EXIT.apiError);
     expect(seen).toEqual(["from-flag", "from-env"]);
-    expect(err[0]).toBe("poolsync: 401 http_401: GET /api/status answered 401 Unauthorized; sign in: pass an Entra token with --token or POOLSYNC_TOKEN (or, with the key fallback, --key)");
+    expect(err[0]).toBe(
+      "poolsync: 401 http_401: GET /api/status answered 401 Unauthorized; sign in: pass an Entra token with --token or POOLSYNC_TOKEN (or, with the key fallback, --key)",
+    );
   });
 });

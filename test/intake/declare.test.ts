@@ -64,7 +64,11 @@ describe("a valid declaration", () => {
   });
 
   it("takes ipConfiguration null as the primary, and a charset parameter on the content type", async () => {
-    const res = await fetch(url, { method: "PUT", headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify({ ...valid, ipConfiguration: null }) });
+    const res = await fetch(url, {
+      method: "PUT",
+      headers: { "content-type": "application/json; charset=utf-8" },
+      body: JSON.stringify({ ...valid, ipConfiguration: null }),
+    });
     expect(res.status).toBe(202);
     expect(((await res.json()) as { ipConfiguration: unknown }).ipConfiguration).toBeNull();
   });
@@ -91,8 +95,22 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
       message: "content-type must be application/json, not missing",
     },
     { name: "an unknown field", init: json({ ...valid, color: "blue" }), status: 400, code: "unknown_field", field: "color", message: "color: unknown field" },
-    { name: "a missing state", init: json({ scaleSetId: valid.scaleSetId, backendPoolId: valid.backendPoolId }), status: 400, code: "missing_field", field: "state", message: "state: is required" },
-    { name: "a state that is neither", init: json({ ...valid, state: "on" }), status: 400, code: "invalid_field", field: "state", message: 'state: must be "present" or "absent"' },
+    {
+      name: "a missing state",
+      init: json({ scaleSetId: valid.scaleSetId, backendPoolId: valid.backendPoolId }),
+      status: 400,
+      code: "missing_field",
+      field: "state",
+      message: "state: is required",
+    },
+    {
+      name: "a state that is neither",
+      init: json({ ...valid, state: "on" }),
+      status: 400,
+      code: "invalid_field",
+      field: "state",
+      message: 'state: must be "present" or "absent"',
+    },
     {
       name: "a subscription that is no GUID",
       init: json({ ...valid, scaleSetId: "/subscriptions/nope/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/x" }),
@@ -123,7 +141,8 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
       status: 400,
       code: "invalid_field",
       field: "backendPoolId",
-      message: "backendPoolId: is not a backend pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool})",
+      message:
+        "backendPoolId: is not a backend pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool})",
     },
     {
       name: "a bad ip configuration name",
@@ -156,7 +175,13 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
       code: "body_too_large",
       message: /^body is 100\d{3} bytes, over the 8192-byte limit$/,
     },
-    { name: "POST", init: { ...json(valid), method: "POST" }, status: 405, code: "method_not_allowed", message: "method POST is not allowed here; use GET or PUT" },
+    {
+      name: "POST",
+      init: { ...json(valid), method: "POST" },
+      status: 405,
+      code: "method_not_allowed",
+      message: "method POST is not allowed here; use GET or PUT",
+    },
     { name: "DELETE", init: { method: "DELETE" }, status: 405, code: "method_not_allowed", message: "method DELETE is not allowed here; use GET or PUT" },
   ];
 
@@ -179,9 +204,21 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
 
 describe("GET /api/memberships refusals", () => {
   it.each([
-    { q: "", status: 400, code: "missing_query", field: "targetId", message: "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)" },
+    {
+      q: "",
+      status: 400,
+      code: "missing_query",
+      field: "targetId",
+      message: "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)",
+    },
     { q: `?scaleSetId=${encodeURIComponent(DEMO.poolId)}`, status: 400, code: "invalid_field", message: /^scaleSetId: is not a scale set ID/ },
-    { q: `?targetId=${encodeURIComponent(`${DEMO.scaleSetId}/virtualMachines/0`)}`, status: 400, code: "invalid_field", field: "targetId", message: /^targetId: is a VM of a Uniform scale set/ },
+    {
+      q: `?targetId=${encodeURIComponent(`${DEMO.scaleSetId}/virtualMachines/0`)}`,
+      status: 400,
+      code: "invalid_field",
+      field: "targetId",
+      message: /^targetId: is a VM of a Uniform scale set/,
+    },
     {
       q: `?scaleSetId=${encodeURIComponent(DEMO.scaleSetId.replace(SUB, OTHER_SUB))}`,
       status: 403,
@@ -236,15 +273,31 @@ describe("targets beyond Uniform scale sets", () => {
     const res = await fetch(url, json({ targetId: vmId, backendPoolId: v6Pool, ipVersion: "IPv6", state: "present" }));
     expect(res.status).toBe(202);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toEqual({ requestId: expect.any(String), targetId: vmId, backendPoolId: v6Pool, ipConfiguration: null, ipVersion: "IPv6", state: "present", declaredBy: expect.any(Object), status: "accepted", queued: true });
+    expect(body).toEqual({
+      requestId: expect.any(String),
+      targetId: vmId,
+      backendPoolId: v6Pool,
+      ipConfiguration: null,
+      ipVersion: "IPv6",
+      state: "present",
+      declaredBy: expect.any(Object),
+      status: "accepted",
+      queued: true,
+    });
     expect(res.headers.get("location")).toBe(`/api/memberships?targetId=${encodeURIComponent(vmId)}`);
     expect(await app.peekQueue()).toEqual([{ v: 1, kind: "reconcile", targetId: vmId, reason: "declared via API" }]);
     const row = (await app.membershipRows()).find((r) => r.requestId === body.requestId);
     expect(row).toMatchObject({ scaleSetId: vmId, ipConfiguration: "@IPv6", outcomeKind: "pending" });
 
-    const view = (await (await fetch(`${url}?targetId=${encodeURIComponent(vmId)}`)).json()) as { targetId: string; targetKind: string; memberships: { backendPoolId: string }[] };
+    const view = (await (await fetch(`${url}?targetId=${encodeURIComponent(vmId)}`)).json()) as {
+      targetId: string;
+      targetKind: string;
+      memberships: { backendPoolId: string }[];
+    };
     expect(view).toMatchObject({ targetId: vmId, targetKind: "vm", memberships: [{ backendPoolId: v6Pool }] });
-    const status = (await (await fetch(`${app.url}/api/status?targetId=${encodeURIComponent(vmId)}`)).json()) as { scaleSets: { scaleSetId: string; memberships: unknown[] }[] };
+    const status = (await (await fetch(`${app.url}/api/status?targetId=${encodeURIComponent(vmId)}`)).json()) as {
+      scaleSets: { scaleSetId: string; memberships: unknown[] }[];
+    };
     expect(status.scaleSets).toEqual([expect.objectContaining({ scaleSetId: vmId, memberships: [expect.objectContaining({ backendPoolId: v6Pool })] })]);
   });
 

@@ -12,8 +12,10 @@ import { json, startIntakeApp, waitFor, type IntakeApp } from "./support";
  */
 
 let app: IntakeApp;
-const view = async (): Promise<ScaleSetView> => (await (await fetch(`${app.url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`)).json()) as ScaleSetView;
-const status = async (q = ""): Promise<StatusReport> => (await (await fetch(`${app.url}/api/status${q}`, { headers: { accept: "application/json" } })).json()) as StatusReport;
+const view = async (): Promise<ScaleSetView> =>
+  (await (await fetch(`${app.url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`)).json()) as ScaleSetView;
+const status = async (q = ""): Promise<StatusReport> =>
+  (await (await fetch(`${app.url}/api/status${q}`, { headers: { accept: "application/json" } })).json()) as StatusReport;
 const etagOf = (id: string) => String(app.sim!.control.resource(id)?.etag);
 
 beforeAll(async () => {
@@ -45,7 +47,9 @@ describe("GET /api/memberships after a reconcile", () => {
     ]);
     // What ARM holds agrees: both instances are in the pool.
     expect(app.sim!.control.poolMembers(DEMO.poolId)).toHaveLength(2);
-    expect(v.observedPools).toEqual([{ nicConfiguration: "etag-k8s-mp-0-nic-0", ipConfiguration: "ipConfig0", backendPoolId: expect.stringMatching(/etag-k8s$/), declared: true }]);
+    expect(v.observedPools).toEqual([
+      { nicConfiguration: "etag-k8s-mp-0-nic-0", ipConfiguration: "ipConfig0", backendPoolId: expect.stringMatching(/etag-k8s$/), declared: true },
+    ]);
   });
 
   it("says when an observation is stale (an invalidation marked it) and keeps it as last seen", async () => {
@@ -54,18 +58,38 @@ describe("GET /api/memberships after a reconcile", () => {
     const before = await status();
     await new EtagCacheTable(app.cache, true).markStale(instanceRef(ref.value, "1"), "event: Microsoft.Resources.ResourceWriteSuccess");
     const m = (await view()).memberships[0]!;
-    expect(m.instances.find((i) => i.instanceId === "1")).toMatchObject({ state: "present", stale: true, staleReason: "event: Microsoft.Resources.ResourceWriteSuccess" });
+    expect(m.instances.find((i) => i.instanceId === "1")).toMatchObject({
+      state: "present",
+      stale: true,
+      staleReason: "event: Microsoft.Resources.ResourceWriteSuccess",
+    });
     expect(m.instances.find((i) => i.instanceId === "0")).toMatchObject({ stale: false });
 
     const r = await status();
     expect(r.cache).toMatchObject({ enabled: true, rows: 3, scaleSets: 1, instances: 2, stale: before.cache.stale + 1, expired: 0 });
     expect(before.staleEntries.some((e) => e.instanceId === "1")).toBe(false);
-    expect(r.staleEntries).toContainEqual({ scaleSetId: DEMO.scaleSetId.toLowerCase(), instanceId: "1", reason: "event: Microsoft.Resources.ResourceWriteSuccess", since: expect.any(String) });
+    expect(r.staleEntries).toContainEqual({
+      scaleSetId: DEMO.scaleSetId.toLowerCase(),
+      instanceId: "1",
+      reason: "event: Microsoft.Resources.ResourceWriteSuccess",
+      since: expect.any(String),
+    });
   });
 
   it("shows a declaration that cannot be placed as failed, with the reason, and the observed state that proves it", async () => {
-    expect((await fetch(`${app.url}/api/memberships`, json({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "ipConfig9", state: "present" }))).status).toBe(202);
-    const v = await waitFor(view, (x) => x.memberships.find((m) => m.ipConfiguration === "ipConfig9")?.outcome.kind === "failed", "the ipConfig9 declaration to fail");
+    expect(
+      (
+        await fetch(
+          `${app.url}/api/memberships`,
+          json({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "ipConfig9", state: "present" }),
+        )
+      ).status,
+    ).toBe(202);
+    const v = await waitFor(
+      view,
+      (x) => x.memberships.find((m) => m.ipConfiguration === "ipConfig9")?.outcome.kind === "failed",
+      "the ipConfig9 declaration to fail",
+    );
     const m = v.memberships.find((x) => x.ipConfiguration === "ipConfig9")!;
     expect(m.outcome.reason).toBe('ip configuration "ipConfig9" does not exist');
     expect(m.model).toMatchObject({ state: "absent", note: 'ip configuration "ipConfig9" does not exist' });
@@ -88,9 +112,21 @@ describe("GET /api/status after reconciles", () => {
 
   it("lists poison messages with the reason when asked (?poison=1), as the queue trigger left them", async () => {
     await app.queue.sendMessage(Buffer.from("this is not JSON <b>", "utf8").toString("base64"));
-    const r = await waitFor(() => status("?poison=1"), (x) => (x.poison ?? []).length === 1, "the message to be poisoned");
+    const r = await waitFor(
+      () => status("?poison=1"),
+      (x) => (x.poison ?? []).length === 1,
+      "the message to be poisoned",
+    );
     expect(r.queue.poison).toBe(1);
-    expect(r.poison).toEqual([{ messageId: expect.any(String), insertedOn: expect.any(String), dequeueCount: expect.any(Number), reason: "message is not JSON", received: "this is not JSON <b>" }]);
+    expect(r.poison).toEqual([
+      {
+        messageId: expect.any(String),
+        insertedOn: expect.any(String),
+        dequeueCount: expect.any(Number),
+        reason: "message is not JSON",
+        received: "this is not JSON <b>",
+      },
+    ]);
     expect((await status()).poison).toBeUndefined();
   });
 
@@ -99,7 +135,9 @@ describe("GET /api/status after reconciles", () => {
     const r = await status(`?scaleSetId=${encodeURIComponent(other)}`);
     expect(r.scaleSets).toEqual([expect.objectContaining({ scaleSetId: other, memberships: [], observedPools: [] })]);
     expect(r.declarations.total).toBe(2);
-    const outside = await fetch(`${app.url}/api/status?scaleSetId=${encodeURIComponent(DEMO.scaleSetId.replace(DEMO.subscription, "99999999-2222-3333-4444-555555555555"))}`);
+    const outside = await fetch(
+      `${app.url}/api/status?scaleSetId=${encodeURIComponent(DEMO.scaleSetId.replace(DEMO.subscription, "99999999-2222-3333-4444-555555555555"))}`,
+    );
     expect(outside.status).toBe(403);
   });
 });

@@ -50,7 +50,11 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
     expect((await put({ state: "present", ipConfiguration: "ipConfig9" })).status).toBe(202);
     await app.queue.sendMessage(Buffer.from(XSS, "utf8").toString("base64"));
     await waitFor(
-      async () => (await (await fetch(`${app.url}/api/status`)).json()) as { declarations: { byOutcome: Record<string, number> }; queue: { poison: number; depth: number } },
+      async () =>
+        (await (await fetch(`${app.url}/api/status`)).json()) as {
+          declarations: { byOutcome: Record<string, number> };
+          queue: { poison: number; depth: number };
+        },
       (r) => r.declarations.byOutcome.applied === 1 && r.declarations.byOutcome.failed === 1 && r.queue.poison === 1 && r.queue.depth === 0,
       "both declarations to be reconciled and the bad message poisoned",
     );
@@ -59,7 +63,16 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
     // A fresh profile each run (playwright passes it as --user-data-dir).
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
       viewport: { width: 1360, height: 900 },
     });
     page = context.pages()[0] ?? (await context.newPage());

@@ -153,7 +153,11 @@ export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean,
 /** A caller as App Service authentication would present it, through the local runtime's test principal header. */
 export const asPrincipal = (id: string, name: string, roles: string[]) => ({ "x-test-client-principal": JSON.stringify({ id, name, roles }) });
 
-export const json = (body: unknown): RequestInit => ({ method: "PUT", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+export const json = (body: unknown): RequestInit => ({
+  method: "PUT",
+  headers: { "content-type": "application/json" },
+  body: typeof body === "string" ? body : JSON.stringify(body),
+});
 
 /** Fixtures both HTTP suites (ordinary and hostile input) declare against. */
 export const OTHER_SUB = "99999999-2222-3333-4444-555555555555";

@@ -51,7 +51,12 @@ describe("html escaping", () => {
     const evil = `<img src=x onerror=alert(1)>`;
     const report: StatusReport = {
       generatedAt: "2026-01-01T00:00:00.000Z",
-      declarations: { total: 1, byOutcome: { pending: 0, applied: 0, failed: 1, refused: 0, "target-deleted": 0, "target-deleting": 0 }, byState: { present: 1, absent: 0 }, truncated: false },
+      declarations: {
+        total: 1,
+        byOutcome: { pending: 0, applied: 0, failed: 1, refused: 0, "target-deleted": 0, "target-deleting": 0 },
+        byState: { present: 1, absent: 0 },
+        truncated: false,
+      },
       cache: { enabled: true, rows: 0, scaleSets: 0, instances: 0, stale: 0, expired: 0, ttlSeconds: 600, truncated: false },
       staleEntries: [{ scaleSetId: evil, reason: evil, since: "2026-01-01T00:00:00.000Z" }],
       queue: { name: evil, depth: 0, poisonName: evil, poison: 1 },
@@ -90,14 +95,20 @@ describe("html escaping", () => {
 });
 
 describe("readJsonBody", () => {
-  const req = (body: string, headers: Record<string, string>) => ({ headers: new Headers(headers), arrayBuffer: async () => new TextEncoder().encode(body).buffer as ArrayBuffer });
+  const req = (body: string, headers: Record<string, string>) => ({
+    headers: new Headers(headers),
+    arrayBuffer: async () => new TextEncoder().encode(body).buffer as ArrayBuffer,
+  });
   it("refuses a charset other than UTF-8, a Content-Length over the limit before reading, and bytes that are not UTF-8", async () => {
     expect(await readJsonBody(req("{}", { "content-type": "application/json; charset=latin1" }))).toEqual({
       ok: false,
       problem: { status: 415, code: "unsupported_media_type", message: "content-type charset must be utf-8, not latin1" },
     });
     let read = false;
-    const big = { headers: new Headers({ "content-type": "application/json", "content-length": "999999" }), arrayBuffer: async () => ((read = true), new ArrayBuffer(0)) };
+    const big = {
+      headers: new Headers({ "content-type": "application/json", "content-length": "999999" }),
+      arrayBuffer: async () => ((read = true), new ArrayBuffer(0)),
+    };
     expect(await readJsonBody(big)).toMatchObject({ ok: false, problem: { status: 413, message: "body is 999999 bytes, over the 8192-byte limit" } });
     expect(read).toBe(false);
     const latin = { headers: new Headers({ "content-type": "application/json" }), arrayBuffer: async () => new Uint8Array([0x7b, 0xff, 0x7d]).buffer };
@@ -118,7 +129,15 @@ describe("acceptDeclaration", () => {
       declarations: { upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
       schedule: async () => void queued++,
     });
-    expect(r).toEqual({ ok: false, problem: { status: 503, code: "storage_unavailable", message: "the declaration could not be stored; nothing was accepted, try again", headers: { "retry-after": "5" } } });
+    expect(r).toEqual({
+      ok: false,
+      problem: {
+        status: 503,
+        code: "storage_unavailable",
+        message: "the declaration could not be stored; nothing was accepted, try again",
+        headers: { "retry-after": "5" },
+      },
+    });
     expect(queued).toBe(0);
   });
 
@@ -134,14 +153,35 @@ describe("acceptDeclaration", () => {
 
   it("answers 409 when a newer declaration for the same pool and ip configuration is stored", async () => {
     const stored = { requestId: "queue-9", declaredAt: "2027-01-01T00:00:00.000Z" } as StoredDeclaration;
-    const r = await acceptDeclaration(parsed.value, KEY_CALLER, { ...base, declarations: { upsert: async () => ({ result: "older", stored }) }, schedule: okSchedule });
-    expect(r).toEqual({ ok: false, problem: { status: 409, code: "superseded", message: "a newer declaration for this pool and ip configuration is stored (declared at 2027-01-01T00:00:00.000Z, request queue-9)" } });
+    const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
+      ...base,
+      declarations: { upsert: async () => ({ result: "older", stored }) },
+      schedule: okSchedule,
+    });
+    expect(r).toEqual({
+      ok: false,
+      problem: {
+        status: 409,
+        code: "superseded",
+        message: "a newer declaration for this pool and ip configuration is stored (declared at 2027-01-01T00:00:00.000Z, request queue-9)",
+      },
+    });
   });
 });
 
 describe("observeScaleSet", () => {
-  const nics = (pools: string[]) => [{ name: "nic0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: pools.map((id) => ({ id })) }] }];
-  const entry = <M>(model: M, readAt: number, stale = false): CachedEntry<M> => ({ model, readAt, stale, staleReason: stale ? "event" : undefined, ourClientRequestId: undefined, pendingClientRequestId: undefined, rowEtag: "x" });
+  const nics = (pools: string[]) => [
+    { name: "nic0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: pools.map((id) => ({ id })) }] },
+  ];
+  const entry = <M>(model: M, readAt: number, stale = false): CachedEntry<M> => ({
+    model,
+    readAt,
+    stale,
+    staleReason: stale ? "event" : undefined,
+    ourClientRequestId: undefined,
+    pendingClientRequestId: undefined,
+    rowEtag: "x",
+  });
   const declaration: StoredDeclaration = {
     scaleSetId: DEMO.scaleSetId,
     backendPoolId: DEMO.poolId,
@@ -156,7 +196,15 @@ describe("observeScaleSet", () => {
   };
   const now = 1_000_000;
   const model = { id: DEMO.scaleSetId, etag: '"5"', location: "x", provisioningState: "Succeeded", capacity: 2, nics: nics([DEMO.poolId]) } as ScaleSetModel;
-  const inst = (id: string, pools: string[]) => ({ id: `${DEMO.scaleSetId}/virtualMachines/${id}`, instanceId: id, etag: `"${id}"`, location: "x", provisioningState: "Succeeded", nics: nics(pools) }) as InstanceModel;
+  const inst = (id: string, pools: string[]) =>
+    ({
+      id: `${DEMO.scaleSetId}/virtualMachines/${id}`,
+      instanceId: id,
+      etag: `"${id}"`,
+      location: "x",
+      provisioningState: "Succeeded",
+      nics: nics(pools),
+    }) as InstanceModel;
 
   it("is drift when one instance lacks the pool, naming the stale and past-TTL observations", () => {
     const partition: CachedPartition = {
@@ -171,7 +219,14 @@ describe("observeScaleSet", () => {
     expect(m.sync).toBe("drift");
     expect(m.model).toEqual({ state: "present", etag: '"5"', readAt: new Date(now - 1000).toISOString(), stale: false });
     expect(m.instances).toEqual([
-      { instanceId: "0", state: "present", etag: '"0"', readAt: new Date(now - 700_000).toISOString(), stale: true, staleReason: "read 700 s ago, past the 600 s TTL" },
+      {
+        instanceId: "0",
+        state: "present",
+        etag: '"0"',
+        readAt: new Date(now - 700_000).toISOString(),
+        stale: true,
+        staleReason: "read 700 s ago, past the 600 s TTL",
+      },
       { instanceId: "1", state: "absent", etag: '"1"', readAt: new Date(now - 1000).toISOString(), stale: true, staleReason: "event" },
     ]);
   });
@@ -182,14 +237,20 @@ describe("observeScaleSet", () => {
       sync: "unknown",
       model: { state: "unknown", note: "the cache is disabled (POOLSYNC_CACHE_ENABLED=false)" },
     });
-    expect(observeScaleSet(DEMO.scaleSetId, [declaration], empty, { now, ttlMs: 1, cacheEnabled: true }).memberships[0]?.model).toEqual({ state: "unknown", note: "not read yet", stale: false });
+    expect(observeScaleSet(DEMO.scaleSetId, [declaration], empty, { now, ttlMs: 1, cacheEnabled: true }).memberships[0]?.model).toEqual({
+      state: "unknown",
+      note: "not read yet",
+      stale: false,
+    });
   });
 });
 
 describe("describePoison", () => {
   const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
   it("reads poolsync's envelope, a message the host moved, and plain text", () => {
-    expect(describePoison(b64(JSON.stringify({ reason: "v: unknown schema version 2 (this poolsync reads 1)", received: '{"v":2,"scaleSetId":"/s"}', at: "t" })))).toEqual({
+    expect(
+      describePoison(b64(JSON.stringify({ reason: "v: unknown schema version 2 (this poolsync reads 1)", received: '{"v":2,"scaleSetId":"/s"}', at: "t" }))),
+    ).toEqual({
       reason: "v: unknown schema version 2 (this poolsync reads 1)",
       received: '{"v":2,"scaleSetId":"/s"}',
       scaleSetId: "/s",

@@ -20,7 +20,15 @@ describe("the binding allowlist before a write", () => {
     h = await startHarness({ env: { POOLSYNC_BINDINGS: rule } });
     const ref = scaleSetRef(DEMO.scaleSetId);
     for (const state of ["present", "absent"] as const) {
-      await h.services.declarations.upsert(ref, { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state, declaredAt: new Date().toISOString(), requestId: `r-${state}`, declaredBy: QUEUE_DECLARER });
+      await h.services.declarations.upsert(ref, {
+        scaleSetId: DEMO.scaleSetId,
+        backendPoolId: DEMO.poolId,
+        ipConfiguration: "",
+        state,
+        declaredAt: new Date().toISOString(),
+        requestId: `r-${state}`,
+        declaredBy: QUEUE_DECLARER,
+      });
       const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
       expect(report).toMatchObject({ result: "refused", armWrites: 0, armReads: 0 });
       const [d] = await h.services.declarations.listForScaleSet(ref);

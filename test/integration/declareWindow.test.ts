@@ -71,7 +71,11 @@ describe("declare window: the declarations of one scale set make one reconcile, 
 
   it("the opener's redelivery enqueues again when its first enqueue was lost; a later message joins; past the joinable part a new window opens", async () => {
     const clock = manualClock(Date.now());
-    h = await startHarness({ clock, sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 3 }) }, env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "2" } });
+    h = await startHarness({
+      clock,
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 3 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "2" },
+    });
     const s = h.services;
     const enqueue = s.queue.enqueueReconcile.bind(s.queue);
     let failNext = true;
@@ -107,7 +111,10 @@ describe("declare window: the declarations of one scale set make one reconcile, 
   });
 
   it("a duplicate delivery of an applied declaration neither opens a window nor reads ARM", async () => {
-    h = await startHarness({ sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 1 }) }, env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "1" } });
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 1 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "1" },
+    });
     const message = { ...declare(POOLS[0]!), requestId: "req-dup" };
     await h.send(message);
     await h.drainUntilEmpty(30_000);

@@ -21,7 +21,12 @@ describe("Flexible scale set: stale NIC PUTs by another writer between our read 
         const h = await startHarness();
         try {
           const c = h.sim.control;
-          const nics = c.virtualMachines(FLEX).map((vm) => ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id);
+          const nics = c
+            .virtualMachines(FLEX)
+            .map(
+              (vm) =>
+                ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id,
+            );
           for (const r of races) {
             const nic = nics[r.vm] as string;
             const stale = c.resource(nic) as JsonObject;
@@ -33,7 +38,10 @@ describe("Flexible scale set: stale NIC PUTs by another writer between our read 
           for (const [i, nic] of nics.entries()) {
             const now = c.resource(nic) as JsonObject;
             const r = races.find((x) => x.vm === i);
-            expect(nicPoolsByIpConfig(now)).toEqual({ ipConfig0: [DEMO.poolId.toLowerCase()], "ipConfig0-v6": r?.change === "v6pool" ? [V6_POOL.toLowerCase()] : [] });
+            expect(nicPoolsByIpConfig(now)).toEqual({
+              ipConfig0: [DEMO.poolId.toLowerCase()],
+              "ipConfig0-v6": r?.change === "v6pool" ? [V6_POOL.toLowerCase()] : [],
+            });
             if (r?.change === "tag") expect(now["tags"]).toEqual({ theirs: "kept" });
             expect(c.stats(nic).status412).toBe(r?.times ?? 0);
           }
@@ -45,7 +53,17 @@ describe("Flexible scale set: stale NIC PUTs by another writer between our read 
           await h.stop();
         }
       }),
-      { numRuns: 6, examples: [[[{ vm: 0, times: 2, change: "v6pool" }, { vm: 1, times: 1, change: "tag" }]]] },
+      {
+        numRuns: 6,
+        examples: [
+          [
+            [
+              { vm: 0, times: 2, change: "v6pool" },
+              { vm: 1, times: 1, change: "tag" },
+            ],
+          ],
+        ],
+      },
     );
   }, 120_000);
 });

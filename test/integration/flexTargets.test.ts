@@ -14,7 +14,14 @@ const V6_POOL = `${RG}/Microsoft.Network/loadBalancers/etag-k8s/backendAddressPo
 const pool = DEMO.poolId.toLowerCase();
 const v6 = V6_POOL.toLowerCase();
 
-const declare = (targetId: string, extra: Record<string, unknown> = {}) => ({ v: 1, kind: "declare", targetId, backendPoolId: DEMO.poolId, state: "present", ...extra });
+const declare = (targetId: string, extra: Record<string, unknown> = {}) => ({
+  v: 1,
+  kind: "declare",
+  targetId,
+  backendPoolId: DEMO.poolId,
+  state: "present",
+  ...extra,
+});
 
 function target(id: string) {
   const r = parseTargetId(id);
@@ -32,7 +39,12 @@ describe("NIC targets against the simulator: no lost update", () => {
     await h.stop();
   });
 
-  const flexNics = (): string[] => h.sim.control.virtualMachines(FLEX).map((vm) => ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id);
+  const flexNics = (): string[] =>
+    h.sim.control
+      .virtualMachines(FLEX)
+      .map(
+        (vm) => ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id,
+      );
 
   it("Flexible: writes the model with its networkApiVersion, then each VM's NIC; a stale NIC PUT by another writer between our read and write loses nothing", async () => {
     const c = h.sim.control;
@@ -46,7 +58,9 @@ describe("NIC targets against the simulator: no lost update", () => {
 
     expect(raced.applied()).toBe(1);
     const model = c.resource(FLEX) as JsonObject;
-    expect(((model["properties"] as JsonObject)["virtualMachineProfile"] as { networkProfile: { networkApiVersion: string } }).networkProfile.networkApiVersion).toBe("2020-11-01");
+    expect(
+      ((model["properties"] as JsonObject)["virtualMachineProfile"] as { networkProfile: { networkApiVersion: string } }).networkProfile.networkApiVersion,
+    ).toBe("2020-11-01");
     expect(poolsByIpConfig(modelNics(model))).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [] });
     expect(nicPoolsByIpConfig(c.resource(nic0) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [v6] });
     expect(nicPoolsByIpConfig(c.resource(nic1) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [] });
@@ -85,7 +99,8 @@ describe("NIC targets against the simulator: no lost update", () => {
     const [nic0] = flexNics() as [string];
     events.length = 0;
     c.write(nic0, (nic) => {
-      for (const ipc of (nic as unknown as { properties: { ipConfigurations: { properties: { loadBalancerBackendAddressPools?: unknown[] } }[] } }).properties.ipConfigurations) {
+      for (const ipc of (nic as unknown as { properties: { ipConfigurations: { properties: { loadBalancerBackendAddressPools?: unknown[] } }[] } }).properties
+        .ipConfigurations) {
         ipc.properties.loadBalancerBackendAddressPools = [];
       }
     });
@@ -127,9 +142,12 @@ describe("NIC targets against the simulator: no lost update", () => {
   it("a standalone VM: its NIC only, with another writer racing on it", async () => {
     const c = h.sim.control;
     const stale = c.resource(VM_NIC) as JsonObject;
-    c.beforeNextWrite(VM_NIC, stalePut(stale, (nic) => {
-      nic["tags"] = { owner: "other" };
-    }));
+    c.beforeNextWrite(
+      VM_NIC,
+      stalePut(stale, (nic) => {
+        nic["tags"] = { owner: "other" };
+      }),
+    );
     await h.send(declare(VM));
     await h.drain();
     const nic = c.resource(VM_NIC) as JsonObject;

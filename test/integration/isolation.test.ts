@@ -26,10 +26,22 @@ describe("failure isolation", () => {
 
   it("a pool ARM refuses fails alone with ARM's reason; the other six apply to the model and every instance", async () => {
     const clock = manualClock(Date.now());
-    h = await startHarness({ clock, sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 6 }) }, env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_FAILED_RETRY_SECONDS: "300" } });
+    h = await startHarness({
+      clock,
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 6 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_FAILED_RETRY_SECONDS: "300" },
+    });
     const declared = [...GOOD.slice(0, 3), GHOST, ...GOOD.slice(3)];
     for (const [i, pool] of declared.entries()) {
-      await h.services.declarations.upsert(ref, { scaleSetId: VMSS, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt: new Date(clock.now()).toISOString(), requestId: `r-${i}`, declaredBy: QUEUE_DECLARER });
+      await h.services.declarations.upsert(ref, {
+        scaleSetId: VMSS,
+        backendPoolId: pool,
+        ipConfiguration: "",
+        state: "present",
+        declaredAt: new Date(clock.now()).toISOString(),
+        requestId: `r-${i}`,
+        declaredBy: QUEUE_DECLARER,
+      });
     }
     const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
     expect(report.result).toBe("applied");

@@ -4,7 +4,14 @@ import { scaleSetRef } from "../support/refs";
 import { addIpConfig, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 
 const pool = DEMO.poolId.toLowerCase();
-const declare = (state: "present" | "absent", requestId?: string) => ({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state, ...(requestId ? { requestId } : {}) });
+const declare = (state: "present" | "absent", requestId?: string) => ({
+  v: 1,
+  kind: "declare",
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state,
+  ...(requestId ? { requestId } : {}),
+});
 
 describe("applyBackendPools against the simulator: no lost update", () => {
   let h: Harness;
@@ -35,7 +42,9 @@ describe("applyBackendPools against the simulator: no lost update", () => {
     expect(c.stats(`${DEMO.scaleSetId}/virtualMachines/1`)).toMatchObject({ status412: 0, instancePuts: 1 });
     expect(c.poolMembers(DEMO.poolId)).toHaveLength(2);
     // The status view's record of it.
-    expect(await h.services.problems.list()).toEqual([expect.objectContaining({ scaleSetId: DEMO.scaleSetId, result: "applied", preconditionFailures: 2, throttles: 0 })]);
+    expect(await h.services.problems.list()).toEqual([
+      expect.objectContaining({ scaleSetId: DEMO.scaleSetId, result: "applied", preconditionFailures: 2, throttles: 0 }),
+    ]);
   });
 
   it("removes the pool everywhere and keeps the other writer's ip configuration", async () => {

@@ -3,7 +3,14 @@ import { DEMO, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
 
-const declare = (state: "present" | "absent", i: number) => ({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state, requestId: `toggle-${i}` });
+const declare = (state: "present" | "absent", i: number) => ({
+  v: 1,
+  kind: "declare",
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state,
+  requestId: `toggle-${i}`,
+});
 
 /** 13 model writes in a row on one scale set: CRP's bucket holds 12. */
 async function toggle13(h: Harness) {
@@ -44,7 +51,9 @@ describe("write pacing inside CRP's budget", () => {
   const world = { seed: wideWorld({ scaleSets: 30, capacity: 1, pools: 1 }), throttling: true };
   const wide = { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` };
   const read300 = (h: Harness, n = 300) =>
-    Promise.allSettled(Array.from({ length: n }, (_, i) => h.services.compute.getScaleSet(scaleSetRef(scaleSetId(WIDE_SUBSCRIPTION, "wide", `vmss-${i % 30}`)))));
+    Promise.allSettled(
+      Array.from({ length: n }, (_, i) => h.services.compute.getScaleSet(scaleSetRef(scaleSetId(WIDE_SUBSCRIPTION, "wide", `vmss-${i % 30}`)))),
+    );
 
   it("paces reads (GETs, LISTs, operation polls) inside ARM's read bucket: 300 at once, none refused", async () => {
     h = await startHarness({ sim: world, env: wide });

@@ -10,7 +10,8 @@ import { scaleSetRef } from "../support/refs";
  * ends as soon as the request is aborted.
  */
 const ref = scaleSetRef(DEMO.scaleSetId);
-const throttleNextGet = (h: Harness, seconds: number) => h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", retryAfterSeconds: seconds });
+const throttleNextGet = (h: Harness, seconds: number) =>
+  h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", retryAfterSeconds: seconds });
 
 describe("a read 429 and the reads after it", () => {
   let h: Harness | undefined;
@@ -21,7 +22,15 @@ describe("a read 429 and the reads after it", () => {
 
   it("a later reconcile re-enqueues for the rest of the Retry-After at once, without sending the read", async () => {
     h = await startHarness({ env: { POOLSYNC_PACING_MAX_WAIT_SECONDS: "5" } });
-    await h.services.declarations.upsert(ref, { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "present", declaredAt: new Date().toISOString(), requestId: "r1", declaredBy: { id: "queue", name: "queue", via: "queue" } });
+    await h.services.declarations.upsert(ref, {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "present",
+      declaredAt: new Date().toISOString(),
+      requestId: "r1",
+      declaredBy: { id: "queue", name: "queue", via: "queue" },
+    });
     throttleNextGet(h, 600);
     expect(await h.services.reconcile(ref, { reason: "first", attempt: 0 })).toMatchObject({ result: "requeued", requeueAfterMs: 600_000 });
     const gets = h.sim.control.stats().gets;

@@ -5,14 +5,25 @@ import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { decodeQueueBody } from "../support/queueBody";
 
-const declare = (state: "present" | "absent", i: number) => ({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state, requestId: `toggle-${i}` });
+const declare = (state: "present" | "absent", i: number) => ({
+  v: 1,
+  kind: "declare",
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state,
+  requestId: `toggle-${i}`,
+});
 
 /** One queue message handled by the given host (a Services of its own: its own pacers, coalescer, memory). */
 async function handleOn(h: Harness, host: Services, message: unknown): Promise<HandleOutcome> {
   await h.send(message);
   const got = await h.queue.receiveMessages({ numberOfMessages: 1, visibilityTimeout: 60 });
   const m = got.receivedMessageItems[0]!;
-  const outcome = await host.handleQueueMessage(decodeQueueBody(m.messageText), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() });
+  const outcome = await host.handleQueueMessage(decodeQueueBody(m.messageText), {
+    id: m.messageId,
+    dequeueCount: m.dequeueCount,
+    insertionTime: m.insertedOn.toISOString(),
+  });
   await h.queue.deleteMessage(m.messageId, m.popReceipt);
   return outcome;
 }

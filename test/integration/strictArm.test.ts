@@ -30,7 +30,11 @@ describe("poolsync on the strict simulator", () => {
     expect(outcome).toMatchObject({ result: "reconciled", report: { result: "failed", armWrites: 0 } });
     expect(writes(h)).toBe(0);
     const [d] = await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId));
-    expect(d?.outcome).toMatchObject({ kind: "failed", reason: `ARM returned no ETag for ${DEMO.scaleSetId}; poolsync writes only with If-Match`, retryAt: expect.any(String) });
+    expect(d?.outcome).toMatchObject({
+      kind: "failed",
+      reason: `ARM returned no ETag for ${DEMO.scaleSetId}; poolsync writes only with If-Match`,
+      retryAt: expect.any(String),
+    });
 
     strip.cancel();
     clock.advance(h.config.failedRetryMs + 1);

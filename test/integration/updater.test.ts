@@ -14,7 +14,10 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
   });
 
   it("applies 20 declarations delivered together with at most 3 scale set writes", async () => {
-    h = await startHarness({ sim: { seed: wideWorld({ scaleSets: 1, capacity: 3, pools: 20 }) }, env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` } });
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 3, pools: 20 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` },
+    });
     const vmss = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
     const pools = Array.from({ length: 20 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
     await Promise.all(pools.map((p) => h!.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: p, state: "present" })));

@@ -33,7 +33,9 @@ describe("the app's registered functions (what the host indexes)", () => {
   it("applyBackendPools: a queue trigger on %POOLSYNC_QUEUE% over AzureWebJobsStorage", () => {
     const f = byName("applyBackendPools");
     expect(f.trigger).toMatchObject({ type: "queueTrigger", direction: "in", queueName: "%POOLSYNC_QUEUE%", connection: "AzureWebJobsStorage" });
-    expect(raw(f)).toEqual([expect.objectContaining({ type: "queueTrigger", direction: "in", queueName: "%POOLSYNC_QUEUE%", connection: "AzureWebJobsStorage" })]);
+    expect(raw(f)).toEqual([
+      expect.objectContaining({ type: "queueTrigger", direction: "in", queueName: "%POOLSYNC_QUEUE%", connection: "AzureWebJobsStorage" }),
+    ]);
   });
 
   it("reconcileStale: a timer on %POOLSYNC_RECONCILE_SCHEDULE%, not run at startup", () => {
@@ -53,8 +55,14 @@ describe("the app's registered functions (what the host indexes)", () => {
     const memberships = byName("memberships");
     expect(memberships.trigger).toMatchObject({ type: "httpTrigger", authLevel: "anonymous", route: "memberships" });
     expect(memberships.trigger.methods).toEqual(expect.arrayContaining(["GET", "PUT"]));
-    expect(byName("status").trigger).toMatchObject({ type: "httpTrigger", authLevel: "anonymous", route: "status", methods: ["GET", "PUT", "POST", "PATCH", "DELETE"] });
-    for (const f of [memberships, byName("status")]) expect(raw(f)).toEqual(expect.arrayContaining([expect.objectContaining({ name: "$return", type: "http", direction: "out" })]));
+    expect(byName("status").trigger).toMatchObject({
+      type: "httpTrigger",
+      authLevel: "anonymous",
+      route: "status",
+      methods: ["GET", "PUT", "POST", "PATCH", "DELETE"],
+    });
+    for (const f of [memberships, byName("status")])
+      expect(raw(f)).toEqual(expect.arrayContaining([expect.objectContaining({ name: "$return", type: "http", direction: "out" })]));
   });
 
   it("no other function; the host's key check comes back only with the key fallback (POOLSYNC_AUTH=key)", () => {

@@ -38,7 +38,9 @@ describe("EventForwarder", () => {
     f.setTargets([hook.url]);
     expect(await f.idle(5000)).toBe(true);
     expect(Date.now() - start).toBeGreaterThanOrEqual(45);
-    expect(hook.received).toEqual([{ headers: expect.objectContaining({ "aeg-event-type": "Notification", "content-type": "application/json" }), body: [{ id: "e1" }] }]);
+    expect(hook.received).toEqual([
+      { headers: expect.objectContaining({ "aeg-event-type": "Notification", "content-type": "application/json" }), body: [{ id: "e1" }] },
+    ]);
     expect(f.stats).toEqual({ published: 1, delivered: 1, failed: 0, pending: 0 });
   });
 
@@ -52,7 +54,10 @@ describe("EventForwarder", () => {
     expect(await f.idle(5000)).toBe(true);
     expect(hook.received).toHaveLength(2);
     expect(f.stats).toMatchObject({ delivered: 0, failed: 1 });
-    expect(errors).toEqual([expect.stringMatching(/^Event e2: .* answered 500; retrying in 10 ms$/), expect.stringMatching(/^Event e2: .* answered 500; giving up after 2 deliveries$/)]);
+    expect(errors).toEqual([
+      expect.stringMatching(/^Event e2: .* answered 500; retrying in 10 ms$/),
+      expect.stringMatching(/^Event e2: .* answered 500; giving up after 2 deliveries$/),
+    ]);
   });
 
   it("stop() drops what is not yet sent and says how many", async () => {

@@ -23,7 +23,9 @@ describe("SingletonListener: a timer runs on the host holding its blob lease und
     const cs = testStorageConnectionString();
     const hostId = uniqueName("app");
     const log: string[] = [];
-    const hosts = ["a", "b", "c"].map((h) => new SingletonListener(listenerLockBlob(cs, hostId, "reconcileStale"), recorder(h, log), { leaseSeconds: 15, recoveryPollMs: 100 }));
+    const hosts = ["a", "b", "c"].map(
+      (h) => new SingletonListener(listenerLockBlob(cs, hostId, "reconcileStale"), recorder(h, log), { leaseSeconds: 15, recoveryPollMs: 100 }),
+    );
     await Promise.all(hosts.map((h) => h.start()));
     await new Promise((r) => setTimeout(r, 400));
     expect(hosts.filter((h) => h.holding)).toHaveLength(1);
@@ -66,6 +68,8 @@ describe("SingletonListener: a timer runs on the host holding its blob lease und
   }, 30_000);
 
   it("refuses a lease period Blob storage does not allow", () => {
-    expect(() => new SingletonListener(listenerLockBlob(testStorageConnectionString(), "x", "t"), recorder("a", []), { leaseSeconds: 5 })).toThrow(/leaseSeconds must be 15-60/);
+    expect(() => new SingletonListener(listenerLockBlob(testStorageConnectionString(), "x", "t"), recorder("a", []), { leaseSeconds: 5 })).toThrow(
+      /leaseSeconds must be 15-60/,
+    );
   });
 });

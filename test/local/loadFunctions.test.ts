@@ -21,7 +21,12 @@ describe("loadRegisteredFunctions on the fixture app", () => {
 
   it("captures every app.* registration with the metadata the host reads", () => {
     expect(fns.map((f) => f.name).sort()).toEqual(["fixtureEvents", "fixtureHello", "fixtureItem", "fixtureQueue", "fixtureStartupTimer", "fixtureTimer"]);
-    expect(byName("fixtureQueue").trigger).toMatchObject({ type: "queueTrigger", direction: "in", queueName: "%FIXTURE_QUEUE%", connection: "AzureWebJobsStorage" });
+    expect(byName("fixtureQueue").trigger).toMatchObject({
+      type: "queueTrigger",
+      direction: "in",
+      queueName: "%FIXTURE_QUEUE%",
+      connection: "AzureWebJobsStorage",
+    });
     expect(byName("fixtureTimer").trigger).toMatchObject({ type: "timerTrigger", schedule: "%FIXTURE_SCHEDULE%" });
     expect(byName("fixtureEvents").trigger).toMatchObject({ type: "eventGridTrigger", direction: "in" });
     expect(byName("fixtureItem").trigger).toMatchObject({ type: "httpTrigger", authLevel: "function", methods: ["GET", "PUT"], route: "items/{id}" });
@@ -51,7 +56,11 @@ describe("loadRegisteredFunctions on the fixture app", () => {
   });
 
   it("a second load in the same process returns the same functions (modules are cached, registrations are not lost)", () => {
-    expect(loadRegisteredFunctions({ entryGlob: FIXTURE_GLOB, appDir: APP_DIR }).map((f) => f.name).sort()).toEqual(fns.map((f) => f.name).sort());
+    expect(
+      loadRegisteredFunctions({ entryGlob: FIXTURE_GLOB, appDir: APP_DIR })
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(fns.map((f) => f.name).sort());
   });
 
   it("an entry glob that matches nothing fails", () => {
@@ -81,6 +90,8 @@ describe("registrations made before the stand-in fail loudly", () => {
 
   it("@azure/functions used (and so in test mode) before the stand-in", async () => {
     const { stdout } = await child(`require("@azure/functions").app.get("early", () => ({}));`);
-    expect(stdout).toMatch(/ERROR: @azure\/functions \(.*\) was used before the local runtime installed its @azure\/functions-core stand-in, so it is in "test mode"/);
+    expect(stdout).toMatch(
+      /ERROR: @azure\/functions \(.*\) was used before the local runtime installed its @azure\/functions-core stand-in, so it is in "test mode"/,
+    );
   });
 });

@@ -18,13 +18,33 @@ const example: LoadedSettings = {
 describe("resolveLocalOptions", () => {
   it("defaults: 7071, the simulator on 18443 with events after 1 s, Azurite on 10000-10002 in memory", () => {
     const o = resolveLocalOptions([], {}, example, APP);
-    expect(o).toMatchObject({ runtimePort: 7071, simulator: { port: 18443 }, events: { delayMs: 1000 }, azurite: { ports: { blob: 10000, queue: 10001, table: 10002 }, dataDir: undefined } });
-    expect(o.settings).toMatchObject({ ARM_ENDPOINT: "https://127.0.0.1:18443", POOLSYNC_ARM_CA_FILE: "/app/sim/tls/cert.pem", POOLSYNC_SCOPES: DEMO_SCOPE, AzureWebJobsStorage: "UseDevelopmentStorage=true" });
+    expect(o).toMatchObject({
+      runtimePort: 7071,
+      simulator: { port: 18443 },
+      events: { delayMs: 1000 },
+      azurite: { ports: { blob: 10000, queue: 10001, table: 10002 }, dataDir: undefined },
+    });
+    expect(o.settings).toMatchObject({
+      ARM_ENDPOINT: "https://127.0.0.1:18443",
+      POOLSYNC_ARM_CA_FILE: "/app/sim/tls/cert.pem",
+      POOLSYNC_SCOPES: DEMO_SCOPE,
+      AzureWebJobsStorage: "UseDevelopmentStorage=true",
+    });
   });
 
   it("flags beat settings, settings beat defaults; --flag=value works too", () => {
-    const o = resolveLocalOptions(["--port=8080", "--sim-port", "19443", "--queue-port", "20001", "--data", "/tmp/az", "--event-delay-ms", "0"], { POOLSYNC_LOCAL_PORT: "9090", POOLSYNC_LOCAL_BLOB_PORT: "20000" }, example, APP);
-    expect(o).toMatchObject({ runtimePort: 8080, simulator: { port: 19443 }, events: { delayMs: 0 }, azurite: { ports: { blob: 20000, queue: 20001, table: 10002 }, dataDir: "/tmp/az" } });
+    const o = resolveLocalOptions(
+      ["--port=8080", "--sim-port", "19443", "--queue-port", "20001", "--data", "/tmp/az", "--event-delay-ms", "0"],
+      { POOLSYNC_LOCAL_PORT: "9090", POOLSYNC_LOCAL_BLOB_PORT: "20000" },
+      example,
+      APP,
+    );
+    expect(o).toMatchObject({
+      runtimePort: 8080,
+      simulator: { port: 19443 },
+      events: { delayMs: 0 },
+      azurite: { ports: { blob: 20000, queue: 20001, table: 10002 }, dataDir: "/tmp/az" },
+    });
     expect(o.settings.ARM_ENDPOINT).toBe("https://127.0.0.1:19443");
   });
 
@@ -35,7 +55,12 @@ describe("resolveLocalOptions", () => {
 
   it("in local mode POOLSYNC_SCOPES defaults to the demo subscription", () => {
     const o = resolveLocalOptions([], {}, { source: undefined, values: {} }, APP);
-    expect(o.settings).toMatchObject({ POOLSYNC_SCOPES: DEMO_SCOPE, POOLSYNC_ARM_CREDENTIAL: "static", ARM_ENDPOINT: "https://127.0.0.1:18443", AzureWebJobsStorage: "UseDevelopmentStorage=true" });
+    expect(o.settings).toMatchObject({
+      POOLSYNC_SCOPES: DEMO_SCOPE,
+      POOLSYNC_ARM_CREDENTIAL: "static",
+      ARM_ENDPOINT: "https://127.0.0.1:18443",
+      AzureWebJobsStorage: "UseDevelopmentStorage=true",
+    });
   });
 
   it("real ARM: no simulator, no events, the example's simulator settings dropped, POOLSYNC_SCOPES required", () => {
@@ -47,11 +72,18 @@ describe("resolveLocalOptions", () => {
     expect(o.settings.POOLSYNC_SCOPES).toBe(scope);
     expect(o.settings.POOLSYNC_ARM_CREDENTIAL).toBeUndefined();
     expect(o.settings.POOLSYNC_ARM_CA_FILE).toBeUndefined();
-    expect(() => resolveLocalOptions(["--sim-port", "1"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope }, example, APP)).toThrow(/no simulator is started/);
+    expect(() => resolveLocalOptions(["--sim-port", "1"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope }, example, APP)).toThrow(
+      /no simulator is started/,
+    );
   });
 
   it("a real storage connection string: no Azurite", () => {
-    const o = resolveLocalOptions([], { AzureWebJobsStorage: "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=eA==;EndpointSuffix=core.windows.net" }, example, APP);
+    const o = resolveLocalOptions(
+      [],
+      { AzureWebJobsStorage: "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=eA==;EndpointSuffix=core.windows.net" },
+      example,
+      APP,
+    );
     expect(o.azurite).toBeUndefined();
   });
 
@@ -75,8 +107,15 @@ describe("resolveLocalOptions", () => {
   it("--hosts N runs N hosts (1 by default); --throttling turns on the simulator's buckets; both refuse nonsense", () => {
     expect(resolveLocalOptions([], {}, example, APP)).toMatchObject({ hosts: 1, throttling: false });
     expect(resolveLocalOptions(["--hosts", "3", "--throttling"], {}, example, APP)).toMatchObject({ hosts: 3, throttling: true });
-    expect(resolveLocalOptions([], { POOLSYNC_LOCAL_HOSTS: "2", POOLSYNC_LOCAL_THROTTLING: "true" }, example, APP)).toMatchObject({ hosts: 2, throttling: true });
-    expect(() => resolveLocalOptions(["--hosts", "0"], {}, example, APP)).toThrow(/--hosts \/ POOLSYNC_LOCAL_HOSTS must be a whole number of hosts \(1-16\), got "0"/);
-    expect(() => resolveLocalOptions(["--throttling"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: DEMO_SCOPE }, example, APP)).toThrow(/--throttling: ARM_ENDPOINT is https:\/\/management.azure.com/);
+    expect(resolveLocalOptions([], { POOLSYNC_LOCAL_HOSTS: "2", POOLSYNC_LOCAL_THROTTLING: "true" }, example, APP)).toMatchObject({
+      hosts: 2,
+      throttling: true,
+    });
+    expect(() => resolveLocalOptions(["--hosts", "0"], {}, example, APP)).toThrow(
+      /--hosts \/ POOLSYNC_LOCAL_HOSTS must be a whole number of hosts \(1-16\), got "0"/,
+    );
+    expect(() => resolveLocalOptions(["--throttling"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: DEMO_SCOPE }, example, APP)).toThrow(
+      /--throttling: ARM_ENDPOINT is https:\/\/management.azure.com/,
+    );
   });
 });

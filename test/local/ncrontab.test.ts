@@ -24,7 +24,12 @@ describe("NCRONTAB next occurrence", () => {
   });
 
   it("a/n runs from a to the field's maximum, as NCrontab reads it", () => {
-    expect(nextOccurrences(parseSchedule("0 5/20 * * * *"), at(2024, 1, 1), 4)).toEqual([at(2024, 1, 1, 0, 5), at(2024, 1, 1, 0, 25), at(2024, 1, 1, 0, 45), at(2024, 1, 1, 1, 5)]);
+    expect(nextOccurrences(parseSchedule("0 5/20 * * * *"), at(2024, 1, 1), 4)).toEqual([
+      at(2024, 1, 1, 0, 5),
+      at(2024, 1, 1, 0, 25),
+      at(2024, 1, 1, 0, 45),
+      at(2024, 1, 1, 1, 5),
+    ]);
   });
 
   it("day-of-month and day-of-week are ANDed (NCrontab), not ORed (Vixie cron)", () => {
@@ -93,10 +98,31 @@ describe("the host's documented NCRONTAB examples", () => {
     ["0 */5 * * * *", "once every five minutes", [at(2024, 3, 8, 10, 10), at(2024, 3, 8, 10, 15), at(2024, 3, 8, 10, 20)]],
     ["0 0 * * * *", "once at the top of every hour", [at(2024, 3, 8, 11), at(2024, 3, 8, 12), at(2024, 3, 8, 13)]],
     ["0 0 */2 * * *", "once every two hours", [at(2024, 3, 8, 12), at(2024, 3, 8, 14), at(2024, 3, 8, 16)]],
-    ["0 0 9-17 * * *", "once every hour from 9 AM to 5 PM", [at(2024, 3, 8, 11), at(2024, 3, 8, 12), at(2024, 3, 8, 13), at(2024, 3, 8, 14), at(2024, 3, 8, 15), at(2024, 3, 8, 16), at(2024, 3, 8, 17), at(2024, 3, 9, 9)]],
+    [
+      "0 0 9-17 * * *",
+      "once every hour from 9 AM to 5 PM",
+      [
+        at(2024, 3, 8, 11),
+        at(2024, 3, 8, 12),
+        at(2024, 3, 8, 13),
+        at(2024, 3, 8, 14),
+        at(2024, 3, 8, 15),
+        at(2024, 3, 8, 16),
+        at(2024, 3, 8, 17),
+        at(2024, 3, 9, 9),
+      ],
+    ],
     ["0 30 9 * * *", "at 9:30 AM every day", [at(2024, 3, 9, 9, 30), at(2024, 3, 10, 9, 30)]],
-    ["0 30 9 * * 1-5", "at 9:30 AM every weekday", [at(2024, 3, 11, 9, 30), at(2024, 3, 12, 9, 30), at(2024, 3, 13, 9, 30), at(2024, 3, 14, 9, 30), at(2024, 3, 15, 9, 30), at(2024, 3, 18, 9, 30)]],
-    ["0 30 9 * Jan Mon", "at 9:30 AM every Monday in January", [at(2025, 1, 6, 9, 30), at(2025, 1, 13, 9, 30), at(2025, 1, 20, 9, 30), at(2025, 1, 27, 9, 30), at(2026, 1, 5, 9, 30)]],
+    [
+      "0 30 9 * * 1-5",
+      "at 9:30 AM every weekday",
+      [at(2024, 3, 11, 9, 30), at(2024, 3, 12, 9, 30), at(2024, 3, 13, 9, 30), at(2024, 3, 14, 9, 30), at(2024, 3, 15, 9, 30), at(2024, 3, 18, 9, 30)],
+    ],
+    [
+      "0 30 9 * Jan Mon",
+      "at 9:30 AM every Monday in January",
+      [at(2025, 1, 6, 9, 30), at(2025, 1, 13, 9, 30), at(2025, 1, 20, 9, 30), at(2025, 1, 27, 9, 30), at(2026, 1, 5, 9, 30)],
+    ],
   ];
   for (const [expression, meaning, expected] of cases) {
     it(`"${expression}": ${meaning}`, () => {

@@ -137,7 +137,12 @@ describe("queue trigger", () => {
     for (const key of ["insertionTime", "nextVisibleTime", "expirationTime", "popReceipt"]) expect(md[key], key).toEqual(expect.any(String));
     expect(md.insertionTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$/);
     expect(md.sys).toMatchObject({ methodName: "fixtureQueue" });
-    await waitFor(async () => (await queue().peekMessages()).peekedMessageItems.length, (n) => n === 0, 5000, "the message to be deleted");
+    await waitFor(
+      async () => (await queue().peekMessages()).peekedMessageItems.length,
+      (n) => n === 0,
+      5000,
+      "the message to be deleted",
+    );
   });
 
   it("passes a non-JSON body as a string", async () => {
@@ -152,7 +157,12 @@ describe("queue trigger", () => {
     const attempts = await waitFor(byMarker("poison-1"), (r) => r.length >= 3, 15_000, "three attempts");
     expect(attempts.map((r) => r.triggerMetadata?.dequeueCount)).toEqual([1, 2, 3]);
     const poison = queueService().getQueueClient(`${fixture.queue}-poison`);
-    const peeked = await waitFor(async () => (await poison.peekMessages()).peekedMessageItems, (m) => m.length === 1, 5000, "the poison message");
+    const peeked = await waitFor(
+      async () => (await poison.peekMessages()).peekedMessageItems,
+      (m) => m.length === 1,
+      5000,
+      "the poison message",
+    );
     expect(Buffer.from(peeked[0]?.messageText ?? "", "base64").toString()).toBe(body);
     expect((await queue().peekMessages()).peekedMessageItems).toHaveLength(0);
     await new Promise((r) => setTimeout(r, 400));

@@ -15,7 +15,12 @@ describe("timer trigger", () => {
     const fx = fixtureSettings({ FIXTURE_SCHEDULE: "*/1 * * * * *" });
     const rt = await start(fx.settings);
     try {
-      const got = await waitFor(() => readRecords(fx.file).filter((r) => r.fn === "fixtureTimer"), (r) => r.length >= 2, 5000, "two ticks");
+      const got = await waitFor(
+        () => readRecords(fx.file).filter((r) => r.fn === "fixtureTimer"),
+        (r) => r.length >= 2,
+        5000,
+        "two ticks",
+      );
       expect(got[0]?.input).toEqual({ isPastDue: false, schedule: { adjustForDST: true }, scheduleStatus: null });
       const times = got.map((r) => Date.parse(r.at as string));
       expect((times[1] ?? 0) - (times[0] ?? 0)).toBeGreaterThan(500);
@@ -28,7 +33,12 @@ describe("timer trigger", () => {
     const fx = fixtureSettings();
     const rt = await start(fx.settings);
     try {
-      const [rec] = await waitFor(() => readRecords(fx.file).filter((r) => r.fn === "fixtureStartupTimer"), (r) => r.length === 1, 5000, "the startup run");
+      const [rec] = await waitFor(
+        () => readRecords(fx.file).filter((r) => r.fn === "fixtureStartupTimer"),
+        (r) => r.length === 1,
+        5000,
+        "the startup run",
+      );
       expect(rec?.input).toMatchObject({ isPastDue: false, scheduleStatus: { last: "0001-01-01T00:00:00" } });
     } finally {
       await rt.stop();
@@ -47,12 +57,22 @@ describe("timer trigger", () => {
     const fx = fixtureSettings({ FIXTURE_SCHEDULE: "0 0 * * * *" });
     const rt = await start(fx.settings, { timerStatus: "storage", timerStatusTable: table });
     try {
-      const [rec] = await waitFor(() => readRecords(fx.file).filter((r) => r.fn === "fixtureTimer"), (r) => r.length === 1, 5000, "the past-due run");
+      const [rec] = await waitFor(
+        () => readRecords(fx.file).filter((r) => r.fn === "fixtureTimer"),
+        (r) => r.length === 1,
+        5000,
+        "the past-due run",
+      );
       const input = rec?.input as { isPastDue: boolean; scheduleStatus: { last: string; next: string } };
       expect(input.isPastDue).toBe(true);
       expect(Date.parse(input.scheduleStatus.last)).toBe(last.getTime());
       expect(Date.parse(input.scheduleStatus.next)).toBe(missed.getTime());
-      const after = await waitFor(() => monitor.getStatus("fixtureTimer"), (s) => !!s && s.next > now, 5000, "the updated status");
+      const after = await waitFor(
+        () => monitor.getStatus("fixtureTimer"),
+        (s) => !!s && s.next > now,
+        5000,
+        "the updated status",
+      );
       expect(after?.next.getTime()).toBe(nextOccurrence(schedule, after?.last as Date)?.getTime());
     } finally {
       await rt.stop();
@@ -67,7 +87,12 @@ describe("stop()", () => {
     await queue.create();
     const rt = await start(fx.settings, { queues: { maxPollingIntervalMs: 200 } });
     await queue.sendMessage(encodeMessageBody(JSON.stringify({ sleepMs: 700 }), "base64"));
-    await waitFor(() => readRecords(fx.file).filter((r) => r.fn === "fixtureQueue"), (r) => r.length === 1, 10_000, "the invocation to start");
+    await waitFor(
+      () => readRecords(fx.file).filter((r) => r.fn === "fixtureQueue"),
+      (r) => r.length === 1,
+      10_000,
+      "the invocation to start",
+    );
     await rt.stop();
     expect(readRecords(fx.file).filter((r) => r.fn === "fixtureQueue" && r.phase === "done")).toHaveLength(1);
     const left = await queue.receiveMessages({ visibilityTimeout: 1 });

@@ -72,7 +72,11 @@ describe("Event Grid webhook rules", () => {
     expect(await handleEventGridWebhook("nope", undefined, "[]", targets)).toMatchObject({ status: 404, body: "cannot find function: 'nope'" });
   });
   it("reads a CloudEvents validation code from JSON-encoded data", async () => {
-    const body = JSON.stringify({ specversion: "1.0", type: "Microsoft.EventGrid.SubscriptionValidationEvent", data: JSON.stringify({ validationCode: "abc" }) });
+    const body = JSON.stringify({
+      specversion: "1.0",
+      type: "Microsoft.EventGrid.SubscriptionValidationEvent",
+      data: JSON.stringify({ validationCode: "abc" }),
+    });
     const r = await handleEventGridWebhook("f", "SubscriptionValidation", body, targets);
     expect(JSON.parse(r.body ?? "")).toEqual({ validationResponse: "abc" });
   });

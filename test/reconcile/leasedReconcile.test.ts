@@ -15,7 +15,18 @@ import { testStorageConnectionString, uniqueName } from "../support/storage";
 const REF = scaleSetRef("/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-lease");
 
 function report(trigger: ReconcileTrigger): ReconcileReport {
-  return { scaleSetId: REF.id, trigger: trigger.reason, result: "applied", declarations: 1, armReads: 1, armWrites: 1, preconditionFailures: 0, throttles: 0, instancesWritten: 0, durationMs: 0 };
+  return {
+    scaleSetId: REF.id,
+    trigger: trigger.reason,
+    result: "applied",
+    declarations: 1,
+    armReads: 1,
+    armWrites: 1,
+    preconditionFailures: 0,
+    throttles: 0,
+    instancesWritten: 0,
+    durationMs: 0,
+  };
 }
 
 /** A pass that waits until the test lets it finish, recording each trigger it ran with. */
@@ -75,7 +86,10 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     expect(await queued()).toBe(1);
     a.open();
     await a.entered();
-    expect(a.ran).toEqual([{ reason: "host A", attempt: 0 }, { reason: "asked by another host while the lease was held", attempt: 0, fresh: true }]);
+    expect(a.ran).toEqual([
+      { reason: "host A", attempt: 0 },
+      { reason: "asked by another host while the lease was held", attempt: 0, fresh: true },
+    ]);
     a.open();
     expect(await first).toMatchObject({ result: "applied" });
     // Released: the row has no holder, and the next reconcile takes the lease at once.
@@ -144,7 +158,9 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
   });
 
   it("a pass that throws lets go at once, so the retry is not held off for the whole lease", async () => {
-    await expect(leasedReconcile(REF, { reason: "boom", attempt: 0 }, deps, async () => Promise.reject(new Error("storage down")))).rejects.toThrow("storage down");
+    await expect(leasedReconcile(REF, { reason: "boom", attempt: 0 }, deps, async () => Promise.reject(new Error("storage down")))).rejects.toThrow(
+      "storage down",
+    );
     expect(await leases.acquire(REF, "retry", 60_000, false)).toEqual({ kind: "acquired" });
   });
 });

@@ -24,7 +24,14 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
   });
 
   it("a scale set PUT's answer gives ARM's write bucket and the scale set's own and subscription CRP buckets", () => {
-    const got = observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-subscription-writes": "150", "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSetSubscriptionMaximum;1400,Microsoft.Compute/CreateVMScaleSetResource;3" }));
+    const got = observationsOf(
+      "PUT",
+      VMSS,
+      headers({
+        "x-ms-ratelimit-remaining-subscription-writes": "150",
+        "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSetSubscriptionMaximum;1400,Microsoft.Compute/CreateVMScaleSetResource;3",
+      }),
+    );
     expect(got).toEqual([
       { kind: "armWrites", subscriptionId: SUB, remaining: 150 },
       { kind: "scaleSetWrites", scope: "subscription", target: expect.objectContaining({ key: VMSS.toLowerCase() }), remaining: 1400 },
@@ -33,11 +40,19 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
   });
 
   it("an instance PUT's answer names the instance's bucket; a GET gives ARM's reads only", () => {
-    const vm = observationsOf("PUT", `${VMSS}/virtualMachines/3`, headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/UpdateVMScaleSetVMResource;5" }));
+    const vm = observationsOf(
+      "PUT",
+      `${VMSS}/virtualMachines/3`,
+      headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/UpdateVMScaleSetVMResource;5" }),
+    );
     expect(vm).toEqual([{ kind: "instanceWrites", scope: "resource", target: expect.objectContaining({ kind: "instance", instanceId: "3" }), remaining: 5 }]);
-    expect(observationsOf("GET", VMSS, headers({ "x-ms-ratelimit-remaining-subscription-reads": "99", "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/GetVMScaleSetResource;30" }))).toEqual([
-      { kind: "armReads", subscriptionId: SUB, remaining: 99 },
-    ]);
+    expect(
+      observationsOf(
+        "GET",
+        VMSS,
+        headers({ "x-ms-ratelimit-remaining-subscription-reads": "99", "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/GetVMScaleSetResource;30" }),
+      ),
+    ).toEqual([{ kind: "armReads", subscriptionId: SUB, remaining: 99 }]);
     expect(observationsOf("GET", "/providers/Microsoft.Compute/operations", headers({ "x-ms-ratelimit-remaining-subscription-reads": "1" }))).toEqual([]);
   });
 
@@ -47,7 +62,8 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
     const ref = scaleSetRef(VMSS);
     expect(pacer.waitMs(ref)).toBe(0);
     // Another host spent the scale set's bucket: CRP says 0 left.
-    for (const o of observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSetResource;0" }))) learnWriteBudget(pacer, o);
+    for (const o of observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSetResource;0" })))
+      learnWriteBudget(pacer, o);
     expect(pacer.waitMs(ref)).toBe(60_000);
     // A higher figure later does not raise what this host knows it spent.
     for (let i = 0; i < 2; i++) learnWriteBudget(pacer, { kind: "scaleSetWrites", scope: "resource", target: ref, remaining: 12 });

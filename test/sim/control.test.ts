@@ -32,12 +32,18 @@ describe("another writer", () => {
   it("interleaves before the next write: If-Match gets 412 every time, a write without it loses the change", async () => {
     const s = await start();
     const client = simComputeClient(s, SUB);
-    const handle = s.control.beforeNextWrite(VMSS_PATH.toLowerCase(), (r) => {
-      r["tags"] = { ...(r["tags"] as Record<string, string>), other: String(Date.now()) };
-    }, { times: Infinity });
+    const handle = s.control.beforeNextWrite(
+      VMSS_PATH.toLowerCase(),
+      (r) => {
+        r["tags"] = { ...(r["tags"] as Record<string, string>), other: String(Date.now()) };
+      },
+      { times: Infinity },
+    );
     for (let i = 0; i < 3; i++) {
       const ss = await client.virtualMachineScaleSets.get("etag", "etag-k8s-mp-0");
-      const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { mine: "1" } }, { ifMatch: ss.etag, updateIntervalInMs: 5 }).catch((e: unknown) => e);
+      const err = await client.virtualMachineScaleSets
+        .update("etag", "etag-k8s-mp-0", { tags: { mine: "1" } }, { ifMatch: ss.etag, updateIntervalInMs: 5 })
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ statusCode: 412, code: "PreconditionFailed" });
     }
     expect(handle.applied()).toBe(3);
@@ -46,7 +52,12 @@ describe("another writer", () => {
       r["tags"] = { other: "x" };
     });
     const ss = await client.virtualMachineScaleSets.get("etag", "etag-k8s-mp-0");
-    await client.virtualMachineScaleSets.createOrUpdate("etag", "etag-k8s-mp-0", { location: "eastus2", tags: { ...ss.tags, mine: "1" } }, { updateIntervalInMs: 5 });
+    await client.virtualMachineScaleSets.createOrUpdate(
+      "etag",
+      "etag-k8s-mp-0",
+      { location: "eastus2", tags: { ...ss.tags, mine: "1" } },
+      { updateIntervalInMs: 5 },
+    );
     expect(s.control.resource(VMSS_PATH)?.["tags"]).toEqual({ ...ss.tags, mine: "1" }); // "other" is lost
   });
 });
@@ -119,7 +130,12 @@ describe("scaling and deleting", () => {
     });
     s.control.scale(VMSS_PATH, 4);
     const during = s.control.instances(VMSS_PATH).map((i) => [i["instanceId"], (i["properties"] as { provisioningState: string }).provisioningState]);
-    expect(during).toEqual([["0", "Succeeded"], ["1", "Succeeded"], ["2", "Creating"], ["3", "Creating"]]);
+    expect(during).toEqual([
+      ["0", "Succeeded"],
+      ["1", "Succeeded"],
+      ["2", "Creating"],
+      ["3", "Creating"],
+    ]);
     s.control.settle();
     const latest = s.control.instances(VMSS_PATH).map((i) => (i["properties"] as { latestModelApplied: boolean }).latestModelApplied);
     expect(latest).toEqual([false, false, true, true]);

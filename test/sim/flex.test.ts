@@ -43,7 +43,14 @@ describe("top-level VMs", () => {
       const nicId = vm.properties.networkProfile.networkInterfaces[0].id as string;
       const nic = await arm(s.url, "GET", nicId);
       expect(nic.body.properties.virtualMachine).toEqual({ id: vm.id });
-      expect((nic.body.properties.ipConfigurations as Any[]).map((c) => [c.name, c.properties.privateIPAddressVersion, c.properties.primary, c.properties.subnet.id])).toEqual([
+      expect(
+        (nic.body.properties.ipConfigurations as Any[]).map((c) => [
+          c.name,
+          c.properties.privateIPAddressVersion,
+          c.properties.primary,
+          c.properties.subnet.id,
+        ]),
+      ).toEqual([
         ["ipConfig0", "IPv4", true, SUBNET_ID],
         ["ipConfig0-v6", "IPv6", false, SUBNET_ID],
       ]);
@@ -81,7 +88,8 @@ describe("Flexible scale set model", () => {
   it("builds scale-out VMs and their NICs from the model as it is; existing VMs' NICs stay as they were", async () => {
     const s = await start();
     s.control.write(FLEX_PATH, (r: Any) => {
-      r.properties.virtualMachineProfile.networkProfile.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
+      r.properties.virtualMachineProfile.networkProfile.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools =
+        [{ id: POOL_ID }];
       r.sku.capacity = 3;
     });
     s.control.settle();
@@ -111,7 +119,9 @@ describe("network interfaces", () => {
     expect(put.status).toBe(200);
     expect(put.headers.get("etag")).toMatch(WEAK);
     expect(put.headers.get("etag")).not.toBe(before.body.etag);
-    expect(put.headers.get("azure-asyncoperation")).toMatch(new RegExp(`/subscriptions/${SUB}/providers/Microsoft.Network/locations/eastus2/operations/[0-9a-f-]+\\?`));
+    expect(put.headers.get("azure-asyncoperation")).toMatch(
+      new RegExp(`/subscriptions/${SUB}/providers/Microsoft.Network/locations/eastus2/operations/[0-9a-f-]+\\?`),
+    );
     const op = await arm(s.url, "GET", put.headers.get("azure-asyncoperation") as string);
     expect(op.body.status).toBe("InProgress");
     s.control.settle();

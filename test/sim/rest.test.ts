@@ -92,7 +92,15 @@ describe("writes", () => {
     const after = (await arm(sim.url, "GET", VMSS_PATH)).body;
     expect(nicsOf(after)).toEqual(nics);
     // Everything else is as it was: sku and capacity, osProfile, storageProfile, upgradePolicy.
-    const strip = (x: typeof before) => ({ ...x, etag: undefined, properties: { ...x.properties, provisioningState: undefined, virtualMachineProfile: { ...x.properties.virtualMachineProfile, networkProfile: undefined } } });
+    const strip = (x: typeof before) => ({
+      ...x,
+      etag: undefined,
+      properties: {
+        ...x.properties,
+        provisioningState: undefined,
+        virtualMachineProfile: { ...x.properties.virtualMachineProfile, networkProfile: undefined },
+      },
+    });
     expect(strip(after)).toEqual(strip(before));
   });
 
@@ -102,7 +110,9 @@ describe("writes", () => {
     sim.control.settle(); // the other write has finished: ours meets no operation in progress
     const nics = nicsOf(base);
     nics[0].properties.ipConfigurations.push(ipConfig("mine"));
-    await arm(sim.url, "PUT", VMSS_PATH, { body: { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } } });
+    await arm(sim.url, "PUT", VMSS_PATH, {
+      body: { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } },
+    });
     const names = nicsOf(sim.control.resource(VMSS_PATH))[0].properties.ipConfigurations.map((c: { name: string }) => c.name);
     expect(names).toEqual(["ipConfig0", "mine"]);
   });
@@ -116,7 +126,9 @@ describe("writes", () => {
     });
     const r = await arm(sim.url, "PATCH", VMSS_PATH, { headers: { "if-match": '"2"' }, body: { tags: { a: "b" } } });
     expect(r.status).toBe(412);
-    expect(r.text).toBe('{"error":{"code":"PreconditionFailed","message":"Etag provided in if-match header \\"2\\" does not match etag \\"3\\" of resource."}}');
+    expect(r.text).toBe(
+      '{"error":{"code":"PreconditionFailed","message":"Etag provided in if-match header \\"2\\" does not match etag \\"3\\" of resource."}}',
+    );
     expect(sim.control.stats(VMSS_PATH).status412).toBe(1);
   });
 
@@ -137,11 +149,17 @@ describe("writes", () => {
 
   it("If-None-Match: * creates but never overwrites", async () => {
     const body = { location: "eastus2", sku: { name: "Standard_D2s_v3", capacity: 0 }, properties: {} };
-    const created = await arm(sim.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/NewOne`, { headers: { "if-none-match": "*" }, body });
+    const created = await arm(sim.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/NewOne`, {
+      headers: { "if-none-match": "*" },
+      body,
+    });
     expect(created.status).toBe(201);
     expect(created.body.etag).toBe('"1"');
     expect(created.body.id).toBe(`${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/NewOne`);
-    const again = await arm(sim.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/newone`, { headers: { "if-none-match": "*" }, body });
+    const again = await arm(sim.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/newone`, {
+      headers: { "if-none-match": "*" },
+      body,
+    });
     expect(again.status).toBe(412);
   });
 
@@ -158,7 +176,9 @@ describe("writes", () => {
     const vm = (await arm(sim.url, "GET", `${VMSS_PATH}/virtualMachines/0`)).body;
     const nics = vm.properties.networkProfileConfiguration.networkInterfaceConfigurations;
     nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: `${LB_PATH}/backendAddressPools/nope` }];
-    const r = await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", properties: { networkProfileConfiguration: { networkInterfaceConfigurations: nics } } } });
+    const r = await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
+      body: { location: "eastus2", properties: { networkProfileConfiguration: { networkInterfaceConfigurations: nics } } },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("InvalidResourceReference");
     expect((await arm(sim.url, "GET", `${VMSS_PATH}/virtualMachines/0`)).body.etag).toBe('"1"');
@@ -231,7 +251,9 @@ describe("load balancer", () => {
     });
     expect((await arm(sim.url, "GET", LB_PATH)).body.properties.backendAddressPools[0].properties.backendIPConfigurations).toEqual([]);
     const vm = (await arm(sim.url, "GET", `${VMSS_PATH}/virtualMachines/1`)).body;
-    vm.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID.toLowerCase() }];
+    vm.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [
+      { id: POOL_ID.toLowerCase() },
+    ];
     sim.control.settle();
     expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/1`, { body: vm })).status).toBe(200);
     const lb = await arm(sim.url, "GET", LB_PATH);

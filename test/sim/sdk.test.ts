@@ -42,7 +42,9 @@ describe.each([false, true])("ComputeManagementClient (tls: %s)", (tls) => {
     sim.control.write(VMSS_PATH, (r) => {
       r["tags"] = { other: "writer" };
     });
-    const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { me: "1" } }, { ifMatch: ss.etag, ...POLL }).catch((e: unknown) => e);
+    const err = await client.virtualMachineScaleSets
+      .update("etag", "etag-k8s-mp-0", { tags: { me: "1" } }, { ifMatch: ss.etag, ...POLL })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RestError);
     expect(err).toMatchObject({ statusCode: 412, code: "PreconditionFailed" });
     expect(sim.control.resource(VMSS_PATH)?.["tags"]).toEqual({ other: "writer" });
@@ -65,10 +67,15 @@ describe("ComputeManagementClient", () => {
     const { sim, client } = await start();
     const demo = await client.virtualMachineScaleSets.get("etag", "etag-k8s-mp-0");
     const { id: _id, name: _n, etag: _e, ...model } = demo;
-    const created = await client.virtualMachineScaleSets.createOrUpdate("etag", "second", { ...model, sku: { ...model.sku, capacity: 1 } } as VirtualMachineScaleSet, {
-      ifNoneMatch: "*",
-      ...POLL,
-    });
+    const created = await client.virtualMachineScaleSets.createOrUpdate(
+      "etag",
+      "second",
+      { ...model, sku: { ...model.sku, capacity: 1 } } as VirtualMachineScaleSet,
+      {
+        ifNoneMatch: "*",
+        ...POLL,
+      },
+    );
     expect(created.etag).toBe('"1"');
     expect(created.provisioningState).toBe("Succeeded");
     const vms = await collect(client.virtualMachineScaleSetVMs.list("etag", "second"));
@@ -90,7 +97,9 @@ describe("ComputeManagementClient", () => {
     );
     expect(updated.etag).toBe('"2"');
     expect(updated.sku?.capacity).toBe(2);
-    expect(updated.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([{ id: POOL_ID }]);
+    expect(updated.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([
+      { id: POOL_ID },
+    ]);
     const vm = await client.virtualMachineScaleSetVMs.get("etag", "etag-k8s-mp-0", "0");
     expect(vm.latestModelApplied).toBe(false);
   });
@@ -160,7 +169,10 @@ describe("ComputeManagementClient on the strict simulator", () => {
     );
     sim.control.settle();
     const vms = await collect(client.virtualMachineScaleSetVMs.list("etag", "etag-k8s-mp-auto"));
-    expect(vms.map((v) => [v.etag, v.latestModelApplied])).toEqual([['"2"', true], ['"2"', true]]);
+    expect(vms.map((v) => [v.etag, v.latestModelApplied])).toEqual([
+      ['"2"', true],
+      ['"2"', true],
+    ]);
     expect(sim.control.stats().instancePuts).toBe(0);
     expect(sim.control.poolMembers(POOL_ID)).toHaveLength(2);
   });
@@ -174,6 +186,5 @@ describe("ComputeManagementClient on the strict simulator", () => {
     expect(err).toMatchObject({ statusCode: 429, code: "OperationNotAllowed" });
     const response = (err as RestError).response;
     expect(Number(response?.headers.get("retry-after"))).toBeGreaterThan(0);
-
   });
 });

@@ -30,7 +30,11 @@ function withPool(ss: { properties: unknown }): unknown {
 function instancePools(s: ArmSimulator, scaleSet: string): number[] {
   return s.control
     .instances(scaleSet)
-    .map((i) => nicsOf({ properties: { virtualMachineProfile: { networkProfile: (i["properties"] as { networkProfileConfiguration: unknown }).networkProfileConfiguration } } }))
+    .map((i) =>
+      nicsOf({
+        properties: { virtualMachineProfile: { networkProfile: (i["properties"] as { networkProfileConfiguration: unknown }).networkProfileConfiguration } },
+      }),
+    )
     .map((nics) => (nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools ?? []).length);
 }
 
@@ -78,7 +82,10 @@ describe("api-versions and ETags", () => {
 
   it("a stripEtag fault (set over /_sim/faults) answers without an ETag at any api-version", async () => {
     const s = await start();
-    const set = await fetch(`${s.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ method: "GET", path: "etag-k8s-mp-0(/virtualMachines)?$", stripEtag: true, times: 2 }) });
+    const set = await fetch(`${s.url}/_sim/faults`, {
+      method: "POST",
+      body: JSON.stringify({ method: "GET", path: "etag-k8s-mp-0(/virtualMachines)?$", stripEtag: true, times: 2 }),
+    });
     expect(set.status).toBe(200);
     const ss = await arm(s.url, "GET", VMSS_PATH);
     expect([ss.status, ss.headers.get("etag"), ss.body.etag, ss.body.name]).toEqual([200, null, undefined, "etag-k8s-mp-0"]);
@@ -112,7 +119,9 @@ describe("events", () => {
 
   it("has Failure and Cancel types, no httpRequest on a create, and data.resourceGroup", async () => {
     const s = await start({ preemptRunningOperation: true, operationDurationMs: 1000 });
-    await arm(s.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`, { body: { location: "eastus2", sku: { name: "Standard_D2s_v3", capacity: 0 }, properties: {} } });
+    await arm(s.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`, {
+      body: { location: "eastus2", sku: { name: "Standard_D2s_v3", capacity: 0 }, properties: {} },
+    });
     s.control.settle();
     await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "1" } } });
     await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } }); // preempts the first
@@ -153,7 +162,9 @@ describe("events", () => {
 
 describe("throttling as CRP records it", () => {
   const remaining = (r: { headers: Headers }) =>
-    Object.fromEntries((r.headers.get("x-ms-ratelimit-remaining-resource") ?? "").split(",").map((p) => p.replace("Microsoft.Compute/", "").split(";") as [string, string]));
+    Object.fromEntries(
+      (r.headers.get("x-ms-ratelimit-remaining-resource") ?? "").split(",").map((p) => p.replace("Microsoft.Compute/", "").split(";") as [string, string]),
+    );
 
   it("charges a VM LIST to the high-cost bucket a scale set LIST shares, plus one view per VM; polls, creates and deletes to their own", async () => {
     const s = await start({ operationDurationMs: 1000 });

@@ -22,7 +22,16 @@ export function eventGridEvent(opts: {
       authorization: { scope: opts.resourceUri, action: opts.operationName, evidence: { role: "Contributor" } },
       claims: { appid: "aaaaaaaa-0000-0000-0000-000000000000" },
       correlationId: "7ddf2a3b-3f4c-4d44-9e1c-111111111111",
-      ...(opts.clientRequestId ? { httpRequest: { clientRequestId: opts.clientRequestId, clientIpAddress: "192.0.2.10", method: "PUT", url: `https://management.azure.com${opts.resourceUri}?api-version=2026-03-01` } } : {}),
+      ...(opts.clientRequestId
+        ? {
+            httpRequest: {
+              clientRequestId: opts.clientRequestId,
+              clientIpAddress: "192.0.2.10",
+              method: "PUT",
+              url: `https://management.azure.com${opts.resourceUri}?api-version=2026-03-01`,
+            },
+          }
+        : {}),
       resourceProvider: "Microsoft.Compute",
       resourceUri: opts.resourceUri,
       operationName: opts.operationName,

@@ -74,7 +74,12 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.env,
   };
   const config = loadConfig(env);
-  const services = createServices(config, { log: logs, random: () => 0.5, ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.storagePolicies ? { storagePolicies: opts.storagePolicies } : {}) });
+  const services = createServices(config, {
+    log: logs,
+    random: () => 0.5,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.storagePolicies ? { storagePolicies: opts.storagePolicies } : {}),
+  });
   await services.ready();
   const queue = new QueueClient(testStorageConnectionString(), config.queueName);
   const poison = new QueueClient(testStorageConnectionString(), config.poisonQueueName);

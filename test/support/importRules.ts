@@ -32,7 +32,8 @@ export function importViolations(root: string, part: string, allowed: readonly s
       const specifier = m[1]!;
       const target = relative(root, resolve(dirname(file), specifier));
       const top = target.split(sep)[0] ?? "";
-      if (target.startsWith("..") || !allowed.includes(top)) out.push({ file: relative(root, file), specifier, reaches: target.startsWith("..") ? "outside the repository" : `${top}/` });
+      if (target.startsWith("..") || !allowed.includes(top))
+        out.push({ file: relative(root, file), specifier, reaches: target.startsWith("..") ? "outside the repository" : `${top}/` });
     }
   }
   return out;

@@ -23,7 +23,15 @@ describe("re-enqueued reconciles and the timer", () => {
     const clock = manualClock(Date.now());
     h = await startHarness({ clock, env: { POOLSYNC_MAX_ATTEMPTS: "2", POOLSYNC_PACING_MAX_WAIT_SECONDS: "5" } });
     h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", retryAfterSeconds: 1800, times: 1 });
-    await h.services.declarations.upsert(ref, { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "present", declaredAt: new Date(clock.now()).toISOString(), requestId: "r1", declaredBy: QUEUE_DECLARER });
+    await h.services.declarations.upsert(ref, {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "present",
+      declaredAt: new Date(clock.now()).toISOString(),
+      requestId: "r1",
+      declaredBy: QUEUE_DECLARER,
+    });
     expect(await h.services.reconcile(ref, { reason: "declared", attempt: 0 })).toMatchObject({ result: "requeued", requeueAfterMs: 1_800_000 });
     expect(await h.queueDepth()).toBe(1);
 

@@ -89,10 +89,22 @@ describe("reconcileStale: the timer's safety net", () => {
     const refs = Array.from({ length: 500 }, (_, i) => scaleSetRef(scaleSetId(WIDE_SUBSCRIPTION, "wide", `vmss-${i}`)));
     const pool = poolId(WIDE_SUBSCRIPTION, "wide", "lb", "pool-0");
     // Seeded concurrently: the machine is shared, and 1,500 sequential Table calls would dominate the test.
-    await mapLimit(refs.map((ref, i) => ({ ref, i })), 16, async ({ ref, i }) => {
-      await h.services.declarations.upsert(ref, { scaleSetId: ref.id, backendPoolId: pool, ipConfiguration: "", state: "present", declaredAt: new Date(clock.now()).toISOString(), requestId: "seed", declaredBy: QUEUE_DECLARER });
-      await h.services.cache.markStale(ref, `test: stale #${i}`);
-    });
+    await mapLimit(
+      refs.map((ref, i) => ({ ref, i })),
+      16,
+      async ({ ref, i }) => {
+        await h.services.declarations.upsert(ref, {
+          scaleSetId: ref.id,
+          backendPoolId: pool,
+          ipConfiguration: "",
+          state: "present",
+          declaredAt: new Date(clock.now()).toISOString(),
+          requestId: "seed",
+          declaredBy: QUEUE_DECLARER,
+        });
+        await h.services.cache.markStale(ref, `test: stale #${i}`);
+      },
+    );
     clock.advance(1_000);
     h.sim.control.resetStats();
 
@@ -155,7 +167,15 @@ describe("reconcileStale: the timer's safety net", () => {
     // A later "absent" is stored, but the message that should have reconciled it is gone (say, poisoned after
     // its window opened).
     const ref = scaleSetRef(DEMO.scaleSetId);
-    const stored = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "absent" as const, requestId: "lost-1", declaredAt: new Date(Date.now() + 60_000).toISOString(), declaredBy: QUEUE_DECLARER };
+    const stored = {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "absent" as const,
+      requestId: "lost-1",
+      declaredAt: new Date(Date.now() + 60_000).toISOString(),
+      declaredBy: QUEUE_DECLARER,
+    };
     expect((await h.services.declarations.upsert(ref, stored)).result).toBe("updated");
     clock.advance(STUCK_PENDING_MS - 1);
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 0 });
@@ -163,7 +183,10 @@ describe("reconcileStale: the timer's safety net", () => {
     h.sim.control.resetStats();
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 1, readsUsed: 0 });
     expect(h.sim.control.stats().requests).toBe(0);
-    expect(h.logs.lines.filter((l) => l.event === "enqueue").at(-1)).toMatchObject({ kind: "reconcile", reason: expect.stringMatching(/^timer: declaration pending since /) });
+    expect(h.logs.lines.filter((l) => l.event === "enqueue").at(-1)).toMatchObject({
+      kind: "reconcile",
+      reason: expect.stringMatching(/^timer: declaration pending since /),
+    });
     await h.drain();
     const d = (await h.services.declarations.listForScaleSet(ref)).find((x) => x.requestId === "lost-1");
     expect(d?.outcome.kind).toBe("applied");

@@ -1,0 +1,24 @@
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+// The tree stays as `npm run format` leaves it: a diff then shows what changed, not how it was wrapped.
+describe("formatting", () => {
+  it("every file Prettier formats is formatted (npm run format:check)", () => {
+    const root = path.resolve(__dirname, "..");
+    let out = "";
+    let failed = false;
+    try {
+      execFileSync(process.execPath, [path.join(root, "node_modules/prettier/bin/prettier.cjs"), "--check", "--log-level=warn", "."], {
+        cwd: root,
+        encoding: "utf8",
+        stdio: "pipe",
+      });
+    } catch (err) {
+      failed = true;
+      const e = err as { stdout?: string; stderr?: string };
+      out = `${e.stdout ?? ""}${e.stderr ?? ""}`;
+    }
+    expect(failed ? out.trim() || "prettier failed" : "").toBe("");
+  }, 120_000);
+});
