@@ -1,4 +1,4 @@
-// CRP's token buckets as its answers name them (AZURE-FACTS.md, "Throttling" and the recorded headers): each policy has
+// CRP's token buckets as its answers name them (Microsoft's throttling docs and the recorded x-ms-ratelimit headers): each policy has
 // buckets per resource and per subscription and region, some over a 3- or 30-minute window; a request takes a token
 // from every bucket of its policy and is refused with 429 when one is empty, naming every empty one. CRP's documentation
 // describes the refill as tokens added every window ("perMinute", the default); "continuous" adds them smoothly.

@@ -174,7 +174,7 @@ function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
   return { ok: true, headers, refund: () => refunds.forEach((r) => r()), chargeViews };
 }
 
-/** CRP's 429 body (AZURE-FACTS.md): top-level code, one detail per empty bucket, or in ARM's error envelope when the
+/** CRP's 429 body as recorded: top-level code, one detail per empty bucket, or in ARM's error envelope when the
  *  setting says so. */
 function throttleBody(core: SimCore, refused: BucketRef[], now: number): JsonObject {
   const inner: JsonObject = {
