@@ -1,12 +1,11 @@
 import type { Config } from "../config";
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
-import { BeingDeletedError, ConflictError, describeError, NotFoundError, ThrottledError, TransientError } from "../core/errors";
-import { MissingEtagError } from "../core/etagGuard";
+import { BeingDeletedError, NotFoundError } from "../core/errors";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
-import { instanceRef, parseBackendPoolId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
-import { mapLimit, requeueBackoffMs } from "../core/retryPolicy";
+import { instanceRef, parseBackendPoolId, type ScaleSetRef } from "../core/resourceIds";
+import { mapLimit } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
 import { awaitingCrpRollout } from "./crpRollout";
@@ -17,7 +16,7 @@ import { CallStats } from "./callStats";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./reconcileFlex";
-import { Requeue } from "./requeue";
+import { settleFailure } from "./reconcileFailure";
 import type { WritePacer } from "./writePacer";
 
 /**
@@ -243,42 +242,13 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {},
     );
   } catch (err) {
-    if (err instanceof NotFoundError) {
-      await cache.evictScaleSet(ref);
-      await recordAll(active, { kind: "target-deleted", reason: err.message });
-      return report("target-deleted", declarations.length, { reason: err.message });
-    }
-    if (err instanceof BeingDeletedError) {
-      await recordAll(active, { kind: "target-deleting", reason: err.message });
-      return report("target-deleting", declarations.length, { reason: err.message });
-    }
-    const retry = retryOf(err, trigger);
-    if (retry) {
-      if (trigger.attempt + 1 > config.maxAttempts) {
-        const reason = `gave up after ${trigger.attempt} re-enqueued attempts: ${retry.why}`;
-        await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
-        return report("failed", declarations.length, { reason });
-      }
-      return report("requeued", declarations.length, { requeueAfterMs: retry.delayMs, reason: retry.why });
-    }
-    const reason = err instanceof MissingEtagError ? err.message : describeError(err);
-    log.error("reconcile.error", { scaleSetId: ref.id, error: reason });
-    await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
-    return report("failed", declarations.length, { reason });
+    return settleFailure(err, { target: ref, trigger, active, declarations: declarations.length, outcomes, report }, deps);
   }
 }
 
 function forgetModels(p: CachedPartition): CachedPartition {
   const blind = <M>(e: CachedEntry<M>): CachedEntry<M> => ({ ...e, model: undefined });
   return { scaleSet: p.scaleSet && blind(p.scaleSet), instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])) };
-}
-
-export function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
-  if (err instanceof Requeue) return err;
-  if (err instanceof ThrottledError) return new Requeue(err.retryAfterMs, `throttled: ${err.message}`);
-  if (err instanceof ConflictError) return new Requeue(err.retryAfterMs, `conflict: ${err.message}`);
-  if (err instanceof TransientError) return new Requeue(Math.max(err.retryAfterMs, requeueBackoffMs(trigger.attempt + 1)), `transient: ${err.message}`);
-  return undefined;
 }
 
 /** The scale set model from the cache when it is fresh, else from ARM (and then stored, conditionally). */

@@ -1,5 +1,5 @@
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
-import { BeingDeletedError, describeError, NotFoundError } from "../core/errors";
+import { BeingDeletedError } from "../core/errors";
 import { isDeleting } from "../core/models";
 import { parseBackendPoolId, type VmRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
@@ -7,7 +7,8 @@ import { bindingAllows, bindingRefusal } from "./bindingGate";
 import { CallStats } from "./callStats";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { rememberVm, vmOutcomes } from "./reconcileFlex";
-import { retryOf, type ReconcileDeps, type ReconcileReport, type ReconcileResult, type ReconcileTrigger } from "./reconcileScaleSet";
+import { settleFailure } from "./reconcileFailure";
+import { type ReconcileDeps, type ReconcileReport, type ReconcileResult, type ReconcileTrigger } from "./reconcileScaleSet";
 import { writeVmNics } from "./vmNics";
 
 /**
@@ -74,27 +75,6 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
     await Promise.all(active.map((d, i) => outcomes.record(d, each[i] as Omit<Outcome, "at">)));
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
   } catch (err) {
-    if (err instanceof NotFoundError) {
-      await deps.cache.evictScaleSet(ref);
-      await recordAll(active, { kind: "target-deleted", reason: err.message });
-      return report("target-deleted", declarations.length, { reason: err.message });
-    }
-    if (err instanceof BeingDeletedError) {
-      await recordAll(active, { kind: "target-deleting", reason: err.message });
-      return report("target-deleting", declarations.length, { reason: err.message });
-    }
-    const retry = retryOf(err, trigger);
-    if (retry) {
-      if (trigger.attempt + 1 > config.maxAttempts) {
-        const reason = `gave up after ${trigger.attempt} re-enqueued attempts: ${retry.why}`;
-        await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
-        return report("failed", declarations.length, { reason });
-      }
-      return report("requeued", declarations.length, { requeueAfterMs: retry.delayMs, reason: retry.why });
-    }
-    const reason = describeError(err);
-    log.error("reconcile.error", { targetId: ref.id, error: reason });
-    await recordAll(active, outcomes.failed(reason, config.failedRetryMs));
-    return report("failed", declarations.length, { reason });
+    return settleFailure(err, { target: ref, trigger, active, declarations: declarations.length, outcomes, report }, deps);
   }
 }

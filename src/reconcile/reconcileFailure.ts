@@ -1,0 +1,65 @@
+import type { Config } from "../config";
+import type { StoredDeclaration } from "../core/declarations";
+import { BeingDeletedError, ConflictError, describeError, NotFoundError, ThrottledError, TransientError } from "../core/errors";
+import { MissingEtagError } from "../core/etagGuard";
+import type { Logger, ModelCache } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
+import { requeueBackoffMs } from "../core/retryPolicy";
+import type { OutcomeRecorder } from "./recordOutcomes";
+import { Requeue } from "./requeue";
+import type { ReconcileReport, ReconcileResult, ReconcileTrigger } from "./reconcileScaleSet";
+
+/**
+ * What a reconcile that threw tells its declarations, the same for every target (scale set or VM): gone only on
+ * ARM's own 404 or Deleting; a retriable answer comes back later on the queue (never slept out in the invocation)
+ * until POOLSYNC_MAX_ATTEMPTS; anything else fails with ARM's reason, for the timer to try again after its retry time.
+ */
+
+export interface FailedReconcile {
+  target: TargetRef;
+  trigger: ReconcileTrigger;
+  /** The declarations this pass was writing. */
+  active: StoredDeclaration[];
+  declarations: number;
+  outcomes: OutcomeRecorder;
+  report(result: ReconcileResult, declarations: number, extra?: Partial<ReconcileReport>): ReconcileReport;
+}
+
+export async function settleFailure(
+  err: unknown,
+  f: FailedReconcile,
+  deps: { cache: Pick<ModelCache, "evictScaleSet">; log: Logger; config: Pick<Config, "maxAttempts" | "failedRetryMs"> },
+): Promise<ReconcileReport> {
+  const { active, declarations, outcomes, report, trigger } = f;
+  if (err instanceof NotFoundError) {
+    await deps.cache.evictScaleSet(f.target);
+    await outcomes.recordAll(active, { kind: "target-deleted", reason: err.message });
+    return report("target-deleted", declarations, { reason: err.message });
+  }
+  if (err instanceof BeingDeletedError) {
+    await outcomes.recordAll(active, { kind: "target-deleting", reason: err.message });
+    return report("target-deleting", declarations, { reason: err.message });
+  }
+  const retry = retryOf(err, trigger);
+  if (retry) {
+    if (trigger.attempt + 1 > deps.config.maxAttempts) {
+      const reason = `gave up after ${trigger.attempt} re-enqueued attempts: ${retry.why}`;
+      await outcomes.recordAll(active, outcomes.failed(reason, deps.config.failedRetryMs));
+      return report("failed", declarations, { reason });
+    }
+    return report("requeued", declarations, { requeueAfterMs: retry.delayMs, reason: retry.why });
+  }
+  const reason = err instanceof MissingEtagError ? err.message : describeError(err);
+  deps.log.error("reconcile.error", { targetId: f.target.id, error: reason });
+  await outcomes.recordAll(active, outcomes.failed(reason, deps.config.failedRetryMs));
+  return report("failed", declarations, { reason });
+}
+
+/** A retriable answer as the requeue it asks for, or undefined when retrying would only fail again. */
+export function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | undefined {
+  if (err instanceof Requeue) return err;
+  if (err instanceof ThrottledError) return new Requeue(err.retryAfterMs, `throttled: ${err.message}`);
+  if (err instanceof ConflictError) return new Requeue(err.retryAfterMs, `conflict: ${err.message}`);
+  if (err instanceof TransientError) return new Requeue(Math.max(err.retryAfterMs, requeueBackoffMs(trigger.attempt + 1)), `transient: ${err.message}`);
+  return undefined;
+}
