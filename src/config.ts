@@ -151,6 +151,11 @@ export const SETTINGS = {
     default: "30",
     doc: "Timeout of one ARM request; a write that timed out is re-checked from fresh state.",
   },
+  POOLSYNC_TABLE_TIMEOUT_SECONDS: {
+    schema: positiveInt(600),
+    default: "30",
+    doc: "Timeout of one Table Storage request: a storage account that accepts and never answers fails the call instead of holding the invocation.",
+  },
   POOLSYNC_OPERATION_MAX_WAIT_SECONDS: {
     schema: positiveInt(3_600),
     default: "300",
@@ -233,6 +238,7 @@ export interface Config {
   idleEvictMs: number;
   failedRetryMs: number;
   armTimeoutMs: number;
+  tableTimeoutMs: number;
   armCaFile: string;
   operationMaxWaitMs: number;
   operationPollMs: number;
@@ -337,6 +343,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleEvictHours: read(env, "POOLSYNC_IDLE_EVICT_HOURS", problems),
     failedRetrySeconds: read(env, "POOLSYNC_FAILED_RETRY_SECONDS", problems),
     armTimeoutSeconds: read(env, "POOLSYNC_ARM_TIMEOUT_SECONDS", problems),
+    tableTimeoutSeconds: read(env, "POOLSYNC_TABLE_TIMEOUT_SECONDS", problems),
     armCaFile: read(env, "POOLSYNC_ARM_CA_FILE", problems),
     operationMaxWaitSeconds: read(env, "POOLSYNC_OPERATION_MAX_WAIT_SECONDS", problems),
     operationPollSeconds: read(env, "POOLSYNC_OPERATION_POLL_SECONDS", problems),
@@ -381,6 +388,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleEvictMs: v.idleEvictHours * 3_600_000,
     failedRetryMs: v.failedRetrySeconds * 1000,
     armTimeoutMs: v.armTimeoutSeconds * 1000,
+    tableTimeoutMs: v.tableTimeoutSeconds * 1000,
     armCaFile: v.armCaFile,
     operationMaxWaitMs: v.operationMaxWaitSeconds * 1000,
     operationPollMs: Math.round(v.operationPollSeconds * 1000),

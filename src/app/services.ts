@@ -110,9 +110,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     });
   const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
   const policies = overrides.storagePolicies ?? [];
-  const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies), clock.now);
+  const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies, config.tableTimeoutMs), clock.now);
   // The cache table holds the model cache and, in partitions of their own, the bookkeeping beside it (a deployment has no other table).
-  const cacheTable = tableClient(config.storage, config.cacheTable, policies);
+  const cacheTable = tableClient(config.storage, config.cacheTable, policies, config.tableTimeoutMs);
   const problems = new ProblemLogTable(cacheTable);
   const timerState = new TimerStateTable(cacheTable);
   const windows = new DeclareWindowTable(cacheTable, clock.now);

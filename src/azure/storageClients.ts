@@ -16,15 +16,32 @@ export type StoragePolicies = readonly PipelinePolicy[];
 
 const additional = (policies: StoragePolicies) => policies.map((policy) => ({ policy, position: "perCall" as const }));
 
-export function tableClient(conn: StorageConnection, table: string, policies: StoragePolicies = []): TableClient {
+/**
+ * Every Table request ends within `ms`: the SDK's default is no timeout at all, so a storage front end that accepts
+ * the connection and never answers would hold the invocation until the host's functionTimeout kills it. Per retry,
+ * so the SDK's own retries still apply.
+ */
+export function tableTimeoutPolicy(ms: number): PipelinePolicy {
+  return {
+    name: "poolsyncTableTimeout",
+    sendRequest(request, next) {
+      if (!request.timeout || request.timeout > ms) request.timeout = ms;
+      return next(request);
+    },
+  };
+}
+
+export function tableClient(conn: StorageConnection, table: string, policies: StoragePolicies = [], timeoutMs?: number): TableClient {
+  const timeout = timeoutMs ? [{ policy: tableTimeoutPolicy(timeoutMs), position: "perRetry" as const }] : [];
+  const additionalPolicies = [...additional(policies), ...timeout];
   if (conn.kind === "connectionString") {
     // Azurite speaks plain http on loopback; real accounts' connection strings say https.
     return TableClient.fromConnectionString(conn.connectionString, table, {
       allowInsecureConnection: /TableEndpoint=http:/i.test(conn.connectionString),
-      additionalPolicies: additional(policies),
+      additionalPolicies,
     });
   }
-  return new TableClient(conn.tableServiceUri, table, identity(conn), { additionalPolicies: additional(policies) });
+  return new TableClient(conn.tableServiceUri, table, identity(conn), { additionalPolicies });
 }
 
 export function queueClient(conn: StorageConnection, queue: string): QueueClient {
