@@ -118,7 +118,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const windows = new DeclareWindowTable(cacheTable, clock.now);
   const debounce = new EventDebounceTable(cacheTable, clock.now);
   const attempts = new ReconcileAttemptsTable(cacheTable);
-  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows, debounce, attempts]);
+  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows, debounce, attempts], (row, reason) =>
+    log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
+  );
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
     queueClient(config.storage, config.poisonQueueName),

@@ -35,13 +35,21 @@ export interface CacheRow {
   [chunk: `model_${number}`]: Uint8Array;
 }
 
-function entryOf<M>(row: TableEntityResult<CacheRow>): CachedEntry<M> {
+/** Told of a row whose model cannot be read (it is then a miss, re-read from ARM): worth a look, never an error. */
+export type UnreadableRow = (row: { partitionKey: string; rowKey: string; resourceId: string }, reason: string) => void;
+
+function entryOf<M>(row: TableEntityResult<CacheRow>, unreadable?: UnreadableRow): CachedEntry<M> {
   let model: M | undefined;
+  let problem: string | undefined;
   try {
     model = decodeModel<M>(row as unknown as Record<string, unknown>);
-  } catch {
+    if (model === undefined && (Number(row.modelChunks ?? 0) > 0 || (typeof row.model === "string" && row.model !== "")))
+      problem = "a chunk of the model is missing";
+  } catch (err) {
     model = undefined; // unreadable → a miss, re-read from ARM
+    problem = err instanceof Error ? err.message : String(err);
   }
+  if (problem !== undefined) unreadable?.({ partitionKey: row.partitionKey, rowKey: row.rowKey, resourceId: row.resourceId ?? "" }, problem);
   return {
     model,
     readAt: Number(row.readAt ?? 0),
@@ -60,6 +68,7 @@ export class EtagCacheTable implements ModelCache {
     private readonly now: () => number = Date.now,
     /** The stores that keep rows of a scale set beside its cache rows. */
     private readonly otherRows: ScaleSetRows[] = [],
+    private readonly unreadable?: UnreadableRow,
   ) {}
 
   async readPartition(scaleSet: TargetRef): Promise<CachedPartition> {
@@ -67,8 +76,8 @@ export class EtagCacheTable implements ModelCache {
     if (!this.enabled) return out;
     const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(scaleSet)}` } });
     for await (const row of rows) {
-      if (row.rowKey === SCALE_SET_ROW) out.scaleSet = entryOf<ScaleSetModel>(row);
-      else if (row.rowKey.startsWith("vm-")) out.instances.set(row.rowKey.slice(3), entryOf<InstanceModel>(row));
+      if (row.rowKey === SCALE_SET_ROW) out.scaleSet = entryOf<ScaleSetModel>(row, this.unreadable);
+      else if (row.rowKey.startsWith("vm-")) out.instances.set(row.rowKey.slice(3), entryOf<InstanceModel>(row, this.unreadable));
     }
     return out;
   }
@@ -183,7 +192,7 @@ export class EtagCacheTable implements ModelCache {
   async readEntry(ref: ScaleSetRef | InstanceRef | CachedResourceRef): Promise<CachedEntry<unknown> | undefined> {
     if (!this.enabled) return undefined;
     const row = await this.getRow(...this.keysOf(ref));
-    return row ? entryOf<unknown>(row) : undefined;
+    return row ? entryOf<unknown>(row, this.unreadable) : undefined;
   }
 
   async listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]> {

@@ -6,6 +6,7 @@ import { ProblemLogTable } from "../../src/azure/problemLogTable";
 import { TimerStateTable } from "../../src/azure/timerStateTable";
 import type { ScaleSetModel } from "../../src/core/models";
 import { instanceRef } from "../../src/core/resourceIds";
+import { encodeKey } from "../../src/core/tableKeys";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../support/storage";
 
@@ -81,5 +82,23 @@ describe("evictScaleSet asks each owner", () => {
   it("a missing row is already evicted", async () => {
     await expect(new EtagCacheTable(table, true, now, [problems, windows]).evictScaleSet(gone)).resolves.toBeUndefined();
     expect(await timer.read()).toEqual({ notBefore: 0, cursor: "" });
+  });
+});
+
+describe("a row whose model cannot be read", () => {
+  it("is a miss (re-read from ARM), and says so once per read with the row and the reason", async () => {
+    const told: Array<{ rowKey: string; resourceId: string; reason: string }> = [];
+    const cache = new EtagCacheTable(table, true, now, [], (row, reason) => told.push({ rowKey: row.rowKey, resourceId: row.resourceId, reason }));
+    await cache.storeScaleSet(kept, model(kept.id), undefined);
+    await cache.storeScaleSet(gone, model(gone.id), undefined);
+    // Someone (an older version, a hand edit) left a model that is not JSON in one row.
+    const [pk, rk] = [encodeKey(gone.key), "vmss"];
+    await table.updateEntity({ partitionKey: pk, rowKey: rk, model: "{not json", modelChunks: 0 }, "Merge");
+
+    expect((await cache.readPartition(gone)).scaleSet?.model).toBeUndefined();
+    expect((await cache.readPartition(kept)).scaleSet?.model?.id).toBe(kept.id);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ rowKey: "vmss", resourceId: gone.id });
+    expect(told[0]?.reason).toMatch(/JSON/);
   });
 });
