@@ -14,6 +14,7 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
   ["Microsoft.Compute/virtualMachines/read", "List a resource group's VMs to find a Flexible scale set's VMs; GET a declared VM and its NIC IDs."],
   ["Microsoft.Network/networkInterfaces/read", "GET a VM's NIC with its ETag before changing its ip configuration's pools."],
   ["Microsoft.Network/networkInterfaces/write", "PUT the NIC (whole, as read) with If-Match: pool references of one ip configuration changed."],
+  ["Microsoft.Network/locations/operations/read", "Poll the Azure-AsyncOperation URL of a NIC write until it ends."],
   ["Microsoft.Network/loadBalancers/backendAddressPools/join/action", "Linked-access check: an ip config that references a backend pool joins it."],
   ["Microsoft.Network/virtualNetworks/subnets/join/action", "Linked-access check: a NIC configuration write re-submits its subnet reference."],
   // The NIC array is sent whole, so every other resource it references is re-submitted with it and checked again.

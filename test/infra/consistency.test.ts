@@ -244,6 +244,12 @@ describe("Event Grid", () => {
 });
 
 describe("roles", () => {
+  it("infra/README's role table lists exactly REQUIRED_ARM_ACTIONS", () => {
+    const readme = readFileSync(join(__dirname, "../../infra/README.md"), "utf8");
+    const listed = [...readme.matchAll(/^\|\s*`(Microsoft\.[^`]+)`\s*\|/gm)].map((m) => m[1]);
+    expect([...new Set(listed)].sort()).toEqual([...REQUIRED_ARM_ACTIONS].sort());
+  });
+
   it("REQUIRED_ARM_ACTIONS has no duplicates, no wildcards, and a reason for each", () => {
     expect(new Set(REQUIRED_ARM_ACTIONS).size).toBe(REQUIRED_ARM_ACTIONS.length);
     for (const [action, why] of REQUIRED_ARM_ACTIONS_WITH_REASONS) {
