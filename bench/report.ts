@@ -97,7 +97,8 @@ function table(head: string[], rows: string[][]): string {
 }
 
 function aggTable(a: Agg, cols: Array<[string, string, number?]>): string {
-  const strategies = Object.keys(a);
+  // A partial run's `run` entry (--only) sits beside the strategies: only entries with figures are rows.
+  const strategies = Object.keys(a).filter((s) => a[s]?.summary !== undefined);
   return table(
     ["strategy", ...cols.map((c) => c[1])],
     strategies.map((s) => [`\`${s}\``, ...cols.map(([f, , d]) => sp(a[s]?.summary[f], d ?? 1))]),
@@ -268,7 +269,8 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("");
     // Every change accounted for: each one a run did not see visible everywhere, with its declaration's outcome.
     for (const [name, agg] of Object.entries(st)) {
-      for (const [i, run] of (agg?.runs ?? []).entries()) {
+      if (agg?.summary === undefined) continue;
+      for (const [i, run] of (agg.runs ?? []).entries()) {
         const missing = (run as { unconverged?: Array<{ id: number; scaleSetId: string; poolId: string; state: string; outcome: string; reason?: string }> })
           .unconverged;
         if (missing === undefined) continue;
