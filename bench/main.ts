@@ -344,7 +344,11 @@ async function main(): Promise<void> {
     // Some workloads only: the others keep the figures of the run that made them.
     try {
       const before = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
-      results.workloads = { ...before.workloads, ...results.workloads };
+      // Per strategy too: a run with --strategies keeps the other strategies' figures of the workload.
+      const merged = { ...before.workloads };
+      for (const [w, figures] of Object.entries(results.workloads))
+        merged[w] = opts.strategies && before.workloads[w] ? { ...(before.workloads[w] as object), ...(figures as object) } : figures;
+      results.workloads = merged;
       results.plan = { ...before.plan, ...results.plan };
       // The header describes the run that made the other sections; this one says when and how it ran.
       const partial = { generatedAt: results.generatedAt, runs: results.runs, durationS: (Date.now() - started) / 1000, only: p.only };

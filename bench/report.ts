@@ -97,7 +97,8 @@ function table(head: string[], rows: string[][]): string {
 }
 
 function aggTable(a: Agg, cols: Array<[string, string, number?]>): string {
-  const strategies = Object.keys(a);
+  // A partial run's `run` entry (--only) sits beside the strategies: only entries with figures are rows.
+  const strategies = Object.keys(a).filter((s) => a[s]?.summary !== undefined);
   return table(
     ["strategy", ...cols.map((c) => c[1])],
     strategies.map((s) => [`\`${s}\``, ...cols.map(([f, , d]) => sp(a[s]?.summary[f], d ?? 1))]),
@@ -265,6 +266,25 @@ export function renderMarkdown(r: Results, svgName: string): string {
         ["p99S", "p99 s"],
       ]),
     );
+    out.push("");
+    // Every change accounted for: each one a run did not see visible everywhere, with its declaration's outcome.
+    for (const [name, agg] of Object.entries(st)) {
+      if (agg?.summary === undefined) continue;
+      for (const [i, run] of (agg.runs ?? []).entries()) {
+        const missing = (run as { unconverged?: Array<{ id: number; scaleSetId: string; poolId: string; state: string; outcome: string; reason?: string }> })
+          .unconverged;
+        if (missing === undefined) continue;
+        if (missing.length === 0) {
+          out.push(`- \`${name}\` run ${i + 1}: every declared change visible on the model and every instance.`);
+          continue;
+        }
+        out.push(`- \`${name}\` run ${i + 1}: ${missing.length} change(s) not visible everywhere at the end:`);
+        for (const m of missing)
+          out.push(
+            `  - change ${m.id}: ${m.state} \`${m.poolId.split("/").pop()}\` on \`${m.scaleSetId.split("/").pop()}\` — outcome ${m.outcome}${m.reason ? `: ${m.reason.slice(0, 200)}` : ""}`,
+          );
+      }
+    }
     out.push("");
   }
   const sc = r.workloads.scale as

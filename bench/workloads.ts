@@ -1,3 +1,4 @@
+import { accountFor } from "./accounting";
 import { QUEUE_DECLARER } from "../src/core/declarations";
 // The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
 import type { ArmSimulator } from "../sim";
@@ -469,6 +470,7 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
     await until(sim, () => monitor.outstanding === 0, 30 * 60_000, 60_000);
     env.log(`steady ${strategy}: tail ${((Date.now() - e0) / 1000).toFixed(1)} s real`);
     monitor.check();
+    const unconverged = await accountFor(monitor.unconverged(), s.poolsync?.services);
     const counts = armCounts(sim);
     const lat = monitor.latencies().map((ms) => ms / 1000);
     // A change superseded before it showed (the same pool toggled back) counts as applied when the end state holds.
@@ -477,6 +479,7 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
       ...counts,
       changes: size.changes,
       converged: size.changes - monitor.outstanding,
+      unconverged,
       readsPerChange: counts.reads / size.changes,
       readsPerChangeInclPolls: (counts.reads + counts.operationPolls) / size.changes,
       p50S: percentile(lat, 50),

@@ -169,6 +169,11 @@ export class ConvergenceMonitor {
     return this.pending.size;
   }
 
+  /** The changes not (yet) visible everywhere, for the report's accounting. */
+  unconverged(): Change[] {
+    return [...this.pending.values()];
+  }
+
   latencies(): number[] {
     return [...this.appliedAt].map(([id, at]) => at - (this.declaredAt.get(id) ?? at));
   }

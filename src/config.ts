@@ -135,7 +135,11 @@ export const SETTINGS = {
   },
   POOLSYNC_EVENT_DEBOUNCE_SECONDS: { schema: nonNegativeInt(3_600), default: "10", doc: "At most one event-triggered reconcile per scale set per window." },
   POOLSYNC_RECONCILE_SCHEDULE: { schema: z.string().trim().min(1), default: "0 */5 * * * *", doc: "NCRONTAB schedule of the reconcileStale timer." },
-  POOLSYNC_RECONCILE_MAX_READS: { schema: positiveInt(100_000), default: "200", doc: "ARM GETs/LISTs the timer may spend in one run." },
+  POOLSYNC_RECONCILE_MAX_READS: {
+    schema: positiveInt(100_000),
+    default: "200",
+    doc: "ARM requests the timer may spend in one run: each page of a resource group's scale set LIST, each GET and each VM LIST counts one.",
+  },
   POOLSYNC_IDLE_EVICT_HOURS: {
     schema: positiveInt(24 * 365),
     default: "24",

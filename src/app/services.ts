@@ -40,6 +40,8 @@ export interface Services {
   declarations: MembershipTable;
   cache: EtagCacheTable;
   problems: ProblemLogTable;
+  /** The timer's memory between runs (its LIST resume point, the last run's reads by kind for the status report). */
+  timerState: TimerStateTable;
   queue: StorageWorkQueue;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
@@ -140,6 +142,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     declarations,
     cache,
     problems,
+    timerState,
     queue,
     coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),

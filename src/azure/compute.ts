@@ -5,7 +5,7 @@ import { BeingDeletedError, TransientError } from "../core/errors";
 import { requireEtag } from "../core/etagGuard";
 import type { InstanceModel, ScaleSetModel, VmModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
-import type { Clock, ComputePort, WriteOptions } from "../core/ports";
+import type { Clock, ComputePort, ResourceGroupScope, ScaleSetPage, WriteOptions } from "../core/ports";
 import type { InstanceRef, ScaleSetRef, VmRef } from "../core/resourceIds";
 import { pinComputeApiVersion } from "./apiVersion";
 import { classifyArmError } from "./armErrors";
@@ -152,6 +152,23 @@ export class ArmCompute implements ComputePort {
       return toScaleSetModel(vmss, ref.id);
     } catch (err) {
       throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  async listScaleSetsPage(scope: ResourceGroupScope, nextLink?: string): Promise<ScaleSetPage> {
+    const where = `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets`;
+    try {
+      // byPage from a continuation token (the nextLink) fetches exactly that page: one request per call, so the caller
+      // counts its budget in pages and can stop, or resume in a later run, between any two.
+      const pages = this.client(scope.subscriptionId)
+        .virtualMachineScaleSets.list(scope.resourceGroup, { abortSignal: this.signal() })
+        .byPage(nextLink ? { continuationToken: nextLink } : {});
+      const first = await pages.next();
+      if (first.done) return { models: [], nextLink: undefined };
+      const page = first.value as VirtualMachineScaleSet[] & { continuationToken?: string };
+      return { models: page.map((vmss) => toScaleSetModel(vmss, `${where}/${vmss.name ?? ""}`)), nextLink: page.continuationToken || undefined };
+    } catch (err) {
+      throw classifyArmError(err, `LIST ${where}${nextLink ? " (next page)" : ""}`);
     }
   }
 

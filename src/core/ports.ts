@@ -13,8 +13,25 @@ export interface WriteOptions {
   clientRequestId: string;
 }
 
+/** A resource group, the scope of a LIST. */
+export interface ResourceGroupScope {
+  subscriptionId: string;
+  resourceGroup: string;
+}
+
+/** One page of a LIST: one ARM request. `nextLink` when more pages follow. */
+export interface ScaleSetPage {
+  models: ScaleSetModel[];
+  nextLink: string | undefined;
+}
+
 export interface ComputePort {
   getScaleSet(ref: ScaleSetRef): Promise<ScaleSetModel>;
+  /**
+   * One page of the scale sets of a resource group, each a whole model with its ETag, as a GET answers it: the
+   * first page without `nextLink`, the following ones with the link the previous page gave. One call, one request.
+   */
+  listScaleSetsPage(scope: ResourceGroupScope, nextLink?: string): Promise<ScaleSetPage>;
   /** Sends only location and the NIC configurations: never sku, capacity or any other field. */
   writeScaleSetNics(ref: ScaleSetRef, base: ScaleSetModel, nics: NicConfiguration[], opts: WriteOptions): Promise<ScaleSetModel>;
   listInstances(ref: ScaleSetRef): Promise<InstanceModel[]>;
@@ -78,6 +95,10 @@ export interface TimerState {
   notBefore: number;
   /** Where the round over declared scale sets without cache rows stopped (a scale set key). */
   cursor: string;
+  /** A resource group's LIST the read budget cut before its last page: the next LIST of that group starts here. */
+  resume?: { group: string; nextLink: string };
+  /** The last run's ARM requests by kind, for the status report. */
+  lastRun?: { at: number; listPages: number; scaleSetGets: number; instanceLists: number; visited: number };
 }
 
 export interface TimerStateStore {

@@ -38,7 +38,15 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
   try {
     await s.ready();
     const report = await statusReport(
-      { declarations: s.declarations, cache: s.cache, problems: s.problems, queue: s.queue, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs },
+      {
+        declarations: s.declarations,
+        cache: s.cache,
+        problems: s.problems,
+        queue: s.queue,
+        now: s.clock.now,
+        cacheTtlMs: s.config.cacheTtlMs,
+        ...(s.timerState ? { timerState: s.timerState } : {}),
+      },
       { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(request.query.get("poison")) },
     );
     if (!page) return jsonResponse(200, report);

@@ -1,7 +1,7 @@
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
-import type { CachedPartition, ProblemLog } from "../core/ports";
+import type { CachedPartition, ProblemLog, TimerState, TimerStateStore } from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
 import { cacheCensus, type CacheCensus } from "./cacheCensus";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
@@ -37,6 +37,8 @@ export interface StatusReport {
   /** More scale sets have declarations than the report shows. */
   scaleSetsTruncated: boolean;
   poison?: PoisonMessage[];
+  /** The timer's last run that read ARM: its requests by kind (LIST pages of resource groups, scale set GETs, VM LISTs). */
+  timer?: { lastRun: NonNullable<TimerState["lastRun"]> & { atIso: string } };
 }
 
 export interface StatusDeps {
@@ -50,6 +52,7 @@ export interface StatusDeps {
   queue: { readonly queue: QueueClient; readonly poison: QueueClient };
   now: () => number;
   cacheTtlMs: number;
+  timerState?: Pick<TimerStateStore, "read">;
 }
 
 export interface StatusOptions {
@@ -83,13 +86,17 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   let total = 0;
   let truncated = false;
 
-  const [census, depth, poisonDepth, poison, problems] = await Promise.all([
+  const [census, depth, poisonDepth, poison, problems, timer] = await Promise.all([
     cacheCensus(deps.cache.table, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
     depthOf(deps.queue.queue),
     depthOf(deps.queue.poison),
     opts.includePoison ? peekPoison(deps.queue.poison) : Promise.resolve(undefined),
     deps.problems.list().catch((err: { statusCode?: number }) => {
       if (err.statusCode === 404) return [];
+      throw err;
+    }),
+    deps.timerState?.read().catch((err: { statusCode?: number }) => {
+      if (err.statusCode === 404) return undefined;
       throw err;
     }),
     (async () => {
@@ -154,5 +161,6 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     scaleSets,
     scaleSetsTruncated,
     ...(poison ? { poison } : {}),
+    ...(timer?.lastRun ? { timer: { lastRun: { ...timer.lastRun, atIso: new Date(timer.lastRun.at).toISOString() } } } : {}),
   };
 }

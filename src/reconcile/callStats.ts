@@ -7,18 +7,21 @@ export class CallStats {
   writes = 0;
   preconditionFailures = 0;
   throttles = 0;
+  /** Calls by port method (one LIST page is one call): what the reads were spent on. */
+  readonly byCall: Record<string, number> = {};
 
   /** A view of the port that counts every call made through it. */
   wrap(port: ComputePort): ComputePort {
     const count = this.counter();
     return {
-      getScaleSet: (ref) => count("reads", () => port.getScaleSet(ref)),
-      listInstances: (ref) => count("reads", () => port.listInstances(ref)),
-      getInstance: (ref) => count("reads", () => port.getInstance(ref)),
-      writeScaleSetNics: (ref, base, nics, opts) => count("writes", () => port.writeScaleSetNics(ref, base, nics, opts)),
-      writeInstanceNics: (ref, base, nics, opts) => count("writes", () => port.writeInstanceNics(ref, base, nics, opts)),
-      getVm: (ref) => count("reads", () => port.getVm(ref)),
-      listVms: (scope) => count("reads", () => port.listVms(scope)),
+      getScaleSet: (ref) => count("reads", () => port.getScaleSet(ref), "getScaleSet"),
+      listScaleSetsPage: (scope, nextLink) => count("reads", () => port.listScaleSetsPage(scope, nextLink), "listScaleSetsPage"),
+      listInstances: (ref) => count("reads", () => port.listInstances(ref), "listInstances"),
+      getInstance: (ref) => count("reads", () => port.getInstance(ref), "getInstance"),
+      writeScaleSetNics: (ref, base, nics, opts) => count("writes", () => port.writeScaleSetNics(ref, base, nics, opts), "writeScaleSetNics"),
+      writeInstanceNics: (ref, base, nics, opts) => count("writes", () => port.writeInstanceNics(ref, base, nics, opts), "writeInstanceNics"),
+      getVm: (ref) => count("reads", () => port.getVm(ref), "getVm"),
+      listVms: (scope) => count("reads", () => port.listVms(scope), "listVms"),
     };
   }
 
@@ -31,8 +34,9 @@ export class CallStats {
   }
 
   private counter() {
-    return async <T>(kind: "reads" | "writes", call: () => Promise<T>): Promise<T> => {
+    return async <T>(kind: "reads" | "writes", call: () => Promise<T>, name?: string): Promise<T> => {
       this[kind]++;
+      if (name) this.byCall[name] = (this.byCall[name] ?? 0) + 1;
       try {
         return await call();
       } catch (err) {

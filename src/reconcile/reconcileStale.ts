@@ -3,17 +3,32 @@ import { toIntent, type StoredDeclaration } from "../core/declarations";
 import { NotFoundError, ThrottledError, describeError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
-import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, ReconcileAttempts, RefreshCandidate, TimerStateStore, WorkQueue } from "../core/ports";
+import type {
+  CachedPartition,
+  Clock,
+  ComputePort,
+  DeclarationStore,
+  Logger,
+  ModelCache,
+  ReconcileAttempts,
+  RefreshCandidate,
+  TimerState,
+  TimerStateStore,
+  WorkQueue,
+} from "../core/ports";
 import { instanceRef, parseScaleSetId, parseTargetId, type ScaleSetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
 import { orchestrationModeOf } from "./reconcileFlex";
+import { groupKeyOf, listPays, listResourceGroup } from "./listResourceGroup";
 
 /**
- * The timer's safety net for lost, late or filtered events and ageing entries, on a strict ARM read budget:
- * refresh what is stale or past the TTL (oldest first; one LIST for a scale set's instances, never one GET each),
- * evict what is gone, and enqueue a reconcile wherever what ARM holds differs from what is declared.
+ * The timer's safety net for lost, late or filtered events and ageing entries, on a strict ARM read budget counted
+ * in requests (a LIST page is one): refresh what is stale or past the TTL (oldest first; the models of several
+ * scale sets of one resource group by one LIST of the group, a lone one by GET; one LIST for a scale set's
+ * instances, never one GET each), evict what is gone, and enqueue a reconcile wherever what ARM holds differs from
+ * what is declared.
  */
 
 export interface StaleDeps {
@@ -39,6 +54,12 @@ export interface StaleRunSummary {
   /** Scale sets not asked again because their re-enqueued reconcile is still due to come. */
   waitingForRetry: number;
   readsUsed: number;
+  /** readsUsed by kind: resource group LIST pages, scale set GETs, VM LISTs. */
+  listPages: number;
+  scaleSetGets: number;
+  instanceLists: number;
+  /** Scale sets a complete LIST of their group did not show (each then read by GET). */
+  notListed: number;
   throttledUntil?: number;
   skippedUntil?: number;
   durationMs: number;
@@ -53,6 +74,11 @@ interface Visit {
 }
 
 class BudgetSpent extends Error {}
+
+/** The scale set's own row is due, or it has no instance rows due (a scale set new to the cache needs both). */
+function needsModelOf(v: Visit): boolean {
+  return v.scaleSetRow !== undefined || v.instanceRows.length === 0;
+}
 
 /**
  * A declaration still pending this long after it was stored has probably lost the reconcile meant for it (the
@@ -75,10 +101,17 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     removedDeclarations: 0,
     waitingForRetry: 0,
     readsUsed: 0,
+    listPages: 0,
+    scaleSetGets: 0,
+    instanceLists: 0,
+    notListed: 0,
     durationMs: 0,
   };
   const finish = () => {
     s.readsUsed = stats.reads;
+    s.listPages = stats.byCall["listScaleSetsPage"] ?? 0;
+    s.scaleSetGets = stats.byCall["getScaleSet"] ?? 0;
+    s.instanceLists = stats.byCall["listInstances"] ?? 0;
     s.durationMs = deps.clock.now() - started;
     deps.log.info("reconcileStale", { ...s });
     return s;
@@ -183,24 +216,78 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     ordered.push({ key, ref: group.ref, scaleSetRow: undefined, instanceRows: [], since: Number.POSITIVE_INFINITY });
   }
 
+  // Resource groups where one LIST reads the models of several scale sets due for a read, in fewer requests than a GET each.
+  const inScope = ordered.filter((v) => inScopes(deps.config.scopes, v.ref.subscriptionId, v.ref.resourceGroup));
+  const known = new Map<string, number>();
+  for (const key of new Set([...declared.keys(), ...cachedKeys])) {
+    const ref = parseScaleSetId(key);
+    if (ref.ok) known.set(groupKeyOf(ref.value), (known.get(groupKeyOf(ref.value)) ?? 0) + 1);
+  }
+  const dueByGroup = new Map<string, Visit[]>();
+  for (const v of inScope) {
+    if (!needsModelOf(v)) continue;
+    const g = groupKeyOf(v.ref);
+    dueByGroup.set(g, [...(dueByGroup.get(g) ?? []), v]);
+  }
+  const listGroups = new Map([...dueByGroup].filter(([g, vs]) => deps.cache.enabled && listPays(vs.length, known.get(g) ?? 0)));
+  /** What a group's LIST gave each of its visits: the partition read before the LIST, and the model, if listed. */
+  const prefetched = new Map<string, { partition: CachedPartition; model: ScaleSetModel | undefined; stored: boolean }>();
+  let resume = state.resume;
+
   let cursor = state.cursor;
   try {
-    for (const v of ordered) {
-      if (!inScopes(deps.config.scopes, v.ref.subscriptionId, v.ref.resourceGroup)) continue;
-      const needsModel = v.scaleSetRow !== undefined || v.instanceRows.length === 0;
+    for (const v of inScope) {
+      const g = groupKeyOf(v.ref);
+      const listGroup = listGroups.get(g);
+      if (listGroup && needsModelOf(v) && !prefetched.has(v.key)) {
+        if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
+        // Every row's Table ETag is read BEFORE the LIST: a store conditional on it loses to an event's
+        // invalidation that came while the LIST was in flight, as after a GET.
+        const partitions = new Map<string, CachedPartition>();
+        await mapLimit(listGroup, 8, async (member) => void partitions.set(member.key, await deps.cache.readPartition(member.ref)));
+        const from = resume?.group === g ? resume.nextLink : undefined;
+        const listed = await listResourceGroup(
+          compute,
+          { subscriptionId: v.ref.subscriptionId, resourceGroup: v.ref.resourceGroup },
+          { maxPages: deps.config.reconcileMaxReads - stats.reads, ...(from ? { resumeFrom: from } : {}) },
+        );
+        resume = listed.resumeAt ? { group: g, nextLink: listed.resumeAt } : resume?.group === g ? undefined : resume;
+        for (const member of listGroup) {
+          const partition = partitions.get(member.key)!;
+          const model = listed.models.get(member.key);
+          // A cached row is refreshed at once, so the reads are not lost if the budget ends the run before its visit;
+          // a scale set new to the cache is stored with its instances, at its visit, or not at all.
+          let stored = false;
+          if (model && member.scaleSetRow !== undefined) {
+            await deps.cache.storeScaleSet(member.ref, model, member.scaleSetRow.rowEtag);
+            s.refreshed++;
+            stored = true;
+          }
+          if (!model && listed.complete) s.notListed++;
+          prefetched.set(member.key, { partition, model, stored });
+        }
+      }
+      const pre = prefetched.get(v.key);
+      const needsModel = needsModelOf(v);
       const needsInstances = v.instanceRows.length > 0 || v.scaleSetRow === undefined;
-      const cost = (needsModel ? 1 : 0) + (needsInstances ? 1 : 0);
-      if (stats.reads + cost > deps.config.reconcileMaxReads) throw new BudgetSpent();
+      // A scale set the LIST did not show falls back to a GET: only a GET's 404 says it is gone (a LIST may lag).
+      const modelCost = needsModel && !pre?.model ? 1 : 0;
+      // A scale set new to the cache needs its VM LIST too; other instance reads may be vouched for by the model's
+      // ETag (no read), so their budget is checked just before the VM LIST.
+      const newCost = v.scaleSetRow === undefined && needsInstances ? 1 : 0;
+      if (stats.reads + modelCost + newCost > deps.config.reconcileMaxReads) throw new BudgetSpent();
       s.visited++;
       const decls = declared.get(v.key)!.decls;
       let drift = false;
       try {
-        const partition = await deps.cache.readPartition(v.ref);
+        const partition = pre?.partition ?? (await deps.cache.readPartition(v.ref));
         let model: ScaleSetModel | undefined = partition.scaleSet?.model;
         if (needsModel) {
-          model = await compute.getScaleSet(v.ref);
-          await deps.cache.storeScaleSet(v.ref, model, v.scaleSetRow?.rowEtag ?? partition.scaleSet?.rowEtag);
-          s.refreshed++;
+          model = pre?.model ?? (await compute.getScaleSet(v.ref));
+          if (!pre?.stored) {
+            await deps.cache.storeScaleSet(v.ref, model, v.scaleSetRow?.rowEtag ?? partition.scaleSet?.rowEtag);
+            s.refreshed++;
+          }
         }
         // A Flexible scale set has no VMSS VMs to list (Azure refuses the API): its VMs' NICs are read by its reconcile.
         const flexible = model !== undefined && orchestrationModeOf(model) !== "Uniform";
@@ -222,6 +309,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
             await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
           s.refreshed += instances.length;
         } else if (needsInstances && !flexible) {
+          if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
           instances = await compute.listInstances(v.ref);
           const seen = new Set(instances.map((i) => i.instanceId));
           for (const inst of instances)
@@ -262,12 +350,20 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   } catch (err) {
     if (err instanceof ThrottledError) {
       s.throttledUntil = deps.clock.now() + err.retryAfterMs;
-      await deps.timerState.write({ notBefore: s.throttledUntil, cursor });
       deps.log.warn("reconcileStale.throttled", { retryAfterMs: err.retryAfterMs, error: describeError(err) });
-      return finish();
+      const summary = finish();
+      await deps.timerState.write({ notBefore: s.throttledUntil, cursor, ...(resume ? { resume } : {}), lastRun: lastRunOf(summary, deps.clock.now()) });
+      return summary;
     }
     if (!(err instanceof BudgetSpent)) throw err;
   }
-  if (cursor !== state.cursor) await deps.timerState.write({ notBefore: 0, cursor });
-  return finish();
+  const summary = finish();
+  // Written every run that read ARM: the status report shows what the last run spent its reads on.
+  if (cursor !== state.cursor || resume !== state.resume || summary.readsUsed > 0)
+    await deps.timerState.write({ notBefore: 0, cursor, ...(resume ? { resume } : {}), lastRun: lastRunOf(summary, deps.clock.now()) });
+  return summary;
+}
+
+function lastRunOf(s: StaleRunSummary, at: number): NonNullable<TimerState["lastRun"]> {
+  return { at, listPages: s.listPages, scaleSetGets: s.scaleSetGets, instanceLists: s.instanceLists, visited: s.visited };
 }

@@ -37,8 +37,20 @@ describe("npm run bench's flags", () => {
 
 describe("npm run bench:timer's flags", () => {
   it("reads them, defaults otherwise", () => {
-    expect(timerBenchOptions([])).toEqual({ entries: 10_000, stalePercent: 1, runs: 5, help: false });
-    expect(timerBenchOptions(["--entries", "200", "--stale-percent=0", "--runs", "1"])).toEqual({ entries: 200, stalePercent: 0, runs: 1, help: false });
+    const sweep = { sweepSubscriptions: 20, sweepGroups: 5, sweepPerGroup: 50 };
+    expect(timerBenchOptions([])).toEqual({ entries: 10_000, stalePercent: 1, runs: 5, help: false, ...sweep });
+    expect(timerBenchOptions(["--entries", "200", "--stale-percent=0", "--runs", "1"])).toEqual({
+      entries: 200,
+      stalePercent: 0,
+      runs: 1,
+      help: false,
+      ...sweep,
+    });
+    expect(timerBenchOptions(["--sweep-subscriptions", "2", "--sweep-groups=3", "--sweep-per-group", "4"])).toMatchObject({
+      sweepSubscriptions: 2,
+      sweepGroups: 3,
+      sweepPerGroup: 4,
+    });
   });
 
   it("refuses unknown and malformed flags with the usage", () => {

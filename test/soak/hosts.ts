@@ -134,6 +134,7 @@ export class Hosts {
       };
     const compute: ComputePort = {
       getScaleSet: guard((r) => arm.getScaleSet(r)),
+      listScaleSetsPage: guard((s, n) => arm.listScaleSetsPage(s, n)),
       writeScaleSetNics: guard((r, b, n, o) => arm.writeScaleSetNics(r, b, n, o)),
       listInstances: guard((r) => arm.listInstances(r)),
       getInstance: guard((r) => arm.getInstance(r)),
