@@ -469,6 +469,9 @@ export class Engine implements SeedTarget {
         } else {
           ss.deleting = false;
           ss.provisioningState = "Failed";
+          // The instances stay too, and are no longer on their way out: left "Deleting", every client (poolsync, a
+          // test's check) would skip them for good while they serve traffic.
+          for (const i of ss.instances.values()) if (!i.deleting && i.provisioningState === "Deleting") i.provisioningState = "Failed";
           this.emit("Delete", outcomeOf(done), resourceUri, OP_VMSS_DELETE, writer);
         }
       },
@@ -591,6 +594,13 @@ export class Engine implements SeedTarget {
       (done) => {
         ss.activeOperations.delete(done.id);
         if (done.status === "Succeeded") ss.instances.delete(inst.instanceId);
+        else {
+          // A delete that failed leaves the VM in place, Failed, and no longer marked for deletion (as the scale set's
+          // own failed delete does): kept marked, every later PUT on it would be refused as "marked for deletion"
+          // for good, while its state said otherwise after any write.
+          inst.deleting = false;
+          inst.provisioningState = "Failed";
+        }
         this.emit("Delete", outcomeOf(done), ctx.resourceUri, OP_VM_DELETE, ctx.writer);
       },
     );

@@ -125,7 +125,7 @@ export const SETTINGS = {
   POOLSYNC_CACHE_TTL_SECONDS: {
     schema: positiveInt(86_400),
     default: "600",
-    doc: "Age after which a cached model is re-read before use and revisited by the timer.",
+    doc: "Age after which a cached model is re-read before use and revisited by the timer: with an event lost, a deleted scale set or another writer's change shows within one TTL plus one timer period.",
   },
   POOLSYNC_MAX_PRECONDITION_RETRIES: { schema: nonNegativeInt(20), default: "5", doc: "Re-reads after a 412 within one reconcile before it is re-enqueued." },
   POOLSYNC_INSTANCE_CONCURRENCY: {

@@ -32,6 +32,8 @@ export interface CacheRow {
   pendingClientRequestId: string;
   /** Last time poolsync itself wrote or was asked about this scale set: the idle-eviction clock. */
   touchedAt: number;
+  /** Instance rows: the scale set ETag read before this instance was ("" when none vouches for it). */
+  listedUnder: string;
   [chunk: `model_${number}`]: Uint8Array;
 }
 
@@ -58,6 +60,7 @@ function entryOf<M>(row: TableEntityResult<CacheRow>, unreadable?: UnreadableRow
     ourClientRequestId: row.ourClientRequestId || undefined,
     pendingClientRequestId: row.pendingClientRequestId || undefined,
     rowEtag: row.etag,
+    ...(row.listedUnder ? { listedUnder: row.listedUnder } : {}),
   };
 }
 
@@ -86,8 +89,11 @@ export class EtagCacheTable implements ModelCache {
     return this.store(cachePartition(ref), SCALE_SET_ROW, "scaleSet", model.id, model.etag, model, base, ourClientRequestId);
   }
 
-  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
-    return this.store(cachePartition(ref.scaleSet), instanceRow(ref.instanceId), "instance", model.id, model.etag, model, base, ourClientRequestId);
+  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string, listedUnder?: string): Promise<boolean> {
+    // Always written (a Merge keeps what it does not name): a store without it must not inherit an older vouch.
+    return this.store(cachePartition(ref.scaleSet), instanceRow(ref.instanceId), "instance", model.id, model.etag, model, base, ourClientRequestId, {
+      listedUnder: listedUnder ?? "",
+    });
   }
 
   storeResource(ref: CachedResourceRef, model: NicModel | VmModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
@@ -108,6 +114,7 @@ export class EtagCacheTable implements ModelCache {
     model: unknown,
     base: string | undefined,
     ourClientRequestId: string | undefined,
+    extra: Partial<CacheRow> = {},
   ): Promise<boolean> {
     if (!this.enabled) return false;
     let encoded;
@@ -135,6 +142,7 @@ export class EtagCacheTable implements ModelCache {
       // Kept across stores of other writers' state, so an event of our own last write is still recognised.
       ...(ourClientRequestId !== undefined ? { ourClientRequestId, pendingClientRequestId: "" } : {}),
       touchedAt: now,
+      ...extra,
     };
     try {
       if (base === undefined) await this.table.createEntity(entity);

@@ -69,6 +69,12 @@ export interface CachedEntry<M> {
   pendingClientRequestId: string | undefined;
   /** Table Storage ETag: a store conditional on it loses to any invalidation written after this read. */
   rowEtag: string;
+  /**
+   * An instance row: the scale set ETag that was read before this instance's state was (a LIST after the model
+   * was known). While ARM still answers that ETag, no instance has changed since (every instance change moves it),
+   * so the row may be refreshed without reading it. Undefined for any other store (our write's answer, a re-read).
+   */
+  listedUnder?: string;
 }
 
 export interface CachedPartition {
@@ -132,7 +138,8 @@ export interface ModelCache {
   readPartition(scaleSet: TargetRef): Promise<CachedPartition>;
   /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
   storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
-  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  /** `listedUnder`: see CachedEntry; every store without it clears it. */
+  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string, listedUnder?: string): Promise<boolean>;
   /**
    * Unconditional: an invalidation always wins over a refresh that read ARM before it. Returns the row's new
    * Table ETag, the base for storing what a re-read after this invalidation finds (undefined when disabled).

@@ -317,8 +317,9 @@ async function instancesOf(
   }
   const listed = await compute.listInstances(ref);
   const seen = new Set(listed.map((i) => i.instanceId));
+  // Listed after `model` was read: its ETag vouches for these rows as long as ARM still answers it.
   await mapLimit(listed, 8, (inst) =>
-    deps.cache.storeInstance(instanceRef(ref, inst.instanceId), inst, cached.instances.get(inst.instanceId)?.rowEtag).then(() => {}),
+    deps.cache.storeInstance(instanceRef(ref, inst.instanceId), inst, cached.instances.get(inst.instanceId)?.rowEtag, undefined, model.etag).then(() => {}),
   );
   await mapLimit(
     [...cached.instances.keys()].filter((id) => !seen.has(id)),

@@ -292,8 +292,10 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
         // A Flexible scale set has no VMSS VMs to list (Azure refuses the API): its VMs' NICs are read by its reconcile.
         const flexible = model !== undefined && orchestrationModeOf(model) !== "Uniform";
         let instances: InstanceModel[] = flexible ? [] : [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
-        // Every instance write changes the scale set's ETag (CRP's own internal operation after each instance write): a model whose ETag is still the one
-        // cached with the instances, which are only old (no event said any was written), vouches for them.
+        // Every instance write changes the scale set's ETag (CRP's own internal operation after each instance write): a
+        // model whose ETag is still the one read *before* the cached instances were listed vouches for them, which are
+        // only old (no event said any was written). Not one read after them: it may already hold a change the rows
+        // miss (an event lost, the scale set row re-read alone), and vouching would keep such a row fresh for good.
         const cachedEtag = partition.scaleSet?.model?.etag;
         const vouched =
           needsModel &&
@@ -303,17 +305,31 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
           partition.scaleSet?.stale === false &&
           v.instanceRows.length === partition.instances.size &&
           v.instanceRows.every((r) => !r.stale) &&
-          instances.length === partition.instances.size;
+          instances.length === partition.instances.size &&
+          [...partition.instances.values()].every((e) => e.listedUnder === model?.etag);
         if (vouched) {
           for (const inst of instances)
-            await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
+            await deps.cache.storeInstance(
+              instanceRef(v.ref, inst.instanceId),
+              inst,
+              partition.instances.get(inst.instanceId)?.rowEtag,
+              undefined,
+              model?.etag,
+            );
           s.refreshed += instances.length;
         } else if (needsInstances && !flexible) {
           if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
           instances = await compute.listInstances(v.ref);
           const seen = new Set(instances.map((i) => i.instanceId));
+          // Listed after the model was read (this GET, or the cached row when only instance rows were due).
           for (const inst of instances)
-            await deps.cache.storeInstance(instanceRef(v.ref, inst.instanceId), inst, partition.instances.get(inst.instanceId)?.rowEtag);
+            await deps.cache.storeInstance(
+              instanceRef(v.ref, inst.instanceId),
+              inst,
+              partition.instances.get(inst.instanceId)?.rowEtag,
+              undefined,
+              model?.etag,
+            );
           for (const id of partition.instances.keys()) if (!seen.has(id)) await deps.cache.evictInstance(instanceRef(v.ref, id));
           s.refreshed += instances.length;
         }

@@ -1,4 +1,5 @@
 import type { EventGridEvent } from "../../sim";
+import type { StaleRunSummary } from "../../src/reconcile/reconcileStale";
 import { QueueDrain } from "../support/queueDrain";
 import type { Hosts, Proc } from "./hosts";
 import type { SoakRun } from "./run";
@@ -24,7 +25,7 @@ export class Delivery {
   #loops: Promise<unknown> | undefined;
   readonly deliverEvents: (all: boolean) => Promise<void>;
   readonly pumpQueue: (host: Proc) => Promise<number>;
-  readonly runTimer: () => Promise<{ enqueued: number } | undefined>;
+  readonly runTimer: () => Promise<StaleRunSummary | undefined>;
 
   constructor(world: SoakWorld, run: SoakRun, hosts: Hosts) {
     const { c, queue, poisonQueue } = world;
@@ -120,8 +121,16 @@ export class Delivery {
         bump("queue:receive-failed");
         return -1;
       }
-      const settled = await Promise.race([p0.died.then(() => []), Promise.all(items)]);
-      for (const d of settled) bump(`queue:settled:${d.settled}`); // released: visible again after the visibility timeout
+      // Settling (delete, release) fails while Azurite is down, as the host's would: the message comes back after its
+      // visibility timeout. Caught per message, so neither this loop nor a dead host's abandoned batch rejects unheard.
+      const each = items.map((d) =>
+        d.catch(() => {
+          bump("queue:settle-failed");
+          return undefined;
+        }),
+      );
+      const settled = await Promise.race([p0.died.then(() => []), Promise.all(each)]);
+      for (const d of settled) if (d) bump(`queue:settled:${d.settled}`); // released: visible again after the visibility timeout
       bump("queue:handled", items.length);
       return items.length;
     };
@@ -129,7 +138,9 @@ export class Delivery {
     this.runTimer = async () => {
       const p0 = hosts.current;
       try {
-        const s = await Promise.race([p0.died.then(() => undefined), p0.services.reconcileStale()]);
+        const run = p0.services.reconcileStale();
+        run.catch(() => undefined); // a dead host's timer may still fail: nobody is left to hear it
+        const s = await Promise.race([p0.died.then(() => undefined), run]);
         bump("timer:runs");
         if (s) bump("timer:enqueued", s.enqueued);
         return s;

@@ -19,10 +19,19 @@ export interface Proc {
 
 const never = <T>() => new Promise<T>(() => undefined);
 
-function countingLogger(counters: Record<string, number>, errors: string[]): Logger {
+function countingLogger(counters: Record<string, number>, errors: string[], writes: SoakRun["writes"], now: () => number, proc: () => number): Logger {
   const bump = (k: string) => (counters[k] = (counters[k] ?? 0) + 1);
   return {
     info(event, fields) {
+      // Every write attempt, by what it wrote: a violation names the writes that reached its instance.
+      if (event === "arm.write") {
+        const key = `${String(fields.scaleSetId)}|${String(fields.target)}`.toLowerCase();
+        const list = writes.get(key) ?? [];
+        list.push(
+          `${new Date(now()).toISOString()} host ${proc()} If-Match ${String(fields.ifMatch)} ${String(fields.outcome)} → ${String(fields.etag ?? "-")}`,
+        );
+        writes.set(key, list.slice(-12));
+      }
       if (event === "reconcile") {
         bump(`reconcile:${String(fields.result)}`);
         if (fields.result === "requeued" || fields.result === "failed")
@@ -142,7 +151,13 @@ export class Hosts {
       getVm: guard((r) => arm.getVm(r)),
       listVms: guard((s) => arm.listVms(s)),
     };
-    p.services = createServices(config, { clock, compute, log: countingLogger(counters, appErrors), random: prng(opts.seed * 31 + p.id), queueTimeScale: T });
+    p.services = createServices(config, {
+      clock,
+      compute,
+      log: countingLogger(counters, appErrors, this.run.writes, simClock.now, () => p.id),
+      random: prng(opts.seed * 31 + p.id),
+      queueTimeScale: T,
+    });
     return p;
   }
 }

@@ -88,6 +88,8 @@ export class SoakRun {
   readonly expectedCapacity = new Map<string, number | undefined>();
   readonly deleted = new Set<string>();
   readonly badSent: Array<{ requestId: string; reason: RegExp }> = [];
+  /** `${scale set}|${target}` lowercased → the app's last write attempts on it (`arm.write`), to explain a violation. */
+  readonly writes = new Map<string, string[]>();
 
   constructor(readonly opts: SoakOptions) {
     this.rand = prng(opts.seed);

@@ -9,6 +9,7 @@ import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/wor
 
 const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
 const TTL_MS = 600_000;
+const ref = scaleSetRef(DEMO.scaleSetId);
 
 describe("reconcileStale: the timer's safety net", () => {
   let h: Harness;
@@ -45,6 +46,10 @@ describe("reconcileStale: the timer's safety net", () => {
     await h.drain();
     h.sim.control.settle();
     await h.services.reconcileStale(); // re-reads the model our instance writes made stale
+    // The instance rows hold our writes' answers, read before CRP's bump of the scale set's ETag: nothing vouches
+    // for them yet, so they are listed once, under the ETag just read; from then on that ETag vouches for them.
+    clock.advance(TTL_MS + 1);
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 0, readsUsed: 2 });
     clock.advance(TTL_MS + 1);
     h.sim.control.resetStats();
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 0, readsUsed: 1 });
@@ -59,6 +64,28 @@ describe("reconcileStale: the timer's safety net", () => {
     h.sim.control.resetStats();
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 1, readsUsed: 2 });
     expect(h.sim.control.stats()).toMatchObject({ gets: 1, instanceLists: 1 });
+  });
+
+  it("never vouches for instance rows older than the ETag that would vouch: drift behind a lost event is found one TTL later", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    await h.send(declarePresent);
+    await h.drain();
+    h.sim.control.settle();
+    await h.services.reconcileStale(); // re-reads the model our instance writes made stale
+    // Another writer drops our pool from an instance; its event is lost. CRP moves the scale set's ETag seconds later.
+    h.sim.control.write(`${DEMO.scaleSetId}/virtualMachines/1`, dropPool(DEMO.poolId));
+    h.sim.control.settle();
+    // Then the scale set row (only it) is re-read, as after another writer's event about the scale set: its new
+    // ETag already holds the instance's change, while the instance rows, still within the TTL, do not.
+    await h.services.cache.markStale(ref, "event: another writer's change to the scale set");
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 0, readsUsed: 1 });
+
+    // Past the TTL the ETag is unchanged, but it was read after those rows: it cannot vouch for them.
+    clock.advance(TTL_MS + 1);
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 1, enqueued: 1, readsUsed: 2 });
+    await h.drain();
+    for (const vm of h.sim.control.instances(DEMO.scaleSetId)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
   });
 
   it("evicts a deleted scale set and shows its declarations as target deleted", async () => {
