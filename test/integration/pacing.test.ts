@@ -33,9 +33,11 @@ describe("write pacing inside CRP's budget", () => {
     h = await startHarness({ sim: { throttling: true }, env: { POOLSYNC_GATHER_MILLISECONDS: "0" } });
     const reports = await toggle13(h);
     expect(h.sim.control.stats()).toMatchObject({ status429: 0 });
-    expect(h.sim.control.stats(DEMO.scaleSetId).puts).toBe(12);
-    expect(reports.at(-1)).toMatchObject({ result: "requeued", reason: expect.stringContaining("pacing: write budget") });
-    expect(reports.at(-1)?.requeueAfterMs).toBeGreaterThan(10_000);
+    // A 412 (CRP's ETag bump seconds after our instance writes) spends a token too, so which toggle waits depends on
+    // timing; that one waits, and no more than the bucket's 12 PUTs went out, always.
+    expect(h.sim.control.stats(DEMO.scaleSetId).puts).toBeLessThanOrEqual(12);
+    const deferred = reports.find((r) => r.result === "requeued" && r.reason?.includes("pacing: write budget"));
+    expect(deferred?.requeueAfterMs).toBeGreaterThan(10_000);
   });
 
   it("(control) without pacing the same sequence runs into CRP's 429", async () => {
