@@ -66,9 +66,9 @@ export interface ServiceOverrides {
   queueTimeScale?: number;
 }
 
-/** The Network edge (NICs), on the same endpoint and settings as the Compute edge, sharing its read pacing. */
-export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmNetwork {
-  return new ArmNetwork({
+/** What both ARM edges take from the settings: endpoint, credential, extra CA, timeouts, operation polling. */
+function armEdgeOptions(config: Config, clock: Clock) {
+  return {
     endpoint: config.armEndpoint,
     ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
     credential: armCredential(config),
@@ -77,22 +77,19 @@ export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: R
     requestTimeoutMs: config.armTimeoutMs,
     operationMaxWaitMs: config.operationMaxWaitMs,
     operationPollIntervalMs: config.operationPollMs,
-    ...(readPacer ? { readPacer } : {}),
-  });
+  };
 }
 
-/** The Compute edge as the settings describe it (endpoint, credential, extra CA, timeouts). */
+/** The Network edge (NICs), on the same endpoint and settings as the Compute edge, sharing its read pacing. */
+export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmNetwork {
+  return new ArmNetwork({ ...armEdgeOptions(config, clock), ...(readPacer ? { readPacer } : {}) });
+}
+
+/** The Compute edge as the settings describe it. */
 export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer, onRateLimit?: (o: RateLimitObservation) => void): ArmCompute {
   return new ArmCompute({
+    ...armEdgeOptions(config, clock),
     ...(readPacer ? { readPacer } : {}),
-    endpoint: config.armEndpoint,
-    ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
-    credential: armCredential(config),
-    scope: armScope(config.armEndpoint),
-    clock,
-    requestTimeoutMs: config.armTimeoutMs,
-    operationMaxWaitMs: config.operationMaxWaitMs,
-    operationPollIntervalMs: config.operationPollMs,
     pacing: config.pacingEnabled,
     pacingMaxWaitMs: config.pacingMaxWaitMs,
     ...(onRateLimit ? { onRateLimit } : {}),
