@@ -4,7 +4,7 @@ import { BeingDeletedError, NotFoundError } from "../core/errors";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
-import { instanceRef, parseBackendPoolId, type ScaleSetRef } from "../core/resourceIds";
+import { instanceRef, parseBackendPoolId, type ScaleSetRef, type TargetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
@@ -87,16 +87,18 @@ function usable<M>(entry: CachedEntry<M> | undefined, now: number, ttlMs: number
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
 }
 
-export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
+/** The report of one pass over a target, logged as `reconcile` with its ARM calls and how long it took. */
+export function reporter(
+  target: TargetRef,
+  trigger: ReconcileTrigger,
+  stats: CallStats,
+  deps: Pick<ReconcileDeps, "clock" | "log">,
+  written: () => number,
+): (result: ReconcileResult, declarations: number, extra?: Partial<ReconcileReport>) => ReconcileReport {
   const started = deps.clock.now();
-  const stats = new CallStats();
-  const compute = stats.wrap(deps.compute);
-  const { cache, config, log } = deps;
-  let instancesWritten = 0;
-
-  const report = (result: ReconcileResult, declarations: number, extra: Partial<ReconcileReport> = {}): ReconcileReport => {
+  return (result, declarations, extra = {}) => {
     const r: ReconcileReport = {
-      scaleSetId: ref.id,
+      scaleSetId: target.id,
       trigger: trigger.reason,
       result,
       declarations,
@@ -104,13 +106,21 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       armWrites: stats.writes,
       preconditionFailures: stats.preconditionFailures,
       throttles: stats.throttles,
-      instancesWritten,
+      instancesWritten: written(),
       durationMs: deps.clock.now() - started,
       ...extra,
     };
-    log.info("reconcile", { ...r });
+    deps.log.info("reconcile", target.kind === "vm" ? { ...r, targetId: target.id } : { ...r });
     return r;
   };
+}
+
+export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
+  const stats = new CallStats();
+  const compute = stats.wrap(deps.compute);
+  const { cache, config } = deps;
+  let instancesWritten = 0;
+  const report = reporter(ref, trigger, stats, deps, () => instancesWritten);
 
   const declarations = await deps.declarations.listForScaleSet(ref);
   if (declarations.length === 0) return report("no-declarations", 0);

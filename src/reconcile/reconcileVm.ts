@@ -8,7 +8,7 @@ import { CallStats } from "./callStats";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { rememberVm, vmOutcomes } from "./reconcileFlex";
 import { settleFailure } from "./reconcileFailure";
-import { type ReconcileDeps, type ReconcileReport, type ReconcileResult, type ReconcileTrigger } from "./reconcileScaleSet";
+import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
 import { writeVmNics } from "./vmNics";
 
 /**
@@ -17,29 +17,12 @@ import { writeVmNics } from "./vmNics";
  * come back.
  */
 export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
-  const started = deps.clock.now();
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);
   const network = stats.wrapNetwork(deps.network);
-  const { config, log } = deps;
+  const { config } = deps;
   let written = 0;
-  const report = (result: ReconcileResult, declarations: number, extra: Partial<ReconcileReport> = {}): ReconcileReport => {
-    const r: ReconcileReport = {
-      scaleSetId: ref.id,
-      trigger: trigger.reason,
-      result,
-      declarations,
-      armReads: stats.reads,
-      armWrites: stats.writes,
-      preconditionFailures: stats.preconditionFailures,
-      throttles: stats.throttles,
-      instancesWritten: written,
-      durationMs: deps.clock.now() - started,
-      ...extra,
-    };
-    log.info("reconcile", { ...r, targetId: ref.id });
-    return r;
-  };
+  const report = reporter(ref, trigger, stats, deps, () => written);
 
   const declarations = await deps.declarations.listForScaleSet(ref);
   if (declarations.length === 0) return report("no-declarations", 0);
