@@ -104,7 +104,18 @@ export class Delivery {
           poisonQueue,
           async (body, meta) => {
             this.maxAttemptSeen = Math.max(this.maxAttemptSeen, (body as { attempt?: number } | undefined)?.attempt ?? 0);
-            const outcome = await p.services.handleQueueMessage(body, meta);
+            const rid = (body as { requestId?: unknown } | undefined)?.requestId;
+            const requestId = typeof rid === "string" ? rid : undefined;
+            if (requestId) run.requestOfMessage.set(meta.id, requestId);
+            const who = `host ${p.id} message ${meta.id} dequeue ${meta.dequeueCount}`;
+            let outcome;
+            try {
+              outcome = await p.services.handleQueueMessage(body, meta);
+            } catch (err) {
+              if (requestId) run.note(requestId, `${who}: threw ${(err as Error)?.message?.slice(0, 80) ?? String(err)}`);
+              throw err;
+            }
+            if (requestId) run.note(requestId, `${who}: queue:${outcome.result}${p.dead ? " (host died meanwhile)" : ""}`);
             bump(`queue:${outcome.result}`);
           },
           { options: { visibilityTimeoutMs: VISIBILITY_S * 1000, maxDequeueCount: MAX_DEQUEUE }, leaseSeconds: VISIBILITY_S, died: p.died },

@@ -19,7 +19,15 @@ export interface Proc {
 
 const never = <T>() => new Promise<T>(() => undefined);
 
-function countingLogger(counters: Record<string, number>, errors: string[], writes: SoakRun["writes"], now: () => number, proc: () => number): Logger {
+function countingLogger(
+  counters: Record<string, number>,
+  errors: string[],
+  writes: SoakRun["writes"],
+  now: () => number,
+  proc: () => number,
+  requestOfMessage: ReadonlyMap<string, string>,
+  note: (requestId: string, what: string) => void,
+): Logger {
   const bump = (k: string) => (counters[k] = (counters[k] ?? 0) + 1);
   return {
     info(event, fields) {
@@ -31,6 +39,11 @@ function countingLogger(counters: Record<string, number>, errors: string[], writ
           `${new Date(now()).toISOString()} host ${proc()} If-Match ${String(fields.ifMatch)} ${String(fields.outcome)} → ${String(fields.etag ?? "-")}`,
         );
         writes.set(key, list.slice(-12));
+      }
+      // A declaration's upsert, by its queue message: the trace of that declaration says how its row write went.
+      if (event === "declaration") {
+        const requestId = requestOfMessage.get(String(fields.messageId));
+        if (requestId) note(requestId, `host ${proc()} upsert ${String(fields.result)}`);
       }
       if (event === "reconcile") {
         bump(`reconcile:${String(fields.result)}`);
@@ -154,10 +167,27 @@ export class Hosts {
     p.services = createServices(config, {
       clock,
       compute,
-      log: countingLogger(counters, appErrors, this.run.writes, simClock.now, () => p.id),
+      log: countingLogger(
+        counters,
+        appErrors,
+        this.run.writes,
+        simClock.now,
+        () => p.id,
+        this.run.requestOfMessage,
+        (r, w) => this.run.note(r, w),
+      ),
       random: prng(opts.seed * 31 + p.id),
       queueTimeScale: T,
     });
+    // Trace the timer's removal of a finished absent's row (the row is gone: an older declaration arriving later
+    // finds none to lose to).
+    const declarations = p.services.declarations;
+    const remove = declarations.remove.bind(declarations);
+    declarations.remove = async (target, d) => {
+      const removed = await remove(target, d);
+      this.run.note(d.requestId, `host ${p.id} timer removed its row (finished absent): ${removed ? "removed" : "not removed (changed or gone)"}`);
+      return removed;
+    };
     return p;
   }
 }

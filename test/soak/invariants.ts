@@ -98,6 +98,51 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     violations.push(what);
   };
 
+  // The poison queue, read first: a declaration that ended there is traced (with the reason, if poolsync gave one;
+  // the platform's own poisoning after maxDequeueCount failures copies the message as it came, with none).
+  const poisoned: Array<{ reason?: string; received?: string }> = [];
+  for (let i = 0; i < 50; i++) {
+    const got = await poisonQueue.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 300 }).catch(() => undefined);
+    if (!got || got.receivedMessageItems.length === 0) break;
+    for (const m of got.receivedMessageItems) {
+      const body = decodeQueueBody(m.messageText);
+      const entry = (typeof body === "object" && body !== null && "received" in body ? body : { received: JSON.stringify(body) }) as {
+        reason?: string;
+        received?: string;
+      };
+      poisoned.push(entry);
+      const rid = /soak-\d+-\d+/.exec(typeof entry.received === "string" ? entry.received : "")?.[0];
+      if (rid) run.note(rid, `in the poison queue ${entry.reason ? `with reason "${entry.reason}"` : "without a reason (the platform gave up on it)"}`);
+    }
+  }
+  // Which of the explanations a row that does not hold the newest accepted declaration fits: lost by storage (an
+  // acknowledged write gone after an Azurite restart), poisoned, or lost by poolsync (its row written, then overtaken).
+  const explain = (want: string, held: string | undefined): string => {
+    const t = run.trace.get(want) ?? [];
+    const h = held ? (run.trace.get(held) ?? []) : [];
+    const seen = t.some((l) => / queue:/.test(l));
+    const wrote = t.some((l) => / upsert (created|updated)/.test(l));
+    const removed = t.some((l) => / timer removed its row \(finished absent\): removed/.test(l));
+    const sent = t.some((l) => / sent as message /.test(l));
+    const restarts = run.azuriteRestarts.map((r) => `${(r.stopped / 1000).toFixed(2)}–${r.started !== undefined ? (r.started / 1000).toFixed(2) : "?"}s`);
+    const verdict = t.some((l) => / in the poison queue/.test(l))
+      ? "(b) poisoned"
+      : !sent
+        ? "never sent"
+        : !seen
+          ? "(a?) sent but no handler ever saw it and it is not in the poison queue: the queue lost an acknowledged message"
+          : !wrote
+            ? "seen, but its upsert never created or updated the row"
+            : removed
+              ? "(c) its row was written, applied, removed by the timer as a finished absent, and then re-created by an older declaration"
+              : "(a?/c) its row was written and later holds an older declaration: storage lost the write, or poolsync overwrote it";
+    return (
+      ` — ${verdict}; trace of ${want}: [${t.join("; ")}]` +
+      (held ? `; trace of ${held}: [${h.slice(-8).join("; ")}]` : "") +
+      `; Azurite restarts: ${restarts.length} [${restarts.slice(-60).join(", ")}]`
+    );
+  };
+
   // No write outside POOLSYNC_SCOPES, and nothing of the outside pool anywhere.
   const outside = c.stats(OUTSIDE_SS);
   if (outside.requests !== 0) violate("*", `${outside.requests} ARM requests reached ${OUTSIDE_SS}, outside POOLSYNC_SCOPES`);
@@ -159,10 +204,11 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
           bump("check:declaration-absent-finished-and-removed");
           continue; // finished absent, removed by the timer
         }
-        violate(ss, `${name} ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it`);
+        violate(ss, `${name} ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it${explain(want.requestId, undefined)}`);
         continue;
       }
-      if (row.requestId !== want.requestId) violate(ss, `${name} ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}`);
+      if (row.requestId !== want.requestId)
+        violate(ss, `${name} ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}${explain(want.requestId, row.requestId)}`);
       bump(`check:declaration-${row.outcome.kind}`);
       if (row.outcome.kind === "applied") {
         const onModel = modelPools.has(pId(pool).toLowerCase());
@@ -224,7 +270,8 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
       if (!want) continue;
       const row = rows.find((d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "");
       if (!row) {
-        if (want.state !== "absent") violate(FLEX, `flex-0 ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it`);
+        if (want.state !== "absent")
+          violate(FLEX, `flex-0 ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it${explain(want.requestId, undefined)}`);
         else {
           // Finished absent (applied everywhere), removed by the timer: nothing brings the pool back.
           bump("check:flex-declaration-absent-finished-and-removed");
@@ -233,7 +280,8 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
         continue;
       }
       bump(`check:flex-declaration-${row.outcome.kind}`);
-      if (row.requestId !== want.requestId) violate(FLEX, `flex-0 ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}`);
+      if (row.requestId !== want.requestId)
+        violate(FLEX, `flex-0 ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}${explain(want.requestId, row.requestId)}`);
       if (row.outcome.kind === "applied") holds(pool, want.state === "present", `shows applied (${want.state})`);
       else if (row.outcome.kind === "pending" || !row.outcome.reason)
         violate(FLEX, `flex-0 ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
@@ -241,12 +289,6 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     }
   }
   // Bad messages: each in the poison queue with its reason; nothing else poisoned but what the platform gave up on.
-  const poisoned: Array<{ reason?: string; received?: string }> = [];
-  for (let i = 0; i < 50; i++) {
-    const got = await poisonQueue.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 300 }).catch(() => undefined);
-    if (!got || got.receivedMessageItems.length === 0) break;
-    for (const m of got.receivedMessageItems) poisoned.push(decodeQueueBody(m.messageText) as { reason?: string; received?: string });
-  }
   for (const b of badSent) {
     const hit = poisoned.find((p) => typeof p.received === "string" && p.received.includes(b.requestId));
     if (!hit) violate("*", `bad message ${b.requestId} is not in the poison queue`);

@@ -91,6 +91,13 @@ export class SoakRun {
   /** `${scale set}|${target}` lowercased → the app's last write attempts on it (`arm.write`), to explain a violation. */
   readonly writes = new Map<string, string[]>();
 
+  /** Per declaration (request id): what happened to it, in order — sent, each handler's delivery and its upsert, poisoned. */
+  readonly trace = new Map<string, string[]>();
+  /** Queue message id → the request id it carries (to attach the app's `declaration` log line to its trace). */
+  readonly requestOfMessage = new Map<string, string>();
+  /** Real ms since start of each Azurite stop and start again. */
+  readonly azuriteRestarts: Array<{ stopped: number; started?: number }> = [];
+
   constructor(readonly opts: SoakOptions) {
     this.rand = prng(opts.seed);
   }
@@ -105,6 +112,17 @@ export class SoakRun {
 
   bump(k: string, n = 1): void {
     this.counters[k] = (this.counters[k] ?? 0) + n;
+  }
+
+  /** Real seconds since the start, for the trace. */
+  at(): string {
+    return `${((Date.now() - this.startedAt) / 1000).toFixed(2)}s`;
+  }
+
+  note(requestId: string, what: string): void {
+    const list = this.trace.get(requestId) ?? [];
+    list.push(`${this.at()} ${what}`);
+    this.trace.set(requestId, list);
   }
 
   tryFault(f: FaultName, target: string): void {

@@ -137,20 +137,27 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
     azuriteDown: false,
     async restartAzurite() {
       world.azuriteDown = true;
+      const restart: { stopped: number; started?: number } = { stopped: Date.now() - run.startedAt };
+      run.azuriteRestarts.push(restart);
       await world.azurite?.stop();
       world.azurite = undefined;
       await new Promise((r) => setTimeout(r, 500 + run.rand() * 1500));
       world.azurite = await ensureAzurite(ports, { dataDir });
+      restart.started = Date.now() - run.startedAt;
       world.azuriteDown = false;
     },
     async ensureAzurite() {
       world.azurite ??= await ensureAzurite(ports, { dataDir });
     },
     async send(message) {
+      const requestId = (message as { requestId?: unknown }).requestId;
+      const note = (what: string) => typeof requestId === "string" && run.note(requestId, what);
       try {
-        await queue.sendMessage(encodeMessage(message));
+        const r = await queue.sendMessage(encodeMessage(message));
+        note(`sent as message ${r.messageId}`);
         return true;
-      } catch {
+      } catch (err) {
+        note(`send failed (${(err as Error)?.message?.slice(0, 60) ?? String(err)}); kept to send again`);
         run.unsent.push(message);
         run.bump("producer:send-failed");
         return false;
