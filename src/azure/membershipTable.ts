@@ -8,7 +8,14 @@ import { statusOf } from "./tableErrors";
 /**
  * The memberships table: one partition per scale set (so a reconcile reads all its declarations in one query),
  * one row per (pool, ip configuration).
+ *
+ * A finished `absent` is removed by marking its row (`removedAt`), not deleting it: a delayed or redelivered older
+ * message for the same key (a release after a failed upsert, the SDK's retries through a storage outage) must still
+ * lose to it, and with no row it would be created and win. Readers never see marked rows; the marks are dropped once
+ * no older message can still arrive (a queue message lives at most 7 days).
  */
+
+export const REMOVED_RETENTION_MS = 7 * 24 * 3_600_000;
 
 interface Row {
   partitionKey: string;
@@ -29,6 +36,8 @@ interface Row {
   appliedEverywhere?: boolean;
   retryAt?: string;
   attempts: number;
+  /** Set when the timer removed the finished declaration: the row stays as the key's newest declaredAt. */
+  removedAt?: string;
 }
 
 export const scaleSetPartition = (scaleSet: TargetRef) => encodeKey(scaleSet.key);
@@ -134,7 +143,7 @@ export class MembershipTable implements DeclarationStore {
   async listForScaleSet(scaleSet: TargetRef): Promise<StoredDeclaration[]> {
     const out: StoredDeclaration[] = [];
     const rows = this.table.listEntities<Row>({ queryOptions: { filter: odata`PartitionKey eq ${scaleSetPartition(scaleSet)}` } });
-    for await (const row of rows) out.push(toStored(row));
+    for await (const row of rows) if (!row.removedAt) out.push(toStored(row));
     return out;
   }
 
@@ -155,7 +164,12 @@ export class MembershipTable implements DeclarationStore {
 
   async remove(scaleSet: TargetRef, d: StoredDeclaration): Promise<boolean> {
     try {
-      await this.table.deleteEntity(scaleSetPartition(scaleSet), encodeKey(declarationKey(d)), { etag: d.rowEtag });
+      // Conditional: a newer declaration that replaced the row meanwhile is never marked.
+      await this.table.updateEntity(
+        { partitionKey: scaleSetPartition(scaleSet), rowKey: encodeKey(declarationKey(d)), removedAt: new Date(this.now()).toISOString() },
+        "Merge",
+        { etag: d.rowEtag },
+      );
       return true;
     } catch (err) {
       if (statusOf(err) === 412 || statusOf(err) === 404) return false;
@@ -163,8 +177,20 @@ export class MembershipTable implements DeclarationStore {
     }
   }
 
-  /** Every declaration, one partition at a time; for the timer and the status view. */
+  /**
+   * Every declaration, one partition at a time; for the timer and the status view. Removal marks past their
+   * retention are dropped on the way (conditionally: a row re-declared meanwhile is never touched).
+   */
   async *listAll(): AsyncGenerator<StoredDeclaration> {
-    for await (const row of this.table.listEntities<Row>()) yield toStored(row);
+    for await (const row of this.table.listEntities<Row>()) {
+      if (!row.removedAt) {
+        yield toStored(row);
+        continue;
+      }
+      if (this.now() - Date.parse(row.removedAt) < REMOVED_RETENTION_MS) continue;
+      await this.table.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag }).catch((err: unknown) => {
+        if (statusOf(err) !== 412 && statusOf(err) !== 404) throw err;
+      });
+    }
   }
 }

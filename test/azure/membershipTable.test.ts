@@ -1,6 +1,6 @@
 import { TableClient } from "@azure/data-tables";
 import { beforeEach, describe, expect, it } from "vitest";
-import { MembershipTable } from "../../src/azure/membershipTable";
+import { MembershipTable, REMOVED_RETENTION_MS } from "../../src/azure/membershipTable";
 import { QUEUE_DECLARER, type Declaration } from "../../src/core/declarations";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../support/storage";
@@ -25,8 +25,9 @@ const declaration = (over: Partial<Declaration> = {}): Declaration => ({
 });
 
 let table: MembershipTable;
+let client: TableClient;
 beforeEach(async () => {
-  const client = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), { allowInsecureConnection: true });
+  client = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), { allowInsecureConnection: true });
   await client.createTable();
   table = new MembershipTable(client, now);
 });
@@ -104,5 +105,42 @@ describe("MembershipTable", () => {
     const all = [];
     for await (const d of table.listAll()) all.push(d);
     expect(all.map((d) => d.requestId)).toEqual(["b"]);
+  });
+
+  it("a finished absent stays the key's newest after its removal: a late older message cannot bring the pool back", async () => {
+    let at = now();
+    const clocked = new MembershipTable(client, () => at);
+    await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
+    await clocked.upsert(ref, declaration({ requestId: "absent-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));
+    const [finished] = await clocked.listForScaleSet(ref);
+    expect(await clocked.remove(ref, finished!)).toBe(true);
+    expect(await clocked.listForScaleSet(ref)).toEqual([]);
+
+    // The first message again (released after a failed settle, or held in the SDK's retries through an outage).
+    const late = await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
+    expect(late.result).not.toBe("created");
+    const older = await clocked.upsert(ref, declaration({ requestId: "present-0", declaredAt: "2026-12-02T08:00:00.000Z" }));
+    expect(older.result).toBe("older");
+    expect(await clocked.listForScaleSet(ref)).toEqual([]);
+    const all = [];
+    for await (const d of clocked.listAll()) all.push(d);
+    expect(all).toEqual([]);
+
+    // A newer declaration still wins over the mark.
+    const newer = await clocked.upsert(ref, declaration({ requestId: "present-3", declaredAt: "2026-12-02T10:00:00.000Z" }));
+    expect(newer.result).toBe("updated");
+    expect((await clocked.listForScaleSet(ref)).map((d) => d.requestId)).toEqual(["present-3"]);
+  });
+
+  it("a removal mark is dropped once no older message can arrive (the queue's 7 days)", async () => {
+    let at = now();
+    const clocked = new MembershipTable(client, () => at);
+    const { stored } = await clocked.upsert(ref, declaration({ state: "absent" }));
+    expect(await clocked.remove(ref, stored)).toBe(true);
+    at += REMOVED_RETENTION_MS + 1;
+    for await (const d of clocked.listAll()) expect(d).toBeUndefined();
+    const rows = [];
+    for await (const r of client.listEntities()) rows.push(r);
+    expect(rows).toEqual([]);
   });
 });
