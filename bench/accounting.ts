@@ -15,15 +15,35 @@ export interface Unconverged {
   /** The declaration's last outcome as poolsync stored it; "no declaration" for a peer or a row that is gone. */
   outcome: string;
   reason: string | undefined;
+  /**
+   * A later change of the same pool on the same scale set, declared before this one showed: this one may never show
+   * (the pool toggled back before it was applied), which is not a lost change when the later one converged.
+   */
+  supersededBy?: { id: number; state: Change["state"]; converged: boolean };
 }
 
-export async function accountFor(changes: Change[], services: Pick<Services, "declarations"> | undefined): Promise<Unconverged[]> {
+/**
+ * `declared`: every change of the run, in the order they were declared (handed over) (to find the ones superseded); without it none is
+ * marked superseded.
+ */
+export async function accountFor(changes: Change[], services: Pick<Services, "declarations"> | undefined, declared: Change[] = []): Promise<Unconverged[]> {
   const out: Unconverged[] = [];
+  const missing = new Set(changes.map((c) => c.id));
+  const key = (c: Change) => `${c.scaleSetId.toLowerCase()}|${c.poolId.toLowerCase()}`;
   for (const c of changes) {
     const ref = parseScaleSetId(c.scaleSetId);
     const rows = services && ref.ok ? await services.declarations.listForScaleSet(ref.value) : [];
     const row = rows.find((d) => d.backendPoolId.toLowerCase() === c.poolId.toLowerCase());
     const outcome = row?.outcome;
+    // Later in declaration (arrival) order, which is not id order in the steady workload.
+    const at = declared.findIndex((d) => d.id === c.id);
+    const later =
+      at < 0
+        ? undefined
+        : declared
+            .slice(at + 1)
+            .filter((d) => key(d) === key(c))
+            .at(-1);
     out.push({
       id: c.id,
       scaleSetId: c.scaleSetId,
@@ -31,6 +51,7 @@ export async function accountFor(changes: Change[], services: Pick<Services, "de
       state: c.state,
       outcome: outcome ? `${outcome.kind}${row && row.state !== c.state ? ` (row now declares ${row.state})` : ""}` : "no declaration",
       reason: outcome && "reason" in outcome ? String(outcome.reason) : undefined,
+      ...(later ? { supersededBy: { id: later.id, state: later.state, converged: !missing.has(later.id) } } : {}),
     });
   }
   return out;

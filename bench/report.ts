@@ -12,6 +12,8 @@ export interface Results {
   durationS: number;
 }
 
+type SteadyPlan = { changes: number; durationMs: number };
+
 type Agg = Record<string, { runs: Array<Record<string, unknown>>; summary: Record<string, Spread> }>;
 
 const fmt = (n: number | undefined, digits = 1): string =>
@@ -67,6 +69,24 @@ export function targets(r: Results): Target[] {
       ok: v <= 0.2,
     });
   }
+  const lt = r.workloads.latency as Agg | undefined;
+  const fastest = fastestPeer(lt);
+  if (lt && fastest) {
+    const p50 = med(lt, "poolsync", "p50S");
+    const p99 = med(lt, "poolsync", "p99S");
+    const f50 = med(lt, fastest, "p50S");
+    const f99 = med(lt, fastest, "p99S");
+    out.push({
+      target: "Latency at 1× (declare to visible everywhere): poolsync's p50 no slower than the fastest peer's",
+      measured: `poolsync ${fmt(p50)} s; ${fastest} ${fmt(f50)} s (${fmt(p50 - f50, 1)} s, ${fmt(p50 / f50, 2)} ×)`,
+      ok: p50 <= f50,
+    });
+    out.push({
+      target: "Latency at 1×: poolsync's p99 within 1.5 × the fastest peer's",
+      measured: `poolsync ${fmt(p99)} s; ${fastest} ${fmt(f99)} s (${fmt(p99 / f99, 2)} ×)`,
+      ok: p99 <= 1.5 * f99,
+    });
+  }
   const b2 = r.workloads.burstWide as (Agg & { bound?: { boundS: number } }) | undefined;
   if (b2?.bound) {
     const v = med(b2, "poolsync", "convergeS");
@@ -90,6 +110,12 @@ export function targets(r: Results): Target[] {
       ok: true,
     });
   return out;
+}
+
+/** The peer with the lowest median p50 in the latency workload (the one poolsync's latency targets compare with). */
+function fastestPeer(lt: Agg | undefined): string | undefined {
+  const peers = Object.keys(lt ?? {}).filter((k) => !k.startsWith("poolsync") && k !== "run" && Number.isFinite(med(lt, k, "p50S")));
+  return peers.sort((a, b) => med(lt, a, "p50S") - med(lt, b, "p50S"))[0];
 }
 
 function table(head: string[], rows: string[][]): string {
@@ -171,6 +197,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
         ["simMinutes", "sim minutes"],
       ]),
     );
+    out.push(...accounted(c), ...accounted(r.workloads.contentionFlex as Agg | undefined, "Flexible "));
   }
   for (const [key, title] of [
     ["burstOne", "2a. Burst: many declarations on one scale set"],
@@ -221,6 +248,8 @@ export function renderMarkdown(r: Results, svgName: string): string {
       out.push("");
       out.push(`Bound: **${fmt(bound.boundS)} s** = ${bound.formula}. See \`burstBound\` in bench/workloads.ts.`);
     }
+    const acc = [...accounted(agg as Agg), ...(key === "burstOne" ? accounted(r.workloads.burstOneFlex as Agg | undefined, "Flexible ") : [])];
+    if (acc.length > 0) out.push("", ...acc.slice(0, -1));
     const pn = (agg as Agg).poolsync?.runs[0]?.notes as { realSeconds?: { firstWrite: number; lastWrite: number }; writesPerSecondBy5s?: number[] } | undefined;
     if (pn?.realSeconds) {
       out.push("");
@@ -267,25 +296,47 @@ export function renderMarkdown(r: Results, svgName: string): string {
       ]),
     );
     out.push("");
-    // Every change accounted for: each one a run did not see visible everywhere, with its declaration's outcome.
-    for (const [name, agg] of Object.entries(st)) {
-      if (agg?.summary === undefined) continue;
-      for (const [i, run] of (agg.runs ?? []).entries()) {
-        const missing = (run as { unconverged?: Array<{ id: number; scaleSetId: string; poolId: string; state: string; outcome: string; reason?: string }> })
-          .unconverged;
-        if (missing === undefined) continue;
-        if (missing.length === 0) {
-          out.push(`- \`${name}\` run ${i + 1}: every declared change visible on the model and every instance.`);
-          continue;
-        }
-        out.push(`- \`${name}\` run ${i + 1}: ${missing.length} change(s) not visible everywhere at the end:`);
-        for (const m of missing)
-          out.push(
-            `  - change ${m.id}: ${m.state} \`${m.poolId.split("/").pop()}\` on \`${m.scaleSetId.split("/").pop()}\` — outcome ${m.outcome}${m.reason ? `: ${m.reason.slice(0, 200)}` : ""}`,
-          );
-      }
-    }
+    out.push(...accounted(st));
     out.push("");
+  }
+  const lt = r.workloads.latency as (Agg & { run?: { generatedAt: string; runs: number; durationS: number } }) | undefined;
+  if (lt) {
+    const { run, ...agg } = lt;
+    const size = r.plan.latency as SteadyPlan | undefined;
+    out.push("## 3b. Latency at 1×: declare to visible everywhere");
+    out.push("");
+    if (run) out.push(`Run on its own (\`npm run bench -- --only=latency --runs=${run.runs}\`) at ${run.generatedAt}, ${fmt(run.durationS, 0)} s real.`, "");
+    out.push(
+      `${JSON.stringify(size)}. The steady workload's world, other writers and seeded arrival process (same generator and seed: the same first changes at the same rate, ${size ? fmt(size.changes, 0) : "–"} changes over ${size ? fmt(size.durationMs / 60_000) : "–"} real minutes), but at time scale 1× for every strategy, so poolsync's Table and Queue round trips, its queue polling and its declare window count at face value. Warm-up first as in §3. Latency = simulated = real time from the benchmark handing a change over (poolsync: enqueued; a peer: submitted) to the moment it shows on the model and every instance (polled every 50 ms); changes that never showed are not in the percentiles (see the accounting below). Strategies one after another in the same run, each on its own fresh simulator.`,
+    );
+    out.push("");
+    out.push(
+      aggTable(agg as Agg, [
+        ["p50S", "p50 s"],
+        ["p99S", "p99 s"],
+        ["converged", "converged"],
+        ["changes", "changes"],
+        ["readsPerChange", "reads / change", 2],
+        ["modelWrites", "model writes"],
+        ["instanceWrites", "instance writes"],
+        ["status412", "412"],
+        ["status429", "429"],
+      ]),
+    );
+    out.push("");
+    const f = fastestPeer(agg as Agg);
+    if (f)
+      out.push(
+        `Targets: poolsync's p50 no slower than the fastest peer's (${f}, by p50): ${verdict(med(agg as Agg, "poolsync", "p50S") <= med(agg as Agg, f, "p50S"))}; p99 within 1.5 × that peer's p99: ${verdict(med(agg as Agg, "poolsync", "p99S") <= 1.5 * med(agg as Agg, f, "p99S"))}.`,
+        "",
+      );
+    const pn = (agg as Agg).poolsync?.runs[0]?.notes as { writingReconcileMs?: Record<string, number>; counts?: Record<string, number> } | undefined;
+    if (pn?.writingReconcileMs)
+      out.push(
+        `poolsync's reconciles that wrote (first run, real ms from the reconcile's start to its end): n ${fmt(pn.writingReconcileMs.n, 0)}, p50 ${fmt(pn.writingReconcileMs.p50, 0)}, p90 ${fmt(pn.writingReconcileMs.p90, 0)}, max ${fmt(pn.writingReconcileMs.max, 0)}.`,
+        "",
+      );
+    out.push(...accounted(agg as Agg));
   }
   const sc = r.workloads.scale as
     | {
@@ -371,6 +422,46 @@ function flexRows(r: Results, key: "contention" | "burstOne", cols: Array<[strin
     aggTable(rows, cols),
     "",
   ];
+}
+
+interface Missing {
+  id: number;
+  scaleSetId: string;
+  poolId: string;
+  state: string;
+  outcome: string;
+  reason?: string;
+  supersededBy?: { id: number; state: string; converged: boolean };
+}
+
+/**
+ * Every change accounted for: per strategy and run, each declared change the run did not see visible on the model
+ * and every instance at its end, with its declaration's outcome and reason (poolsync's row; a peer has none). Runs
+ * made before the accounting existed (no `unconverged` field) are skipped.
+ */
+export function accounted(a: Agg | undefined, label = ""): string[] {
+  const out: string[] = [];
+  for (const [name, agg] of Object.entries(a ?? {})) {
+    if (agg?.summary === undefined) continue;
+    for (const [i, run] of (agg.runs ?? []).entries()) {
+      const missing = (run as { unconverged?: Missing[] }).unconverged;
+      if (missing === undefined) continue;
+      const who = `\`${label}${name}\` run ${i + 1}`;
+      if (missing.length === 0) {
+        out.push(`- ${who}: every declared change visible on the model and every instance.`);
+        continue;
+      }
+      const superseded = missing.filter((m) => m.supersededBy?.converged).length;
+      out.push(
+        `- ${who}: ${missing.length} change(s) not visible everywhere at the end${superseded ? ` (${superseded} of them superseded by a later change of the same pool that did converge)` : ""}:`,
+      );
+      for (const m of missing)
+        out.push(
+          `  - change ${m.id}: ${m.state} \`${m.poolId.split("/").pop()}\` on \`${m.scaleSetId.split("/").pop()}\` — outcome ${m.outcome}${m.reason ? `: ${m.reason.replace(/`/g, "'").slice(0, 200)}` : ""}${m.supersededBy ? `; superseded by change ${m.supersededBy.id} (${m.supersededBy.state}, ${m.supersededBy.converged ? "converged" : "not converged"})` : ""}`,
+        );
+    }
+  }
+  return out.length > 0 ? ["Every change accounted for:", "", ...out, ""] : [];
 }
 
 function notesOf(r: Results): string[] {

@@ -12,6 +12,7 @@ import {
   flexNicIds,
   observed,
   OtherWriters,
+  satisfied,
   startSim,
   type Change,
   type SimProfile,
@@ -248,10 +249,17 @@ export async function runContention(strategy: Strategy, env: Env, size: Contenti
     sim.control.settle();
     const lostOurs = missing();
     const theirs = writers.lostUpdates();
+    // Every change accounted for: the last declared change of each pool that does not hold on the model and every
+    // member, with its declaration's outcome (the earlier changes of a pool are superseded by design here).
+    const last = new Map<string, Change>();
+    for (const c of changes) last.set(c.poolId.toLowerCase(), c);
+    const notHolding = [...last.values()].filter((c) => !satisfied(sim, c));
+    const unconverged = await accountFor(notHolding, s.poolsync?.services);
     return {
       strategy,
       ...armCounts(sim),
       lostOurs,
+      unconverged,
       lostTheirs: theirs.lost,
       theirOps: theirs.ops,
       converged: final.size - lostOurs,
@@ -324,6 +332,7 @@ export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, se
     const lat = monitor.latencies().map((ms) => ms / 1000);
     const convergeS = monitor.outstanding === 0 ? (monitor.lastAppliedAt() - t0) / 1000 : Number.POSITIVE_INFINITY;
     await idleWithin(s.run, 60_000);
+    const unconverged = await accountFor(monitor.unconverged(), s.poolsync?.services, changes);
     const perSs = world.scaleSets.map((id) => {
       const st = sim.control.stats(id);
       return st.puts + st.patches;
@@ -333,6 +342,7 @@ export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, se
       ...armCounts(sim),
       changes: changes.length,
       converged: changes.length - monitor.outstanding,
+      unconverged,
       convergeS,
       p50S: percentile(lat, 50),
       p99S: percentile(lat, 99),
@@ -399,6 +409,8 @@ export interface SteadySize {
   writerGapMs: number;
   timeScale: number;
   poolsyncTimeScale?: number;
+  /** Real ms to wait at the end for changes still outstanding (default 60 s; 1x runs need longer). */
+  tailRealMs?: number;
 }
 
 export interface SteadyResult extends ArmCounts {
@@ -467,10 +479,14 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
     if (end > sim.control.clock.now()) await sim.control.clock.sleep(end - sim.control.clock.now());
     await writers.stop();
     const e0 = Date.now();
-    await until(sim, () => monitor.outstanding === 0, 30 * 60_000, 60_000);
+    await until(sim, () => monitor.outstanding === 0, 30 * 60_000, size.tailRealMs ?? 60_000);
     env.log(`steady ${strategy}: tail ${((Date.now() - e0) / 1000).toFixed(1)} s real`);
     monitor.check();
-    const unconverged = await accountFor(monitor.unconverged(), s.poolsync?.services);
+    const unconverged = await accountFor(
+      monitor.unconverged(),
+      s.poolsync?.services,
+      plan.map((x) => x.change),
+    );
     const counts = armCounts(sim);
     const lat = monitor.latencies().map((ms) => ms / 1000);
     // A change superseded before it showed (the same pool toggled back) counts as applied when the end state holds.
@@ -495,6 +511,27 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
     monitor.stop();
     await finish(s);
   }
+}
+
+// ---- 3b. latency at 1x ---------------------------------------------------------------------------------------
+
+/**
+ * The latency workload: the steady workload's world, writers and seeded arrival process (the same generator and
+ * seed, so the same first changes at the same rate), but `minutes` long instead of its whole period and at time scale
+ * 1x for every strategy, so poolsync's Table and Queue round trips count at face value. Declare-to-visible-everywhere
+ * is then real time for everyone. The changes scale with the window (rate kept), at least 5.
+ */
+export function latencySize(steady: SteadySize, minutes: number): SteadySize {
+  const durationMs = Math.round(minutes * 60_000);
+  return {
+    ...steady,
+    durationMs,
+    changes: Math.max(5, Math.round((steady.changes * durationMs) / steady.durationMs)),
+    timeScale: 1,
+    poolsyncTimeScale: 1,
+    // A change declared in the last second still gets the slowest strategy's p99 and more to show.
+    tailRealMs: 180_000,
+  };
 }
 
 // ---- 4. scale ------------------------------------------------------------------------------------------------

@@ -224,13 +224,18 @@ export class OtherWriters {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.wake();
     await Promise.all(this.loops);
   }
+
+  /** Ends the writers' waits at once: at 1x a gap of minutes is minutes of real time to sit out at the end. */
+  private wake: () => void = () => undefined;
+  private readonly stopped = new Promise<void>((r) => (this.wake = r));
 
   private async loop(writer: number, meanGapMs: number): Promise<void> {
     const clock = this.sim.control.clock;
     while (this.running) {
-      await clock.sleep(-Math.log(1 - this.random()) * meanGapMs);
+      await Promise.race([clock.sleep(-Math.log(1 - this.random()) * meanGapMs), this.stopped]);
       if (!this.running) return;
       this.writeOnce(writer);
     }

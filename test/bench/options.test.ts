@@ -32,6 +32,8 @@ describe("npm run bench's flags", () => {
     expect(() => benchOptions(["--runs=0"])).toThrow(/^--runs needs a whole number above 0, got "0"/);
     expect(() => benchOptions(["--quick=yes"])).toThrow(/^Option '--quick' does not take an argument/);
     expect(() => benchOptions(["quick"])).toThrow(/^Unexpected argument 'quick'/);
+    expect(benchOptions(["--only=latency", "--latency-minutes=2.5"])).toMatchObject({ only: ["latency"], latencyMinutes: 2.5 });
+    expect(() => benchOptions(["--latency-minutes=0"])).toThrow(/^--latency-minutes needs a number above 0, got "0"/);
   });
 });
 
