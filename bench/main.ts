@@ -159,17 +159,7 @@ async function main(): Promise<void> {
           );
         }
       }
-      results.workloads.contention = aggregate(per, [
-        "lostOurs",
-        "lostTheirs",
-        "theirOps",
-        "modelWrites",
-        "instanceWrites",
-        "reads",
-        "status412",
-        "status429",
-        "simMinutes",
-      ]);
+      results.workloads.contention = aggregate(per, CONTENTION_FIELDS);
     }
     // The same contention and burst on a Flexible scale set: poolsync only (the peers speak the VMSS VM API).
     if (want("contentionFlex") && all.includes("poolsync")) {
@@ -181,17 +171,7 @@ async function main(): Promise<void> {
           `contentionFlex run ${r + 1}: lost ours ${res.lostOurs}, theirs ${res.lostTheirs}/${res.theirOps}, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, 412 ${res.status412}, 429 ${res.status429}, ${res.simMinutes.toFixed(0)} sim min`,
         );
       }
-      results.workloads.contentionFlex = aggregate(per, [
-        "lostOurs",
-        "lostTheirs",
-        "theirOps",
-        "modelWrites",
-        "instanceWrites",
-        "reads",
-        "status412",
-        "status429",
-        "simMinutes",
-      ]);
+      results.workloads.contentionFlex = aggregate(per, CONTENTION_FIELDS);
     }
     if (want("burstOneFlex") && all.includes("poolsync")) {
       const per: Record<string, unknown[]> = {};
@@ -202,20 +182,7 @@ async function main(): Promise<void> {
           `burstOneFlex run ${r + 1}: converged ${res.converged}/${res.changes} in ${res.convergeS.toFixed(1)} s sim, model writes ${res.modelWrites}, NIC writes ${res.instanceWrites}, reads ${res.reads}, 412 ${res.status412}, 429 ${res.status429}`,
         );
       }
-      results.workloads.burstOneFlex = aggregate(per, [
-        "convergeS",
-        "p50S",
-        "p99S",
-        "modelWrites",
-        "maxModelWritesPerScaleSet",
-        "instanceWrites",
-        "reads",
-        "operationPolls",
-        "status412",
-        "status429",
-        "converged",
-        "tableOpsPerChange",
-      ]);
+      results.workloads.burstOneFlex = aggregate(per, BURST_FIELDS);
     }
     for (const [key, size] of [
       ["burstOne", p.burstOne],
@@ -232,20 +199,7 @@ async function main(): Promise<void> {
           );
         }
       }
-      const agg = aggregate(per, [
-        "convergeS",
-        "p50S",
-        "p99S",
-        "modelWrites",
-        "maxModelWritesPerScaleSet",
-        "instanceWrites",
-        "reads",
-        "operationPolls",
-        "status412",
-        "status429",
-        "converged",
-        "tableOpsPerChange",
-      ]);
+      const agg = aggregate(per, BURST_FIELDS);
       results.workloads[key] = { ...agg, bound: burstBound(size, PROFILE, 1000) };
     }
     if (want("steady")) {
@@ -343,17 +297,7 @@ async function main(): Promise<void> {
           ]),
           bound: burstBound(p.burstWide, PROFILE, 1000),
         },
-        contention: aggregate(contention, [
-          "lostOurs",
-          "lostTheirs",
-          "theirOps",
-          "modelWrites",
-          "instanceWrites",
-          "reads",
-          "status412",
-          "status429",
-          "simMinutes",
-        ]),
+        contention: aggregate(contention, CONTENTION_FIELDS),
       };
     }
     if (want("overhead")) {
@@ -396,6 +340,23 @@ async function main(): Promise<void> {
 }
 
 /** Per strategy: the runs as they were, and the median with its spread of each named figure. */
+/** The figures summarised over the runs of a contention workload, and of a burst. */
+const CONTENTION_FIELDS = ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"];
+const BURST_FIELDS = [
+  "convergeS",
+  "p50S",
+  "p99S",
+  "modelWrites",
+  "maxModelWritesPerScaleSet",
+  "instanceWrites",
+  "reads",
+  "operationPolls",
+  "status412",
+  "status429",
+  "converged",
+  "tableOpsPerChange",
+];
+
 function aggregate(per: Record<string, unknown[]>, fields: string[]): Record<string, { runs: unknown[]; summary: Record<string, unknown> }> {
   const out: Record<string, { runs: unknown[]; summary: Record<string, unknown> }> = {};
   for (const [s, runs] of Object.entries(per)) {
