@@ -1,7 +1,7 @@
 import { ComputeManagementClient, type VirtualMachine, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
 import type { TokenCredential } from "@azure/core-auth";
-import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
-import { BeingDeletedError, TransientError } from "../core/errors";
+import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
+import { BeingDeletedError } from "../core/errors";
 import { requireEtag } from "../core/etagGuard";
 import type { InstanceModel, ScaleSetModel, VmModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
@@ -9,7 +9,7 @@ import type { Clock, ComputePort, ResourceGroupScope, ScaleSetPage, WriteOptions
 import type { InstanceRef, ScaleSetRef, VmRef } from "../core/resourceIds";
 import { pinComputeApiVersion } from "./apiVersion";
 import { classifyArmError } from "./armErrors";
-import { waitForOperation, type PollOptions } from "./operationPoller";
+import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
 import { ARM_READS_MARGIN, rateLimitHeadersPolicy, type RateLimitObservation } from "./rateLimitHeaders";
 import { ReadPacer } from "./readPacing";
 
@@ -271,18 +271,14 @@ export class ArmCompute implements ComputePort {
   }
 
   /** A GET through the SDK's own pipeline: same token, TLS settings and https-only rule as every other call. */
-  private async getThroughPipeline(url: string): Promise<{ status: number; headers: { get(name: string): string | undefined }; bodyText: string }> {
+  /** Operation polls go through the first client's pipeline, whatever subscription: the operation URL names it. */
+  private pollThroughPipeline(url: string) {
     const first = this.clients.values().next().value as ComputeManagementClient | undefined;
     const client = first ?? this.client("00000000-0000-0000-0000-000000000000");
-    const response = await client.pipeline.sendRequest(this.httpClient, createPipelineRequest({ url, method: "GET", timeout: this.opts.requestTimeoutMs }));
-    return { status: response.status, headers: response.headers, bodyText: response.bodyAsText ?? "" };
+    return getThroughPipeline(client.pipeline, this.httpClient, url, this.opts.requestTimeoutMs);
   }
 
-  private async awaitOperation(answer: RawAnswer | undefined, what: string): Promise<void> {
-    const url = answer?.headers.get("azure-asyncoperation") ?? answer?.headers.get("location");
-    if (!url) return;
-    const end = await waitForOperation(url, answer?.headers.get("retry-after"), this.poll, (u) => this.getThroughPipeline(u));
-    // A failed operation may have applied part of the change: retry later from fresh state, bounded by the caller.
-    if (end.status !== "Succeeded") throw new TransientError(`${what}: operation ${end.status}: ${end.error}`, 30_000);
+  private awaitOperation(answer: RawAnswer | undefined, what: string): Promise<void> {
+    return awaitWriteOperation(answer?.headers, what, this.poll, (u) => this.pollThroughPipeline(u));
   }
 }

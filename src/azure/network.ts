@@ -1,13 +1,13 @@
 import { NetworkManagementClient, type NetworkInterface } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/core-auth";
-import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
-import { BeingDeletedError, TransientError } from "../core/errors";
+import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
+import { BeingDeletedError } from "../core/errors";
 import type { NicModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
 import type { Clock, NetworkPort, WriteOptions } from "../core/ports";
 import type { NicRef } from "../core/resourceIds";
 import { classifyArmError } from "./armErrors";
-import { waitForOperation, type PollOptions } from "./operationPoller";
+import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
 import type { ReadPacer } from "./readPacing";
 
 /**
@@ -86,21 +86,11 @@ export class ArmNetwork implements NetworkPort {
     } catch (err) {
       throw classifyArmError(err, what);
     }
-    const url = answer?.headers.get("azure-asyncoperation") ?? answer?.headers.get("location");
-    if (url) {
-      const end = await waitForOperation(url, answer?.headers.get("retry-after"), this.poll, (u) => this.getThroughPipeline(ref.subscriptionId, u));
-      if (end.status !== "Succeeded") throw new TransientError(`${what}: operation ${end.status}: ${end.error}`, 30_000);
-    }
+    await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
+      getThroughPipeline(this.client(ref.subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),
+    );
     const etag = answer?.headers.get("etag") ?? (answer?.body as { etag?: string } | undefined)?.etag;
     // NRP gives every write a new ETag; without one in the answer the NIC is not known and must be read again.
     return { ...base, nic: { ...base.nic, ipConfigurations: ipConfigurations ?? [] }, etag: etag ?? "", provisioningState: "Succeeded" };
-  }
-
-  private async getThroughPipeline(subscriptionId: string, url: string) {
-    const response = await this.client(subscriptionId).pipeline.sendRequest(
-      this.httpClient,
-      createPipelineRequest({ url, method: "GET", timeout: this.opts.requestTimeoutMs }),
-    );
-    return { status: response.status, headers: response.headers, bodyText: response.bodyAsText ?? "" };
   }
 }

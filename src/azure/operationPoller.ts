@@ -1,3 +1,4 @@
+import { createPipelineRequest, type HttpClient, type Pipeline } from "@azure/core-rest-pipeline";
 import { FatalError, ThrottledError, TransientError } from "../core/errors";
 import type { Clock } from "../core/ports";
 import { retryAfterMs } from "./armErrors";
@@ -87,4 +88,26 @@ export async function waitForOperation(
     }
     waitMs = interval(response.headers.get("retry-after"));
   }
+}
+
+/** A GET of an operation URL through an SDK client's pipeline: its credential, TLS options and read pacing. */
+export async function getThroughPipeline(pipeline: Pipeline, httpClient: HttpClient, url: string, timeoutMs: number): Promise<PolledAnswer> {
+  const response = await pipeline.sendRequest(httpClient, createPipelineRequest({ url, method: "GET", timeout: timeoutMs }));
+  return { status: response.status, headers: response.headers, bodyText: response.bodyAsText ?? "" };
+}
+
+/**
+ * Waits for the operation a write answered with (Azure-AsyncOperation, else Location; none: it ended with the
+ * answer). One that ended Failed or Canceled may have applied part of the change: retried later from fresh state.
+ */
+export async function awaitWriteOperation(
+  headers: { get(name: string): string | undefined | null } | undefined,
+  what: string,
+  opts: PollOptions,
+  get: (url: string) => Promise<PolledAnswer>,
+): Promise<void> {
+  const url = headers?.get("azure-asyncoperation") ?? headers?.get("location");
+  if (!url) return;
+  const end = await waitForOperation(url, headers?.get("retry-after"), opts, get);
+  if (end.status !== "Succeeded") throw new TransientError(`${what}: operation ${end.status}: ${end.error}`, 30_000);
 }
