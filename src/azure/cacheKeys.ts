@@ -1,4 +1,4 @@
-import type { CachedResourceRef } from "../core/ports";
+import type { CachedResourceRef, ResourceGroupScope } from "../core/ports";
 import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
 
@@ -21,4 +21,16 @@ export const cachePartition = (target: TargetRef | CachedResourceRef) => encodeK
 export function cacheRowKeys(ref: ScaleSetRef | InstanceRef | CachedResourceRef): [string, string] {
   if (ref.kind === "instance") return [cachePartition(ref.scaleSet), instanceRow(ref.instanceId)];
   return [cachePartition(ref), ref.kind === "scaleSet" ? SCALE_SET_ROW : RESOURCE_ROW[ref.kind]];
+}
+
+/**
+ * The partitions of every scale set of one resource group, as a range [from, to): their keys share the group's
+ * prefix, so Table Storage answers them by one range scan instead of a scan of the whole table.
+ */
+export function groupScaleSetPartitions(scope: ResourceGroupScope): [string, string] {
+  const from = encodeKey(
+    `/subscriptions/${scope.subscriptionId}/resourcegroups/${scope.resourceGroup}/providers/microsoft.compute/virtualmachinescalesets/`.toLowerCase(),
+  );
+  // The prefix ends in "%2F"; the next string after every key that starts with it ends in "%2G".
+  return [from, `${from.slice(0, -1)}${String.fromCharCode(from.charCodeAt(from.length - 1) + 1)}`];
 }

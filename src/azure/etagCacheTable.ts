@@ -1,9 +1,9 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "../core/models";
-import type { CachedEntry, CachedPartition, CachedResourceRef, ModelCache, RefreshCandidate, ScaleSetRows } from "../core/ports";
+import type { CachedEntry, CachedPartition, CachedResourceRef, GroupRow, ModelCache, RefreshCandidate, ResourceGroupScope, ScaleSetRows } from "../core/ports";
 import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { decodeKey } from "../core/tableKeys";
-import { cachePartition, cacheRowKeys, instanceRow, isResourceRow, SCALE_SET_ROW } from "./cacheKeys";
+import { cachePartition, cacheRowKeys, groupScaleSetPartitions, instanceRow, isResourceRow, SCALE_SET_ROW } from "./cacheKeys";
 import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
 import { statusOf, unless404 } from "./tableErrors";
 
@@ -89,6 +89,26 @@ export class EtagCacheTable implements ModelCache {
     return this.store(cachePartition(ref), SCALE_SET_ROW, "scaleSet", model.id, model.etag, model, base, ourClientRequestId);
   }
 
+  refreshScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string): Promise<boolean> {
+    return this.store(cachePartition(ref), SCALE_SET_ROW, "scaleSet", model.id, model.etag, model, base, undefined, {}, false);
+  }
+
+  async listGroupRows(scope: ResourceGroupScope): Promise<GroupRow[]> {
+    if (!this.enabled) return [];
+    const [from, to] = groupScaleSetPartitions(scope);
+    const rows = this.table.listEntities<CacheRow>({
+      queryOptions: {
+        filter: odata`PartitionKey ge ${from} and PartitionKey lt ${to} and RowKey eq ${SCALE_SET_ROW}`,
+        select: ["PartitionKey", "stale", "readAt"],
+      },
+    });
+    const out: GroupRow[] = [];
+    for await (const row of rows) {
+      out.push({ scaleSetKey: decodeKey(row.partitionKey), stale: row.stale === true, readAt: Number(row.readAt ?? 0), rowEtag: row.etag });
+    }
+    return out;
+  }
+
   storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string, listedUnder?: string): Promise<boolean> {
     // Always written (a Merge keeps what it does not name): a store without it must not inherit an older vouch.
     return this.store(cachePartition(ref.scaleSet), instanceRow(ref.instanceId), "instance", model.id, model.etag, model, base, ourClientRequestId, {
@@ -115,6 +135,8 @@ export class EtagCacheTable implements ModelCache {
     base: string | undefined,
     ourClientRequestId: string | undefined,
     extra: Partial<CacheRow> = {},
+    /** False for a read on another's behalf: the row's idle age is left as it was. */
+    touch = true,
   ): Promise<boolean> {
     if (!this.enabled) return false;
     let encoded;
@@ -141,7 +163,7 @@ export class EtagCacheTable implements ModelCache {
       staleAt: 0,
       // Kept across stores of other writers' state, so an event of our own last write is still recognised.
       ...(ourClientRequestId !== undefined ? { ourClientRequestId, pendingClientRequestId: "" } : {}),
-      touchedAt: now,
+      ...(touch ? { touchedAt: now } : {}),
       ...extra,
     };
     try {

@@ -95,6 +95,14 @@ export interface RefreshCandidate {
   rowEtag: string;
 }
 
+/** A cached scale set model's row, found by its resource group (no model: only what says whether it is due). */
+export interface GroupRow {
+  scaleSetKey: string;
+  stale: boolean;
+  readAt: number;
+  rowEtag: string;
+}
+
 /** What the timer remembers between runs. */
 export interface TimerState {
   /** A 429 told us not to read before this time. */
@@ -138,6 +146,13 @@ export interface ModelCache {
   readPartition(scaleSet: TargetRef): Promise<CachedPartition>;
   /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
   storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  /**
+   * Stores a model read on another scale set's behalf (one LIST of their group): as storeScaleSet, except that the
+   * row's idle age (touchedAt) is left as it was, so a neighbour's reads never keep an undeclared scale set cached.
+   */
+  refreshScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string): Promise<boolean>;
+  /** The scale set model rows of one resource group, by one range query over their partitions. */
+  listGroupRows(scope: ResourceGroupScope): Promise<GroupRow[]>;
   /** `listedUnder`: see CachedEntry; every store without it clears it. */
   storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string, listedUnder?: string): Promise<boolean>;
   /**

@@ -13,6 +13,7 @@ import { bindingAllows, bindingRefusal } from "./bindingGate";
 import { MAX_DECLARATIONS_PER_SCALE_SET, overCap } from "./declarationCap";
 import { isolateFailures } from "./isolateFailures";
 import { CallStats } from "./callStats";
+import { readThroughGroup } from "./groupRead";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./reconcileFlex";
@@ -261,10 +262,13 @@ function forgetModels(p: CachedPartition): CachedPartition {
   return { scaleSet: p.scaleSet && blind(p.scaleSet), instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])) };
 }
 
-/** The scale set model from the cache when it is fresh, else from ARM (and then stored, conditionally). */
+/**
+ * The scale set model from the cache when it is fresh, else from ARM (and then stored, conditionally): by one LIST
+ * of its resource group when other cached scale sets there are due too, else by GET.
+ */
 async function modelOf(ref: ScaleSetRef, cached: CachedPartition, compute: ComputePort, deps: ReconcileDeps): Promise<ScaleSetModel> {
   if (usable(cached.scaleSet, deps.clock.now(), deps.config.cacheTtlMs)) return cached.scaleSet.model;
-  const model = await compute.getScaleSet(ref);
+  const model = (await readThroughGroup(ref, compute, deps)) ?? (await compute.getScaleSet(ref));
   await deps.cache.storeScaleSet(ref, model, cached.scaleSet?.rowEtag);
   return model;
 }

@@ -102,3 +102,22 @@ describe("a row whose model cannot be read", () => {
     expect(told[0]?.reason).toMatch(/JSON/);
   });
 });
+
+describe("EtagCacheTable.listGroupRows", () => {
+  it("answers the scale set rows of one resource group only: not rg-10's for rg-1, no instance, VM or bookkeeping row", async () => {
+    const cache = new EtagCacheTable(table, true, now);
+    const at = (rg: string, name: string) =>
+      scaleSetRef(`/subscriptions/${SUB}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`);
+    const mine = [at("rg-1", "a"), at("RG-1", "B")];
+    for (const ref of [...mine, at("rg-10", "c"), at("rg-", "d"), at("rg-1a", "e")]) {
+      await cache.storeScaleSet(ref, model(ref.id), undefined);
+      await cache.markStale(instanceRef(ref, "0"), "test");
+      await windows.claim(ref, "claimant", 60_000, 60_000);
+    }
+    await cache.markStale(mine[1]!, "test: an event");
+
+    const found = await cache.listGroupRows({ subscriptionId: SUB, resourceGroup: "Rg-1" });
+    expect(found.map((r) => [r.scaleSetKey, r.stale]).sort()).toEqual(mine.map((r) => [r.key, r.key.endsWith("/b")]).sort());
+    expect(found.every((r) => r.rowEtag.length > 0 && r.readAt === now())).toBe(true);
+  });
+});

@@ -36,3 +36,21 @@ export function wideWorld(opts: { subscription?: string; rg?: string; scaleSets:
     ],
   };
 }
+
+/** Resource groups rg-0 … of WIDE_SUBSCRIPTION with `perGroup[i]` scale sets each (capacity instances), each group its own load balancer. */
+export function groupsWorld(perGroup: number[], capacity: number): SeedSpec {
+  return {
+    subscriptions: [
+      {
+        id: WIDE_SUBSCRIPTION,
+        resourceGroups: perGroup.map(
+          (n, g) => wideWorld({ subscription: WIDE_SUBSCRIPTION, rg: `rg-${g}`, scaleSets: n, capacity, pools: 1 }).subscriptions[0]!.resourceGroups[0]!,
+        ),
+      },
+    ],
+  };
+}
+
+/** The scale set IDs of groupsWorld(perGroup, …), group by group. */
+export const groupsWorldIds = (perGroup: number[]) =>
+  perGroup.flatMap((n, g) => Array.from({ length: n }, (_, i) => scaleSetId(WIDE_SUBSCRIPTION, `rg-${g}`, `vmss-${i}`)));

@@ -1,36 +1,22 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { SeedSpec } from "../../sim";
 import { dropPool, instanceNics, poolsByIpConfig } from "../../sim/wire";
 import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { mapLimit } from "../../src/core/retryPolicy";
 import { statusReport } from "../../src/intake/statusReport";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { groupsWorld, groupsWorldIds, poolId, WIDE_SUBSCRIPTION } from "../support/worlds";
 
 /**
  * The timer reads the models of several scale sets of one resource group with one LIST of the group (paged, on the
  * read budget counted in requests), stores each conditionally on its row's Table ETag read before the LIST, and
- * falls back to GET for a lone scale set and for one the LIST does not show. Azurite, the simulator, the real SDK.
+ * falls back to GET for a lone scale set and for one the LIST does not show; a reconcile that must read its model
+ * while others of its group are due does the same. Azurite, the simulator, the real SDK.
  */
 const TTL_MS = 600_000;
 const SUB = WIDE_SUBSCRIPTION;
 
-/** Resource groups rg-0 … with `perGroup[i]` scale sets each (capacity instances), each group its own load balancer. */
-function groupsWorld(perGroup: number[], capacity: number): SeedSpec {
-  return {
-    subscriptions: [
-      {
-        id: SUB,
-        resourceGroups: perGroup.map(
-          (n, g) => wideWorld({ subscription: SUB, rg: `rg-${g}`, scaleSets: n, capacity, pools: 1 }).subscriptions[0]!.resourceGroups[0]!,
-        ),
-      },
-    ],
-  };
-}
-
-const ids = (perGroup: number[]) => perGroup.flatMap((n, g) => Array.from({ length: n }, (_, i) => scaleSetId(SUB, `rg-${g}`, `vmss-${i}`)));
+const ids = groupsWorldIds;
 const poolOf = (id: string) => poolId(SUB, scaleSetRef(id).resourceGroup, "lb", "pool-0");
 
 describe("reconcileStale: revalidation by LIST of the resource group", () => {
@@ -192,4 +178,54 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0, instanceLists: 5 });
     expect((await h.services.cache.listCachedScaleSets()).size).toBe(5);
   }, 60_000);
+
+  it("a reconcile whose model is due reads its group by one LIST when others there are due too, and refreshes them untouched", async () => {
+    const perGroup = [4];
+    const clock = await declareAndApply(perGroup, 1);
+    clock.advance(TTL_MS + 1);
+    const [first, ...others] = ids(perGroup).map(scaleSetRef);
+    const touchedBefore = new Map((await h.services.cache.listRefreshCandidates(clock.now() + 1)).map((c) => [`${c.scaleSetId}|${c.instanceId}`, c.touchedAt]));
+    h.sim.control.resetStats();
+
+    const report = await h.services.reconcile(first!, { reason: "test", attempt: 0 });
+    expect(report).toMatchObject({ result: "unchanged", armWrites: 0 });
+    // One page for the four models; the instances are one VM LIST of its own, as always.
+    expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0, instanceLists: 1 });
+    expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({ pages: 1, due: 3, refreshed: 3, listedSelf: true });
+    for (const ref of others) {
+      const row = (await h.services.cache.listRefreshCandidates(clock.now() + 1)).find((c) => c.scaleSetId === ref.id && c.instanceId === undefined);
+      // Fresh now, but not touched: a neighbour's reads must not keep an undeclared scale set cached.
+      expect((await h.services.cache.readPartition(ref)).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
+      expect(row?.touchedAt).toBe(touchedBefore.get(`${ref.id}|undefined`));
+    }
+
+    // The neighbours' reconciles find their models fresh: no model read, only their instances' LIST.
+    h.sim.control.resetStats();
+    for (const ref of others) await h.services.reconcile(ref, { reason: "test", attempt: 0 });
+    expect(h.sim.control.stats()).toMatchObject({ lists: 0, gets: 0, instanceLists: 3 });
+  }, 120_000);
+
+  it("a reconcile whose model alone is due reads it by GET, and an invalidation during its group's LIST wins", async () => {
+    const perGroup = [3];
+    const clock = await declareAndApply(perGroup, 1);
+    clock.advance(TTL_MS + 1);
+    await h.services.reconcileStale(); // every row fresh again
+    const [first, second, third] = ids(perGroup).map(scaleSetRef);
+    await h.services.cache.markStale(first!, "test: an event");
+    h.sim.control.resetStats();
+    await h.services.reconcile(first!, { reason: "test", attempt: 0 });
+    expect(h.sim.control.stats()).toMatchObject({ lists: 0, gets: 1 });
+
+    // All three due; the LIST's answer takes a second, and an event invalidates the third as soon as it reached ARM.
+    clock.advance(TTL_MS + 1);
+    h.sim.control.resetStats();
+    h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets$", delayMs: 1_000, times: 1 });
+    const running = h.services.reconcile(first!, { reason: "test", attempt: 0 });
+    while (h.sim.control.stats().lists === 0) await new Promise((r) => setTimeout(r, 5));
+    await h.services.cache.markStale(third!, "test: event during the LIST");
+    await running;
+    expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0 });
+    expect((await h.services.cache.readPartition(third!)).scaleSet).toMatchObject({ stale: true, staleReason: "test: event during the LIST" });
+    expect((await h.services.cache.readPartition(second!)).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
+  }, 120_000);
 });
