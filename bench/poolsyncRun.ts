@@ -32,6 +32,8 @@ export interface PoolsyncOptions {
    * on the first (the one holding its listener lock).
    */
   hosts?: number;
+  /** How far poolsync's clock runs ahead of the simulator's (the scale workload ages its cache past the TTL at once). */
+  clockAheadMs?: () => number;
 }
 
 /** Counts the round trips of a Table client (a batch transaction is one). */
@@ -94,7 +96,8 @@ export interface PoolsyncRun extends StrategyRun {
 }
 
 export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): Promise<PoolsyncRun> {
-  const clock: Clock = { now: () => sim.control.clock.now(), sleep: (ms) => sim.control.clock.sleep(ms) };
+  const ahead = opts.clockAheadMs ?? (() => 0);
+  const clock: Clock = { now: () => sim.control.clock.now() + ahead(), sleep: (ms) => sim.control.clock.sleep(ms) };
   const logs = countingLogger();
   const env: Record<string, string> = {
     POOLSYNC_SCOPES: opts.subscriptions.map((s) => `/subscriptions/${s}`).join(","),

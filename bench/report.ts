@@ -1,5 +1,6 @@
 // RESULTS.md, the SVG chart and the printed summary, from results.json's shape.
 import type { Spread } from "./stats";
+import type { ScaleResult } from "./workloads";
 
 export interface Results {
   generatedAt: string;
@@ -100,6 +101,15 @@ export function targets(r: Results): Target[] {
       target: "Convergence of the wide burst: ahead of every peer",
       measured: `poolsync ${fmt(v)} s; fastest peer ${fmt(peers)} s (${fmt(peers / v, 1)} × poolsync)`,
       ok: v < peers,
+    });
+  }
+  const scale = r.workloads.scale as Partial<ScaleResult> | undefined;
+  if (scale?.sweeps) {
+    const w = scale.sweeps.warm;
+    out.push({
+      target: `Timer sweep of ${scale.scaleSets} cached scale sets over ${scale.resourceGroups} resource groups: ≤ 2 × LIST pages, in one run`,
+      measured: `${w.reads} requests (${w.listPages} LIST pages, ${w.scaleSetGets} GETs, ${w.instanceLists} VM LISTs) in ${w.runs} run(s); ${fmt(scale.readsPerHour ?? 0, 0)} an hour`,
+      ok: w.complete && w.runs === 1 && w.reads <= 2 * w.listPages,
     });
   }
   const o = r.workloads.overhead as { cold: Record<string, number>; warm: Record<string, number> } | undefined;
@@ -338,35 +348,40 @@ export function renderMarkdown(r: Results, svgName: string): string {
       );
     out.push(...accounted(agg as Agg));
   }
-  const sc = r.workloads.scale as
-    | {
-        scaleSets: number;
-        timer: Array<Record<string, number>>;
-        tableOpsPerChange: number;
-        armReadsPerChange: number;
-        armWritesPerChange: number;
-        cpuMsPerChange: number;
-        changes: number;
-        runsToVisitAll: number;
-        seedSeconds: number;
-      }
-    | undefined;
+  // Results written before the scale workload swept by resource group have no `sweeps`: their section is not rendered.
+  const sc = (r.workloads.scale as Partial<ScaleResult> | undefined)?.sweeps ? (r.workloads.scale as ScaleResult) : undefined;
   if (sc) {
     out.push("## 4. Scale");
     out.push("");
     out.push(
-      `${JSON.stringify(r.plan.scale)}: ${sc.scaleSets} scale sets, one declaration each (already applied in ARM, cache cold), seeded in ${fmt(sc.seedSeconds)} s real. Timer runs back to back (real ms; CPU of this process, which also hosts the simulator):`,
+      `${JSON.stringify(r.plan.scale)}: ${sc.scaleSets} scale sets in ${sc.resourceGroups} resource groups, one declaration each (already applied in ARM), seeded in ${fmt(sc.seedSeconds)} s real. A sweep = timer runs back to back (read budget ${sc.readBudget} requests a run) until every scale set has been read once. Cold: the cache empty. Warm: every cached row past the TTL at once (the clock moved on; nothing else changed). Real ms and CPU of this process, which also hosts the simulator:`,
     );
     out.push("");
     out.push(
       table(
-        ["run", "real ms", "CPU ms", "Table ops", "ARM reads", "scale sets visited"],
-        sc.timer.map((t, i) => [String(i + 1), fmt(t.realMs, 0), fmt(t.cpuMs, 0), fmt(t.tableOps, 0), fmt(t.armReads, 0), fmt(t.visited, 0)]),
+        ["sweep", "timer runs", "LIST pages", "scale set GETs", "VM LISTs", "ARM requests", "scale sets visited", "Table ops", "real ms", "CPU ms", "complete"],
+        (["cold", "warm"] as const).map((k) => {
+          const w = sc.sweeps[k];
+          return [
+            k,
+            fmt(w.runs, 0),
+            fmt(w.listPages, 0),
+            fmt(w.scaleSetGets, 0),
+            fmt(w.instanceLists, 0),
+            fmt(w.reads, 0),
+            fmt(w.visited, 0),
+            fmt(w.tableOps, 0),
+            fmt(w.realMs, 0),
+            fmt(w.cpuMs, 0),
+            w.complete ? "yes" : "**no**",
+          ];
+        }),
       ),
     );
     out.push("");
+    const warm = sc.sweeps.warm;
     out.push(
-      `At ${fmt(sc.timer[0]?.visited, 0)} scale sets per run (the read budget), the timer needs ${sc.runsToVisitAll} runs to visit every uncached one. Then ${sc.changes} changes through the queue: **${fmt(sc.tableOpsPerChange)} Table operations per change**, ${fmt(sc.armReadsPerChange, 2)} ARM reads and ${fmt(sc.armWritesPerChange, 2)} writes per change, ${fmt(sc.cpuMsPerChange)} ms CPU per change (process incl. simulator).`,
+      `Warm sweep: **${fmt(warm.reads, 0)} ARM requests for ${sc.scaleSets} scale sets** (target ≤ 2 × LIST pages = ${fmt(2 * warm.listPages, 0)}: ${verdict(warm.reads <= 2 * warm.listPages && warm.complete)}; in one timer run: ${verdict(warm.runs === 1)}); at the default TTL (${sc.ttlSeconds} s, every row due once per TTL) that is **${fmt(sc.readsPerHour, 0)} requests an hour** (one GET per scale set would be ${fmt((sc.scaleSets * 3600) / sc.ttlSeconds, 0)}). The cold sweep also lists every scale set's instances once (one VM LIST each: a new scale set has no ETag to vouch for them), so it needs about ${fmt(Math.ceil(sc.scaleSets / sc.readBudget), 0)} runs at the default budget. Then ${sc.changes} changes through the queue: **${fmt(sc.tableOpsPerChange)} Table operations per change**, ${fmt(sc.armReadsPerChange, 2)} ARM reads and ${fmt(sc.armWritesPerChange, 2)} writes per change, ${fmt(sc.cpuMsPerChange)} ms CPU per change (process incl. simulator).`,
     );
     out.push("");
   }

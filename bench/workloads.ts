@@ -1,3 +1,4 @@
+import { SETTINGS } from "../src/config";
 import { accountFor } from "./accounting";
 import { QUEUE_DECLARER } from "../src/core/declarations";
 // The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
@@ -20,7 +21,7 @@ import {
   type WorldSpec,
 } from "./world";
 
-export type Strategy = PeerKind | "poolsync" | "poolsync-ttl-only" | "poolsync-no-cache";
+export type Strategy = PeerKind | "poolsync" | "poolsync-ttl-only" | "poolsync-no-cache" | "poolsync-no-window";
 export const PEERS: PeerKind[] = ["last-writer-wins", "get-then-put-if-match"];
 
 export interface Env {
@@ -83,6 +84,8 @@ async function start(strategy: Strategy, env: Env, world: World, timeScale: numb
     timerEveryMs: 5 * 60_000,
     random: prng(seed),
     ...(strategy === "poolsync-no-cache" ? { env: { POOLSYNC_CACHE_ENABLED: "false" } } : {}),
+    // No batching: each declaration reconciles at once, as the peers apply each change the moment it arrives.
+    ...(strategy === "poolsync-no-window" ? { env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "0", POOLSYNC_GATHER_MILLISECONDS: "0" } } : {}),
     ...ps,
   });
   return { sim, run: poolsync, poolsync };
@@ -538,33 +541,100 @@ export function latencySize(steady: SteadySize, minutes: number): SteadySize {
 
 export interface ScaleSize {
   subscriptions: number;
+  /** Resource groups per subscription, the scale sets split evenly over them. */
+  groupsPerSubscription: number;
   scaleSetsPerSubscription: number;
-  timerRuns: number;
   changes: number;
   timeScale: number;
 }
 
+/** The timer runs back to back until every scale set has been read once: what one full sweep costs. */
+export interface SweepFigures {
+  runs: number;
+  realMs: number;
+  cpuMs: number;
+  tableOps: number;
+  /** ARM requests by kind (the read budget counts each one). */
+  listPages: number;
+  scaleSetGets: number;
+  instanceLists: number;
+  reads: number;
+  visited: number;
+  /** Every scale set read in the sweep (false: the run cap stopped it first). */
+  complete: boolean;
+}
+
 export interface ScaleResult {
   scaleSets: number;
+  resourceGroups: number;
   declarations: number;
   seedSeconds: number;
-  timer: Array<{ realMs: number; cpuMs: number; tableOps: number; armReads: number; visited: number }>;
+  /** Cold: the cache empty, every declared scale set unknown. Warm: every cached row past the TTL at once. */
+  sweeps: { cold: SweepFigures; warm: SweepFigures };
+  readBudget: number;
+  ttlSeconds: number;
+  /** The warm sweep's requests times the sweeps an hour makes at the default TTL (every row due once per TTL). */
+  readsPerHour: number;
   changes: number;
   tableOpsPerChange: number;
   armReadsPerChange: number;
   armWritesPerChange: number;
   cpuMsPerChange: number;
   realSecondsForChanges: number;
-  runsToVisitAll: number;
+}
+
+/** The default TTL (600 s): a cached scale set is due once per TTL, so a full warm sweep repeats 6 times an hour. */
+const DEFAULT_TTL_S = 600;
+/** The scale workload runs with a day's TTL so that nothing expires during a sweep; its clock jumps to age the cache. */
+const SCALE_TTL_S = 86_400;
+const MAX_SWEEP_RUNS = 200;
+
+async function sweep(p: PoolsyncRun, done: () => Promise<boolean>): Promise<SweepFigures> {
+  const f: SweepFigures = { runs: 0, realMs: 0, cpuMs: 0, tableOps: 0, listPages: 0, scaleSetGets: 0, instanceLists: 0, reads: 0, visited: 0, complete: false };
+  while (f.runs < MAX_SWEEP_RUNS) {
+    if (await done()) {
+      f.complete = true;
+      break;
+    }
+    const ops0 = p.tables.ops;
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    const run = await p.services.reconcileStale();
+    const cpu = process.cpuUsage(cpu0);
+    f.runs++;
+    f.realMs += Date.now() - t0;
+    f.cpuMs += (cpu.user + cpu.system) / 1000;
+    f.tableOps += p.tables.ops - ops0;
+    f.listPages += run.listPages;
+    f.scaleSetGets += run.scaleSetGets;
+    f.instanceLists += run.instanceLists;
+    f.reads += run.readsUsed;
+    f.visited += run.visited;
+    if (run.visited === 0 && run.readsUsed === 0) break;
+  }
+  return f;
 }
 
 export async function runScale(env: Env, size: ScaleSize, seed: number): Promise<ScaleResult> {
-  const world = buildWorld({ subscriptions: size.subscriptions, scaleSetsPerSubscription: size.scaleSetsPerSubscription, capacity: 1, pools: 2 });
+  const world = buildWorld({
+    subscriptions: size.subscriptions,
+    groupsPerSubscription: size.groupsPerSubscription,
+    scaleSetsPerSubscription: size.scaleSetsPerSubscription,
+    capacity: 1,
+    pools: 2,
+  });
   // Already in pool-0 everywhere: the declarations below describe the world as it is (a steady fleet).
-  for (const sub of world.seed.subscriptions)
+  world.seed.subscriptions.forEach((sub, i) => {
     for (const rg of sub.resourceGroups)
-      for (const ss of rg.scaleSets ?? []) for (const n of ss.nics) for (const c of n.ipConfigurations) c.backendPools = ["lb/pool-0"];
-  const s = await start("poolsync", env, world, size.timeScale, seed, { timerEveryMs: 0, events: true });
+      for (const ss of rg.scaleSets ?? []) for (const n of ss.nics) for (const c of n.ipConfigurations) c.backendPools = [world.pools[i]![0]!];
+  });
+  let ahead = 0;
+  const s = await start("poolsync", env, world, size.timeScale, seed, {
+    timerEveryMs: 0,
+    events: true,
+    env: { POOLSYNC_CACHE_TTL_SECONDS: String(SCALE_TTL_S) },
+    clockAheadMs: () => ahead,
+  });
   const p = s.poolsync as PoolsyncRun;
   try {
     const seeded = Date.now();
@@ -574,7 +644,7 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
       Array.from({ length: 32 }, async () => {
         while (next < world.scaleSets.length) {
           const id = world.scaleSets[next++] as string;
-          await p.services.declarations.upsert(scaleSetRef(id), {
+          const { stored } = await p.services.declarations.upsert(scaleSetRef(id), {
             scaleSetId: id,
             backendPoolId: poolOf(id),
             ipConfiguration: "ipConfig0",
@@ -583,26 +653,19 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
             declaredAt: new Date(sim0(s)).toISOString(),
             declaredBy: QUEUE_DECLARER,
           });
+          // Applied, as ARM holds it: a declaration left pending would look stuck once the clock moves on, and the
+          // timer would ask a reconcile of every scale set (the sweep measures reads, not that).
+          await p.services.declarations.recordOutcome(scaleSetRef(id), stored, { kind: "applied", appliedEtag: "", at: new Date(sim0(s)).toISOString() });
         }
       }),
     );
     const seedSeconds = (Date.now() - seeded) / 1000;
-    const timer: ScaleResult["timer"] = [];
-    for (let i = 0; i < size.timerRuns; i++) {
-      const ops0 = p.tables.ops;
-      const reads0 = armCounts(s.sim).reads;
-      const cpu0 = process.cpuUsage();
-      const t0 = Date.now();
-      const summary = await p.services.reconcileStale();
-      const cpu = process.cpuUsage(cpu0);
-      timer.push({
-        realMs: Date.now() - t0,
-        cpuMs: (cpu.user + cpu.system) / 1000,
-        tableOps: p.tables.ops - ops0,
-        armReads: armCounts(s.sim).reads - reads0,
-        visited: summary.visited,
-      });
-    }
+    const ttlMs = SCALE_TTL_S * 1000;
+    const cold = await sweep(p, async () => (await p.services.cache.listCachedScaleSets()).size >= world.scaleSets.length);
+    // Every row past the TTL at once: the worst hour-on-hour case, as if every scale set had been read together.
+    ahead += ttlMs + 1_000;
+    const now = () => sim0(s) + ahead;
+    const warm = await sweep(p, async () => (await p.services.cache.listRefreshCandidates(now() - ttlMs)).length === 0);
     await idleWithin(p, 60_000);
     // Changes through the queue: pool-1 added to `changes` scale sets spread over the subscriptions.
     const rand = prng(seed);
@@ -620,16 +683,19 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
     const arm = armCounts(s.sim);
     return {
       scaleSets: world.scaleSets.length,
+      resourceGroups: size.subscriptions * size.groupsPerSubscription,
       declarations: world.scaleSets.length,
       seedSeconds,
-      timer,
+      sweeps: { cold, warm },
+      readBudget: Number(SETTINGS.POOLSYNC_RECONCILE_MAX_READS.default),
+      ttlSeconds: DEFAULT_TTL_S,
+      readsPerHour: (warm.reads * 3600) / DEFAULT_TTL_S,
       changes: picked.size,
       tableOpsPerChange: (p.tables.ops - ops0) / picked.size,
       armReadsPerChange: (arm.reads - arm0.reads) / picked.size,
       armWritesPerChange: (arm.modelWrites + arm.instanceWrites - arm0.modelWrites - arm0.instanceWrites) / picked.size,
       cpuMsPerChange: (cpu.user + cpu.system) / 1000 / picked.size,
       realSecondsForChanges: (Date.now() - t0) / 1000,
-      runsToVisitAll: Math.ceil(world.scaleSets.length / Math.max(1, timer[0]?.visited ?? 1)),
     };
   } finally {
     await finish(s);

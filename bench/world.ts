@@ -18,6 +18,8 @@ export interface WorldSpec {
   pools: number;
   /** Flexible scale sets: their VMs' membership lives on NIC resources. */
   orchestrationMode?: "Flexible";
+  /** Resource groups per subscription, the scale sets split over them (default 1). */
+  groupsPerSubscription?: number;
 }
 
 export interface World {
@@ -30,32 +32,40 @@ export interface World {
 
 export function buildWorld(w: WorldSpec): World {
   const subs = Array.from({ length: w.subscriptions }, (_, i) => subscriptionId(i));
+  const groups = Math.max(1, w.groupsPerSubscription ?? 1);
   const scaleSets: string[] = [];
   const pools: string[][] = [];
   const subnet: string[] = [];
   const seed: SeedSpec = {
     subscriptions: subs.map((sub) => {
       pools.push(Array.from({ length: w.pools }, (_, p) => poolId(sub, RG, "lb", `pool-${p}`)));
-      subnet.push(`/subscriptions/${sub}/resourceGroups/${RG}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`);
-      const names = Array.from({ length: w.scaleSetsPerSubscription }, (_, i) => `vmss-${i}`);
-      for (const n of names) scaleSets.push(scaleSetId(sub, RG, n));
-      return {
-        id: sub,
-        resourceGroups: [
-          {
-            name: RG,
-            location: "westeurope",
-            virtualNetworks: [{ name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] }],
-            loadBalancers: [{ name: "lb", backendPools: Array.from({ length: w.pools }, (_, p) => `pool-${p}`) }],
-            scaleSets: names.map((name) => ({
-              name,
-              capacity: w.capacity,
-              ...(w.orchestrationMode ? { orchestrationMode: w.orchestrationMode } : {}),
-              nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: IP_CONFIG, primary: true, subnet: "vnet/nodes" }] }],
-            })),
-          },
-        ],
-      };
+      const nodes = `/subscriptions/${sub}/resourceGroups/${RG}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
+      subnet.push(nodes);
+      // The first group holds the network; the others only scale sets, on its subnet (the scale sets in blocks).
+      const perGroup = Math.ceil(w.scaleSetsPerSubscription / groups);
+      const resourceGroups = Array.from({ length: groups }, (_, g) => {
+        const name = g === 0 ? RG : `${RG}-${g}`;
+        const count = Math.max(0, Math.min(perGroup, w.scaleSetsPerSubscription - g * perGroup));
+        const names = Array.from({ length: count }, (_, i) => `vmss-${g * perGroup + i}`);
+        for (const n of names) scaleSets.push(scaleSetId(sub, name, n));
+        return {
+          name,
+          location: "westeurope",
+          ...(g === 0
+            ? {
+                virtualNetworks: [{ name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] }],
+                loadBalancers: [{ name: "lb", backendPools: Array.from({ length: w.pools }, (_, p) => `pool-${p}`) }],
+              }
+            : {}),
+          scaleSets: names.map((n) => ({
+            name: n,
+            capacity: w.capacity,
+            ...(w.orchestrationMode ? { orchestrationMode: w.orchestrationMode } : {}),
+            nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: IP_CONFIG, primary: true, subnet: nodes }] }],
+          })),
+        };
+      });
+      return { id: sub, resourceGroups };
     }),
   };
   return { seed, scaleSets, pools, subnet, subscriptions: subs };
