@@ -198,7 +198,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         poison: (received, reason) => queue.sendToPoison(received, reason),
         reconcile: (ref, trigger) => services.reconcile(ref, trigger),
         coalescer,
-        ...(config.declareWindowMs > 0 ? { gather: services.scheduleDeclared } : {}),
+        ...(config.declareWindowMs > 0
+          ? {
+              gather: (ref, claimant, reason) =>
+                scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs, reconcilesLeading: true }),
+              windowPending: (ref) => windows.windowPending(ref, config.declareWindowMs),
+            }
+          : {}),
       });
     },
     async handleResourceEvent(raw) {

@@ -16,6 +16,8 @@ interface WindowRow {
   rowKey: string;
   openedAt: number;
   claimant: string;
+  /** A leading reconcile reads at once: nothing joins it. */
+  leading?: boolean;
 }
 
 export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
@@ -24,7 +26,11 @@ export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
     private readonly now: () => number,
   ) {}
 
-  async claim(ref: TargetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined"> {
+  async claim(
+    ref: TargetRef,
+    claimant: string,
+    { windowMs, joinableMs, quietMs }: { windowMs: number; joinableMs: number; quietMs: number },
+  ): Promise<"leading" | "opened" | "joined"> {
     const rowKey = cachePartition(ref);
     for (let attempt = 0; attempt < 5; attempt++) {
       const row = await this.table.getEntity<WindowRow>(WINDOWS_PARTITION, rowKey).catch((err: unknown) => {
@@ -32,21 +38,31 @@ export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
         throw err;
       });
       const now = this.now();
-      // A redelivery of the message that opened the window: its enqueue may not have happened, so it goes again.
-      if (row && row.claimant === claimant && now - Number(row.openedAt) < windowMs) return "opened";
-      if (row && now - Number(row.openedAt) < joinableMs) return "joined";
+      const age = row ? now - Number(row.openedAt) : Number.POSITIVE_INFINITY;
+      // A redelivery of the message that claimed: its reconcile may not have happened, so it goes again.
+      if (row && row.claimant === claimant && age < windowMs) return row.leading === true ? "leading" : "opened";
+      if (row && row.leading !== true && age < joinableMs) return "joined";
+      const leading = age >= quietMs;
       try {
-        const entity = { partitionKey: WINDOWS_PARTITION, rowKey, openedAt: now, claimant };
+        const entity = { partitionKey: WINDOWS_PARTITION, rowKey, openedAt: now, claimant, leading };
         if (!row) await this.table.createEntity(entity);
         else await this.table.updateEntity(entity, "Replace", { etag: row.etag });
-        return "opened";
+        return leading ? "leading" : "opened";
       } catch (err) {
         if (statusOf(err) !== 409 && statusOf(err) !== 412) throw err;
-        // Another declaration opened it between our read and our write: look again, it is probably ours to join.
+        // Another declaration claimed between our read and our write: look again, it is probably ours to join.
       }
     }
     // Contended five times over: opening one more window costs one reconcile, never a lost declaration.
     return "opened";
+  }
+
+  async windowPending(ref: TargetRef, windowMs: number): Promise<boolean> {
+    const row = await this.table.getEntity<WindowRow>(WINDOWS_PARTITION, cachePartition(ref)).catch((err: unknown) => {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    });
+    return row !== undefined && row.leading !== true && this.now() - Number(row.openedAt) < windowMs;
   }
 
   async forget(ref: TargetRef): Promise<void> {

@@ -184,11 +184,15 @@ export type CachedResourceRef = NicRef | VmRef;
 
 /**
  * Which declaration schedules the one gathered reconcile of a scale set, decided across instances with a
- * conditional Table write. "opened": this claimant opened the window (or opened it earlier and is back, a
- * redelivery) and must enqueue the reconcile; "joined": a reconcile already scheduled will read its declaration.
+ * conditional Table write. "leading": the scale set was quiet (no window in the last `quietMs`), so this
+ * declaration's reconcile runs at once and nothing joins it; "opened": this claimant opened a window (or opened it
+ * earlier and is back, a redelivery) and must enqueue the reconcile at its end; "joined": a reconcile already
+ * scheduled will read its declaration.
  */
 export interface DeclareWindows {
-  claim(ref: TargetRef, claimant: string, windowMs: number, joinableMs: number): Promise<"opened" | "joined">;
+  claim(ref: TargetRef, claimant: string, window: { windowMs: number; joinableMs: number; quietMs: number }): Promise<"leading" | "opened" | "joined">;
+  /** A window opened behind a leading claim whose reconcile is still to come (it will read every declaration). */
+  windowPending(ref: TargetRef, windowMs: number): Promise<boolean>;
 }
 
 /**

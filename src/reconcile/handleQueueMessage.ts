@@ -6,7 +6,7 @@ import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import type { Coalescer } from "./coalescer";
-import type { Scheduled } from "./declareWindow";
+import { isLeadingReason, LEADING_PREFIX, type Scheduled } from "./declareWindow";
 import type { ReconcileReport, ReconcileTrigger } from "./reconcileScaleSet";
 
 /**
@@ -31,7 +31,9 @@ export interface HandleDeps {
   /** Reconciles and, when it asks for it, re-enqueues; shared by every message that joins it. */
   reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
-  /** Declare window on: opens or joins the scale set's gathered reconcile instead of reconciling here. */
+  /** A window opened behind a leading declaration is still to run its reconcile (declare window on). */
+  windowPending?: (ref: TargetRef) => Promise<boolean>;
+  /** Declare window on: leads (reconciled here), opens or joins the scale set's gathered reconcile. */
   gather?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
 }
 
@@ -40,7 +42,7 @@ export type HandleOutcome =
   | { result: "skipped"; reason: string }
   | { result: "reconciled"; report: ReconcileReport }
   /** Handed to the scale set's gathered reconcile: "scheduled" enqueued it, "joined" found it already coming. */
-  | { result: "gathered"; scheduled: Scheduled };
+  | { result: "gathered"; scheduled: Exclude<Scheduled, "leading"> };
 
 function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): Declaration {
   return {
@@ -95,11 +97,42 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     if (result === "older") return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
     if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };
     const reason = `declare ${message.state} ${message.backendPoolId}`;
-    if (deps.gather) return { result: "gathered", scheduled: await deps.gather(ref.value, `queue-${meta.id}`, reason) };
-    trigger = { reason, attempt: 0 };
+    if (deps.gather) {
+      const scheduled = await deps.gather(ref.value, `queue-${meta.id}`, reason);
+      if (scheduled !== "leading") return { result: "gathered", scheduled };
+      // A quiet scale set's first declaration is reconciled here and now (after the coalescer's short gather, so the
+      // rest of a burst that came with it is mostly written by this same reconcile; stragglers by the window's).
+      trigger = { reason: `${LEADING_PREFIX}${reason}`, attempt: 0, leading: true };
+    } else trigger = { reason, attempt: 0 };
   } else {
-    trigger = { reason: message.reason, attempt: message.attempt ?? 0, ...(message.fresh ? { fresh: true } : {}) };
+    trigger = {
+      reason: message.reason,
+      attempt: message.attempt ?? 0,
+      ...(message.fresh ? { fresh: true } : {}),
+      ...(isLeadingReason(message.reason) ? { leading: true } : {}),
+    };
   }
-  const report = await deps.coalescer.run(ref.value.key, trigger, (merged) => deps.reconcile(ref.value, merged));
+  const report = await deps.coalescer.run(ref.value.key, trigger, async (merged) =>
+    merged.leading && deps.windowPending && (await deps.windowPending(ref.value)) ? standDown(ref.value, merged, deps.log) : deps.reconcile(ref.value, merged),
+  );
   return { result: "reconciled", report };
+}
+
+/** After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all. */
+function standDown(ref: TargetRef, trigger: ReconcileTrigger, log: Logger): ReconcileReport {
+  const report: ReconcileReport = {
+    scaleSetId: ref.id,
+    trigger: trigger.reason,
+    result: "deferred",
+    declarations: 0,
+    armReads: 0,
+    armWrites: 0,
+    preconditionFailures: 0,
+    throttles: 0,
+    instancesWritten: 0,
+    durationMs: 0,
+    reason: "a declare window opened behind this leading declaration: its reconcile writes them all",
+  };
+  log.info("reconcile", { ...report });
+  return report;
 }

@@ -76,12 +76,23 @@ export interface ReconcileTrigger {
   attempt: number;
   /** Read the model and the instances from ARM even where the cache has fresh rows. */
   fresh?: boolean;
+  /**
+   * A quiet scale set's first declaration, reconciled at once: it stands down when a declare window opened behind it
+   * meanwhile (a burst), whose reconcile writes them all.
+   */
+  leading?: boolean;
 }
 
 /** What one reconcile does for every request that joined it: all their reasons, the most careful reading. */
 export function mergeTriggers(a: ReconcileTrigger, b: ReconcileTrigger): ReconcileTrigger {
   const reason = a.reason === b.reason ? a.reason : `${a.reason}; ${b.reason}`;
-  return { reason: reason.slice(0, 512), attempt: Math.max(a.attempt, b.attempt), ...(a.fresh || b.fresh ? { fresh: true } : {}) };
+  return {
+    reason: reason.slice(0, 512),
+    attempt: Math.max(a.attempt, b.attempt),
+    ...(a.fresh || b.fresh ? { fresh: true } : {}),
+    // Only a pass that serves nothing but leading declarations may stand down for a window.
+    ...(a.leading && b.leading ? { leading: true } : {}),
+  };
 }
 
 function usable<M>(entry: CachedEntry<M> | undefined, now: number, ttlMs: number): entry is CachedEntry<M> & { model: M } {

@@ -114,7 +114,7 @@ describe("npm run local -- --hosts 3 --throttling", () => {
     expect(local.lines.join("\n")).toContain("CRP and ARM throttling enforced");
   });
 
-  it("a burst across six scale sets, declared over all three hosts: every pool everywhere, one model write per scale set, no 429", async () => {
+  it("a burst across six scale sets, declared over all three hosts: every pool everywhere, at most two model writes per scale set, no 429", async () => {
     for (const pool of POOLS) for (const ss of SCALE_SETS) await declareOn(ss, pool, "present");
     for (const ss of SCALE_SETS)
       await waitFor(
@@ -124,7 +124,8 @@ describe("npm run local -- --hosts 3 --throttling", () => {
         90_000,
       );
     const puts = await Promise.all(SCALE_SETS.map(async (ss) => (await sim.stats(ss)).puts));
-    expect(puts).toEqual(SCALE_SETS.map(() => 1));
+    // The leading reconcile of each (quiet) scale set, and the one window the rest of its burst joined.
+    expect(puts.map((n) => (n ?? 0) >= 1 && (n ?? 0) <= 2)).toEqual(SCALE_SETS.map(() => true));
     expect(await sim.stats()).toMatchObject({ status429: 0 });
   }, 120_000);
 
