@@ -99,12 +99,18 @@ export class EtagCacheTable implements ModelCache {
     const rows = this.table.listEntities<CacheRow>({
       queryOptions: {
         filter: odata`PartitionKey ge ${from} and PartitionKey lt ${to} and RowKey eq ${SCALE_SET_ROW}`,
-        select: ["PartitionKey", "stale", "readAt"],
+        select: ["PartitionKey", "stale", "readAt", "pendingClientRequestId"],
       },
     });
     const out: GroupRow[] = [];
     for await (const row of rows) {
-      out.push({ scaleSetKey: decodeKey(row.partitionKey), stale: row.stale === true, readAt: Number(row.readAt ?? 0), rowEtag: row.etag });
+      out.push({
+        scaleSetKey: decodeKey(row.partitionKey),
+        stale: row.stale === true,
+        readAt: Number(row.readAt ?? 0),
+        rowEtag: row.etag,
+        writing: Boolean(row.pendingClientRequestId),
+      });
     }
     return out;
   }

@@ -101,6 +101,8 @@ export interface GroupRow {
   stale: boolean;
   readAt: number;
   rowEtag: string;
+  /** One of our writes is in flight (or died mid-way): only its own answer, or its own reconcile, may refresh it. */
+  writing: boolean;
 }
 
 /** What the timer remembers between runs. */

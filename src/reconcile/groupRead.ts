@@ -29,7 +29,9 @@ export async function readThroughGroup(
   const scope = { subscriptionId: ref.subscriptionId, resourceGroup: ref.resourceGroup };
   const rows = await deps.cache.listGroupRows(scope);
   const now = deps.clock.now();
-  const due = rows.filter((r) => r.scaleSetKey !== ref.key && (r.stale || now - r.readAt >= deps.config.cacheTtlMs));
+  // Not a neighbour with one of our writes in flight: a LIST from before that write, stored over its mark, would make
+  // the write's own answer lose its store and its event pass as ours, leaving the older model looking fresh.
+  const due = rows.filter((r) => r.scaleSetKey !== ref.key && !r.writing && (r.stale || now - r.readAt >= deps.config.cacheTtlMs));
   if (!listPays(1 + due.length, rows.length)) return undefined;
   // No more pages than the GETs it saves: a LIST cut short costs at worst what the GETs would have.
   const listed = await listResourceGroup(compute, scope, { maxPages: due.length });

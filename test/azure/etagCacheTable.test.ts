@@ -118,9 +118,11 @@ describe("EtagCacheTable.listGroupRows", () => {
       await windows.claim(ref, "claimant", WINDOW);
     }
     await cache.markStale(mine[1]!, "test: an event");
+    await cache.beginWrite(mine[0]!, "our-write");
 
     const found = await cache.listGroupRows({ subscriptionId: SUB, resourceGroup: "Rg-1" });
-    expect(found.map((r) => [r.scaleSetKey, r.stale]).sort()).toEqual(mine.map((r) => [r.key, r.key.endsWith("/b")]).sort());
+    // Both stale now: b by an event, a by our write in flight, which says so.
+    expect(found.map((r) => [r.scaleSetKey, r.stale, r.writing]).sort()).toEqual(mine.map((r) => [r.key, true, r.key.endsWith("/a")]).sort());
     expect(found.every((r) => r.rowEtag.length > 0 && r.readAt === now())).toBe(true);
   });
 });

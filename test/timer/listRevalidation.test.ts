@@ -184,14 +184,18 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     const clock = await declareAndApply(perGroup, 1);
     clock.advance(TTL_MS + 1);
     const [first, ...others] = ids(perGroup).map(scaleSetRef);
+    // One neighbour has a write of ours in flight: only that write's answer may refresh its row.
+    const writing = others.pop()!;
+    await h.services.cache.beginWrite(writing, "write-in-flight");
     const touchedBefore = new Map((await h.services.cache.listRefreshCandidates(clock.now() + 1)).map((c) => [`${c.scaleSetId}|${c.instanceId}`, c.touchedAt]));
     h.sim.control.resetStats();
 
     const report = await h.services.reconcile(first!, { reason: "test", attempt: 0 });
     expect(report).toMatchObject({ result: "unchanged", armWrites: 0 });
-    // One page for the four models; the instances are one VM LIST of its own, as always.
+    // One page for the models; the instances are one VM LIST of its own, as always.
     expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0, instanceLists: 1 });
-    expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({ pages: 1, due: 3, refreshed: 3, listedSelf: true });
+    expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({ pages: 1, due: 2, refreshed: 2, listedSelf: true });
+    expect((await h.services.cache.readPartition(writing)).scaleSet).toMatchObject({ stale: true, pendingClientRequestId: "write-in-flight" });
     for (const ref of others) {
       const row = (await h.services.cache.listRefreshCandidates(clock.now() + 1)).find((c) => c.scaleSetId === ref.id && c.instanceId === undefined);
       // Fresh now, but not touched: a neighbour's reads must not keep an undeclared scale set cached.
@@ -202,7 +206,7 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     // The neighbours' reconciles find their models fresh: no model read, only their instances' LIST.
     h.sim.control.resetStats();
     for (const ref of others) await h.services.reconcile(ref, { reason: "test", attempt: 0 });
-    expect(h.sim.control.stats()).toMatchObject({ lists: 0, gets: 0, instanceLists: 3 });
+    expect(h.sim.control.stats()).toMatchObject({ lists: 0, gets: 0, instanceLists: 2 });
   }, 120_000);
 
   it("a reconcile whose model alone is due reads it by GET, and an invalidation during its group's LIST wins", async () => {
