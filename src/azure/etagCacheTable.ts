@@ -99,7 +99,7 @@ export class EtagCacheTable implements ModelCache {
     const rows = this.table.listEntities<CacheRow>({
       queryOptions: {
         filter: odata`PartitionKey ge ${from} and PartitionKey lt ${to} and RowKey eq ${SCALE_SET_ROW}`,
-        select: ["PartitionKey", "stale", "readAt", "pendingClientRequestId"],
+        select: ["PartitionKey", "stale", "staleAt", "readAt", "pendingClientRequestId"],
       },
     });
     const out: GroupRow[] = [];
@@ -107,6 +107,7 @@ export class EtagCacheTable implements ModelCache {
       out.push({
         scaleSetKey: decodeKey(row.partitionKey),
         stale: row.stale === true,
+        staleAt: Number(row.staleAt ?? 0),
         readAt: Number(row.readAt ?? 0),
         rowEtag: row.etag,
         writing: Boolean(row.pendingClientRequestId),

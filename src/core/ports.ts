@@ -99,6 +99,8 @@ export interface RefreshCandidate {
 export interface GroupRow {
   scaleSetKey: string;
   stale: boolean;
+  /** When it went stale (0 when fresh). */
+  staleAt: number;
   readAt: number;
   rowEtag: string;
   /** One of our writes is in flight (or died mid-way): only its own answer, or its own reconcile, may refresh it. */

@@ -13,6 +13,13 @@ import { listPays, listResourceGroup } from "./listResourceGroup";
  * that came while the LIST was in flight wins; and without touching the row, so a neighbour's reads never keep an
  * undeclared scale set cached. Answers undefined (read by GET) when the LIST would not pay or did not show it.
  */
+/**
+ * CRP moves a scale set's ETag 1–5 s after every instance write (its own internal operation), with no event: a row
+ * marked stale by an instance write (ours, or an event's) only this long ago is left to its own reconcile, because
+ * a LIST now would cache the ETag about to go and that scale set's next write would meet a 412.
+ */
+export const SETTLE_MS = 10_000;
+
 export interface GroupReadDeps {
   cache: Pick<ModelCache, "enabled" | "listGroupRows" | "refreshScaleSet">;
   clock: Clock;
@@ -30,8 +37,11 @@ export async function readThroughGroup(
   const rows = await deps.cache.listGroupRows(scope);
   const now = deps.clock.now();
   // Not a neighbour with one of our writes in flight: a LIST from before that write, stored over its mark, would make
-  // the write's own answer lose its store and its event pass as ours, leaving the older model looking fresh.
-  const due = rows.filter((r) => r.scaleSetKey !== ref.key && !r.writing && (r.stale || now - r.readAt >= deps.config.cacheTtlMs));
+  // the write's own answer lose its store and its event pass as ours, leaving the older model looking fresh. Nor one
+  // that went stale moments ago: its ETag may be about to move again (see SETTLE_MS).
+  const due = rows.filter(
+    (r) => r.scaleSetKey !== ref.key && !r.writing && (r.stale ? now - r.staleAt >= SETTLE_MS : now - r.readAt >= deps.config.cacheTtlMs),
+  );
   if (!listPays(1 + due.length, rows.length)) return undefined;
   // No more pages than the GETs it saves: a LIST cut short costs at worst what the GETs would have.
   const listed = await listResourceGroup(compute, scope, { maxPages: due.length });

@@ -3,6 +3,7 @@ import { dropPool, instanceNics, poolsByIpConfig } from "../../sim/wire";
 import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { mapLimit } from "../../src/core/retryPolicy";
 import { statusReport } from "../../src/intake/statusReport";
+import { SETTLE_MS } from "../../src/reconcile/groupRead";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { groupsWorld, groupsWorldIds, poolId, WIDE_SUBSCRIPTION } from "../support/worlds";
@@ -231,5 +232,24 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0 });
     expect((await h.services.cache.readPartition(third!)).scaleSet).toMatchObject({ stale: true, staleReason: "test: event during the LIST" });
     expect((await h.services.cache.readPartition(second!)).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
+  }, 120_000);
+
+  it("a reconcile's group read leaves a neighbour that went stale moments ago: CRP's ETag bump may still be coming", async () => {
+    const perGroup = [3];
+    const clock = await declareAndApply(perGroup, 1);
+    clock.advance(TTL_MS + 1);
+    await h.services.reconcileStale(); // every row fresh again
+    const [first, settled, recent] = ids(perGroup).map(scaleSetRef);
+    await h.services.cache.markStale(settled!, "test: an instance write, long enough ago");
+    clock.advance(SETTLE_MS);
+    await h.services.cache.markStale(recent!, "test: an instance write just now");
+    await h.services.cache.markStale(first!, "test: an event");
+    h.sim.control.resetStats();
+
+    await h.services.reconcile(first!, { reason: "test", attempt: 0 });
+    expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0 });
+    expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({ due: 1, refreshed: 1 });
+    expect((await h.services.cache.readPartition(settled!)).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
+    expect((await h.services.cache.readPartition(recent!)).scaleSet).toMatchObject({ stale: true, staleReason: "test: an instance write just now" });
   }, 120_000);
 });
