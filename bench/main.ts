@@ -340,7 +340,6 @@ async function main(): Promise<void> {
   log(`wrote ${file("results.json")}, ${file("RESULTS.md")}, ${file("convergence.svg")} in ${results.durationS.toFixed(0)} s`);
 }
 
-/** Per strategy: the runs as they were, and the median with its spread of each named figure. */
 /** The figures summarised over the runs of a contention workload, and of a burst. */
 const CONTENTION_FIELDS = ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"];
 const BURST_FIELDS = [
@@ -358,6 +357,7 @@ const BURST_FIELDS = [
   "tableOpsPerChange",
 ];
 
+/** Per strategy: the runs as they were, and the median with its spread of each named figure. */
 function aggregate(per: Record<string, unknown[]>, fields: string[]): Record<string, { runs: unknown[]; summary: Record<string, unknown> }> {
   const out: Record<string, { runs: unknown[]; summary: Record<string, unknown> }> = {};
   for (const [s, runs] of Object.entries(per)) {

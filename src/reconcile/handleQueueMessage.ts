@@ -7,7 +7,7 @@ import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resou
 import { inScopes, type Scope } from "../core/scopes";
 import type { Coalescer } from "./coalescer";
 import { isLeadingReason, LEADING_PREFIX, type Scheduled } from "./declareWindow";
-import type { ReconcileReport, ReconcileTrigger } from "./reconcileScaleSet";
+import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
 
 /**
  * The queue trigger's whole job, host-independent: validate, record the intent, then either hand it to the
@@ -113,26 +113,9 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     };
   }
   const report = await deps.coalescer.run(ref.value.key, trigger, async (merged) =>
-    merged.leading && deps.windowPending && (await deps.windowPending(ref.value)) ? standDown(ref.value, merged, deps.log) : deps.reconcile(ref.value, merged),
+    merged.leading && deps.windowPending && (await deps.windowPending(ref.value)) // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all.
+      ? deferredReport(ref.value, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, deps.log)
+      : deps.reconcile(ref.value, merged),
   );
   return { result: "reconciled", report };
-}
-
-/** After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all. */
-function standDown(ref: TargetRef, trigger: ReconcileTrigger, log: Logger): ReconcileReport {
-  const report: ReconcileReport = {
-    scaleSetId: ref.id,
-    trigger: trigger.reason,
-    result: "deferred",
-    declarations: 0,
-    armReads: 0,
-    armWrites: 0,
-    preconditionFailures: 0,
-    throttles: 0,
-    instancesWritten: 0,
-    durationMs: 0,
-    reason: "a declare window opened behind this leading declaration: its reconcile writes them all",
-  };
-  log.info("reconcile", { ...report });
-  return report;
 }

@@ -1,6 +1,6 @@
 import type { Clock, Logger, ReconcileLeases, WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
-import type { ReconcileReport, ReconcileTrigger } from "./reconcileScaleSet";
+import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
 
 /**
  * One reconcile of a scale set at a time across every host. The pass runs only under the scale set's lease; a host
@@ -38,23 +38,13 @@ export async function leasedReconcile(
       const delayMs = Math.max(0, take.expiresAt - deps.clock.now()) + 1000;
       await deps.queue.enqueueReconcile(ref.id, `lease check: ${trigger.reason}`, { delayMs, ...(trigger.fresh ? { fresh: true } : {}) });
     }
-    const report: ReconcileReport = {
-      scaleSetId: ref.id,
-      trigger: trigger.reason,
-      result: "deferred",
-      declarations: 0,
-      armReads: 0,
-      armWrites: 0,
-      preconditionFailures: 0,
-      throttles: 0,
-      instancesWritten: 0,
-      durationMs: deps.clock.now() - started,
-      reason: take.firstToAsk
-        ? "another host holds the reconcile lease: asked it for one more pass"
-        : "another host holds the reconcile lease and already owes a pass",
-    };
-    deps.log.info("reconcile", { ...report });
-    return report;
+    return deferredReport(
+      ref,
+      trigger,
+      take.firstToAsk ? "another host holds the reconcile lease: asked it for one more pass" : "another host holds the reconcile lease and already owes a pass",
+      deps.clock.now() - started,
+      deps.log,
+    );
   }
 
   if (take.handover && deps.handover) {

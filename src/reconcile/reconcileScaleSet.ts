@@ -127,6 +127,25 @@ export function reporter(
   };
 }
 
+/** A pass that left the work to another (a lease holder, a declare window): no ARM call, logged like any report. */
+export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, reason: string, durationMs: number, log: Logger): ReconcileReport {
+  const report: ReconcileReport = {
+    scaleSetId: target.id,
+    trigger: trigger.reason,
+    result: "deferred",
+    declarations: 0,
+    armReads: 0,
+    armWrites: 0,
+    preconditionFailures: 0,
+    throttles: 0,
+    instancesWritten: 0,
+    durationMs,
+    reason,
+  };
+  log.info("reconcile", { ...report });
+  return report;
+}
+
 export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);

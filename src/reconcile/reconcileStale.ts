@@ -307,7 +307,8 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
           v.instanceRows.every((r) => !r.stale) &&
           instances.length === partition.instances.size &&
           [...partition.instances.values()].every((e) => e.listedUnder === model?.etag);
-        if (vouched) {
+        // Each instance row stored as listed under the model's ETag (vouched for, or listed just now after it).
+        const storeInstances = async () => {
           for (const inst of instances)
             await deps.cache.storeInstance(
               instanceRef(v.ref, inst.instanceId),
@@ -317,21 +318,16 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
               model?.etag,
             );
           s.refreshed += instances.length;
+        };
+        if (vouched) {
+          await storeInstances();
         } else if (needsInstances && !flexible) {
           if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
           instances = await compute.listInstances(v.ref);
           const seen = new Set(instances.map((i) => i.instanceId));
           // Listed after the model was read (this GET, or the cached row when only instance rows were due).
-          for (const inst of instances)
-            await deps.cache.storeInstance(
-              instanceRef(v.ref, inst.instanceId),
-              inst,
-              partition.instances.get(inst.instanceId)?.rowEtag,
-              undefined,
-              model?.etag,
-            );
+          await storeInstances();
           for (const id of partition.instances.keys()) if (!seen.has(id)) await deps.cache.evictInstance(instanceRef(v.ref, id));
-          s.refreshed += instances.length;
         }
         const intents = decls.filter((d) => d.outcome.kind === "applied" || d.outcome.kind === "pending").map(toIntent);
         drift = intents.some(
