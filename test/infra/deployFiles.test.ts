@@ -64,6 +64,19 @@ describe("infra/main.bicep (not compiled here: the Bicep compiler cannot run on 
     expect([...passedNames].sort()).toEqual(Object.keys(main.parameters ?? {}).sort());
   });
 
+  it("reads only outputs main.json has, and gives access.json the parameters it requires", () => {
+    const outputs = [...new Set([...bicep.matchAll(/app\.outputs\.(\w+)/g)].map((m) => m[1] as string))];
+    expect(outputs.filter((o) => !(o in (main.outputs ?? {})))).toEqual([]);
+    const access = readJson<ArmTemplate>("access.json");
+    const given = /module access 'access\.json'[\s\S]*?params: \{([\s\S]*?)\}/.exec(bicep)?.[1] ?? "";
+    const required = Object.entries(access.parameters ?? {})
+      .filter(([, p]) => p.defaultValue === undefined)
+      .map(([n]) => n);
+    expect([...given.matchAll(/^\s+(\w+):/gm)].map((m) => m[1]).sort()).toEqual(required.sort());
+    // Bicep interpolates ${...} in every string: only the two names that mean to.
+    expect([...bicep.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1])).toEqual(["environmentName", "i"]);
+  });
+
   it("the required parameters stay required, and azd's parameters file names only parameters it declares", () => {
     for (const name of ["poolsyncScopes", "poolsyncBindings", "authClientId"]) expect(bicep).toMatch(new RegExp(`^param ${name} string$`, "m"));
     const params = readJson<{ parameters: Record<string, unknown> }>("main.parameters.json").parameters;

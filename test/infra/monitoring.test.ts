@@ -205,3 +205,13 @@ describe("Flex Consumption settings of today", () => {
     }
   });
 });
+
+describe("every parameter of main.json", () => {
+  it("has a description and is used by the template (no parameter that changes nothing)", () => {
+    const body = JSON.stringify({ variables: main.variables, resources: main.resources, outputs: main.outputs });
+    for (const [name, p] of Object.entries(main.parameters ?? {})) {
+      expect((p as { metadata?: { description?: string } }).metadata?.description, name).toMatch(/\S{10,}/);
+      expect(body, name).toContain(`parameters('${name}')`);
+    }
+  });
+});
