@@ -52,6 +52,17 @@ export interface ArmSimulatorOptions {
   listPageSize?: number;
   /** Status of an instance PUT: 200 (default) or 202; CRP answers either. */
   instanceWriteStatus?: 200 | 202;
+  /** Scale-out gives a new instance the lowest instance ID no instance holds, reusing those of deleted instances, as
+   *  Azure may (default true); false: IDs only grow. A reborn instance starts at ETag "1" with a new `vmId`. */
+  reuseInstanceIds?: boolean;
+  /** CRP moves a new VM's or instance's ETag once when its create ends, with no client write and no event (recorded:
+   *  create answers "1", the GET after the operation "2"). Default true. */
+  etagBumpAfterCreate?: boolean;
+  /** A PUT to an instance whose delete (or scale-in) runs: "notActive400" (default; CRP's 400 InvalidParameter "The
+   *  provided instanceId N is not an active Virtual Machine Scale Set VM instanceId.", the answer recorded most) or
+   *  "markedForDeletion409" (409 OperationNotAllowed "...since it is marked for deletion", also seen). A PUT to an
+   *  instance that is gone answers the 400 either way; its GET answers 404. */
+  deletingInstanceWrite?: "notActive400" | "markedForDeletion409";
   /** Wrap the 429 body in ARM's `{"error": ...}` envelope (default false: top-level code, as CRP's docs show it). */
   throttleBodyEnvelope?: boolean;
   /** tenantId in events (default 00000000-0000-0000-0000-000000000000). */
@@ -84,6 +95,9 @@ export interface Settings {
   timeScale: number;
   listPageSize: number;
   instanceWriteStatus: 200 | 202;
+  deletingInstanceWrite: "notActive400" | "markedForDeletion409";
+  reuseInstanceIds: boolean;
+  etagBumpAfterCreate: boolean;
   throttleBodyEnvelope: boolean;
   tenantId: string;
   callerClaims: Record<string, string>;
@@ -111,6 +125,9 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     timeScale: t.timeScale ?? o.timeScale ?? 1,
     listPageSize: o.listPageSize ?? 100,
     instanceWriteStatus: o.instanceWriteStatus ?? 200,
+    deletingInstanceWrite: o.deletingInstanceWrite ?? "notActive400",
+    reuseInstanceIds: o.reuseInstanceIds ?? true,
+    etagBumpAfterCreate: o.etagBumpAfterCreate ?? true,
     throttleBodyEnvelope: o.throttleBodyEnvelope ?? false,
     tenantId: o.tenantId ?? "00000000-0000-0000-0000-000000000000",
     callerClaims: o.callerClaims ?? { appid: "00000000-0000-0000-0000-00000000ca11", appidacr: "1", ver: "1.0" },
