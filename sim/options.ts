@@ -1,7 +1,7 @@
 // Every setting of the simulator with its default. Where Azure's real behaviour is unknown, the setting says so.
 import type { EventGridEvent, EventSchema } from "./events";
 import type { SeedSpec } from "./seed";
-import type { RefillMode } from "./throttle";
+import type { PolicyNaming, RefillMode } from "./throttle";
 
 export interface ThrottlingOptions {
   /** Simulated seconds per real second for the whole simulator (also settable as the top-level `timeScale`). */
@@ -48,6 +48,10 @@ export interface ArmSimulatorOptions {
   throttling?: boolean | ThrottlingOptions;
   /** Simulated seconds per real second (default 1). `throttling.timeScale` wins when both are given. */
   timeScale?: number;
+  /** How `x-ms-ratelimit-remaining-resource` names CRP's buckets: "windows" (default; `<Policy>3Min` and
+   *  `<Policy>30Min`, as every public sample) or "resourceSubscription" (`<Policy>Resource`,
+   *  `<Policy>SubscriptionMaximum`, as earlier recordings). Applies with throttling off too (the headers are sent). */
+  rateLimitPolicyNames?: PolicyNaming;
   /** Items per page of a list before a nextLink (default 100; the real page size is not documented). */
   listPageSize?: number;
   /** Status of an instance PUT: 200 (default) or 202; CRP answers either. */
@@ -92,6 +96,7 @@ export interface Settings {
   throttlingEnforced: boolean;
   armThrottling: boolean;
   refill: RefillMode;
+  policyNaming: PolicyNaming;
   timeScale: number;
   listPageSize: number;
   instanceWriteStatus: 200 | 202;
@@ -122,6 +127,7 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,
     refill: t.refill ?? "perMinute",
+    policyNaming: o.rateLimitPolicyNames ?? "windows",
     timeScale: t.timeScale ?? o.timeScale ?? 1,
     listPageSize: o.listPageSize ?? 100,
     instanceWriteStatus: o.instanceWriteStatus ?? 200,
