@@ -10,7 +10,9 @@ import {
   concurrentRequest,
   invalidReference,
   locationChanged,
+  crpEtagValue,
   locationRequired,
+  markedForDeletion,
   OPERATION_PREEMPTED,
   preconditionFailed,
   resourceGroupNotFound,
@@ -43,7 +45,17 @@ import {
 import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
 import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
 import { writeNicAs } from "./nicWrites";
-import { addStandaloneVm, flexModelError, isFlexible, reconcileFlexCapacity, removeVm, settleFlexVms, vmsOfScaleSet } from "./vms";
+import {
+  addStandaloneVm,
+  flexModelError,
+  flexVmFollowsModel,
+  isFlexible,
+  reconcileFlexCapacity,
+  removeVm,
+  rollFlexVm,
+  settleFlexVms,
+  vmsOfScaleSet,
+} from "./vms";
 
 const OP_VMSS_WRITE = "Microsoft.Compute/virtualMachineScaleSets/write";
 const OP_VMSS_DELETE = "Microsoft.Compute/virtualMachineScaleSets/delete";
@@ -274,6 +286,10 @@ export class Engine implements SeedTarget {
     return undefined;
   }
 
+  private instanceOperationRuns(ss: ScaleSetRecord, instanceId: string): boolean {
+    return this.runningOn(ss, instanceId) !== undefined;
+  }
+
   /** If-Match / If-None-Match as CRP applies them. `current` is the quoted ETag, undefined when the resource is absent. */
   checkPreconditions(current: string | undefined, ctx: WriteContext): void {
     if (ctx.ifNoneMatch !== undefined) {
@@ -281,10 +297,10 @@ export class Engine implements SeedTarget {
       if (current !== undefined) throw armError(412, "PreconditionFailed", `If-None-Match: * was given but the resource exists with etag ${current}.`);
     }
     if (ctx.ifMatch !== undefined) {
-      const wanted = ctx.ifMatch.split(",").map((v) => v.trim());
+      const wanted = ctx.ifMatch.split(",").map(crpEtagValue);
       if (current === undefined)
-        throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${ctx.ifMatch} does not match: the resource does not exist.`);
-      if (!wanted.includes("*") && !wanted.includes(current)) throw preconditionFailed(ctx.ifMatch, current);
+        throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${wanted.join(", ")} does not match: the resource does not exist.`);
+      if (!wanted.includes("*") && !wanted.includes(current)) throw preconditionFailed(wanted.join(", "), current);
     }
   }
 
@@ -321,6 +337,7 @@ export class Engine implements SeedTarget {
     if (!existing) return this.createScaleSet(sub, rg, name, incoming, ctx);
     if (typeof location === "string" && normalLocation(location) !== normalLocation(existing.location))
       throw locationChanged(VMSS_TYPE, existing.name, existing.location, location, existing.resourceGroup);
+    if (existing.deleting) throw markedForDeletion("Update Virtual Machine Scale Set", existing.name);
     this.checkConflict(existing, existing.id);
     const model = mergeArm(existing.body, withoutReadOnly(incoming, SCALE_SET_IMMUTABLE));
     const refErr = this.checkReferences(existing.id, modelNicConfigs(model)) ?? flexModelError(existing.id, model);
@@ -360,7 +377,10 @@ export class Engine implements SeedTarget {
       ({ created, removed } = this.reconcileCapacity(ss));
       if (!deepEqual(profileBefore, getPath(model, "properties", "virtualMachineProfile"))) this.scheduleRollout(ss);
     }
-    const op = this.startScaleSetOperation(ss, writer, resourceUri, changed ? durationMs : 0, created, removed);
+    // A write that changes nothing still runs an operation (recorded: 200, the same ETag, charge 0, "Updating"):
+    // its 409 window is real.
+    ss.provisioningState = "Updating";
+    const op = this.startScaleSetOperation(ss, writer, resourceUri, durationMs, created, removed);
     return { changed, op };
   }
 
@@ -372,16 +392,25 @@ export class Engine implements SeedTarget {
   private scheduleRollout(ss: ScaleSetRecord): void {
     const policy = upgradePolicyOf(ss.body);
     if (policy.mode === "manual") return;
+    const flexible = isFlexible(ss.body);
+    // Whether CRP rolls a network change to Flexible VMs is not public: a setting.
+    if (flexible && !this.settings.flexibleUpgradeRollsNetwork) return;
     const generation = ++ss.rolloutGeneration;
     if (policy.mode === "rolling") ss.rollingUpgrade = true;
     const step = (): void => {
       if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting || generation !== ss.rolloutGeneration) return;
-      const behind = [...ss.instances.values()]
-        .filter((i) => !i.deleting && !latestModelApplied(ss, i))
-        .sort((a, b) => Number(a.instanceId) - Number(b.instanceId));
-      const live = [...ss.instances.values()].filter((i) => !i.deleting).length;
+      const members: { behind: boolean; apply: () => void }[] = flexible
+        ? vmsOfScaleSet(this.state, ss.id)
+            .filter((vm) => !vm.deleting)
+            .map((vm) => ({ behind: !flexVmFollowsModel(ss, vm), apply: () => void rollFlexVm(ss, vm, this.state) }))
+        : [...ss.instances.values()]
+            .filter((i) => !i.deleting)
+            .sort((a, b) => Number(a.instanceId) - Number(b.instanceId))
+            .map((inst) => ({ behind: !latestModelApplied(ss, inst), apply: () => void this.applyModel(ss, inst) }));
+      const behind = members.filter((m) => m.behind);
+      const live = members.length;
       const batchSize = policy.mode === "automatic" ? behind.length : Math.max(1, Math.ceil((live * policy.maxBatchInstancePercent) / 100));
-      for (const inst of behind.slice(0, batchSize)) this.applyModel(ss, inst);
+      for (const m of behind.slice(0, batchSize)) m.apply();
       if (behind.length > batchSize) this.clock.after(this.settings.upgradeStepMs, step);
       else ss.rollingUpgrade = false;
     };
@@ -482,11 +511,14 @@ export class Engine implements SeedTarget {
 
   /** POST .../manualUpgrade: bring the listed instances to the latest model. */
   manualUpgrade(ss: ScaleSetRecord, instanceIds: string[], ctx: WriteContext): WriteOutcome {
+    if (ss.deleting) throw markedForDeletion("Manual Upgrade Virtual Machine Scale Set VMs", ss.name);
     this.checkConflict(ss, ss.id);
     const targets = instanceIds.map((id) => this.requireInstance(ss, id));
     const touched: InstanceRecord[] = [];
     for (const inst of targets) {
+      const before = structuredClone(instanceNicConfigs(inst));
       if (!this.applyModel(ss, inst)) continue;
+      inst.memberNics ??= before;
       inst.provisioningState = "Updating";
       touched.push(inst);
     }
@@ -496,7 +528,10 @@ export class Engine implements SeedTarget {
       (done) => {
         ss.activeOperations.delete(done.id);
         const ok = done.status === "Succeeded";
-        for (const i of touched) i.provisioningState = ok ? "Succeeded" : "Failed";
+        for (const i of touched) {
+          i.provisioningState = ok ? "Succeeded" : "Failed";
+          delete i.memberNics;
+        }
         this.emit("Action", outcomeOf(done), ctx.resourceUri, OP_MANUAL_UPGRADE, ctx.writer);
       },
     );
@@ -515,9 +550,9 @@ export class Engine implements SeedTarget {
         "OperationNotAllowed",
         `'Put on Virtual Machine Scale Set VM Instance' is not allowed on Virtual Machine Scale Set '${ss.name}' instance '${inst.instanceId}' since it is marked for deletion.`,
       );
+    // CRP takes an instance PUT without location (recorded: `{"tags": …}` alone answered 200).
     const location = body["location"];
-    if (typeof location !== "string") throw locationRequired();
-    if (normalLocation(location) !== normalLocation(ss.location))
+    if (typeof location === "string" && normalLocation(location) !== normalLocation(ss.location))
       throw locationChanged(`${VMSS_TYPE}/virtualMachines`, `${ss.name}/${inst.instanceId}`, ss.location, location, ss.resourceGroup);
     if (ss.rollingUpgrade) throw rollingUpgradeInProgress(ss.name, inst.instanceId);
     this.checkConflict(ss, inst.id);
@@ -545,20 +580,20 @@ export class Engine implements SeedTarget {
   ): { changed: boolean; op: Operation } {
     const changed = !deepEqual(body, inst.body);
     if (changed) {
+      inst.memberNics ??= structuredClone(instanceNicConfigs(inst));
       inst.body = body;
       inst.etag++;
-      inst.provisioningState = "Updating";
       this.scheduleScaleSetBump(ss);
     }
-    const op = this.operations.start(
-      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs: changed ? durationMs : 0 },
-      (done) => {
-        ss.activeOperations.delete(done.id);
-        const failed = done.status === "Failed";
-        if (changed && !inst.deleting) inst.provisioningState = failed ? "Failed" : "Succeeded";
-        this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
-      },
-    );
+    // As recorded, a write that changes nothing (e.g. tags only, which an instance drops) runs an operation too.
+    if (!inst.deleting) inst.provisioningState = "Updating";
+    const op = this.operations.start({ subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs }, (done) => {
+      ss.activeOperations.delete(done.id);
+      const failed = done.status === "Failed";
+      if (!inst.deleting) inst.provisioningState = failed ? "Failed" : "Succeeded";
+      if (!this.instanceOperationRuns(ss, inst.id)) delete inst.memberNics;
+      this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
+    });
     ss.activeOperations.add(op.id);
     return { changed, op };
   }

@@ -41,6 +41,12 @@ export interface ArmSimulatorOptions {
   /** Automatic upgrades: instances take a model change this long after it (simulated ms); Rolling: each batch takes
    *  this long (default 2,000; CRP's real pace is not documented). */
   upgradeStepMs?: number;
+  /** Automatic and Rolling upgrades of a Flexible scale set roll a model's network change to its VMs: their own NIC
+   *  configurations and their NICs' pool references (default false: Microsoft does not say CRP does). */
+  flexibleUpgradeRollsNetwork?: boolean;
+  /** NIC PUTs run a long-running operation (Azure-AsyncOperation, ETag header) instead of answering synchronously as
+   *  recorded (201/200, Succeeded, no operation, the etag only in the body). Default false. */
+  nicWriteAsync?: boolean;
   /** Schema `/_sim/events` answers in (a subscription picks one): Event Grid's (default) or CloudEvents 1.0. In-process,
    *  `control.events()` and `onEvent` give the Event Grid schema and `control.cloudEvents()` the other. */
   eventSchema?: EventSchema;
@@ -77,6 +83,8 @@ export interface Settings {
   conflictWhileOperationInProgress: boolean;
   preemptRunningOperation: boolean;
   upgradeStepMs: number;
+  flexibleUpgradeRollsNetwork: boolean;
+  nicWriteAsync: boolean;
   eventSchema: EventSchema;
   throttlingEnforced: boolean;
   armThrottling: boolean;
@@ -104,6 +112,8 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     conflictWhileOperationInProgress: o.conflictWhileOperationInProgress ?? true,
     preemptRunningOperation: o.preemptRunningOperation ?? false,
     upgradeStepMs: o.upgradeStepMs ?? 2000,
+    flexibleUpgradeRollsNetwork: o.flexibleUpgradeRollsNetwork ?? false,
+    nicWriteAsync: o.nicWriteAsync ?? false,
     eventSchema: o.eventSchema ?? "EventGridSchema",
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,

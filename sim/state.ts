@@ -1,7 +1,7 @@
 // The simulator's stored resources. Scale sets and instances keep their model in wire shape (the `properties`
 // wrapper, as the REST API has it); server-owned fields (id, etag, provisioningState, ...) live beside the model and are
 // added when a resource is rendered, so a body that echoes them back cannot change them.
-import type { JsonObject } from "./json";
+import type { Json, JsonObject } from "./json";
 import { canonical } from "./ids";
 import type { NicRecord } from "./nics";
 import type { VmRecord } from "./vms";
@@ -31,6 +31,9 @@ export interface InstanceRecord {
   provisioningState: string;
   /** Removed when its scale-in or delete operation ends. */
   deleting: boolean;
+  /** While a write's operation runs: the NIC configurations from before it, which pools still show (NRP shows the
+   *  change once the operation has ended). Undefined: the current ones. */
+  memberNics?: Json[];
 }
 
 export interface ScaleSetRecord {

@@ -107,11 +107,13 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
       return {
         ...only("GET", "instanceLists", (c) => {
           const ss = engine.requireScaleSet(sub, rg, name);
-          return page(
+          const answer = page(
             engine,
             c,
             [...ss.instances.values()].map((i) => renderInstance(ss, i)),
           );
+          // Recorded: CRP states the charge of a VM LIST.
+          return { ...answer, headers: { ...answer.headers, "x-ms-request-charge": "1" } };
         }),
         // A high-cost read shared with the scale set LIST, plus one view per VM in the answer.
         policy: { names: ["HighCostGetVMScaleSet", "VMScaleSetVMViews"], resourceKey: ssKey, regionKey },
@@ -144,8 +146,9 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
       if (!lb) throw resourceNotFound(LB_TYPE, p.providerSegments[2] ?? "", rg);
       if (seg.length === 3) return json(200, renderLoadBalancer(engine.state, lb), { etag: lb.etag });
       const pool = renderPool(engine.state, lb, p.providerSegments[4] ?? "");
-      if (!pool) throw resourceNotFound(`${LB_TYPE}/backendAddressPools`, `${lb.name}/${p.providerSegments[4] ?? ""}`, rg);
-      return json(200, pool);
+      // NRP's own 404 (recorded), not ARM's ResourceNotFound: the path as requested, `details: []`.
+      if (!pool) return json(404, { error: { code: "NotFound", message: `Resource ${decodeURIComponent(path)} not found.`, details: [] } });
+      return json(200, pool, { etag: lb.etag });
     });
   }
   if (seg[0] === "microsoft.network" && seg[1] === "virtualnetworks" && (seg.length === 3 || (seg.length === 5 && seg[3] === "subnets"))) {
@@ -225,7 +228,7 @@ function instanceRoute(
   const numeric =
     (handle: Handler): Handler =>
     (c) => {
-      if (!/^\d+$/.test(iid)) throw invalidInstanceId(iid);
+      if (!/^\d+$/.test(iid)) throw invalidInstanceId();
       return handle(c);
     };
   switch (method) {

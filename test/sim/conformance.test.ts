@@ -58,7 +58,9 @@ const VMSS_VM_PARENT: JsonObject = {
                 {
                   name: "vmss1",
                   properties: {
-                    subnet: { id: `/subscriptions/${SUB}/resourceGroups/aks-cit-VirtualMachineScaleSetVM/providers/Microsoft.Network/virtualNetworks/vnet1/subnets/subnet1` },
+                    subnet: {
+                      id: `/subscriptions/${SUB}/resourceGroups/aks-cit-VirtualMachineScaleSetVM/providers/Microsoft.Network/virtualNetworks/vnet1/subnets/subnet1`,
+                    },
                     privateIPAddressVersion: "IPv4",
                   },
                 },
@@ -95,7 +97,11 @@ const WORLD: SeedSpec = {
           virtualNetworks: [{ name: "vnet1", subnets: [{ name: "subnet1" }] }],
           virtualMachines: [{ name: "testResource", nics: [{ name: "nic1", ipConfigurations: [{ name: "ipconfig1", subnet: "vnet1/subnet1" }] }] }],
         },
-        { name: "aks-cit-Interface", location: "eastus", virtualNetworks: [{ name: "testVnet", subnets: [{ name: "testSubnet", addressPrefix: "10.0.0.0/24" }] }] },
+        {
+          name: "aks-cit-Interface",
+          location: "eastus",
+          virtualNetworks: [{ name: "testVnet", subnets: [{ name: "testSubnet", addressPrefix: "10.0.0.0/24" }] }],
+        },
         { name: "aks-cit-BackendAddressPool", location: "eastus", loadBalancers: [{ name: "testParentResource", backendPools: ["testResource"] }] },
       ],
     },
