@@ -65,6 +65,9 @@ const OP_MANUAL_UPGRADE = "Microsoft.Compute/virtualMachineScaleSets/manualUpgra
 /** The delay of CRP's internal scale set ETag bump is not documented: seconds, drawn from this range by default. */
 const BUMP_DELAY_MS = { min: 1000, max: 5000 };
 
+/** What a running operation does, for the conflicts between a scale set's operations. */
+type OperationKind = "scaleSet" | "instanceWrite" | "instanceDelete";
+
 /** A write request's preconditions and who sent it. */
 export interface WriteContext {
   writer: Writer;
@@ -304,6 +307,31 @@ export class Engine implements SeedTarget {
     }
   }
 
+  /** What each running operation of a scale set is, for the conflicts beyond one resource. */
+  private readonly operationKinds = new WeakMap<Operation, OperationKind>();
+
+  private track(op: Operation, kind: OperationKind): Operation {
+    this.operationKinds.set(op, kind);
+    return op;
+  }
+
+  /**
+   * Conflicts beyond one resource (`conflictAcrossScaleSet`): instance deletes of one scale set exclude each other
+   * (kubernetes/autoscaler PR 3284), and a scale-set-level operation (model write, scale, manualUpgrade, instance
+   * delete) and instance writes exclude each other, whichever came first.
+   */
+  private checkScaleSetConflict(ss: ScaleSetRecord, kind: OperationKind): void {
+    if (!this.settings.conflictAcrossScaleSet) return;
+    for (const id of ss.activeOperations) {
+      const op = this.operations.get(id);
+      const running = op && this.operationKinds.get(op);
+      if (op?.status !== "InProgress" || running === undefined) continue;
+      const clash =
+        kind === "instanceWrite" ? running !== "instanceWrite" : kind === "instanceDelete" ? true : running === "instanceWrite" || running === "instanceDelete";
+      if (clash) throw concurrentRequest();
+    }
+  }
+
   /** A write to a resource while an operation runs on it: 409, or (a setting) the running one is preempted. */
   private checkConflict(ss: ScaleSetRecord, resourceId: string): void {
     if (ss.deleting) throw concurrentRequest();
@@ -339,6 +367,7 @@ export class Engine implements SeedTarget {
       throw locationChanged(VMSS_TYPE, existing.name, existing.location, location, existing.resourceGroup);
     if (existing.deleting) throw markedForDeletion("Update Virtual Machine Scale Set", existing.name);
     this.checkConflict(existing, existing.id);
+    this.checkScaleSetConflict(existing, "scaleSet");
     const model = mergeArm(existing.body, withoutReadOnly(incoming, SCALE_SET_IMMUTABLE));
     const refErr = this.checkReferences(existing.id, modelNicConfigs(model)) ?? flexModelError(existing.id, model);
     if (refErr) throw refErr;
@@ -354,7 +383,7 @@ export class Engine implements SeedTarget {
     this.state.scaleSets.set(canonical(ss.id), ss);
     ss.provisioningState = "Creating";
     const { created } = this.reconcileCapacity(ss);
-    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.operationDurationMs, created, [], true);
+    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.scaleSetWriteMs, created, [], true);
     return { status: 201, body: renderScaleSet(ss), etag: `"${ss.etag}"`, operation: op, charge: 1 };
   }
 
@@ -364,7 +393,7 @@ export class Engine implements SeedTarget {
     model: JsonObject,
     writer: Writer,
     resourceUri: string,
-    durationMs = this.settings.operationDurationMs,
+    durationMs = this.settings.scaleSetWriteMs,
   ): { changed: boolean; op: Operation } {
     const changed = !deepEqual(model, ss.body);
     let created: InstanceRecord[] = [];
@@ -471,7 +500,7 @@ export class Engine implements SeedTarget {
       if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
       this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
     });
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "scaleSet").id);
     return op;
   }
 
@@ -505,7 +534,7 @@ export class Engine implements SeedTarget {
         }
       },
     );
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "scaleSet").id);
     return { status: 202, operation: op, charge: 1, withLocation: true };
   }
 
@@ -513,6 +542,7 @@ export class Engine implements SeedTarget {
   manualUpgrade(ss: ScaleSetRecord, instanceIds: string[], ctx: WriteContext): WriteOutcome {
     if (ss.deleting) throw markedForDeletion("Manual Upgrade Virtual Machine Scale Set VMs", ss.name);
     this.checkConflict(ss, ss.id);
+    this.checkScaleSetConflict(ss, "scaleSet");
     const targets = instanceIds.map((id) => this.requireInstance(ss, id));
     const touched: InstanceRecord[] = [];
     for (const inst of targets) {
@@ -535,7 +565,7 @@ export class Engine implements SeedTarget {
         this.emit("Action", outcomeOf(done), ctx.resourceUri, OP_MANUAL_UPGRADE, ctx.writer);
       },
     );
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "scaleSet").id);
     return { status: 202, operation: op, charge: 1, withLocation: true };
   }
 
@@ -556,6 +586,7 @@ export class Engine implements SeedTarget {
       throw locationChanged(`${VMSS_TYPE}/virtualMachines`, `${ss.name}/${inst.instanceId}`, ss.location, location, ss.resourceGroup);
     if (ss.rollingUpgrade) throw rollingUpgradeInProgress(ss.name, inst.instanceId);
     this.checkConflict(ss, inst.id);
+    this.checkScaleSetConflict(ss, "instanceWrite");
     const next = mergeArm(inst.body, withoutReadOnly(body, INSTANCE_READ_ONLY));
     const refErr = this.checkReferences(inst.id, instanceNicConfigs({ ...inst, body: next }));
     if (refErr) throw refErr;
@@ -576,7 +607,7 @@ export class Engine implements SeedTarget {
     body: JsonObject,
     writer: Writer,
     resourceUri: string,
-    durationMs = this.settings.operationDurationMs,
+    durationMs = this.settings.instanceWriteMs,
   ): { changed: boolean; op: Operation } {
     const changed = !deepEqual(body, inst.body);
     if (changed) {
@@ -594,7 +625,7 @@ export class Engine implements SeedTarget {
       if (!this.instanceOperationRuns(ss, inst.id)) delete inst.memberNics;
       this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
     });
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "instanceWrite").id);
     return { changed, op };
   }
 
@@ -616,6 +647,7 @@ export class Engine implements SeedTarget {
     const inst = this.requireInstance(ss, instanceId);
     this.checkPreconditions(`"${inst.etag}"`, ctx);
     this.checkConflict(ss, inst.id);
+    this.checkScaleSetConflict(ss, "instanceDelete");
     inst.deleting = true;
     inst.provisioningState = "Deleting";
     // Deleting an instance lowers the scale set's capacity: a model change.
@@ -639,7 +671,7 @@ export class Engine implements SeedTarget {
         this.emit("Delete", outcomeOf(done), ctx.resourceUri, OP_VM_DELETE, ctx.writer);
       },
     );
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "instanceDelete").id);
     return { status: 202, operation: op, charge: 1, withLocation: true };
   }
 
@@ -647,7 +679,7 @@ export class Engine implements SeedTarget {
 
   /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would.
    *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
-  writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs = this.settings.operationDurationMs): JsonObject {
+  writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs?: number): JsonObject {
     const nic = this.state.nics.get(canonical(id));
     if (nic) return writeNicAs(this, nic, mutate, clientRequestId);
     const found = this.resolve(id);
