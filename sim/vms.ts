@@ -22,8 +22,10 @@ export interface VmRecord {
   body: JsonObject;
   /** The Flexible scale set it belongs to, if any. */
   scaleSetId?: string;
-  /** Its NICs, the primary first. */
+  /** Its NICs. */
   nicIds: string[];
+  /** Which of them is primary; -1: none is flagged (a VM LIST or GET then flags none). */
+  primaryIndex: number;
   etag: number;
   vmId: string;
   timeCreated: string;
@@ -71,7 +73,9 @@ export function renderVm(vm: VmRecord, listed = false): JsonObject {
       // A Flexible VM carries its own networkApiVersion and NIC configurations, from which CRP built its NICs.
       networkProfile: {
         ...(isJsonObject(ownNetwork) ? structuredClone(ownNetwork) : {}),
-        networkInterfaces: vm.nicIds.map((id, i): JsonObject => (listed ? { id } : { id, properties: { primary: i === 0, deleteOption: "Delete" } })),
+        networkInterfaces: vm.nicIds.map((id, i): JsonObject =>
+          listed || vm.primaryIndex < 0 ? { id } : { id, properties: { primary: i === vm.primaryIndex, deleteOption: "Delete" } },
+        ),
       },
       provisioningState: vm.provisioningState,
       timeCreated: vm.timeCreated,
@@ -160,6 +164,7 @@ function newFlexVm(host: VmHost, ss: ScaleSetRecord, ordinal: number): VmRecord 
     },
     scaleSetId: ss.id,
     nicIds: [],
+    primaryIndex: -1,
     etag: 1,
     vmId: randomUUID(),
     timeCreated: host.clock.nowIso(),
@@ -167,7 +172,8 @@ function newFlexVm(host: VmHost, ss: ScaleSetRecord, ordinal: number): VmRecord 
     deleting: false,
   };
   const configs = modelNicConfigs(ss.body);
-  vm.nicIds = configs.map((c, i) => newNic(host, vm, `${nicStem}-nic${i}`, c, primaryOfConfigs(configs) === i).id);
+  vm.primaryIndex = primaryOfConfigs(configs);
+  vm.nicIds = configs.map((c, i) => newNic(host, vm, `${nicStem}-nic${i}`, c, vm.primaryIndex === i).id);
   host.state.vms.set(canonical(vm.id), vm);
   return vm;
 }
@@ -275,13 +281,16 @@ export function addStandaloneVm(host: VmHost, sub: string, rg: string, location:
     location,
     body: { properties: { hardwareProfile: { vmSize: "Standard_D2s_v3" }, osProfile: { computerName: name, adminUsername: "azureuser" } } },
     nicIds: [],
+    primaryIndex: -1,
     etag: 1,
     vmId: randomUUID(),
     timeCreated: host.clock.nowIso(),
     provisioningState: "Succeeded",
     deleting: false,
   };
-  vm.nicIds = nics.map((n, i) => newNic(host, vm, n.name, n.config, i === 0).id);
+  // The seed's primary flag, or the only NIC; several unflagged NICs leave the VM without one (a test of clients).
+  vm.primaryIndex = primaryOfConfigs(nics.map((n) => n.config));
+  vm.nicIds = nics.map((n, i) => newNic(host, vm, n.name, n.config, vm.primaryIndex < 0 ? undefined : vm.primaryIndex === i).id);
   host.state.vms.set(canonical(vm.id), vm);
   return vm;
 }
