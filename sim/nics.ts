@@ -7,26 +7,9 @@ import { canonical, NIC_TYPE } from "./ids";
 import { getPath, isJsonObject, type Json, type JsonObject } from "./json";
 import { withoutReadOnly, type ReadOnlyPath } from "./merge";
 import { ipConfigurations, poolIdsOf } from "./scaleSets";
-import type { SimState } from "./state";
+import type { NicRecord, SimState } from "./state";
 
-export interface NicRecord {
-  id: string;
-  subscriptionId: string;
-  resourceGroup: string;
-  name: string;
-  location: string;
-  /** Wire-shaped, without server-owned fields: `{ tags?, properties: { ipConfigurations, ... } }`. */
-  body: JsonObject;
-  /** `W/"<guid>"`, as sent in the ETag header and the body. */
-  etag: string;
-  resourceGuid: string;
-  macAddress: string;
-  /** The VM the NIC is attached to. */
-  virtualMachineId?: string;
-  /** NRP's read-only `primary`: whether it is its VM's primary NIC. */
-  primary?: boolean;
-  provisioningState: string;
-}
+export type { NicRecord } from "./state";
 
 /** Server-owned fields of a NIC: ignored when a PUT carries them back. */
 export const NIC_READ_ONLY: readonly ReadOnlyPath[] = [

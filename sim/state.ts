@@ -3,8 +3,6 @@
 // added when a resource is rendered, so a body that echoes them back cannot change them.
 import type { Json, JsonObject } from "./json";
 import { canonical } from "./ids";
-import type { NicRecord } from "./nics";
-import type { VmRecord } from "./vms";
 
 export interface ResourceGroupRecord {
   id: string;
@@ -92,6 +90,48 @@ export interface VirtualNetworkRecord {
   etag: string;
   resourceGuid: string;
   subnets: SubnetRecord[];
+}
+
+/** A Network RP network interface (nics.ts renders and writes it). */
+export interface NicRecord {
+  id: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+  location: string;
+  /** Wire-shaped, without server-owned fields: `{ tags?, properties: { ipConfigurations, ... } }`. */
+  body: JsonObject;
+  /** `W/"<guid>"`, as sent in the ETag header and the body. */
+  etag: string;
+  resourceGuid: string;
+  macAddress: string;
+  /** The VM the NIC is attached to. */
+  virtualMachineId?: string;
+  /** NRP's read-only `primary`: whether it is its VM's primary NIC. */
+  primary?: boolean;
+  provisioningState: string;
+}
+
+/** A top-level VM: of a Flexible scale set, or standalone (vms.ts). */
+export interface VmRecord {
+  id: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+  location: string;
+  /** `{ properties: { hardwareProfile, osProfile, storageProfile } }`: what the VM was built with. */
+  body: JsonObject;
+  /** The Flexible scale set it belongs to, if any. */
+  scaleSetId?: string;
+  /** Its NICs. */
+  nicIds: string[];
+  /** Which of them is primary; -1: none is flagged (a VM LIST or GET then flags none). */
+  primaryIndex: number;
+  etag: number;
+  vmId: string;
+  timeCreated: string;
+  provisioningState: string;
+  deleting: boolean;
 }
 
 export class SimState {

@@ -6,32 +6,13 @@ import { badRequest, type ArmError } from "./errors";
 import type { Writer } from "./events";
 import { canonical, networkInterfaceId, virtualMachineId, VM_TYPE } from "./ids";
 import { deepEqual, getPath, isJsonObject, type Json, type JsonObject } from "./json";
-import { newWeakEtag, nextMacAddress, type NicRecord } from "./nics";
+import { newWeakEtag, nextMacAddress } from "./nics";
 import { capacityOf, modelNicConfigs, profileWithoutNetwork } from "./scaleSets";
-import type { ScaleSetRecord, SimState } from "./state";
+import type { NicRecord, ScaleSetRecord, SimState, VmRecord } from "./state";
+
+export type { VmRecord } from "./state";
 
 export const OP_VM_DELETE = "Microsoft.Compute/virtualMachines/delete";
-
-export interface VmRecord {
-  id: string;
-  subscriptionId: string;
-  resourceGroup: string;
-  name: string;
-  location: string;
-  /** `{ properties: { hardwareProfile, osProfile, storageProfile } }`: what the VM was built with. */
-  body: JsonObject;
-  /** The Flexible scale set it belongs to, if any. */
-  scaleSetId?: string;
-  /** Its NICs. */
-  nicIds: string[];
-  /** Which of them is primary; -1: none is flagged (a VM LIST or GET then flags none). */
-  primaryIndex: number;
-  etag: number;
-  vmId: string;
-  timeCreated: string;
-  provisioningState: string;
-  deleting: boolean;
-}
 
 /** What the engine gives this module: its state, clock, settings and the events it publishes. */
 export interface VmHost {

@@ -1,32 +1,18 @@
 // Routes of the simulated ARM endpoint: scale sets, their instances, operations, and the Network reads. Resolving a
 // route says what the request is (for stats, throttling and interleaving) before it is handled.
-import { badRequest, emptyIfMatch, invalidInstanceId, invalidJson, routeNotFound, resourceNotFound } from "../errors";
+import { badRequest, emptyIfMatch, invalidInstanceId, routeNotFound, resourceNotFound } from "../errors";
 import { claimsFromToken, type Writer } from "../events";
 import { canonical, LB_TYPE, parseResourcePath, VNET_TYPE } from "../ids";
-import { isJsonObject, parseArmJson, type Json, type JsonObject } from "../json";
 import type { Engine, WriteContext, WriteOutcome } from "../engine";
 import { renderLoadBalancer, renderPool, renderSubnet, renderVirtualNetwork } from "../network";
 import { Operations } from "../operations";
 import { renderInstance, renderScaleSet } from "../scaleSets";
 import type { RequestKind } from "../stats";
-import type { ComputePolicy } from "../throttle";
 import { resolveNicAndVmRoute } from "./network";
 import { json, type Reply, type RequestContext } from "./reply";
+import { page, parseBody, type Route } from "./routeKit";
 
-export interface Route {
-  kind: RequestKind | undefined;
-  /** Canonical ID the request is counted under. */
-  statsKey: string;
-  /** CRP throttling policies, with the resource and subscription+region they charge. */
-  policy?: { names: ComputePolicy[]; resourceKey: string; regionKey: string };
-  /** A Compute route: its api-version must be one CRP registers, and decides whether ETags exist. */
-  compute?: boolean;
-  arm: "reads" | "writes" | "deletes";
-  subscriptionId?: string;
-  /** A PUT/PATCH to this existing resource: the interleaved writer acts before it. */
-  writeTarget?: string;
-  handle: (ctx: RequestContext) => Reply;
-}
+export type { Route } from "./routeKit";
 
 type Handler = (ctx: RequestContext) => Reply;
 
@@ -277,17 +263,6 @@ function methodNotAllowed(base: Pick<Route, "statsKey" | "arm" | "subscriptionId
   };
 }
 
-export function parseBody(text: string): JsonObject {
-  let parsed: Json;
-  try {
-    parsed = parseArmJson(text);
-  } catch (e) {
-    throw invalidJson((e as Error).message);
-  }
-  if (!isJsonObject(parsed)) throw invalidJson("the body must be a JSON object");
-  return parsed;
-}
-
 function writer(c: RequestContext, claimsDefault: Record<string, string>): Writer {
   return {
     clientRequestId: c.clientRequestId,
@@ -342,20 +317,4 @@ function operationReply(engine: Engine, id: string, c: RequestContext): Reply {
     return json(op.status === "Canceled" ? 409 : 500, { error: op.error ?? { code: op.status, message: `The operation ended ${op.status}.` } });
   }
   return json(200, Operations.body(op), op.status === "InProgress" ? retryAfter : {});
-}
-
-/** A page of a list, with a nextLink when more follow. */
-export function page(engine: Engine, c: RequestContext, items: JsonObject[]): Reply {
-  const size = engine.settings.listPageSize;
-  const skip = Number(c.url.searchParams.get("$skiptoken") ?? "0") || 0;
-  const value = items.slice(skip, skip + size);
-  const body: JsonObject = { value };
-  const views = value.length;
-  if (skip + size < items.length) {
-    const next = new URL(`${c.base}${c.url.pathname}`);
-    next.searchParams.set("api-version", c.apiVersion);
-    next.searchParams.set("$skiptoken", String(skip + size));
-    body["nextLink"] = next.toString();
-  }
-  return { ...json(200, body), views };
 }

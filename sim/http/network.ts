@@ -11,7 +11,7 @@ import { Operations, type Operation } from "../operations";
 import { claimsFromToken } from "../events";
 import { isFlexible, renderVm } from "../vms";
 import { json, type Reply, type RequestContext } from "./reply";
-import { page, parseBody, type Route } from "./compute";
+import { page, parseBody, type Route } from "./routeKit";
 
 export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: ParsedResourcePath): Route | undefined {
   const seg = p.providerSegments.map((s) => s.toLowerCase());
