@@ -16,7 +16,7 @@ const POOL_ID = `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/provide
 
 function nicRef(): NicRef {
   const r = parseNicId(NIC_ID);
-  if (!r.ok) throw new Error(r.error);
+  if (!r.ok) throw new Error(r.reason);
   return r.value;
 }
 
