@@ -233,11 +233,11 @@ describe("long-running operations", () => {
       message:
         "The request failed due to conflict with a concurrent request. To resolve it, please refer to https://aka.ms/activitylog to get more details on the conflicting requests.",
     });
-    // Another resource (an instance) has no operation running: not refused.
-    expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") })).status).toBe(200);
+    // An instance write meets the scale set's operation too (conflictAcrossScaleSet, the default).
+    expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") })).status).toBe(409);
     sim.control.clock.advance(1000);
     expect((await arm(sim.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } })).status).toBe(200);
-    expect(sim.control.stats(VMSS_PATH).status409).toBe(1);
+    expect(sim.control.stats(VMSS_PATH).status409).toBe(2);
   });
 });
 
