@@ -123,7 +123,9 @@ async function main(): Promise<void> {
   const ports = opts.azuritePort !== undefined ? { blob: opts.azuritePort, queue: opts.azuritePort + 1, table: opts.azuritePort + 2 } : BENCH_AZURITE_PORTS;
   const azurite = await ensureAzurite(opts.reuseAzurite ? undefined : ports);
   log(`Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`);
-  const env: Env = { storage: azurite.connectionString, profile: PROFILE, log };
+  // --slow-operations: the simulator's slow profile (scale set and instance writes 30 s; burst bounds still assume 2 s).
+  const profile = opts.slowOperations ? { ...PROFILE, scaleSetWriteMs: 30_000, instanceWriteMs: 30_000 } : PROFILE;
+  const env: Env = { storage: azurite.connectionString, profile, log };
   const want = (w: string) => !p.only || p.only.includes(w);
   const pick = (xs: Strategy[]) => (opts.strategies ? xs.filter((x) => opts.strategies!.includes(x)) : xs);
   const all: Strategy[] = pick([...PEERS, "poolsync"]);
@@ -132,7 +134,7 @@ async function main(): Promise<void> {
     mode: p.mode,
     runs: p.runs,
     machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.arch()}` },
-    profile: PROFILE,
+    profile,
     plan: {
       contention: p.contention,
       contentionFlex: { ...p.contention, flexible: true },

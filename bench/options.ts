@@ -1,6 +1,6 @@
 import { numberFlag, parseFlags } from "../test/support/cliFlags";
 
-export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--render]
+export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--render] [--slow-operations]
   --quick            the small plan (minutes, not hours); results go to *.quick.* files
   --runs N           runs per strategy (default 1 quick, 3 full)
   --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead, contentionFlex,
@@ -10,7 +10,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] 
   --reuse-azurite    use the Azurite already running on the default ports instead of a fresh one of its own
   --azurite-port N   a fresh Azurite with blob on N, queue N+1, table N+2 (default: the bench's own fixed ports)
   --latency-minutes M  the latency workload's window per strategy, real minutes at 1x (default 10, quick 1.5)
-  --render           write RESULTS.md and the chart again from results.json, running nothing`;
+  --render           write RESULTS.md and the chart again from results.json, running nothing
+  --slow-operations  the simulator's slow profile: scale set and instance writes take 30 s (default: every operation 2 s)`;
 
 export interface BenchOptions {
   quick: boolean;
@@ -22,6 +23,7 @@ export interface BenchOptions {
   azuritePort: number | undefined;
   latencyMinutes: number | undefined;
   render: boolean;
+  slowOperations: boolean;
   help: boolean;
 }
 
@@ -40,6 +42,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
       "azurite-port": { type: "string" },
       "latency-minutes": { type: "string" },
       render: { type: "boolean" },
+      "slow-operations": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     USAGE,
@@ -54,6 +57,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
     azuritePort: v["azurite-port"] === undefined ? undefined : numberFlag("azurite-port", v["azurite-port"], 1, USAGE, { whole: true }),
     latencyMinutes: v["latency-minutes"] === undefined ? undefined : numberFlag("latency-minutes", v["latency-minutes"], 10, USAGE),
     render: v.render === true,
+    slowOperations: v["slow-operations"] === true,
     help: v.help === true,
   };
 }

@@ -78,6 +78,9 @@ export interface SimProfile {
   timeScale: number;
   latency: { fixedMs: number; jitterMs: number };
   operationDurationMs: number;
+  /** The slow profile's scale set and instance writes (sim OPERATION_PROFILES.slow); else operationDurationMs. */
+  scaleSetWriteMs?: number;
+  instanceWriteMs?: number;
 }
 
 export async function startSim(profile: SimProfile, seed: SeedSpec, randomSeed: number, extra: ArmSimulatorOptions = {}): Promise<ArmSimulator> {
@@ -88,6 +91,8 @@ export async function startSim(profile: SimProfile, seed: SeedSpec, randomSeed: 
     throttling: { timeScale: profile.timeScale, refill: "perMinute", arm: true },
     latency: profile.latency,
     operationDurationMs: profile.operationDurationMs,
+    ...(profile.scaleSetWriteMs !== undefined ? { scaleSetWriteMs: profile.scaleSetWriteMs } : {}),
+    ...(profile.instanceWriteMs !== undefined ? { instanceWriteMs: profile.instanceWriteMs } : {}),
     ...extra,
   });
 }

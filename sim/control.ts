@@ -123,7 +123,7 @@ export function createControl(core: SimCore): SimControl {
     },
     virtualMachines(id) {
       core.clock.runDue();
-      return vmsOfScaleSet(engine.state, id).map(renderVm);
+      return vmsOfScaleSet(engine.state, id).map((vm) => renderVm(vm));
     },
     poolMembers: (poolId) => backendIpConfigurationIds(engine.state, poolId),
     write: (id, mutate, opts) => engine.writeAs(id, mutate, opts?.clientRequestId),
@@ -139,7 +139,7 @@ export function createControl(core: SimCore): SimControl {
       }),
     delete(id) {
       const vm = engine.state.vms.get(canonical(id));
-      if (vm) return deleteVmAs(engine, vm, engine.syntheticWriter("other", id));
+      if (vm) return deleteVmAs(engine, vm, engine.syntheticWriter(id));
       const found = engine.resolve(id);
       if (!found) throw new Error(`no scale set or instance ${id}`);
       const writer = engine.syntheticWriter(id);

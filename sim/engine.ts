@@ -12,7 +12,9 @@ import {
   instanceNotActive,
   invalidReference,
   locationChanged,
+  crpEtagValue,
   locationRequired,
+  markedForDeletion,
   OPERATION_PREEMPTED,
   preconditionFailed,
   resourceGroupNotFound,
@@ -45,7 +47,17 @@ import {
 import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
 import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
 import { writeNicAs } from "./nicWrites";
-import { addStandaloneVm, flexModelError, isFlexible, reconcileFlexCapacity, removeVm, settleFlexVms, vmsOfScaleSet } from "./vms";
+import {
+  addStandaloneVm,
+  flexModelError,
+  flexVmFollowsModel,
+  isFlexible,
+  reconcileFlexCapacity,
+  removeVm,
+  rollFlexVm,
+  settleFlexVms,
+  vmsOfScaleSet,
+} from "./vms";
 
 const OP_VMSS_WRITE = "Microsoft.Compute/virtualMachineScaleSets/write";
 const OP_VMSS_DELETE = "Microsoft.Compute/virtualMachineScaleSets/delete";
@@ -54,6 +66,9 @@ const OP_VM_DELETE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/
 const OP_MANUAL_UPGRADE = "Microsoft.Compute/virtualMachineScaleSets/manualUpgrade/action";
 /** The delay of CRP's internal scale set ETag bump is not documented: seconds, drawn from this range by default. */
 const BUMP_DELAY_MS = { min: 1000, max: 5000 };
+
+/** What a running operation does, for the conflicts between a scale set's operations. */
+type OperationKind = "scaleSet" | "instanceWrite" | "instanceDelete";
 
 /** A write request's preconditions and who sent it. */
 export interface WriteContext {
@@ -276,6 +291,10 @@ export class Engine implements SeedTarget {
     return undefined;
   }
 
+  private instanceOperationRuns(ss: ScaleSetRecord, instanceId: string): boolean {
+    return this.runningOn(ss, instanceId) !== undefined;
+  }
+
   /** If-Match / If-None-Match as CRP applies them. `current` is the quoted ETag, undefined when the resource is absent. */
   checkPreconditions(current: string | undefined, ctx: WriteContext): void {
     if (ctx.ifNoneMatch !== undefined) {
@@ -283,10 +302,35 @@ export class Engine implements SeedTarget {
       if (current !== undefined) throw armError(412, "PreconditionFailed", `If-None-Match: * was given but the resource exists with etag ${current}.`);
     }
     if (ctx.ifMatch !== undefined) {
-      const wanted = ctx.ifMatch.split(",").map((v) => v.trim());
+      const wanted = ctx.ifMatch.split(",").map(crpEtagValue);
       if (current === undefined)
-        throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${ctx.ifMatch} does not match: the resource does not exist.`);
-      if (!wanted.includes("*") && !wanted.includes(current)) throw preconditionFailed(ctx.ifMatch, current);
+        throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${wanted.join(", ")} does not match: the resource does not exist.`);
+      if (!wanted.includes("*") && !wanted.includes(current)) throw preconditionFailed(wanted.join(", "), current);
+    }
+  }
+
+  /** What each running operation of a scale set is, for the conflicts beyond one resource. */
+  private readonly operationKinds = new WeakMap<Operation, OperationKind>();
+
+  private track(op: Operation, kind: OperationKind): Operation {
+    this.operationKinds.set(op, kind);
+    return op;
+  }
+
+  /**
+   * Conflicts beyond one resource (`conflictAcrossScaleSet`): instance deletes of one scale set exclude each other
+   * (kubernetes/autoscaler PR 3284), and a scale-set-level operation (model write, scale, manualUpgrade, instance
+   * delete) and instance writes exclude each other, whichever came first.
+   */
+  private checkScaleSetConflict(ss: ScaleSetRecord, kind: OperationKind): void {
+    if (!this.settings.conflictAcrossScaleSet) return;
+    for (const id of ss.activeOperations) {
+      const op = this.operations.get(id);
+      const running = op && this.operationKinds.get(op);
+      if (op?.status !== "InProgress" || running === undefined) continue;
+      const clash =
+        kind === "instanceWrite" ? running !== "instanceWrite" : kind === "instanceDelete" ? true : running === "instanceWrite" || running === "instanceDelete";
+      if (clash) throw concurrentRequest();
     }
   }
 
@@ -323,7 +367,9 @@ export class Engine implements SeedTarget {
     if (!existing) return this.createScaleSet(sub, rg, name, incoming, ctx);
     if (typeof location === "string" && normalLocation(location) !== normalLocation(existing.location))
       throw locationChanged(VMSS_TYPE, existing.name, existing.location, location, existing.resourceGroup);
+    if (existing.deleting) throw markedForDeletion("Update Virtual Machine Scale Set", existing.name);
     this.checkConflict(existing, existing.id);
+    this.checkScaleSetConflict(existing, "scaleSet");
     const model = mergeArm(existing.body, withoutReadOnly(incoming, SCALE_SET_IMMUTABLE));
     const refErr = this.checkReferences(existing.id, modelNicConfigs(model)) ?? flexModelError(existing.id, model);
     if (refErr) throw refErr;
@@ -339,7 +385,7 @@ export class Engine implements SeedTarget {
     this.state.scaleSets.set(canonical(ss.id), ss);
     ss.provisioningState = "Creating";
     const { created } = this.reconcileCapacity(ss);
-    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.operationDurationMs, created, [], true);
+    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.scaleSetWriteMs, created, [], true);
     return { status: 201, body: renderScaleSet(ss), etag: `"${ss.etag}"`, operation: op, charge: 1 };
   }
 
@@ -349,7 +395,7 @@ export class Engine implements SeedTarget {
     model: JsonObject,
     writer: Writer,
     resourceUri: string,
-    durationMs = this.settings.operationDurationMs,
+    durationMs = this.settings.scaleSetWriteMs,
   ): { changed: boolean; op: Operation } {
     const changed = !deepEqual(model, ss.body);
     let created: InstanceRecord[] = [];
@@ -362,7 +408,10 @@ export class Engine implements SeedTarget {
       ({ created, removed } = this.reconcileCapacity(ss));
       if (!deepEqual(profileBefore, getPath(model, "properties", "virtualMachineProfile"))) this.scheduleRollout(ss);
     }
-    const op = this.startScaleSetOperation(ss, writer, resourceUri, changed ? durationMs : 0, created, removed);
+    // A write that changes nothing still runs an operation (recorded: 200, the same ETag, charge 0, "Updating"):
+    // its 409 window is real.
+    ss.provisioningState = "Updating";
+    const op = this.startScaleSetOperation(ss, writer, resourceUri, durationMs, created, removed);
     return { changed, op };
   }
 
@@ -374,16 +423,25 @@ export class Engine implements SeedTarget {
   private scheduleRollout(ss: ScaleSetRecord): void {
     const policy = upgradePolicyOf(ss.body);
     if (policy.mode === "manual") return;
+    const flexible = isFlexible(ss.body);
+    // Whether CRP rolls a network change to Flexible VMs is not public: a setting.
+    if (flexible && !this.settings.flexibleUpgradeRollsNetwork) return;
     const generation = ++ss.rolloutGeneration;
     if (policy.mode === "rolling") ss.rollingUpgrade = true;
     const step = (): void => {
       if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting || generation !== ss.rolloutGeneration) return;
-      const behind = [...ss.instances.values()]
-        .filter((i) => !i.deleting && !latestModelApplied(ss, i))
-        .sort((a, b) => Number(a.instanceId) - Number(b.instanceId));
-      const live = [...ss.instances.values()].filter((i) => !i.deleting).length;
+      const members: { behind: boolean; apply: () => void }[] = flexible
+        ? vmsOfScaleSet(this.state, ss.id)
+            .filter((vm) => !vm.deleting)
+            .map((vm) => ({ behind: !flexVmFollowsModel(ss, vm), apply: () => void rollFlexVm(ss, vm, this.state) }))
+        : [...ss.instances.values()]
+            .filter((i) => !i.deleting)
+            .sort((a, b) => Number(a.instanceId) - Number(b.instanceId))
+            .map((inst) => ({ behind: !latestModelApplied(ss, inst), apply: () => void this.applyModel(ss, inst) }));
+      const behind = members.filter((m) => m.behind);
+      const live = members.length;
       const batchSize = policy.mode === "automatic" ? behind.length : Math.max(1, Math.ceil((live * policy.maxBatchInstancePercent) / 100));
-      for (const inst of behind.slice(0, batchSize)) this.applyModel(ss, inst);
+      for (const m of behind.slice(0, batchSize)) m.apply();
       if (behind.length > batchSize) this.clock.after(this.settings.upgradeStepMs, step);
       else ss.rollingUpgrade = false;
     };
@@ -461,7 +519,7 @@ export class Engine implements SeedTarget {
       if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
       this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
     });
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "scaleSet").id);
     return op;
   }
 
@@ -495,17 +553,21 @@ export class Engine implements SeedTarget {
         }
       },
     );
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "scaleSet").id);
     return { status: 202, operation: op, charge: 1, withLocation: true };
   }
 
   /** POST .../manualUpgrade: bring the listed instances to the latest model. */
   manualUpgrade(ss: ScaleSetRecord, instanceIds: string[], ctx: WriteContext): WriteOutcome {
+    if (ss.deleting) throw markedForDeletion("Manual Upgrade Virtual Machine Scale Set VMs", ss.name);
     this.checkConflict(ss, ss.id);
+    this.checkScaleSetConflict(ss, "scaleSet");
     const targets = instanceIds.map((id) => this.requireInstance(ss, id));
     const touched: InstanceRecord[] = [];
     for (const inst of targets) {
+      const before = structuredClone(instanceNicConfigs(inst));
       if (!this.applyModel(ss, inst)) continue;
+      inst.memberNics ??= before;
       inst.provisioningState = "Updating";
       touched.push(inst);
     }
@@ -515,11 +577,14 @@ export class Engine implements SeedTarget {
       (done) => {
         ss.activeOperations.delete(done.id);
         const ok = done.status === "Succeeded";
-        for (const i of touched) i.provisioningState = ok ? "Succeeded" : "Failed";
+        for (const i of touched) {
+          i.provisioningState = ok ? "Succeeded" : "Failed";
+          delete i.memberNics;
+        }
         this.emit("Action", outcomeOf(done), ctx.resourceUri, OP_MANUAL_UPGRADE, ctx.writer);
       },
     );
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "scaleSet").id);
     return { status: 202, operation: op, charge: 1, withLocation: true };
   }
 
@@ -534,12 +599,13 @@ export class Engine implements SeedTarget {
         ? instanceMarkedForDeletion(ss.name, inst.instanceId)
         : instanceNotActive(inst.instanceId);
     this.checkPreconditions(`"${inst.etag}"`, ctx);
+    // CRP takes an instance PUT without location (recorded: `{"tags": …}` alone answered 200).
     const location = body["location"];
-    if (typeof location !== "string") throw locationRequired();
-    if (normalLocation(location) !== normalLocation(ss.location))
+    if (typeof location === "string" && normalLocation(location) !== normalLocation(ss.location))
       throw locationChanged(`${VMSS_TYPE}/virtualMachines`, `${ss.name}/${inst.instanceId}`, ss.location, location, ss.resourceGroup);
     if (ss.rollingUpgrade) throw rollingUpgradeInProgress(ss.name, inst.instanceId);
     this.checkConflict(ss, inst.id);
+    this.checkScaleSetConflict(ss, "instanceWrite");
     const next = mergeArm(inst.body, withoutReadOnly(body, INSTANCE_READ_ONLY));
     const refErr = this.checkReferences(inst.id, instanceNicConfigs({ ...inst, body: next }));
     if (refErr) throw refErr;
@@ -560,25 +626,25 @@ export class Engine implements SeedTarget {
     body: JsonObject,
     writer: Writer,
     resourceUri: string,
-    durationMs = this.settings.operationDurationMs,
+    durationMs = this.settings.instanceWriteMs,
   ): { changed: boolean; op: Operation } {
     const changed = !deepEqual(body, inst.body);
     if (changed) {
+      inst.memberNics ??= structuredClone(instanceNicConfigs(inst));
       inst.body = body;
       inst.etag++;
-      inst.provisioningState = "Updating";
       this.scheduleScaleSetBump(ss);
     }
-    const op = this.operations.start(
-      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs: changed ? durationMs : 0 },
-      (done) => {
-        ss.activeOperations.delete(done.id);
-        const failed = done.status === "Failed";
-        if (changed && !inst.deleting) inst.provisioningState = failed ? "Failed" : "Succeeded";
-        this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
-      },
-    );
-    ss.activeOperations.add(op.id);
+    // As recorded, a write that changes nothing (e.g. tags only, which an instance drops) runs an operation too.
+    if (!inst.deleting) inst.provisioningState = "Updating";
+    const op = this.operations.start({ subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs }, (done) => {
+      ss.activeOperations.delete(done.id);
+      const failed = done.status === "Failed";
+      if (!inst.deleting) inst.provisioningState = failed ? "Failed" : "Succeeded";
+      if (!this.instanceOperationRuns(ss, inst.id)) delete inst.memberNics;
+      this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
+    });
+    ss.activeOperations.add(this.track(op, "instanceWrite").id);
     return { changed, op };
   }
 
@@ -600,6 +666,7 @@ export class Engine implements SeedTarget {
     const inst = this.requireInstance(ss, instanceId);
     this.checkPreconditions(`"${inst.etag}"`, ctx);
     this.checkConflict(ss, inst.id);
+    this.checkScaleSetConflict(ss, "instanceDelete");
     inst.deleting = true;
     inst.provisioningState = "Deleting";
     // Deleting an instance lowers the scale set's capacity: a model change.
@@ -623,7 +690,7 @@ export class Engine implements SeedTarget {
         this.emit("Delete", outcomeOf(done), ctx.resourceUri, OP_VM_DELETE, ctx.writer);
       },
     );
-    ss.activeOperations.add(op.id);
+    ss.activeOperations.add(this.track(op, "instanceDelete").id);
     return { status: 202, operation: op, charge: 1, withLocation: true };
   }
 
@@ -631,7 +698,7 @@ export class Engine implements SeedTarget {
 
   /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would.
    *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
-  writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs = this.settings.operationDurationMs): JsonObject {
+  writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs?: number): JsonObject {
     const nic = this.state.nics.get(canonical(id));
     if (nic) return writeNicAs(this, nic, mutate, clientRequestId);
     const found = this.resolve(id);

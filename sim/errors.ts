@@ -70,8 +70,35 @@ export const rollingUpgradeInProgress = (scaleSet: string, instanceId: string): 
     `'Put on Virtual Machine Scale Set VM Instance' is not allowed on Virtual Machine Scale Set '${scaleSet}' instance '${instanceId}' while a rolling upgrade is in progress.`,
   );
 
-export const invalidInstanceId = (given: string): ArmError =>
-  armError(400, "InvalidParameter", `The value '${given}' of parameter 'instanceId' is invalid: an instance ID is a number.`);
+/** CRP's answer to a non-numeric instance ID, as recorded (charged one request, as recorded too). */
+export const invalidInstanceId = (): ArmError =>
+  new ArmError(
+    400,
+    { error: { code: "InvalidParameter", message: "Virtual Machine Scale Set VM instanceId must be a number.", target: "instanceId" } },
+    { "x-ms-request-charge": "1" },
+  );
+
+/** CRP's answer to a write to a scale set whose delete runs (microsoft/onefuzz PR 511): not `Conflict`. */
+export const markedForDeletion = (operation: string, scaleSet: string): ArmError =>
+  armError(
+    409,
+    "OperationNotAllowed",
+    `Operation '${operation}' is not allowed on Virtual Machine Scale Set '${scaleSet}' since it is marked for deletion. For more information on your operations, please refer to https://aka.ms/activitylog`,
+  );
+
+/** If-Match values as CRP compares and echoes them: an unquoted value is quoted (recorded: `invalid` → `"invalid"`). */
+export function crpEtagValue(v: string): string {
+  const t = v.trim();
+  if (t === "*" || t.startsWith('"') || t.startsWith("W/")) return t;
+  return `"${t}"`;
+}
+
+/** If-Match values as NRP compares and echoes them: weak (recorded: `invalid` → `W/"invalid"`). */
+export function nrpEtagValue(v: string): string {
+  const t = v.trim();
+  if (t === "*" || t.startsWith("W/")) return t;
+  return t.startsWith('"') ? `W/${t}` : `W/"${t}"`;
+}
 
 export const locationRequired = (): ArmError => badRequest("LocationRequired", "The location property is required for this definition.");
 

@@ -7,7 +7,8 @@ import { createCore } from "./core";
 import { listen, TLS_DIR } from "./http/server";
 import { resolveSettings, type ArmSimulatorOptions } from "./options";
 
-export type { ArmSimulatorOptions, ThrottlingOptions } from "./options";
+export type { ArmSimulatorOptions, ThrottlingOptions, OperationProfile } from "./options";
+export { OPERATION_PROFILES } from "./options";
 export type { SimControl, SimClockView } from "./control";
 export type { SeedSpec, ScaleSetSeed, NicSeed, IpConfigurationSeed, LoadBalancerSeed, VirtualNetworkSeed } from "./seed";
 export { DEMO_SEED, DEMO_SUBSCRIPTION } from "./seed";

@@ -14,7 +14,7 @@ export function backendIpConfigurationIds(state: SimState, poolId: string): stri
   const out: string[] = [];
   for (const ss of state.scaleSets.values()) {
     for (const inst of ss.instances.values()) {
-      for (const { nic, name, ipc } of ipConfigurations(instanceNicConfigs(inst))) {
+      for (const { nic, name, ipc } of ipConfigurations(inst.memberNics ?? instanceNicConfigs(inst))) {
         if (poolIdsOf(ipc).some((p) => canonical(p) === key)) {
           out.push(`${inst.id}/networkInterfaces/${nic}/ipConfigurations/${name}`);
         }
@@ -28,15 +28,17 @@ export function backendIpConfigurationIds(state: SimState, poolId: string): stri
 export function renderPool(state: SimState, lb: LoadBalancerRecord, poolName: string): JsonObject | undefined {
   const pool = lb.pools.find((p) => p.name.toLowerCase() === poolName.toLowerCase());
   if (!pool) return undefined;
+  const members = backendIpConfigurationIds(state, pool.id);
+  // As NRP answers: a pool's ETag is its load balancer's; an empty pool has no backendIPConfigurations key.
   return {
     name: pool.name,
     id: pool.id,
-    etag: pool.etag,
+    etag: lb.etag,
     type: `${LB_TYPE}/backendAddressPools`,
     properties: {
       provisioningState: "Succeeded",
-      backendIPConfigurations: backendIpConfigurationIds(state, pool.id).map((id) => ({ id })),
-      loadBalancingRules: [],
+      loadBalancerBackendAddresses: [],
+      ...(members.length > 0 ? { backendIPConfigurations: members.map((id) => ({ id })) } : {}),
     },
   };
 }

@@ -14,9 +14,9 @@ export const OP_NIC_WRITE = "Microsoft.Network/networkInterfaces/write";
 export interface NicHost {
   readonly state: SimState;
   readonly operations: Operations;
-  readonly settings: { operationDurationMs: number };
+  readonly settings: { operationDurationMs: number; nicWriteAsync: boolean };
   emit(kind: "Write", outcome: "Success" | "Failure", resourceUri: string, operationName: string, writer: Writer): void;
-  syntheticWriter(kind: "other" | "internal", resourceId: string, clientRequestId?: string): Writer;
+  syntheticWriter(resourceId: string, clientRequestId?: string): Writer;
   requireResourceGroup(sub: string, rg: string): { name: string; location: string };
   requireSubscription(sub: string): { id: string };
 }
@@ -74,10 +74,18 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
   return { status: created ? 201 : 200, body: renderNic(nic), etag: nic.etag, operation, charge: 1 };
 }
 
-/** Stores the NIC, gives it a new ETag (NRP does on every write) and runs the write's operation. */
-export function commitNic(host: NicHost, nic: NicRecord, body: JsonObject, writer: Writer, resourceUri: string): Operation {
+/**
+ * Stores the NIC and gives it a new ETag (NRP does on every write). As recorded, NRP ends the write with its answer
+ * (Succeeded, no operation, the event at once); with `nicWriteAsync` it runs an operation instead (undefined: none).
+ */
+export function commitNic(host: NicHost, nic: NicRecord, body: JsonObject, writer: Writer, resourceUri: string): Operation | undefined {
   nic.body = body;
   nic.etag = newWeakEtag();
+  if (!host.settings.nicWriteAsync) {
+    nic.provisioningState = "Succeeded";
+    host.emit("Write", "Success", resourceUri, OP_NIC_WRITE, writer);
+    return undefined;
+  }
   nic.provisioningState = "Updating";
   return host.operations.start(
     { subscriptionId: nic.subscriptionId, location: nic.location, resourceId: nic.id, durationMs: host.settings.operationDurationMs },
@@ -96,6 +104,6 @@ export function writeNicAs(host: NicHost, nic: NicRecord, mutate: (r: JsonObject
   const body = incomingNicBody(draft);
   const err = nicBodyError(host.state, nic.id, body);
   if (err) throw new Error(`another writer's NIC write refused: ${JSON.stringify(err.body)}`);
-  commitNic(host, nic, body, host.syntheticWriter("other", nic.id, clientRequestId), nic.id);
+  commitNic(host, nic, body, host.syntheticWriter(nic.id, clientRequestId), nic.id);
   return renderNic(nic);
 }

@@ -2,29 +2,14 @@
 // standalone VMs. NRP differs from CRP: weak ETags `W/"<guid>"`, a new one on every write; PUT replaces the whole
 // resource (what is left out is gone); a mismatch answers 412 with the PreconditionFailedEtagMismatch detail.
 import { randomUUID } from "node:crypto";
-import { ArmError, armError, badRequest, invalidReference } from "./errors";
+import { ArmError, armError, badRequest, invalidReference, nrpEtagValue } from "./errors";
 import { canonical, NIC_TYPE } from "./ids";
 import { getPath, isJsonObject, type Json, type JsonObject } from "./json";
 import { withoutReadOnly, type ReadOnlyPath } from "./merge";
 import { ipConfigurations, poolIdsOf } from "./scaleSets";
-import type { SimState } from "./state";
+import type { NicRecord, SimState } from "./state";
 
-export interface NicRecord {
-  id: string;
-  subscriptionId: string;
-  resourceGroup: string;
-  name: string;
-  location: string;
-  /** Wire-shaped, without server-owned fields: `{ tags?, properties: { ipConfigurations, ... } }`. */
-  body: JsonObject;
-  /** `W/"<guid>"`, as sent in the ETag header and the body. */
-  etag: string;
-  resourceGuid: string;
-  macAddress: string;
-  /** The VM the NIC is attached to. */
-  virtualMachineId?: string;
-  provisioningState: string;
-}
+export type { NicRecord } from "./state";
 
 /** Server-owned fields of a NIC: ignored when a PUT carries them back. */
 export const NIC_READ_ONLY: readonly ReadOnlyPath[] = [
@@ -33,10 +18,12 @@ export const NIC_READ_ONLY: readonly ReadOnlyPath[] = [
   ["type"],
   ["etag"],
   ["location"],
+  ["kind"],
   ["properties", "provisioningState"],
   ["properties", "resourceGuid"],
   ["properties", "macAddress"],
   ["properties", "virtualMachine"],
+  ["properties", "primary"],
   ["properties", "hostedWorkloads"],
   ["properties", "vnetEncryptionSupported"],
 ];
@@ -64,9 +51,9 @@ export function nrpPreconditionFailed(provided: string, actual: string, id: stri
 /** If-Match as NRP applies it: the stored weak ETag exactly as answered, or `*`. */
 export function checkNicPrecondition(nic: NicRecord | undefined, ifMatch: string | undefined, id: string): void {
   if (ifMatch === undefined) return;
-  const wanted = ifMatch.trim();
-  if (!nic) throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${ifMatch} does not match: the resource ${id} does not exist.`);
-  if (wanted !== "*" && wanted !== nic.etag) throw nrpPreconditionFailed(ifMatch, nic.etag, nic.id);
+  const wanted = nrpEtagValue(ifMatch);
+  if (!nic) throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${wanted} does not match: the resource ${id} does not exist.`);
+  if (wanted !== "*" && wanted !== nic.etag) throw nrpPreconditionFailed(wanted, nic.etag, nic.id);
 }
 
 export function nicIpConfigs(body: JsonObject): Json[] {
@@ -133,6 +120,7 @@ export function renderNic(nic: NicRecord): JsonObject {
     etag: nic.etag,
     type: NIC_TYPE,
     location: nic.location,
+    kind: "Regular",
     ...structuredClone(rest),
     properties: {
       provisioningState: nic.provisioningState,
@@ -140,6 +128,7 @@ export function renderNic(nic: NicRecord): JsonObject {
       ...props,
       ipConfigurations: ipcs,
       macAddress: nic.macAddress,
+      ...(nic.primary !== undefined ? { primary: nic.primary } : {}),
       ...(nic.virtualMachineId ? { virtualMachine: { id: nic.virtualMachineId } } : {}),
     },
   };

@@ -35,12 +35,26 @@ export interface ArmSimulatorOptions {
   instanceWritePropagatesToScaleSetAfterMs?: number;
   /** Answer 409 (concurrent request) to a write while an operation is in progress on the same resource (default true). */
   conflictWhileOperationInProgress?: boolean;
+  /** Conflicts beyond one resource (default true): instance deletes of one scale set, and a scale-set-level
+   *  operation (model write, scale, manualUpgrade, instance delete) against instance writes, answer 409 while the
+   *  other runs (kubernetes/autoscaler PR 3284; cloud-provider-azure issue 2386). */
+  conflictAcrossScaleSet?: boolean;
+  /** Scale set writes' operations, simulated ms (default `operationDurationMs`). The slow profile: 30,000. */
+  scaleSetWriteMs?: number;
+  /** Instance writes' operations, simulated ms (default `operationDurationMs`). The slow profile: 30,000. */
+  instanceWriteMs?: number;
   /** A newer write to a resource preempts its running operation (which ends Canceled, OperationPreempted) instead of
    *  being refused with 409 (default false). */
   preemptRunningOperation?: boolean;
   /** Automatic upgrades: instances take a model change this long after it (simulated ms); Rolling: each batch takes
    *  this long (default 2,000; CRP's real pace is not documented). */
   upgradeStepMs?: number;
+  /** Automatic and Rolling upgrades of a Flexible scale set roll a model's network change to its VMs: their own NIC
+   *  configurations and their NICs' pool references (default false: Microsoft does not say CRP does). */
+  flexibleUpgradeRollsNetwork?: boolean;
+  /** NIC PUTs run a long-running operation (Azure-AsyncOperation, ETag header) instead of answering synchronously as
+   *  recorded (201/200, Succeeded, no operation, the etag only in the body). Default false. */
+  nicWriteAsync?: boolean;
   /** Schema `/_sim/events` answers in (a subscription picks one): Event Grid's (default) or CloudEvents 1.0. In-process,
    *  `control.events()` and `onEvent` give the Event Grid schema and `control.cloudEvents()` the other. */
   eventSchema?: EventSchema;
@@ -90,8 +104,13 @@ export interface Settings {
   /** undefined: seeded random 1,000 to 5,000 ms per bump. */
   instanceWritePropagatesToScaleSetAfterMs: number | undefined;
   conflictWhileOperationInProgress: boolean;
+  conflictAcrossScaleSet: boolean;
+  scaleSetWriteMs: number;
+  instanceWriteMs: number;
   preemptRunningOperation: boolean;
   upgradeStepMs: number;
+  flexibleUpgradeRollsNetwork: boolean;
+  nicWriteAsync: boolean;
   eventSchema: EventSchema;
   throttlingEnforced: boolean;
   armThrottling: boolean;
@@ -121,8 +140,13 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     operationRetryAfterSeconds: o.operationRetryAfterSeconds ?? 0,
     instanceWritePropagatesToScaleSetAfterMs: o.instanceWritePropagatesToScaleSetAfterMs,
     conflictWhileOperationInProgress: o.conflictWhileOperationInProgress ?? true,
+    conflictAcrossScaleSet: o.conflictAcrossScaleSet ?? true,
+    scaleSetWriteMs: o.scaleSetWriteMs ?? o.operationDurationMs ?? 20,
+    instanceWriteMs: o.instanceWriteMs ?? o.operationDurationMs ?? 20,
     preemptRunningOperation: o.preemptRunningOperation ?? false,
     upgradeStepMs: o.upgradeStepMs ?? 2000,
+    flexibleUpgradeRollsNetwork: o.flexibleUpgradeRollsNetwork ?? false,
+    nicWriteAsync: o.nicWriteAsync ?? false,
     eventSchema: o.eventSchema ?? "EventGridSchema",
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,
@@ -140,3 +164,13 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     otherWriterClaims: o.otherWriterClaims ?? { appid: "00000000-0000-0000-0000-0000000000e2", appidacr: "1", ver: "1.0" },
   };
 }
+
+/**
+ * Operation duration profiles for the benchmark (operation durations are not public: recordings normalise them).
+ * `standard`: every operation 2 s. `slow`: scale set and instance writes 30 s, the rest 2 s.
+ */
+export const OPERATION_PROFILES = {
+  standard: { operationDurationMs: 2_000 },
+  slow: { operationDurationMs: 2_000, scaleSetWriteMs: 30_000, instanceWriteMs: 30_000 },
+} as const satisfies Record<string, Pick<ArmSimulatorOptions, "operationDurationMs" | "scaleSetWriteMs" | "instanceWriteMs">>;
+export type OperationProfile = keyof typeof OPERATION_PROFILES;

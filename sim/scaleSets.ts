@@ -34,6 +34,8 @@ export const INSTANCE_READ_ONLY: readonly ReadOnlyPath[] = [
   ["resources"],
   ["systemData"],
   ["identity"],
+  // CRP drops tags sent on an instance (recorded: the ETag stays, charge 0).
+  ["tags"],
   ["properties", "latestModelApplied"],
   ["properties", "vmId"],
   ["properties", "instanceView"],
@@ -158,6 +160,9 @@ export function renderInstance(ss: ScaleSetRecord, inst: InstanceRecord): JsonOb
     sku: structuredClone(inst.sku),
     properties: {
       latestModelApplied: latestModelApplied(ss, inst),
+      modelDefinitionApplied: "VirtualMachineScaleSet",
+      hardwareProfile: { vmSize: String(inst.sku["name"] ?? "Standard_D2s_v3") },
+      resilientVMDeletionStatus: "Disabled",
       vmId: inst.vmId,
       ...(isJsonObject(properties) ? structuredClone(properties) : {}),
       networkProfile: { networkInterfaces: nics.map((n) => ({ id: `${inst.id}/networkInterfaces/${n}` })) },

@@ -55,6 +55,8 @@ export interface ScaleSetSeed {
   orchestrationMode?: "Uniform" | "Flexible";
   /** Raw wire `properties` merged into the model (upgradePolicy, virtualMachineProfile.osProfile, ...). */
   properties?: JsonObject;
+  /** A whole wire model used as it is (a recorded PUT body): `capacity`, `nics` and the rest are then ignored. */
+  model?: JsonObject;
 }
 
 export interface NicSeed {
@@ -170,6 +172,7 @@ function refId(sub: string, rg: string, ref: string, provider: string, child: st
 
 /** The wire-shaped model of a seeded scale set. */
 export function scaleSetModel(sub: string, rg: string, location: string, s: ScaleSetSeed): JsonObject {
+  if (s.model) return { location, ...structuredClone(s.model) };
   const nics = s.nics.map((n) => nicConfiguration(sub, rg, n));
   const flexible = s.orchestrationMode === "Flexible";
   const network: JsonObject = flexible ? { networkApiVersion: "2020-11-01", networkInterfaceConfigurations: nics } : { networkInterfaceConfigurations: nics };

@@ -1,10 +1,8 @@
 // The simulator's stored resources. Scale sets and instances keep their model in wire shape (the `properties`
 // wrapper, as the REST API has it); server-owned fields (id, etag, provisioningState, ...) live beside the model and are
 // added when a resource is rendered, so a body that echoes them back cannot change them.
-import type { JsonObject } from "./json";
+import type { Json, JsonObject } from "./json";
 import { canonical } from "./ids";
-import type { NicRecord } from "./nics";
-import type { VmRecord } from "./vms";
 
 export interface ResourceGroupRecord {
   id: string;
@@ -31,6 +29,9 @@ export interface InstanceRecord {
   provisioningState: string;
   /** Removed when its scale-in or delete operation ends. */
   deleting: boolean;
+  /** While a write's operation runs: the NIC configurations from before it, which pools still show (NRP shows the
+   *  change once the operation has ended). Undefined: the current ones. */
+  memberNics?: Json[];
 }
 
 export interface ScaleSetRecord {
@@ -89,6 +90,48 @@ export interface VirtualNetworkRecord {
   etag: string;
   resourceGuid: string;
   subnets: SubnetRecord[];
+}
+
+/** A Network RP network interface (nics.ts renders and writes it). */
+export interface NicRecord {
+  id: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+  location: string;
+  /** Wire-shaped, without server-owned fields: `{ tags?, properties: { ipConfigurations, ... } }`. */
+  body: JsonObject;
+  /** `W/"<guid>"`, as sent in the ETag header and the body. */
+  etag: string;
+  resourceGuid: string;
+  macAddress: string;
+  /** The VM the NIC is attached to. */
+  virtualMachineId?: string;
+  /** NRP's read-only `primary`: whether it is its VM's primary NIC. */
+  primary?: boolean;
+  provisioningState: string;
+}
+
+/** A top-level VM: of a Flexible scale set, or standalone (vms.ts). */
+export interface VmRecord {
+  id: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+  location: string;
+  /** `{ properties: { hardwareProfile, osProfile, storageProfile } }`: what the VM was built with. */
+  body: JsonObject;
+  /** The Flexible scale set it belongs to, if any. */
+  scaleSetId?: string;
+  /** Its NICs. */
+  nicIds: string[];
+  /** Which of them is primary; -1: none is flagged (a VM LIST or GET then flags none). */
+  primaryIndex: number;
+  etag: number;
+  vmId: string;
+  timeCreated: string;
+  provisioningState: string;
+  deleting: boolean;
 }
 
 export class SimState {

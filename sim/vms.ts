@@ -5,31 +5,14 @@ import { randomUUID } from "node:crypto";
 import { badRequest, type ArmError } from "./errors";
 import type { Writer } from "./events";
 import { canonical, networkInterfaceId, virtualMachineId, VM_TYPE } from "./ids";
-import { getPath, isJsonObject, type Json, type JsonObject } from "./json";
-import { newWeakEtag, nextMacAddress, type NicRecord } from "./nics";
+import { deepEqual, getPath, isJsonObject, type Json, type JsonObject } from "./json";
+import { newWeakEtag, nextMacAddress } from "./nics";
 import { capacityOf, modelNicConfigs, profileWithoutNetwork } from "./scaleSets";
-import type { ScaleSetRecord, SimState } from "./state";
+import type { NicRecord, ScaleSetRecord, SimState, VmRecord } from "./state";
+
+export type { VmRecord } from "./state";
 
 export const OP_VM_DELETE = "Microsoft.Compute/virtualMachines/delete";
-
-export interface VmRecord {
-  id: string;
-  subscriptionId: string;
-  resourceGroup: string;
-  name: string;
-  location: string;
-  /** `{ properties: { hardwareProfile, osProfile, storageProfile } }`: what the VM was built with. */
-  body: JsonObject;
-  /** The Flexible scale set it belongs to, if any. */
-  scaleSetId?: string;
-  /** Its NICs, the primary first. */
-  nicIds: string[];
-  etag: number;
-  vmId: string;
-  timeCreated: string;
-  provisioningState: string;
-  deleting: boolean;
-}
 
 /** What the engine gives this module: its state, clock, settings and the events it publishes. */
 export interface VmHost {
@@ -54,8 +37,10 @@ export function flexModelError(id: string, model: JsonObject): ArmError | undefi
   );
 }
 
-export function renderVm(vm: VmRecord): JsonObject {
+/** A VM as GET answers it; `listed`: as a LIST item, whose NIC references carry no properties (recorded). */
+export function renderVm(vm: VmRecord, listed = false): JsonObject {
   const props = getPath(vm.body, "properties");
+  const ownNetwork = getPath(vm.body, "properties", "networkProfile");
   return {
     id: vm.id,
     name: vm.name,
@@ -66,7 +51,13 @@ export function renderVm(vm: VmRecord): JsonObject {
       ...(isJsonObject(props) ? structuredClone(props) : {}),
       vmId: vm.vmId,
       ...(vm.scaleSetId ? { virtualMachineScaleSet: { id: vm.scaleSetId } } : {}),
-      networkProfile: { networkInterfaces: vm.nicIds.map((id, i) => ({ id, properties: { primary: i === 0, deleteOption: "Delete" } })) },
+      // A Flexible VM carries its own networkApiVersion and NIC configurations, from which CRP built its NICs.
+      networkProfile: {
+        ...(isJsonObject(ownNetwork) ? structuredClone(ownNetwork) : {}),
+        networkInterfaces: vm.nicIds.map((id, i): JsonObject =>
+          listed || vm.primaryIndex < 0 ? { id } : { id, properties: { primary: i === vm.primaryIndex, deleteOption: "Delete" } },
+        ),
+      },
       provisioningState: vm.provisioningState,
       timeCreated: vm.timeCreated,
     },
@@ -92,7 +83,13 @@ function nicIpConfigurationFrom(ipc: Json): Json {
 }
 
 /** A NIC resource built from a NIC configuration (the VMSS model's shape, or a seed's). */
-export function newNic(host: VmHost, vm: Pick<VmRecord, "id" | "subscriptionId" | "resourceGroup" | "location">, name: string, config: Json): NicRecord {
+export function newNic(
+  host: VmHost,
+  vm: Pick<VmRecord, "id" | "subscriptionId" | "resourceGroup" | "location">,
+  name: string,
+  config: Json,
+  primary?: boolean,
+): NicRecord {
   const p = getPath(config, "properties");
   const props = isJsonObject(p) ? p : {};
   const ipcs = Array.isArray(props["ipConfigurations"]) ? props["ipConfigurations"] : [];
@@ -113,24 +110,42 @@ export function newNic(host: VmHost, vm: Pick<VmRecord, "id" | "subscriptionId" 
     resourceGuid: randomUUID(),
     macAddress: nextMacAddress(),
     virtualMachineId: vm.id,
+    ...(primary !== undefined ? { primary } : {}),
     provisioningState: "Succeeded",
   };
   host.state.nics.set(canonical(nic.id), nic);
   return nic;
 }
 
-/** Flexible VMs are named `<scale set>_<8 hex digits>`; here the digits count up, so names are reproducible. */
+/**
+ * Flexible VMs are named `<scale set>_<8 hex digits>`; here the digits count up, so names are reproducible. Their NICs
+ * are not named after them (cloud-provider-azure issues 2670 and 4823: a NIC's VM is `virtualMachine.id`, never its
+ * name): `<scale set>-<8 other hex digits>-nic<n>`, the digits scrambled from the ordinal so no name can be derived.
+ */
 function newFlexVm(host: VmHost, ss: ScaleSetRecord, ordinal: number): VmRecord {
   const name = `${ss.name}_${ordinal.toString(16).padStart(8, "0")}`;
+  const nicStem = `${ss.name}-${(Math.imul(ordinal + 1, 0x9e3779b1) >>> 0).toString(16).padStart(8, "0")}`;
+  const network = getPath(ss.body, "properties", "virtualMachineProfile", "networkProfile");
   const vm: VmRecord = {
     id: virtualMachineId(ss.subscriptionId, ss.resourceGroup, name),
     subscriptionId: ss.subscriptionId,
     resourceGroup: ss.resourceGroup,
     name,
     location: ss.location,
-    body: { properties: { hardwareProfile: { vmSize: String(getPath(ss.body, "sku", "name") ?? "Standard_D2s_v3") }, ...profileWithoutNetwork(ss.body) } },
+    body: {
+      properties: {
+        hardwareProfile: { vmSize: String(getPath(ss.body, "sku", "name") ?? "Standard_D2s_v3") },
+        ...profileWithoutNetwork(ss.body),
+        // The VM's own copy of the model's network profile: CRP builds (and, rolling, rebuilds) its NICs from it.
+        networkProfile: {
+          networkApiVersion: String(getPath(network, "networkApiVersion") ?? "2020-11-01"),
+          networkInterfaceConfigurations: structuredClone(modelNicConfigs(ss.body)),
+        },
+      },
+    },
     scaleSetId: ss.id,
     nicIds: [],
+    primaryIndex: -1,
     etag: 1,
     vmId: randomUUID(),
     timeCreated: host.clock.nowIso(),
@@ -138,7 +153,8 @@ function newFlexVm(host: VmHost, ss: ScaleSetRecord, ordinal: number): VmRecord 
     deleting: false,
   };
   const configs = modelNicConfigs(ss.body);
-  vm.nicIds = configs.map((c, i) => newNic(host, vm, `${name}-${String(getPath(c, "name") ?? `nic${i}`)}`, c).id);
+  vm.primaryIndex = primaryOfConfigs(configs);
+  vm.nicIds = configs.map((c, i) => newNic(host, vm, `${nicStem}-nic${i}`, c, vm.primaryIndex === i).id);
   host.state.vms.set(canonical(vm.id), vm);
   return vm;
 }
@@ -166,6 +182,57 @@ export function reconcileFlexCapacity(host: VmHost, ss: ScaleSetRecord): void {
     }
     for (const vm of removed) removeVm(host.state, vm);
   });
+}
+
+/** The flagged NIC configuration, else the only one (-1: none can be told). */
+function primaryOfConfigs(configs: Json[]): number {
+  const flagged = configs.findIndex((c) => getPath(c, "properties", "primary") === true);
+  return flagged >= 0 ? flagged : configs.length === 1 ? 0 : -1;
+}
+
+/** The VM's own NIC configurations are the model's. */
+export function flexVmFollowsModel(ss: ScaleSetRecord, vm: VmRecord): boolean {
+  return deepEqual(getPath(vm.body, "properties", "networkProfile", "networkInterfaceConfigurations"), modelNicConfigs(ss.body));
+}
+
+/**
+ * upgradePolicy Automatic or Rolling on a Flexible scale set, with `flexibleUpgradeRollsNetwork`: the VM takes the
+ * model's NIC configurations and CRP rewrites its NICs' pool references from them (matched by position: the NIC
+ * built from each configuration). True if anything changed. Whether CRP does this is not public: a setting.
+ */
+export function rollFlexVm(ss: ScaleSetRecord, vm: VmRecord, state: SimState): boolean {
+  if (flexVmFollowsModel(ss, vm)) return false;
+  const configs = modelNicConfigs(ss.body);
+  const props = vm.body["properties"];
+  if (isJsonObject(props)) {
+    const network = isJsonObject(props["networkProfile"]) ? props["networkProfile"] : {};
+    props["networkProfile"] = { ...network, networkInterfaceConfigurations: structuredClone(configs) };
+  }
+  vm.etag++;
+  vm.nicIds.forEach((nicId, i) => {
+    const nic = state.nics.get(canonical(nicId));
+    const ipcs = getPath(configs[i], "properties", "ipConfigurations");
+    const current = getPath(nic?.body, "properties", "ipConfigurations");
+    if (!nic || !Array.isArray(ipcs) || !Array.isArray(current)) return;
+    const pools = (name: Json | undefined) =>
+      getPath(
+        ipcs.find((c) => getPath(c, "name") === name),
+        "properties",
+        "loadBalancerBackendAddressPools",
+      );
+    const next = current.map((c) => {
+      if (!isJsonObject(c) || !isJsonObject(c["properties"])) return c;
+      const p = { ...c["properties"] };
+      const want = pools(c["name"]);
+      if (Array.isArray(want) && want.length > 0) p["loadBalancerBackendAddressPools"] = structuredClone(want);
+      else delete p["loadBalancerBackendAddressPools"];
+      return { ...c, properties: p };
+    });
+    if (deepEqual(next, current)) return;
+    nic.body = { ...nic.body, properties: { ...(isJsonObject(nic.body["properties"]) ? nic.body["properties"] : {}), ipConfigurations: next } };
+    nic.etag = newWeakEtag();
+  });
+  return true;
 }
 
 /** A seeded scale set's VMs exist already. */
@@ -200,13 +267,16 @@ export function addStandaloneVm(host: VmHost, sub: string, rg: string, location:
     location,
     body: { properties: { hardwareProfile: { vmSize: "Standard_D2s_v3" }, osProfile: { computerName: name, adminUsername: "azureuser" } } },
     nicIds: [],
+    primaryIndex: -1,
     etag: 1,
     vmId: randomUUID(),
     timeCreated: host.clock.nowIso(),
     provisioningState: "Succeeded",
     deleting: false,
   };
-  vm.nicIds = nics.map((n) => newNic(host, vm, n.name, n.config).id);
+  // The seed's primary flag, or the only NIC; several unflagged NICs leave the VM without one (a test of clients).
+  vm.primaryIndex = primaryOfConfigs(nics.map((n) => n.config));
+  vm.nicIds = nics.map((n, i) => newNic(host, vm, n.name, n.config, vm.primaryIndex < 0 ? undefined : vm.primaryIndex === i).id);
   host.state.vms.set(canonical(vm.id), vm);
   return vm;
 }

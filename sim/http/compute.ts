@@ -1,32 +1,18 @@
 // Routes of the simulated ARM endpoint: scale sets, their instances, operations, and the Network reads. Resolving a
 // route says what the request is (for stats, throttling and interleaving) before it is handled.
-import { badRequest, emptyIfMatch, invalidInstanceId, invalidJson, routeNotFound, resourceNotFound } from "../errors";
+import { badRequest, emptyIfMatch, invalidInstanceId, routeNotFound, resourceNotFound } from "../errors";
 import { claimsFromToken, type Writer } from "../events";
 import { canonical, LB_TYPE, parseResourcePath, VNET_TYPE } from "../ids";
-import { isJsonObject, parseArmJson, type Json, type JsonObject } from "../json";
 import type { Engine, WriteContext, WriteOutcome } from "../engine";
 import { renderLoadBalancer, renderPool, renderSubnet, renderVirtualNetwork } from "../network";
 import { Operations } from "../operations";
 import { renderInstance, renderScaleSet } from "../scaleSets";
 import type { RequestKind } from "../stats";
-import type { ComputePolicy } from "../throttle";
 import { resolveNicAndVmRoute } from "./network";
 import { json, type Reply, type RequestContext } from "./reply";
+import { page, parseBody, type Route } from "./routeKit";
 
-export interface Route {
-  kind: RequestKind | undefined;
-  /** Canonical ID the request is counted under. */
-  statsKey: string;
-  /** CRP throttling policies, with the resource and subscription+region they charge. */
-  policy?: { names: ComputePolicy[]; resourceKey: string; regionKey: string };
-  /** A Compute route: its api-version must be one CRP registers, and decides whether ETags exist. */
-  compute?: boolean;
-  arm: "reads" | "writes" | "deletes";
-  subscriptionId?: string;
-  /** A PUT/PATCH to this existing resource: the interleaved writer acts before it. */
-  writeTarget?: string;
-  handle: (ctx: RequestContext) => Reply;
-}
+export type { Route } from "./routeKit";
 
 type Handler = (ctx: RequestContext) => Reply;
 
@@ -107,11 +93,13 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
       return {
         ...only("GET", "instanceLists", (c) => {
           const ss = engine.requireScaleSet(sub, rg, name);
-          return page(
+          const answer = page(
             engine,
             c,
             [...ss.instances.values()].map((i) => renderInstance(ss, i)),
           );
+          // Recorded: CRP states the charge of a VM LIST.
+          return { ...answer, headers: { ...answer.headers, "x-ms-request-charge": "1" } };
         }),
         // A high-cost read shared with the scale set LIST, plus one view per VM in the answer.
         policy: { names: ["HighCostGetVMScaleSet", "VMScaleSetVMViews"], resourceKey: ssKey, regionKey },
@@ -144,8 +132,9 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
       if (!lb) throw resourceNotFound(LB_TYPE, p.providerSegments[2] ?? "", rg);
       if (seg.length === 3) return json(200, renderLoadBalancer(engine.state, lb), { etag: lb.etag });
       const pool = renderPool(engine.state, lb, p.providerSegments[4] ?? "");
-      if (!pool) throw resourceNotFound(`${LB_TYPE}/backendAddressPools`, `${lb.name}/${p.providerSegments[4] ?? ""}`, rg);
-      return json(200, pool);
+      // NRP's own 404 (recorded), not ARM's ResourceNotFound: the path as requested, `details: []`.
+      if (!pool) return json(404, { error: { code: "NotFound", message: `Resource ${decodeURIComponent(path)} not found.`, details: [] } });
+      return json(200, pool, { etag: lb.etag });
     });
   }
   if (seg[0] === "microsoft.network" && seg[1] === "virtualnetworks" && (seg.length === 3 || (seg.length === 5 && seg[3] === "subnets"))) {
@@ -225,7 +214,7 @@ function instanceRoute(
   const numeric =
     (handle: Handler): Handler =>
     (c) => {
-      if (!/^\d+$/.test(iid)) throw invalidInstanceId(iid);
+      if (!/^\d+$/.test(iid)) throw invalidInstanceId();
       return handle(c);
     };
   switch (method) {
@@ -272,17 +261,6 @@ function methodNotAllowed(base: Pick<Route, "statsKey" | "arm" | "subscriptionId
     kind: undefined,
     handle: () => json(405, { error: { code: "MethodNotAllowed", message: `The requested method '${method}' is not allowed here.` } }),
   };
-}
-
-export function parseBody(text: string): JsonObject {
-  let parsed: Json;
-  try {
-    parsed = parseArmJson(text);
-  } catch (e) {
-    throw invalidJson((e as Error).message);
-  }
-  if (!isJsonObject(parsed)) throw invalidJson("the body must be a JSON object");
-  return parsed;
 }
 
 function writer(c: RequestContext, claimsDefault: Record<string, string>): Writer {
@@ -339,20 +317,4 @@ function operationReply(engine: Engine, id: string, c: RequestContext): Reply {
     return json(op.status === "Canceled" ? 409 : 500, { error: op.error ?? { code: op.status, message: `The operation ended ${op.status}.` } });
   }
   return json(200, Operations.body(op), op.status === "InProgress" ? retryAfter : {});
-}
-
-/** A page of a list, with a nextLink when more follow. */
-export function page(engine: Engine, c: RequestContext, items: JsonObject[]): Reply {
-  const size = engine.settings.listPageSize;
-  const skip = Number(c.url.searchParams.get("$skiptoken") ?? "0") || 0;
-  const value = items.slice(skip, skip + size);
-  const body: JsonObject = { value };
-  const views = value.length;
-  if (skip + size < items.length) {
-    const next = new URL(`${c.base}${c.url.pathname}`);
-    next.searchParams.set("api-version", c.apiVersion);
-    next.searchParams.set("$skiptoken", String(skip + size));
-    body["nextLink"] = next.toString();
-  }
-  return { ...json(200, body), views };
 }

@@ -11,7 +11,7 @@ import { Operations, type Operation } from "../operations";
 import { claimsFromToken } from "../events";
 import { isFlexible, renderVm } from "../vms";
 import { json, type Reply, type RequestContext } from "./reply";
-import { page, parseBody, type Route } from "./compute";
+import { page, parseBody, type Route } from "./routeKit";
 
 export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: ParsedResourcePath): Route | undefined {
   const seg = p.providerSegments.map((s) => s.toLowerCase());
@@ -33,7 +33,11 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
       return get("vmLists", (c) => {
         engine.requireSubscription(sub);
         const all = [...engine.state.vms.values()].filter((v) => v.subscriptionId.toLowerCase() === sub.toLowerCase());
-        return page(engine, c, all.map(renderVm));
+        return page(
+          engine,
+          c,
+          all.map((v) => renderVm(v, true)),
+        );
       });
     }
     return undefined;
@@ -46,7 +50,11 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
         const inRg = [...engine.state.vms.values()].filter(
           (v) => v.subscriptionId.toLowerCase() === sub.toLowerCase() && v.resourceGroup.toLowerCase() === rg.toLowerCase(),
         );
-        return page(engine, c, inRg.map(renderVm));
+        return page(
+          engine,
+          c,
+          inRg.map((v) => renderVm(v, true)),
+        );
       });
     }
     if (seg.length === 3) {
@@ -93,7 +101,8 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
         ...(existing ? { writeTarget: existing.id } : {}),
         handle: (c) => {
           const out = writeNic(engine, sub, rg, name, parseBody(c.bodyText), nicWriteContext(engine, c));
-          return { status: out.status, body: out.body, headers: { etag: out.etag, ...operationHeaders(engine, c, out.operation) } };
+          // Recorded: a synchronous NIC PUT answers no ETag header (the etag is in the body) and no operation.
+          return { status: out.status, body: out.body, headers: out.operation ? { etag: out.etag, ...operationHeaders(engine, c, out.operation) } : {} };
         },
       };
     }

@@ -71,6 +71,7 @@ export function toVmModel(vm: VirtualMachine, fallbackId: string): VmModel {
   const ids = nics.map((n) => n.id).filter((id): id is string => typeof id === "string");
   // A lone NIC is the primary one without the flag, as Azure treats it.
   const primary = nics.find((n) => n.primary === true)?.id ?? (ids.length === 1 ? ids[0] : undefined);
+  const configs = vm.networkProfile?.networkInterfaceConfigurations;
   return {
     id: vm.id ?? fallbackId,
     etag: vm.etag ?? "",
@@ -78,6 +79,15 @@ export function toVmModel(vm: VirtualMachine, fallbackId: string): VmModel {
     scaleSetId: vm.virtualMachineScaleSet?.id,
     nicIds: ids,
     primaryNicId: primary,
+    ...(configs && configs.length > 0
+      ? {
+          nicConfigurations: configs.map((c) => ({
+            name: c.name,
+            primary: c.primary,
+            ipConfigurationNames: (c.ipConfigurations ?? []).map((ip) => ip.name),
+          })),
+        }
+      : {}),
   };
 }
 

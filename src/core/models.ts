@@ -42,6 +42,17 @@ export interface VmModel {
   /** Its NIC resource IDs; `primaryNicId` among them. */
   nicIds: string[];
   primaryNicId: string | undefined;
+  /**
+   * A Flexible VM's own NIC configurations, from which CRP built its NICs: what a NIC is matched to (never its
+   * name, which is not the configuration's). Absent for a VM without them (standalone).
+   */
+  nicConfigurations?: VmNicConfiguration[];
+}
+
+export interface VmNicConfiguration {
+  name: string;
+  primary: boolean | undefined;
+  ipConfigurationNames: string[];
 }
 
 /**

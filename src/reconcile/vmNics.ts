@@ -33,21 +33,80 @@ export interface VmNicResult {
 
 const lower = (s: string | undefined) => (s ?? "").toLowerCase();
 
-/**
- * The name a NIC answers to in a declaration's "nic/ipconfig": its resource name, or the scale set model's NIC
- * configuration it was built from (Flexible VMs' NICs are named "<vm>-<configuration>").
- */
-function viewName(nicName: string, modelNicNames: readonly string[]): string {
-  const from = modelNicNames.find((m) => lower(nicName) === lower(m) || lower(nicName).endsWith(`-${lower(m)}`));
-  return from ?? nicName;
+interface VmView {
+  /** The VM's NICs seen as NIC configurations: named by the configuration they were built from (Flexible), else by
+   *  their resource name; `primary` as Azure flags it. */
+  nics: NicConfiguration[];
+  /** Why a NIC could not be matched to one of the VM's NIC configurations with certainty. */
+  unplaced: string[];
+  /** Several NICs and none flagged primary: nothing may be placed "on the primary NIC". */
+  noPrimary: boolean;
 }
 
-function viewOf(vm: VmModel, nics: readonly NicModel[], modelNicNames: readonly string[]): NicConfiguration[] {
-  return nics.map((n) => ({
-    ...n.nic,
-    name: viewName(n.nic.name ?? n.id.split("/").pop() ?? "", modelNicNames),
-    primary: lower(n.id) === lower(vm.primaryNicId),
-  }));
+const sameNames = (a: readonly string[], b: readonly string[]) => {
+  const x = a.map(lower).sort();
+  const y = b.map(lower).sort();
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+};
+
+/**
+ * Maps a VM's NICs from what Azure states, never from NIC names (a Flexible VM's NICs are not named after its
+ * configurations, cloud-provider-azure issues 2670 and 4823): the primary NIC is the one flagged primary (by the VM
+ * or the NIC itself), or the only one; a NIC of a Flexible VM is the one of the VM's own NIC configurations with its
+ * primary flag and its ip configuration names. A NIC that matches none, or several, is left unplaced with the reason.
+ */
+function viewOf(vm: VmModel, nics: readonly NicModel[]): VmView {
+  const flagged = nics.findIndex((n) => lower(n.id) === lower(vm.primaryNicId) || n.nic["primary"] === true);
+  const primary = flagged >= 0 ? flagged : nics.length === 1 ? 0 : -1;
+  const configs = vm.nicConfigurations ?? [];
+  const configPrimary = (i: number) => configs[i]?.primary === true || configs.length === 1;
+  const unplaced: string[] = [];
+  const vmName = vm.id.split("/").pop() ?? vm.id;
+  const names = nics.map((n, i) => {
+    const resourceName = n.nic.name ?? n.id.split("/").pop() ?? "";
+    if (configs.length === 0) return resourceName;
+    const ipNames = (n.nic.ipConfigurations ?? []).map((c) => c.name);
+    const matches = configs
+      .map((c, ci) => ({ c, ci }))
+      .filter(({ c, ci }) => sameNames(c.ipConfigurationNames, ipNames) && (primary < 0 || configPrimary(ci) === (i === primary)));
+    if (matches.length === 1) return matches[0]?.c.name ?? resourceName;
+    unplaced.push(
+      `NIC ${resourceName} of VM ${vmName} matches ${matches.length === 0 ? "none" : `${matches.length}`} of the VM's NIC configurations by primary flag and ip configuration names (${ipNames.join(", ")})`,
+    );
+    return resourceName;
+  });
+  // Two NICs taken for one configuration: neither is certain.
+  for (const c of configs) {
+    const claimed = names.map((n, i) => ({ n, i })).filter(({ n }) => lower(n) === lower(c.name));
+    if (claimed.length > 1) {
+      for (const { i } of claimed) names[i] = nics[i]?.nic.name ?? "";
+      unplaced.push(`NICs of VM ${vmName} match NIC configuration "${c.name}" more than once`);
+    }
+  }
+  return {
+    nics: nics.map((n, i) => ({ ...n.nic, name: names[i] ?? "", primary: i === primary })),
+    unplaced,
+    noPrimary: nics.length > 1 && primary < 0,
+  };
+}
+
+/** Why an intent cannot be placed on this VM with certainty (undefined: it can be tried). */
+function uncertain(view: VmView, intent: PoolIntent): string | undefined {
+  const named = intent.selector.kind !== "primary" ? intent.selector.nic : undefined;
+  if (named === undefined && view.noPrimary)
+    return `the VM has ${view.nics.length} NICs and none is flagged primary: name the NIC in the declaration ("nic/ipconfig")`;
+  if (named !== undefined && view.unplaced.length > 0 && !view.nics.some((n) => lower(n.name) === lower(named)))
+    return `network interface configuration "${named}" cannot be placed with certainty: ${view.unplaced.join("; ")}`;
+  return undefined;
+}
+
+/** The intents' outcomes on the view: those that cannot be placed with certainty fail with the reason. */
+function outcomesOn(view: VmView, intents: readonly PoolIntent[]): IntentOutcome[] {
+  const placed = applyIntents(view.nics, intents).outcomes;
+  return intents.map((intent, i) => {
+    const reason = uncertain(view, intent);
+    return reason ? { ok: false, reason } : (placed[i] as IntentOutcome);
+  });
 }
 
 function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
@@ -65,15 +124,17 @@ async function nicOf(ref: NicRef, deps: VmNicDeps): Promise<NicModel> {
 
 const isGone = (err: unknown) => err instanceof NotFoundError || err instanceof BeingDeletedError;
 
-export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], modelNicNames: readonly string[], deps: VmNicDeps): Promise<VmNicResult> {
-  const done = (view: NicConfiguration[], written: number, gone: boolean): VmNicResult => ({
+// The scale set model's NIC configuration names are not used: a NIC is never matched by its name.
+export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], _modelNicNames: readonly string[], deps: VmNicDeps): Promise<VmNicResult> {
+  const done = (view: VmView, written: number, gone: boolean): VmNicResult => ({
     vmId: vm.id,
     written,
     gone,
-    view,
-    outcomes: applyIntents(view, intents).outcomes,
+    view: view.nics,
+    outcomes: outcomesOn(view, intents),
   });
-  if (isDeleting(vm.provisioningState)) return done([], 0, true);
+  const none: VmView = { nics: [], unplaced: [], noPrimary: false };
+  if (isDeleting(vm.provisioningState)) return done(none, 0, true);
   const refs: NicRef[] = [];
   for (const id of vm.nicIds) {
     const r = parseNicId(id);
@@ -89,7 +150,7 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], m
       },
     );
   } catch (err) {
-    if (isGone(err)) return done([], 0, true);
+    if (isGone(err)) return done(none, 0, true);
     throw err;
   }
   let written = 0;
@@ -100,12 +161,13 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], m
       const view = viewOf(
         vm,
         nics.map((n, j) => (j === i ? nic : n)),
-        modelNicNames,
       );
-      const edit = applyIntents(view, intents);
+      // Only what can be placed with certainty is written; the rest fails with its reason (outcomesOn).
+      const certain = intents.filter((intent) => uncertain(view, intent) === undefined);
+      const edit = applyIntents(view.nics, certain);
       const mine = edit.nics?.[i];
-      if (!mine || mine === view[i]) return undefined;
-      const pools = intents.filter((intent) => intentSatisfied(view, intent) === false).map((intent) => `${intent.state}:${intent.backendPoolId}`);
+      if (!mine || mine === view.nics[i]) return undefined;
+      const pools = certain.filter((intent) => intentSatisfied(view.nics, intent) === false).map((intent) => `${intent.state}:${intent.backendPoolId}`);
       return { edit: mine.ipConfigurations, pools };
     };
     if (!planFor(nics[i] as NicModel)) continue;
@@ -128,9 +190,9 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], m
       nics[i] as NicModel,
       deps,
     );
-    if (result.kind === "gone") return done([], written, true);
+    if (result.kind === "gone") return done(none, written, true);
     nics[i] = result.model;
     if (result.kind === "written") written++;
   }
-  return done(viewOf(vm, nics, modelNicNames), written, false);
+  return done(viewOf(vm, nics), written, false);
 }

@@ -12,8 +12,10 @@ describe("npm run bench's flags", () => {
       out: undefined,
       reuseAzurite: false,
       render: false,
+      slowOperations: false,
       help: false,
     });
+    expect(benchOptions(["--slow-operations"]).slowOperations).toBe(true);
     expect(benchOptions(["--runs=2", "--out=/tmp/x", "--render", "--reuse-azurite"])).toMatchObject({
       quick: false,
       runs: 2,

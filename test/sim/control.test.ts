@@ -3,7 +3,7 @@ import { EventGridDeserializer, isSystemEvent } from "@azure/eventgrid";
 import { afterEach, describe, expect, it } from "vitest";
 import { simComputeClient } from "../../sim/client";
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type EventGridEvent } from "../../sim/index";
-import { arm, ipConfig, nicsOf, POOL_ID, SUB, VMSS_PATH } from "./testkit";
+import { arm, ipConfig, nicsOf, POOL_ID, SUB, VMSS_PATH, instanceChange } from "./testkit";
 
 let sim: ArmSimulator | undefined;
 afterEach(async () => {
@@ -189,7 +189,7 @@ describe("scaling and deleting", () => {
   });
 
   it("upgrades instances to the latest model with manualUpgrade (an action event)", async () => {
-    const s = await start();
+    const s = await start({ operationDurationMs: 5_000 });
     s.control.write(VMSS_PATH, (r) => {
       nicsOf(r)[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     });
@@ -208,8 +208,8 @@ describe("stats and events", () => {
     const s = await start();
     await arm(s.url, "GET", VMSS_PATH);
     await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
-    await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } });
-    await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { headers: { "if-match": '"1"' }, body: { location: "eastus2", tags: { a: "2" } } });
+    await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") });
+    await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { headers: { "if-match": '"1"' }, body: instanceChange("2") });
     expect(s.control.stats(VMSS_PATH.toUpperCase())).toMatchObject({ gets: 1, instanceLists: 1, instancePuts: 2, status412: 1, puts: 0 });
     expect(s.control.stats(`${VMSS_PATH}/virtualMachines/0`)).toMatchObject({ gets: 0, instancePuts: 2 });
     expect(s.control.stats().requests).toBe(4);
@@ -222,7 +222,7 @@ describe("stats and events", () => {
     const s = await start({ onEvent: (e) => received.push(e), instanceWritePropagatesToScaleSetAfterMs: 3000 });
     await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
       headers: { "x-ms-client-request-id": "my-client-id", "x-ms-correlation-request-id": "my-correlation" },
-      body: { location: "eastus2", tags: { a: "1" } },
+      body: instanceChange("1"),
     });
     s.control.clock.advance(2900);
     expect(s.control.resource(VMSS_PATH)?.["etag"]).toBe('"1"');

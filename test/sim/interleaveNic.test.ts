@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startArmSimulator, type ArmSimulator } from "../../sim/index";
 import { arm, LB_PATH, POOL_ID, RG_PATH } from "./testkit";
 
-const NIC = `${RG_PATH}/providers/Microsoft.Network/networkInterfaces/etag-k8s-flex-0_00000000-etag-k8s-flex-0-nic-0`;
+const FLEX = `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-flex-0`;
+// A Flexible VM's NIC is not named after it: found from the VM, as a client would.
+let NIC = "";
 const V6_POOL = `${LB_PATH}/backendAddressPools/etag-k8s-v6`;
 
 let sim: ArmSimulator;
@@ -52,6 +54,8 @@ async function step(w: WriterState, useIfMatch: boolean, clock: number): Promise
 
 async function run(schedule: Who[], useIfMatch: boolean): Promise<{ survivors: string[]; writers: Record<Who, WriterState>; status412: number }> {
   sim.control.reset({ seed: "demo" });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access
+  NIC = (sim.control.virtualMachines(FLEX)[0] as any).properties.networkProfile.networkInterfaces[0].id as string;
   const writers: Record<Who, WriterState> = {
     A: { ipConfiguration: "ipConfig0", pool: POOL_ID, phase: "get", getAt: -1, putAt: -1 },
     B: { ipConfiguration: "ipConfig0-v6", pool: V6_POOL, phase: "get", getAt: -1, putAt: -1 },

@@ -1,7 +1,7 @@
 // The simulator over plain HTTP, as curl or cloud-provider-azure would see it.
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { startArmSimulator, type ArmSimulator } from "../../sim/index";
-import { arm, ipConfig, LB_PATH, nicsOf, POOL_ID, RG_PATH, SUB, SUBNET_ID, VMSS_PATH } from "./testkit";
+import { arm, ipConfig, LB_PATH, nicsOf, POOL_ID, RG_PATH, SUB, SUBNET_ID, VMSS_PATH, instanceChange } from "./testkit";
 
 let sim: ArmSimulator;
 beforeEach(async () => {
@@ -233,29 +233,34 @@ describe("long-running operations", () => {
       message:
         "The request failed due to conflict with a concurrent request. To resolve it, please refer to https://aka.ms/activitylog to get more details on the conflicting requests.",
     });
-    // Another resource (an instance) has no operation running: not refused.
-    expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } })).status).toBe(200);
+    // An instance write meets the scale set's operation too (conflictAcrossScaleSet, the default).
+    expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") })).status).toBe(409);
     sim.control.clock.advance(1000);
     expect((await arm(sim.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } })).status).toBe(200);
-    expect(sim.control.stats(VMSS_PATH).status409).toBe(1);
+    expect(sim.control.stats(VMSS_PATH).status409).toBe(2);
   });
 });
 
 describe("load balancer", () => {
   it("derives each pool's backendIPConfigurations from the instances that reference it", async () => {
     const empty = await arm(sim.url, "GET", LB_PATH);
-    expect(empty.body.properties.backendAddressPools[0]).toMatchObject({ id: POOL_ID, name: "etag-k8s", properties: { backendIPConfigurations: [] } });
+    // As NRP answers an empty pool: no backendIPConfigurations key at all.
+    expect(empty.body.properties.backendAddressPools[0]).toMatchObject({ id: POOL_ID, name: "etag-k8s", properties: { loadBalancerBackendAddresses: [] } });
+    expect(empty.body.properties.backendAddressPools[0].properties).not.toHaveProperty("backendIPConfigurations");
     // The model alone does not put anyone in the pool: instances do.
     sim.control.write(VMSS_PATH, (r) => {
       nicsOf(r)[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     });
-    expect((await arm(sim.url, "GET", LB_PATH)).body.properties.backendAddressPools[0].properties.backendIPConfigurations).toEqual([]);
+    expect((await arm(sim.url, "GET", LB_PATH)).body.properties.backendAddressPools[0].properties.backendIPConfigurations).toBeUndefined();
     const vm = (await arm(sim.url, "GET", `${VMSS_PATH}/virtualMachines/1`)).body;
     vm.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [
       { id: POOL_ID.toLowerCase() },
     ];
     sim.control.settle();
     expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/1`, { body: vm })).status).toBe(200);
+    // NRP shows the membership once the instance's operation has ended, not when the PUT was taken.
+    expect((await arm(sim.url, "GET", POOL_ID)).body.properties.backendIPConfigurations).toBeUndefined();
+    sim.control.settle();
     const lb = await arm(sim.url, "GET", LB_PATH);
     expect(lb.body.properties.backendAddressPools[0].properties.backendIPConfigurations).toEqual([
       { id: `${VMSS_PATH}/virtualMachines/1/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0` },

@@ -51,3 +51,8 @@ export function ipConfig(name: string, pools: string[] = []): unknown {
     },
   };
 }
+
+/** An instance PUT body that changes the instance (CRP drops tags sent on an instance, so they change nothing). */
+export function instanceChange(value: string, location = "eastus2"): unknown {
+  return { location, properties: { userData: Buffer.from(value).toString("base64") } };
+}

@@ -2,7 +2,7 @@
 // Retry-After in simulated time, naming every empty bucket.
 import { afterEach, describe, expect, it } from "vitest";
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
-import { arm, VMSS_PATH } from "./testkit";
+import { arm, VMSS_PATH, instanceChange } from "./testkit";
 
 let sim: ArmSimulator | undefined;
 afterEach(async () => {
@@ -88,7 +88,7 @@ describe("throttling", () => {
     expect(get.headers.get("x-ms-ratelimit-remaining-resource")).toBe(
       "Microsoft.Compute/GetVMScaleSetSubscriptionMaximum;2399,Microsoft.Compute/GetVMScaleSetResource;35",
     );
-    expect((await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } })).status).toBe(200);
+    expect((await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") })).status).toBe(200);
   });
 
   it("tracks but never refuses when throttling is off", async () => {

@@ -165,7 +165,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         const tag = `storm${++seq.other}`;
         const hit = new Set<string>();
         const times = 2 + Math.floor(rand() * 4);
-        nicInterleaves.push({ h: c.beforeNextWrite(/\/networkInterfaces\/flex-0_[^/]+$/i, tagNic(tag, hit), { times }), tag, nics: hit });
+        nicInterleaves.push({ h: c.beforeNextWrite(/\/networkInterfaces\/flex-0-[^/]+$/i, tagNic(tag, hit), { times }), tag, nics: hit });
         tryFault("Flexible: 412 storm on a NIC (interleaved stale NIC PUT)", FLEX);
       }
     } catch (err) {
