@@ -48,7 +48,7 @@ export class ArmNetwork implements NetworkPort {
     if (!c) {
       c = new NetworkManagementClient(this.opts.credential, subscriptionId, {
         endpoint: this.opts.endpoint,
-        credentialScopes: [this.opts.scope],
+        credentials: { scopes: [this.opts.scope] },
         retryOptions: { maxRetries: 0 },
         ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
@@ -77,12 +77,14 @@ export class ArmNetwork implements NetworkPort {
     const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
     let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
     try {
-      await this.client(ref.subscriptionId).networkInterfaces.beginCreateOrUpdate(ref.resourceGroup, ref.name, body, {
-        abortSignal: this.signal(),
-        requestOptions: { customHeaders: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
-        // The first answer is the PUT's (its ETag, its operation); the SDK may poll once more before returning.
-        onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
-      });
+      // submitted(): the PUT alone; its operation is polled below on the operation resource, not by the SDK.
+      await this.client(ref.subscriptionId)
+        .networkInterfaces.createOrUpdate(ref.resourceGroup, ref.name, body, {
+          abortSignal: this.signal(),
+          requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
+          onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
+        })
+        .submitted();
     } catch (err) {
       throw classifyArmError(err, what);
     }
