@@ -1,4 +1,4 @@
-import { NetworkManagementClient, type NetworkInterface } from "@azure/arm-network";
+import type { NetworkInterface, NetworkManagementClient } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { BeingDeletedError } from "../core/errors";
@@ -33,6 +33,11 @@ function toNicModel(nic: NetworkInterface, fallbackId: string): NicModel {
   return { id: nic.id ?? fallbackId, etag: nic.etag ?? "", provisioningState: nic.provisioningState, nic: nic as NicConfiguration };
 }
 
+/** Loaded on the first NIC call, not with this module (see computeSdk in ./compute). */
+function networkSdk(): typeof import("@azure/arm-network") {
+  return require("@azure/arm-network") as typeof import("@azure/arm-network");
+}
+
 export class ArmNetwork implements NetworkPort {
   private readonly clients = new Map<string, NetworkManagementClient>();
   private readonly poll: PollOptions;
@@ -46,7 +51,7 @@ export class ArmNetwork implements NetworkPort {
     const key = subscriptionId.toLowerCase();
     let c = this.clients.get(key);
     if (!c) {
-      c = new NetworkManagementClient(this.opts.credential, subscriptionId, {
+      c = new (networkSdk().NetworkManagementClient)(this.opts.credential, subscriptionId, {
         endpoint: this.opts.endpoint,
         credentials: { scopes: [this.opts.scope] },
         retryOptions: { maxRetries: 0 },
