@@ -30,6 +30,16 @@ export const NOTICES_PATH = "dist/THIRD_PARTY_LICENSES.txt";
 /** Where the bundle sits in the package; the package's package.json `main` names it. */
 export const BUNDLE_PATH = "dist/main.js";
 
+/**
+ * The ARM SDKs, bundled each on its own beside the main bundle, where `require("@azure/arm-compute")` finds it
+ * (dist/node_modules/@azure/arm-compute.js): they are 3.5 of the 5.7 MB of one bundle, and a bundle is read and
+ * parsed whole when it loads, lazy as its modules' evaluation is. So they are read only by the instance that first
+ * calls ARM. They carry their own copy of the core libraries they use; what crosses between the copies (pipeline
+ * policies, requests, RestError by name) is duck-typed.
+ */
+export const LAZY_PACKAGES = ["@azure/arm-compute", "@azure/arm-network"] as const;
+export const lazyBundlePath = (name: string) => `dist/node_modules/${name}.js`;
+
 function copyInto(dir: string, from: string, to: string): void {
   mkdirSync(dirname(join(dir, to)), { recursive: true });
   copyFileSync(from, join(dir, to));
@@ -112,28 +122,41 @@ export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSum
     });
     writeFileSync(join(staging, "host.json"), readFileSync(join(root, "host.json")));
     writeFileSync(join(staging, "package.json"), packageJson(root));
-    const result = await build({
-      stdin: {
-        contents: entries.map((f) => `require(${JSON.stringify("./" + relative(root, f).split(sep).join("/"))});`).join("\n"),
-        resolveDir: buildDir,
-        sourcefile: "<functions>",
-        loader: "js",
-      },
+    const common = {
       absWorkingDir: buildDir,
       bundle: true,
       platform: "node",
       target: "node22",
       format: "cjs",
-      outfile: join(staging, BUNDLE_PATH),
-      external: ["@azure/functions-core"],
       minify: true,
       // Error classes and functions keep their names: logs, problem records and `instanceof`-free checks read them.
       keepNames: true,
       legalComments: "none",
       metafile: true,
       logLevel: "error",
+    } as const;
+    const result = await build({
+      ...common,
+      stdin: {
+        contents: entries.map((f) => `require(${JSON.stringify("./" + relative(root, f).split(sep).join("/"))});`).join("\n"),
+        resolveDir: buildDir,
+        sourcefile: "<functions>",
+        loader: "js",
+      },
+      outfile: join(staging, BUNDLE_PATH),
+      external: ["@azure/functions-core", ...LAZY_PACKAGES],
     });
-    inputs = Object.keys(result.metafile.inputs).filter((i) => !i.startsWith("<"));
+    const lazy = await Promise.all(
+      LAZY_PACKAGES.map((name) =>
+        build({
+          ...common,
+          stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: buildDir, sourcefile: `<${name}>`, loader: "js" },
+          outfile: join(staging, lazyBundlePath(name)),
+        }),
+      ),
+    );
+    const metafileInputs = [result, ...lazy].flatMap((r) => Object.keys(r.metafile.inputs));
+    inputs = [...new Set(metafileInputs)].filter((i) => !i.startsWith("<"));
     writeFileSync(join(staging, NOTICES_PATH), notices(buildDir, inputs));
   } finally {
     rmSync(buildDir, { recursive: true, force: true });

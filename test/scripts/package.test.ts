@@ -6,7 +6,16 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yauzl from "yauzl";
-import { buildPackage, bundledPackageDirs, BUNDLE_PATH, NOTICES_PATH, REPO_ROOT, type PackageSummary } from "../../scripts/package";
+import {
+  buildPackage,
+  bundledPackageDirs,
+  BUNDLE_PATH,
+  LAZY_PACKAGES,
+  lazyBundlePath,
+  NOTICES_PATH,
+  REPO_ROOT,
+  type PackageSummary,
+} from "../../scripts/package";
 
 const run = promisify(execFile);
 const openZip = promisify<string, yauzl.Options, yauzl.ZipFile>(yauzl.open);
@@ -61,7 +70,8 @@ afterAll(() => {
 
 describe("npm run package (dist/poolsync.zip)", () => {
   it("holds host.json, a package.json whose main is the bundle, the bundle and its licences, nothing else", () => {
-    expect([...entries.keys()].sort()).toEqual([NOTICES_PATH, BUNDLE_PATH, "host.json", "package.json"].sort());
+    const bundles = [BUNDLE_PATH, ...LAZY_PACKAGES.map(lazyBundlePath)];
+    expect([...entries.keys()].sort()).toEqual([NOTICES_PATH, ...bundles, "host.json", "package.json"].sort());
     expect(summary.files).toBe(entries.size);
     const shipped = JSON.parse(entries.get("package.json")!.toString("utf8")) as Record<string, unknown>;
     expect(shipped.main).toBe(BUNDLE_PATH);
@@ -86,12 +96,41 @@ describe("npm run package (dist/poolsync.zip)", () => {
       expect(packages).not.toContain(`node_modules/${dev}`);
   });
 
-  it("requires nothing from outside but Node's own modules and the worker's @azure/functions-core", () => {
-    // And supports-color: debug's optional colouring, required inside a try (no production dependency installs it).
-    const bundle = entries.get(BUNDLE_PATH)!.toString("utf8");
-    const required = new Set([...bundle.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!));
+  it("requires nothing from outside but Node's own modules, the worker's @azure/functions-core and the ARM SDKs beside it", () => {
     const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
-    expect([...required].filter((m) => !builtins.has(m)).sort()).toEqual(["@azure/functions-core", "supports-color"]);
+    const required = (path: string) =>
+      [
+        ...new Set(
+          [
+            ...entries
+              .get(path)!
+              .toString("utf8")
+              .matchAll(/\brequire\("([^"]+)"\)/g),
+          ].map((m) => m[1]!),
+        ),
+      ]
+        .filter((m) => !builtins.has(m))
+        .sort();
+    // And supports-color: debug's optional colouring, required inside a try (no production dependency installs it).
+    expect(required(BUNDLE_PATH)).toEqual(["@azure/arm-compute", "@azure/arm-network", "@azure/functions-core", "supports-color"]);
+    for (const name of LAZY_PACKAGES)
+      expect(
+        required(lazyBundlePath(name)).filter((m) => m !== "supports-color"),
+        name,
+      ).toEqual([]);
+  });
+
+  it("loads the ARM SDKs only when asked for them, from their files beside the bundle", async () => {
+    const script = `
+      require("./${BUNDLE_PATH}");
+      const loaded = () => Object.keys(require.cache).filter((k) => k.includes("node_modules")).map((k) => k.slice(process.cwd().length + 1));
+      const before = loaded();
+      for (const name of ${JSON.stringify(LAZY_PACKAGES)}) require(require.resolve(name, { paths: [process.cwd() + "/dist"] }));
+      console.log(JSON.stringify({ before, after: loaded().sort() }));`;
+    const { stdout } = await run(process.execPath, ["-e", script], { cwd: unpacked, env: { PATH: process.env.PATH ?? "" } });
+    const { before, after } = JSON.parse(stdout.trim().split("\n").pop()!) as { before: string[]; after: string[] };
+    expect(before).toEqual([]);
+    expect(after).toEqual(LAZY_PACKAGES.map(lazyBundlePath).sort());
   });
 
   it("loads from the unpacked zip (no node_modules at all) through package.json's main, and every function registers", async () => {
