@@ -1,11 +1,12 @@
 // Builds dist/poolsync.zip, the Flex Consumption deployment package: host.json, a package.json whose `main` names the
-// bundle, and the bundle (dist/main.js), nothing else. Run it as `npm run package` (which builds first).
+// bundle, the bundle (dist/main.js), the ARM SDKs' bundles beside it (see LAZY_PACKAGES) and the licences of what the
+// bundles hold, nothing else. Run it as `npm run package` (which builds first).
 //
 // Why a bundle (esbuild, one entry) rather than the compiled files plus a traced node_modules (@vercel/nft): the cold
 // start is spent resolving and reading about a thousand module files (the Azure SDKs are many small ones); a trace
 // would still ship and load each of them, one file each, and every package.json beside them. One bundle is one file
-// to read and compile, and a module the bundle wraps runs only when first required (the ARM SDKs: see
-// src/azure/compute.ts). `@azure/functions-core` stays external: the worker provides it at run time.
+// to read and compile (registration in about a third of the baseline's time: bench/RESULTS.md, "Cold start").
+// `@azure/functions-core` stays external: the worker provides it at run time.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
