@@ -1,15 +1,16 @@
 import { numberFlag, parseFlags } from "../test/support/cliFlags";
 
-export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--render] [--slow-operations]
+export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations]
   --quick            the small plan (minutes, not hours); results go to *.quick.* files
   --runs N           runs per strategy (default 1 quick, 3 full)
   --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead, contentionFlex,
-                     burstOneFlex, hosts, latency)
+                     burstOneFlex, hosts, latency, coldstart: runs only when named)
   --strategies S,S   only these strategies (poolsync and the peers' names)
   --out DIR          write the results here instead of bench/
   --reuse-azurite    use the Azurite already running on the default ports instead of a fresh one of its own
   --azurite-port N   a fresh Azurite with blob on N, queue N+1, table N+2 (default: the bench's own fixed ports)
   --latency-minutes M  the latency workload's window per strategy, real minutes at 1x (default 10, quick 1.5)
+  --baseline REF     coldstart: the commit whose deployment zip is measured beside this tree's (default main)
   --render           write RESULTS.md and the chart again from results.json, running nothing
   --slow-operations  the simulator's slow profile: scale set and instance writes take 30 s (default: every operation 2 s)`;
 
@@ -22,6 +23,7 @@ export interface BenchOptions {
   reuseAzurite: boolean;
   azuritePort: number | undefined;
   latencyMinutes: number | undefined;
+  baseline: string | undefined;
   render: boolean;
   slowOperations: boolean;
   help: boolean;
@@ -41,6 +43,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
       "reuse-azurite": { type: "boolean" },
       "azurite-port": { type: "string" },
       "latency-minutes": { type: "string" },
+      baseline: { type: "string" },
       render: { type: "boolean" },
       "slow-operations": { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -56,6 +59,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
     reuseAzurite: v["reuse-azurite"] === true,
     azuritePort: v["azurite-port"] === undefined ? undefined : numberFlag("azurite-port", v["azurite-port"], 1, USAGE, { whole: true }),
     latencyMinutes: v["latency-minutes"] === undefined ? undefined : numberFlag("latency-minutes", v["latency-minutes"], 10, USAGE),
+    baseline: v.baseline || undefined,
     render: v.render === true,
     slowOperations: v["slow-operations"] === true,
     help: v.help === true,

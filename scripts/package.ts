@@ -1,7 +1,16 @@
-// Builds dist/poolsync.zip, the Flex Consumption deployment package: host.json, package.json, the compiled app
-// (dist/src) and the production node_modules, nothing else. Run it as `npm run package` (which builds first).
+// Builds dist/poolsync.zip, the Flex Consumption deployment package: host.json, a package.json whose `main` names the
+// bundle, the bundle (dist/main.js), the ARM SDKs' bundles beside it (see LAZY_PACKAGES) and the licences of what the
+// bundles hold, nothing else. Run it as `npm run package` (which builds first).
+//
+// Why a bundle (esbuild, one entry) rather than the compiled files plus a traced node_modules (@vercel/nft): the cold
+// start is spent resolving and reading about a thousand module files (the Azure SDKs are many small ones); a trace
+// would still ship and load each of them, one file each, and every package.json beside them. One bundle is one file
+// to read and compile (registration in about a third of the baseline's time: bench/RESULTS.md, "Cold start").
+// `@azure/functions-core` stays external: the worker provides it at run time.
+import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { copyFileSync, createWriteStream, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { once } from "node:events";
 import { ZipFile } from "yazl";
@@ -12,11 +21,29 @@ export interface PackageSummary {
   zipPath: string;
   files: number;
   bytes: number;
+  /** Every source file the bundle was made of, relative to the repository (esbuild's metafile). */
+  inputs: string[];
 }
 
-/** Compiled files of the app that belong in the package: its JavaScript and source maps, no declarations or build info. */
-function isAppOutput(path: string): boolean {
-  return path.endsWith(".js") || path.endsWith(".js.map");
+/** The licence texts of the packages bundled, beside the bundle (their notices must travel with their code). */
+export const NOTICES_PATH = "dist/THIRD_PARTY_LICENSES.txt";
+
+/** Where the bundle sits in the package; the package's package.json `main` names it. */
+export const BUNDLE_PATH = "dist/main.js";
+
+/**
+ * The ARM SDKs, bundled each on its own beside the main bundle, where `require("@azure/arm-compute")` finds it
+ * (dist/node_modules/@azure/arm-compute.js): they are 3.5 of the 5.7 MB of one bundle, and a bundle is read and
+ * parsed whole when it loads, lazy as its modules' evaluation is. So they are read only by the instance that first
+ * calls ARM. They carry their own copy of the core libraries they use; what crosses between the copies (pipeline
+ * policies, requests, RestError by name) is duck-typed.
+ */
+export const LAZY_PACKAGES = ["@azure/arm-compute", "@azure/arm-network"] as const;
+export const lazyBundlePath = (name: string) => `dist/node_modules/${name}.js`;
+
+function copyInto(dir: string, from: string, to: string): void {
+  mkdirSync(dirname(join(dir, to)), { recursive: true });
+  copyFileSync(from, join(dir, to));
 }
 
 function filesUnder(dir: string): string[] {
@@ -27,41 +54,124 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-function copyInto(staging: string, from: string, to: string): void {
-  mkdirSync(dirname(join(staging, to)), { recursive: true });
-  copyFileSync(from, join(staging, to));
+/** The compiled function entry files, in the order the repository's own `main` glob lists them. */
+function functionEntries(appDir: string): string[] {
+  return readdirSync(join(appDir, "functions"))
+    .filter((f) => f.endsWith(".js"))
+    .sort()
+    .map((f) => join(appDir, "functions", f));
+}
+
+/** The package directories (node_modules/..., nested ones too) the bundle's inputs come from. */
+export function bundledPackageDirs(inputs: readonly string[]): string[] {
+  const dirs = inputs.map((i) => /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1]).filter((d): d is string => d !== undefined);
+  return [...new Set(dirs)].sort();
+}
+
+function notices(root: string, inputs: readonly string[]): string {
+  return bundledPackageDirs(inputs)
+    .map((dir) => {
+      const { name, version, license } = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) as Record<string, string>;
+      const file = readdirSync(join(root, dir)).find((f) => /^(licen[cs]e|copying)/i.test(f));
+      const text = file ? readFileSync(join(root, dir, file), "utf8").trim() : `(no licence file; package.json says ${license})`;
+      return `${name}@${version} (${license})\n\n${text}\n`;
+    })
+    .join(`\n${"-".repeat(80)}\n\n`);
 }
 
 /**
- * Stages and zips the package. `dist/src` must be built (`tsc -b`). The production dependencies are installed with
- * `npm ci --omit=dev` from the lock file, so the package holds exactly what the lock file pins.
+ * The package's package.json: the repository's, with `main` naming the bundle and no dependencies (they are inside
+ * it; nothing must install anything on the instance).
+ */
+function packageJson(root: string): string {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, unknown>;
+  const keep = ["name", "version", "private", "description", "license", "type", "engines"];
+  const out: Record<string, unknown> = Object.fromEntries(keep.filter((k) => k in pkg).map((k) => [k, pkg[k]]));
+  out.main = BUNDLE_PATH;
+  return JSON.stringify(out, null, 2) + "\n";
+}
+
+/**
+ * Stages and zips the package. `dist/src` must be built (`tsc -b`): the bundle is made from the compiled function
+ * entry files (the same JavaScript `func start` runs), each required in turn by one entry, with the production
+ * dependencies as the lock file installed them.
  */
 export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSummary> {
   const appDir = join(root, "dist", "src");
-  if (!existsSync(join(appDir, "functions"))) throw new Error(`${appDir}/functions is missing: run \`npm run build\` first`);
+  const entries = (() => {
+    try {
+      return functionEntries(appDir);
+    } catch {
+      return [];
+    }
+  })();
+  if (entries.length === 0) throw new Error(`${appDir}/functions is missing: run \`npm run build\` first`);
+  // The bundle is made where only the production dependencies are installed (`npm ci --omit=dev` from the lock
+  // file): a module reachable only through a dev dependency (debug's optional supports-color, say) cannot slip in.
+  // Outside the repository: module resolution walks up the parent folders, and must not find the repo's node_modules.
   const staging = join(root, "dist", "package");
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-
-  for (const file of ["host.json", "package.json", "package-lock.json"]) copyInto(staging, join(root, file), file);
-  for (const file of filesUnder(appDir).filter(isAppOutput)) copyInto(staging, file, relative(root, file));
-  execFileSync("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], {
-    cwd: staging,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  // The lock file was only needed by npm ci; the host reads package.json alone.
-  rmSync(join(staging, "package-lock.json"));
-  rmSync(join(staging, "node_modules", ".package-lock.json"), { force: true });
+  const buildDir = mkdtempSync(join(tmpdir(), "poolsync-package-build-"));
+  let inputs: string[];
+  try {
+    for (const file of ["package.json", "package-lock.json"]) copyInto(buildDir, join(root, file), file);
+    for (const file of filesUnder(appDir).filter((f) => f.endsWith(".js"))) copyInto(buildDir, file, relative(root, file));
+    execFileSync("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: buildDir,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    writeFileSync(join(staging, "host.json"), readFileSync(join(root, "host.json")));
+    writeFileSync(join(staging, "package.json"), packageJson(root));
+    const common = {
+      absWorkingDir: buildDir,
+      bundle: true,
+      platform: "node",
+      target: "node22",
+      format: "cjs",
+      minify: true,
+      // Error classes and functions keep their names: logs, problem records and `instanceof`-free checks read them.
+      keepNames: true,
+      legalComments: "none",
+      metafile: true,
+      logLevel: "error",
+    } as const;
+    const result = await build({
+      ...common,
+      stdin: {
+        contents: entries.map((f) => `require(${JSON.stringify("./" + relative(root, f).split(sep).join("/"))});`).join("\n"),
+        resolveDir: buildDir,
+        sourcefile: "<functions>",
+        loader: "js",
+      },
+      outfile: join(staging, BUNDLE_PATH),
+      external: ["@azure/functions-core", ...LAZY_PACKAGES],
+    });
+    const lazy = await Promise.all(
+      LAZY_PACKAGES.map((name) =>
+        build({
+          ...common,
+          stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: buildDir, sourcefile: `<${name}>`, loader: "js" },
+          outfile: join(staging, lazyBundlePath(name)),
+        }),
+      ),
+    );
+    const metafileInputs = [result, ...lazy].flatMap((r) => Object.keys(r.metafile.inputs));
+    inputs = [...new Set(metafileInputs)].filter((i) => !i.startsWith("<"));
+    writeFileSync(join(staging, NOTICES_PATH), notices(buildDir, inputs));
+  } finally {
+    rmSync(buildDir, { recursive: true, force: true });
+  }
 
   const zipPath = join(root, "dist", "poolsync.zip");
   const zip = new ZipFile();
-  const entries = filesUnder(staging).sort();
-  for (const file of entries) zip.addFile(file, relative(staging, file).split(sep).join("/"));
+  const files = filesUnder(staging).sort();
+  for (const file of files) zip.addFile(file, relative(staging, file).split(sep).join("/"));
   zip.end();
   const out = createWriteStream(zipPath);
   zip.outputStream.pipe(out);
   await once(out, "close");
-  return { zipPath, files: entries.length, bytes: statSync(zipPath).size };
+  return { zipPath, files: files.length, bytes: statSync(zipPath).size, inputs };
 }
 
 if (require.main === module) {

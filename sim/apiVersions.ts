@@ -2,8 +2,8 @@
 // other value before the request reaches CRP; ETags (and If-Match) on scale sets and their VMs exist only from
 // 2023-09-01 (azure-rest-api-specs PR 26368): an older version answers without them and ignores If-Match.
 
-/** Stable ComputeRP versions of virtualMachineScaleSet.json in azure-rest-api-specs, plus the one @azure/arm-compute
- *  24.x speaks. Not the whole real list (previews are left out): a version missing here is refused. */
+/** Stable ComputeRP versions of virtualMachineScaleSet.json in azure-rest-api-specs, plus the ones @azure/arm-compute
+ *  24.x and 25.x speak. Not the whole real list (previews are left out): a version missing here is refused. */
 export const COMPUTE_API_VERSIONS: readonly string[] = [
   "2015-06-15",
   "2016-03-30",
@@ -33,6 +33,7 @@ export const COMPUTE_API_VERSIONS: readonly string[] = [
   "2024-11-01",
   "2025-04-01",
   "2026-03-01",
+  "2026-04-01",
 ];
 
 /** The first api-version whose scale set and VM answers carry an ETag and whose writes honour If-Match. */

@@ -14,7 +14,7 @@ export function simNetworkClient(
   const https = sim.url.startsWith("https:");
   const client = new NetworkManagementClient(staticTokenCredential(token), subscriptionId, {
     endpoint: sim.url,
-    credentialScopes: [ARM_SCOPE],
+    credentials: { scopes: [ARM_SCOPE] },
     ...(https && sim.ca ? { tlsOptions: { ca: sim.ca } } : { allowInsecureConnection: true }),
     ...options,
   });

@@ -1,4 +1,4 @@
-import { ComputeManagementClient, type VirtualMachine, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
+import type { ComputeManagementClient, VirtualMachine, VirtualMachineScaleSet, VirtualMachineScaleSetVM } from "@azure/arm-compute";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { BeingDeletedError } from "../core/errors";
@@ -109,6 +109,14 @@ function answerFacts(raw: RawAnswer | undefined): { etag: string | undefined } {
   return { etag: raw?.headers.get("etag") ?? body.etag ?? undefined };
 }
 
+/**
+ * The SDK is loaded on the first ARM call, not with this module: the HTTP and Event Grid functions never call
+ * Compute, and on Flex Consumption each function group cold-starts on instances of its own.
+ */
+function computeSdk(): typeof import("@azure/arm-compute") {
+  return require("@azure/arm-compute") as typeof import("@azure/arm-compute");
+}
+
 export class ArmCompute implements ComputePort {
   private readonly clients = new Map<string, ComputeManagementClient>();
   private readonly poll: PollOptions;
@@ -129,7 +137,7 @@ export class ArmCompute implements ComputePort {
     const key = subscriptionId.toLowerCase();
     let c = this.clients.get(key);
     if (!c) {
-      c = new ComputeManagementClient(this.opts.credential, subscriptionId, {
+      c = new (computeSdk().ComputeManagementClient)(this.opts.credential, subscriptionId, {
         endpoint: this.opts.endpoint,
         credentials: { scopes: [this.opts.scope] },
         retryOptions: { maxRetries: 0 },

@@ -1,4 +1,4 @@
-import { NetworkManagementClient, type NetworkInterface } from "@azure/arm-network";
+import type { NetworkInterface, NetworkManagementClient } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { BeingDeletedError } from "../core/errors";
@@ -33,6 +33,11 @@ function toNicModel(nic: NetworkInterface, fallbackId: string): NicModel {
   return { id: nic.id ?? fallbackId, etag: nic.etag ?? "", provisioningState: nic.provisioningState, nic: nic as NicConfiguration };
 }
 
+/** Loaded on the first NIC call, not with this module (see computeSdk in ./compute). */
+function networkSdk(): typeof import("@azure/arm-network") {
+  return require("@azure/arm-network") as typeof import("@azure/arm-network");
+}
+
 export class ArmNetwork implements NetworkPort {
   private readonly clients = new Map<string, NetworkManagementClient>();
   private readonly poll: PollOptions;
@@ -46,9 +51,9 @@ export class ArmNetwork implements NetworkPort {
     const key = subscriptionId.toLowerCase();
     let c = this.clients.get(key);
     if (!c) {
-      c = new NetworkManagementClient(this.opts.credential, subscriptionId, {
+      c = new (networkSdk().NetworkManagementClient)(this.opts.credential, subscriptionId, {
         endpoint: this.opts.endpoint,
-        credentialScopes: [this.opts.scope],
+        credentials: { scopes: [this.opts.scope] },
         retryOptions: { maxRetries: 0 },
         ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
@@ -77,12 +82,14 @@ export class ArmNetwork implements NetworkPort {
     const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
     let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
     try {
-      await this.client(ref.subscriptionId).networkInterfaces.beginCreateOrUpdate(ref.resourceGroup, ref.name, body, {
-        abortSignal: this.signal(),
-        requestOptions: { customHeaders: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
-        // The first answer is the PUT's (its ETag, its operation); the SDK may poll once more before returning.
-        onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
-      });
+      // submitted(): the PUT alone; its operation is polled below on the operation resource, not by the SDK.
+      await this.client(ref.subscriptionId)
+        .networkInterfaces.createOrUpdate(ref.resourceGroup, ref.name, body, {
+          abortSignal: this.signal(),
+          requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
+          onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
+        })
+        .submitted();
     } catch (err) {
       throw classifyArmError(err, what);
     }

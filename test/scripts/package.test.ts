@@ -1,19 +1,30 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yauzl from "yauzl";
-import { buildPackage, REPO_ROOT, type PackageSummary } from "../../scripts/package";
+import {
+  buildPackage,
+  bundledPackageDirs,
+  BUNDLE_PATH,
+  LAZY_PACKAGES,
+  lazyBundlePath,
+  NOTICES_PATH,
+  REPO_ROOT,
+  type PackageSummary,
+} from "../../scripts/package";
 
 const run = promisify(execFile);
 const openZip = promisify<string, yauzl.Options, yauzl.ZipFile>(yauzl.open);
-const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
-  main: string;
-  dependencies: Record<string, string>;
-  devDependencies: Record<string, string>;
-};
+const lock = JSON.parse(readFileSync(join(REPO_ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean }> };
+/** The functions the app defines: one file per trigger under src/functions. */
+const FUNCTIONS = readdirSync(join(REPO_ROOT, "src", "functions"))
+  .filter((f) => f.endsWith(".ts"))
+  .map((f) => f.replace(/\.ts$/, ""))
+  .sort();
 
 /** Every entry of a zip, with its bytes: the package is read back as Azure would, not from the staging folder. */
 async function readZip(path: string): Promise<Map<string, Buffer>> {
@@ -58,50 +69,76 @@ afterAll(() => {
 });
 
 describe("npm run package (dist/poolsync.zip)", () => {
-  it("holds host.json, package.json, the compiled app and node_modules, nothing else", () => {
-    const names = [...entries.keys()];
-    expect(names).toContain("host.json");
-    expect(names).toContain("package.json");
-    const outside = names.filter((n) => n !== "host.json" && n !== "package.json" && !n.startsWith("dist/src/") && !n.startsWith("node_modules/"));
-    expect(outside).toEqual([]);
+  it("holds host.json, a package.json whose main is the bundle, the bundle and its licences, nothing else", () => {
+    const bundles = [BUNDLE_PATH, ...LAZY_PACKAGES.map(lazyBundlePath)];
+    expect([...entries.keys()].sort()).toEqual([NOTICES_PATH, ...bundles, "host.json", "package.json"].sort());
     expect(summary.files).toBe(entries.size);
+    const shipped = JSON.parse(entries.get("package.json")!.toString("utf8")) as Record<string, unknown>;
+    expect(shipped.main).toBe(BUNDLE_PATH);
+    expect(shipped).not.toHaveProperty("dependencies");
+    expect(shipped).not.toHaveProperty("devDependencies");
+    expect(entries.get("host.json")!.toString("utf8")).toBe(readFileSync(join(REPO_ROOT, "host.json"), "utf8"));
   });
 
-  it("its app part is compiled JavaScript only: no TypeScript, no tests, simulator, local runtime or benchmarks", () => {
-    const app = [...entries.keys()].filter((n) => n.startsWith("dist/"));
-    expect(app.filter((n) => !/\.js(\.map)?$/.test(n))).toEqual([]);
-    expect(app.filter((n) => /^dist\/src\/(local|sim|test|bench)\//.test(n))).toEqual([]);
-    const sources = app.filter((n) => n.endsWith(".js")).map((n) => entries.get(n)!.toString("utf8"));
-    for (const source of sources) expect(source).not.toMatch(/require\("(\.\.\/)+(sim|local|test|bench)\//);
+  it("is at most 5 MiB and 300 files", () => {
+    expect(summary.bytes).toBeLessThanOrEqual(5 * 1024 * 1024);
+    expect(summary.files).toBeLessThanOrEqual(300);
+  });
+
+  it("is made of the compiled app and production dependencies only: no tests, simulator, local runtime, benchmarks or dev packages", () => {
+    const app = summary.inputs.filter((i) => !i.includes("node_modules/"));
+    expect(app.filter((i) => !/^dist\/src\/.*\.js$/.test(i))).toEqual([]);
     expect(app).toContain("dist/src/functions/applyBackendPools.js");
+    const packages = bundledPackageDirs(summary.inputs);
+    expect(packages).toContain("node_modules/@azure/functions");
+    expect(packages.filter((dir) => lock.packages[dir] === undefined || lock.packages[dir]!.dev === true)).toEqual([]);
+    for (const dev of ["vitest", "azurite", "tsx", "typescript", "playwright-core", "yazl", "tinyglobby"])
+      expect(packages).not.toContain(`node_modules/${dev}`);
   });
 
-  it("holds every production dependency and no dev dependency", () => {
-    for (const dep of Object.keys(pkg.dependencies)) expect(entries.has(`node_modules/${dep}/package.json`), dep).toBe(true);
-    const devOnly = Object.keys(pkg.devDependencies).filter((d) => !(d in pkg.dependencies));
-    expect(devOnly).toEqual(expect.arrayContaining(["vitest", "azurite", "tsx", "typescript", "playwright-core"]));
-    for (const dep of devOnly) expect(entries.has(`node_modules/${dep}/package.json`), dep).toBe(false);
+  it("requires nothing from outside but Node's own modules, the worker's @azure/functions-core and the ARM SDKs beside it", () => {
+    const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+    const required = (path: string) =>
+      [
+        ...new Set(
+          [
+            ...entries
+              .get(path)!
+              .toString("utf8")
+              .matchAll(/\brequire\("([^"]+)"\)/g),
+          ].map((m) => m[1]!),
+        ),
+      ]
+        .filter((m) => !builtins.has(m))
+        .sort();
+    // And supports-color: debug's optional colouring, required inside a try (no production dependency installs it).
+    expect(required(BUNDLE_PATH)).toEqual(["@azure/arm-compute", "@azure/arm-network", "@azure/functions-core", "supports-color"]);
+    for (const name of LAZY_PACKAGES)
+      expect(
+        required(lazyBundlePath(name)).filter((m) => m !== "supports-color"),
+        name,
+      ).toEqual([]);
   });
 
-  it("loads every function module from the unpacked zip, and each registers its trigger", async () => {
-    const functionFiles = [...entries.keys()].filter((n) => /^dist\/src\/functions\/[^/]+\.js$/.test(n));
-    expect(functionFiles.length).toBeGreaterThanOrEqual(5);
-    // The real library in test mode names each registration it skips: proof the module ran to its last statement.
-    const script = `for (const f of ${JSON.stringify(functionFiles)}) require("./" + f);`;
-    const { stderr, stdout } = await run(process.execPath, ["-e", script], { cwd: unpacked, env: { PATH: process.env.PATH ?? "" } });
+  it("loads the ARM SDKs only when asked for them, from their files beside the bundle", async () => {
+    const script = `
+      require("./${BUNDLE_PATH}");
+      const loaded = () => Object.keys(require.cache).filter((k) => k.includes("node_modules")).map((k) => k.slice(process.cwd().length + 1));
+      const before = loaded();
+      for (const name of ${JSON.stringify(LAZY_PACKAGES)}) require(require.resolve(name, { paths: [process.cwd() + "/dist"] }));
+      console.log(JSON.stringify({ before, after: loaded().sort() }));`;
+    const { stdout } = await run(process.execPath, ["-e", script], { cwd: unpacked, env: { PATH: process.env.PATH ?? "" } });
+    const { before, after } = JSON.parse(stdout.trim().split("\n").pop()!) as { before: string[]; after: string[] };
+    expect(before).toEqual([]);
+    expect(after).toEqual(LAZY_PACKAGES.map(lazyBundlePath).sort());
+  });
+
+  it("loads from the unpacked zip (no node_modules at all) through package.json's main, and every function registers", async () => {
+    expect(readdirSync(unpacked)).not.toContain("node_modules");
+    const main = (JSON.parse(entries.get("package.json")!.toString("utf8")) as { main: string }).main;
+    // The real library in test mode names each registration it skips: proof the bundle ran every entry to its end.
+    const { stderr, stdout } = await run(process.execPath, ["-e", `require("./${main}")`], { cwd: unpacked, env: { PATH: process.env.PATH ?? "" } });
     const registered = [...`${stdout}${stderr}`.matchAll(/register function "([^"]+)"/g)].map((m) => m[1]).sort();
-    expect(registered).toEqual(functionFiles.map((f) => f.replace(/^.*\/(.*)\.js$/, "$1")).sort());
-  });
-
-  it("a missing production dependency fails the load (the check above can fail)", async () => {
-    const zodDir = join(unpacked, "node_modules", "zod");
-    const moved = `${zodDir}.away`;
-    await run("mv", [zodDir, moved]);
-    try {
-      const script = `require("./dist/src/functions/applyBackendPools.js")`;
-      await expect(run(process.execPath, ["-e", script], { cwd: unpacked, env: { PATH: process.env.PATH ?? "" } })).rejects.toThrow(/Cannot find module 'zod'/);
-    } finally {
-      await run("mv", [moved, zodDir]);
-    }
+    expect(registered).toEqual(FUNCTIONS);
   });
 });

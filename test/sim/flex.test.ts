@@ -229,7 +229,7 @@ describe("network interfaces", () => {
     if (ipc) ipc.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     const written = await network.networkInterfaces.beginCreateOrUpdateAndWait("etag", "etag-k8s-vm-0-nic", nic, {
       updateIntervalInMs: 5,
-      requestOptions: { customHeaders: { "if-match": nic.etag ?? "" } },
+      requestOptions: { headers: { "if-match": nic.etag ?? "" } },
     });
     expect(written.etag).toMatch(WEAK);
     expect(written.etag).not.toBe(nic.etag);
