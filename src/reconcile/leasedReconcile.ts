@@ -10,6 +10,12 @@ import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./r
  * lease would expire: if the holder died, that message finds the lease free and does the work, nothing is lost.
  */
 
+/** What one lease holder hands the next with the lease (the target's write budgets as it knows them). */
+export interface LeaseHandover {
+  snapshot(ref: TargetRef): string;
+  restore(text: string): void;
+}
+
 export interface LeasedDeps {
   leases: ReconcileLeases;
   queue: WorkQueue;
@@ -17,8 +23,7 @@ export interface LeasedDeps {
   log: Logger;
   ttlMs: number;
   newHolderId: () => string;
-  /** What one holder hands the next with the lease (the scale set's write budgets as it knows them). */
-  handover?: { snapshot(ref: TargetRef): string; restore(text: string): void };
+  handover?: LeaseHandover;
   /** Extra passes one holder runs for others before it hands the rest to the queue. */
   maxExtraPasses?: number;
 }
