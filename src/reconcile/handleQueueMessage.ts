@@ -6,7 +6,7 @@ import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import { isLeadingReason, LEADING_PREFIX, type Scheduled } from "./declareWindow";
-import type { ReconcileReport, ReconcileTrigger } from "./reconcileScaleSet";
+import type { ReconcileReport, ReconcileTrigger } from "./vocabulary";
 
 /**
  * The queue trigger's whole job, host-independent: validate, record the intent, then either hand it to the

@@ -1,6 +1,6 @@
 import type { Clock, Logger, ReconcileLeases, WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
-import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
+import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
 
 /**
  * One reconcile of a scale set at a time across every host. The pass runs only under the scale set's lease; a host

@@ -2,7 +2,7 @@ import type { Clock, Logger, ProblemLog, ReconcileAttempts, ReconcileLeases, Wor
 import type { TargetRef } from "../core/resourceIds";
 import { Coalescer } from "./coalescer";
 import { leasedReconcile, type LeaseHandover } from "./leasedReconcile";
-import { deferredReport, mergeTriggers, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
+import { deferredReport, mergeTriggers, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
 
 /**
  * How a reconcile runs, in the order it runs (controller-runtime's `reconcileHandler`):

@@ -20,7 +20,7 @@ import { instanceRef, parseScaleSetId, parseTargetId, type ScaleSetRef } from ".
 import { inScopes } from "../core/scopes";
 import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
-import { orchestrationModeOf } from "./reconcileFlex";
+import { orchestrationModeOf } from "./vmMembership";
 import { groupKeyOf, listPays, listResourceGroup } from "./listResourceGroup";
 
 /**

@@ -1,5 +1,5 @@
 import type { TargetRef } from "../core/resourceIds";
-import type { EventDeps } from "./handleResourceEvent";
+import type { EventDeps } from "./resourceEvent";
 
 /**
  * One reconcile per debounce window for a scale set with declarations (after a delete: reading ARM). Delayed to

@@ -7,7 +7,7 @@ import { LEASES_PARTITION, ReconcileLeaseTable } from "../../src/azure/reconcile
 import { StorageWorkQueue } from "../../src/azure/workQueue";
 import { systemClock } from "../../src/app/systemClock";
 import { leasedReconcile, type LeasedDeps } from "../../src/reconcile/leasedReconcile";
-import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/reconcileScaleSet";
+import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/vocabulary";
 import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../support/storage";
