@@ -198,7 +198,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         reconcile: (ref, trigger) => runner.joined(ref, trigger),
         ...(config.declareWindowMs > 0
           ? {
-              gather: (ref, claimant, reason) =>
+              scheduleDeclared: (ref, claimant, reason) =>
                 scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs, reconcilesLeading: true }),
             }
           : {}),

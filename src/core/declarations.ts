@@ -3,6 +3,7 @@ import { parseSelector } from "./networkProfile";
 
 /** A user's intent for one (scale set, backend pool, ip configuration), as stored in the memberships table. */
 export interface Declaration {
+  /** Any target's ID (scale set or VM). Named so in the table and in older hosts' messages: renaming would break stored rows. */
   scaleSetId: string;
   backendPoolId: string;
   /** "" = the primary ip configuration of the primary NIC; else "ipconfig" or "nic/ipconfig". */

@@ -45,7 +45,7 @@ async function ownerOf(ref: NicOrVmEvent["target"], model: NicModel | VmModel | 
     vmRef = parsed.value;
     vm = (await deps.cache.readEntry(vmRef))?.model as VmModel | undefined;
   }
-  if ((await deps.declarations.listForScaleSet(vmRef)).length > 0) return vmRef;
+  if ((await deps.declarations.listForTarget(vmRef)).length > 0) return vmRef;
   const scaleSet = vm?.scaleSetId ? parseTargetId(vm.scaleSetId) : undefined;
   return scaleSet?.ok ? scaleSet.value : undefined;
 }

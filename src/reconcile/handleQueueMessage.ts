@@ -29,7 +29,7 @@ export interface HandleDeps {
   /** The reconcile runner (joined with others of the same target, under its lease, its outcome to the queue). */
   reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
   /** Declare window on: leads (reconciled here), opens or joins the scale set's gathered reconcile. */
-  gather?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
+  scheduleDeclared?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
 }
 
 export type HandleOutcome =
@@ -92,8 +92,8 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     if (result === "older") return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
     if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };
     const reason = `declare ${message.state} ${message.backendPoolId}`;
-    if (deps.gather) {
-      const scheduled = await deps.gather(ref.value, `queue-${meta.id}`, reason);
+    if (deps.scheduleDeclared) {
+      const scheduled = await deps.scheduleDeclared(ref.value, `queue-${meta.id}`, reason);
       if (scheduled !== "leading") return { result: "gathered", scheduled };
       // A quiet scale set's first declaration is reconciled here and now (after the coalescer's short gather, so the
       // rest of a burst that came with it is mostly written by this same reconcile; stragglers by the window's).

@@ -35,7 +35,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   let instancesWritten = 0;
   const report = reporter(ref, trigger, stats, deps, () => instancesWritten);
 
-  const declarations = await deps.declarations.listForScaleSet(ref);
+  const declarations = await deps.declarations.listForTarget(ref);
   if (declarations.length === 0) return report("no-declarations", 0);
 
   const outcomes = new OutcomeRecorder(ref, deps.declarations, deps.clock);

@@ -24,7 +24,7 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
   let written = 0;
   const report = reporter(ref, trigger, stats, deps, () => written);
 
-  const declarations = await deps.declarations.listForScaleSet(ref);
+  const declarations = await deps.declarations.listForTarget(ref);
   if (declarations.length === 0) return report("no-declarations", 0);
   const outcomes = new OutcomeRecorder(ref, deps.declarations, deps.clock);
   const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => outcomes.recordAll(ds, outcome);

@@ -39,7 +39,8 @@ export type ReconcileResult =
   | "deferred";
 
 export interface ReconcileReport {
-  scaleSetId: string;
+  /** The scale set or VM reconciled. */
+  targetId: string;
   trigger: string;
   result: ReconcileResult;
   declarations: number;
@@ -89,7 +90,7 @@ export function reporter(
   const started = deps.clock.now();
   return (result, declarations, extra = {}) => {
     const r: ReconcileReport = {
-      scaleSetId: target.id,
+      targetId: target.id,
       trigger: trigger.reason,
       result,
       declarations,
@@ -101,7 +102,7 @@ export function reporter(
       durationMs: deps.clock.now() - started,
       ...extra,
     };
-    deps.log.info("reconcile", target.kind === "vm" ? { ...r, targetId: target.id } : { ...r });
+    deps.log.info("reconcile", logFields(r));
     return r;
   };
 }
@@ -109,7 +110,7 @@ export function reporter(
 /** A pass that left the work to another (a lease holder, a declare window): no ARM call, logged like any report. */
 export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, reason: string, durationMs: number, log: Logger): ReconcileReport {
   const report: ReconcileReport = {
-    scaleSetId: target.id,
+    targetId: target.id,
     trigger: trigger.reason,
     result: "deferred",
     declarations: 0,
@@ -121,6 +122,9 @@ export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, rea
     durationMs,
     reason,
   };
-  log.info("reconcile", { ...report });
+  log.info("reconcile", logFields(report));
   return report;
 }
+
+/** The log keeps `scaleSetId` beside `targetId`: queries and alerts written before VMs were targets read it. */
+const logFields = (r: ReconcileReport) => ({ ...r, scaleSetId: r.targetId });

@@ -16,7 +16,7 @@ const REF = scaleSetRef("/subscriptions/00000000-0000-0000-0000-00000000000a/res
 
 function report(trigger: ReconcileTrigger): ReconcileReport {
   return {
-    scaleSetId: REF.id,
+    targetId: REF.id,
     trigger: trigger.reason,
     result: "applied",
     declarations: 1,
