@@ -11,7 +11,7 @@ export async function wake(target: TargetRef, reason: string, deps: EventDeps, e
   if (declared.length === 0) return false;
   const claim = await deps.debounce.claim(target, deps.debounceMs);
   if (claim === "within-window") return false;
-  if (claim === "contended") deps.log.warn("event.debounce-contended", { eventId, targetId: target.id, outcome: "enqueued anyway" });
+  if (claim === "contended") deps.log.warn("event.debounce-contended", { eventId, scaleSetId: target.id, outcome: "enqueued anyway" });
   await deps.queue.enqueueReconcile(target.id, reason.slice(0, 256), { delayMs: deps.debounceMs, ...(fresh ? { fresh: true } : {}) });
   return true;
 }
