@@ -254,6 +254,8 @@ export interface ReconcileRequest {
   attempt?: number;
   /** Read ARM, not the cache: someone just saw ARM differ from what the cache may still claim. */
   fresh?: boolean;
+  /** A quiet target's first declaration (declare window on): it may stand down for a window opened behind it. */
+  leading?: boolean;
 }
 
 export interface WorkQueue {

@@ -1,11 +1,11 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
-import { parseQueueMessage, targetIdOf, type DeclareMessage } from "../core/messages";
+import { isLeading, parseQueueMessage, reasonOf, targetIdOf, type DeclareMessage } from "../core/messages";
 import { versionSelectorText } from "../core/networkProfile";
 import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
-import { isLeadingReason, LEADING_PREFIX, type Scheduled } from "./declareWindow";
+import type { Scheduled } from "./declareWindow";
 import type { ReconcileReport, ReconcileTrigger } from "./vocabulary";
 
 /**
@@ -97,14 +97,14 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
       if (scheduled !== "leading") return { result: "gathered", scheduled };
       // A quiet scale set's first declaration is reconciled here and now (after the coalescer's short gather, so the
       // rest of a burst that came with it is mostly written by this same reconcile; stragglers by the window's).
-      trigger = { reason: `${LEADING_PREFIX}${reason}`, attempt: 0, leading: true };
+      trigger = { reason, attempt: 0, leading: true };
     } else trigger = { reason, attempt: 0 };
   } else {
     trigger = {
-      reason: message.reason,
+      reason: reasonOf(message),
       attempt: message.attempt ?? 0,
       ...(message.fresh ? { fresh: true } : {}),
-      ...(isLeadingReason(message.reason) ? { leading: true } : {}),
+      ...(isLeading(message) ? { leading: true } : {}),
     };
   }
   return { result: "reconciled", report: await deps.reconcile(ref.value, trigger) };

@@ -91,7 +91,7 @@ export function reporter(
   return (result, declarations, extra = {}) => {
     const r: ReconcileReport = {
       targetId: target.id,
-      trigger: trigger.reason,
+      trigger: triggerText(trigger),
       result,
       declarations,
       armReads: stats.reads,
@@ -111,7 +111,7 @@ export function reporter(
 export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, reason: string, durationMs: number, log: Logger): ReconcileReport {
   const report: ReconcileReport = {
     targetId: target.id,
-    trigger: trigger.reason,
+    trigger: triggerText(trigger),
     result: "deferred",
     declarations: 0,
     armReads: 0,
@@ -128,3 +128,6 @@ export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, rea
 
 /** The log keeps `scaleSetId` beside `targetId`: queries and alerts written before VMs were targets read it. */
 const logFields = (r: ReconcileReport) => ({ ...r, scaleSetId: r.targetId });
+
+/** The trigger as the report and the log show it (a leading pass says so, as it always has). */
+const triggerText = (t: ReconcileTrigger) => (t.leading ? `leading: ${t.reason}` : t.reason);
