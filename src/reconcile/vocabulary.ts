@@ -2,7 +2,7 @@ import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import type { CallStats } from "./callStats";
-import type { WritePacer } from "./writePacer";
+import type { WritePacer } from "../pacing/writePacer";
 
 /**
  * The words every reconcile speaks, whatever its target (scale set or VM): what asked for it (the trigger), what it
