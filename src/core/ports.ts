@@ -264,7 +264,8 @@ export interface WorkQueue {
 
 export interface Clock {
   now(): number;
-  sleep(ms: number): Promise<void>;
+  /** Resolves after `ms` of this clock's time, or at once (without error) when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export interface Logger {

@@ -61,17 +61,22 @@ export async function leasedReconcile(
   }
   const handover = () => deps.handover?.snapshot(ref);
 
-  // Renewed at a third of the period, so two late renewals still keep it.
+  // Renewed at a third of the period, so two late renewals still keep it; on the injected clock, so a test (or a
+  // time-scaled benchmark) renews on the same time the lease expires on.
   let lost = false;
-  const renewing = setInterval(
-    () => {
-      deps.leases.renew(ref, holder, deps.ttlMs).then(
-        (ok) => (lost ||= !ok),
-        (err: unknown) => deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) }),
-      );
-    },
-    Math.max(1000, deps.ttlMs / 3),
-  );
+  const renewal = new AbortController();
+  const periodMs = Math.max(1000, deps.ttlMs / 3);
+  void (async () => {
+    for (;;) {
+      await deps.clock.sleep(periodMs, renewal.signal);
+      if (renewal.signal.aborted) return;
+      try {
+        lost ||= !(await deps.leases.renew(ref, holder, deps.ttlMs));
+      } catch (err) {
+        deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) });
+      }
+    }
+  })();
   try {
     let report = await pass(trigger);
     const maxExtra = deps.maxExtraPasses ?? 5;
@@ -98,6 +103,6 @@ export async function leasedReconcile(
     await deps.leases.release(ref, holder, 0, handover()).catch(() => undefined);
     throw err;
   } finally {
-    clearInterval(renewing);
+    renewal.abort();
   }
 }
