@@ -59,3 +59,13 @@ export function toIntent(d: Declaration): PoolIntent {
 export function declarationKey(d: Pick<Declaration, "backendPoolId" | "ipConfiguration">): string {
   return `${d.backendPoolId.toLowerCase()}|${d.ipConfiguration.toLowerCase()}`;
 }
+
+/** A declaration that failed on its own, with a retry time still to come: writing it sooner would only fail again. */
+export function waitsForRetry(d: StoredDeclaration, now: number): boolean {
+  return d.outcome.kind === "failed" && !!d.outcome.retryAt && Date.parse(d.outcome.retryAt) > now;
+}
+
+/** A declaration that failed on its own and whose retry time has come. */
+export function dueForRetry(d: StoredDeclaration, now: number): boolean {
+  return d.outcome.kind === "failed" && !!d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now;
+}

@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import type { StoredDeclaration } from "../core/declarations";
+import { waitsForRetry, type StoredDeclaration } from "../core/declarations";
 import { parseBackendPoolId, type TargetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { bindingAllows, bindingRefusal } from "./bindingGate";
@@ -32,7 +32,7 @@ export async function activeDeclarations(
       continue;
     }
     // A declaration that failed on its own waits for its retry time: writing it again sooner only fails again.
-    if (perScaleSet && d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) > now) {
+    if (perScaleSet && waitsForRetry(d, now)) {
       waiting++;
       continue;
     }
