@@ -68,8 +68,10 @@ export async function leasedReconcile(
   const periodMs = Math.max(1000, deps.ttlMs / 3);
   void (async () => {
     for (;;) {
+      const due = deps.clock.now() + periodMs;
       await deps.clock.sleep(periodMs, renewal.signal);
-      if (renewal.signal.aborted) return;
+      // A clock that returns at once without time passing (stopped) cannot pace renewals: stop rather than spin.
+      if (renewal.signal.aborted || deps.clock.now() < due) return;
       try {
         lost ||= !(await deps.leases.renew(ref, holder, deps.ttlMs));
       } catch (err) {
