@@ -32,7 +32,7 @@ export async function accountFor(changes: Change[], services: Pick<Services, "de
   const key = (c: Change) => `${c.scaleSetId.toLowerCase()}|${c.poolId.toLowerCase()}`;
   for (const c of changes) {
     const ref = parseScaleSetId(c.scaleSetId);
-    const rows = services && ref.ok ? await services.declarations.listForScaleSet(ref.value) : [];
+    const rows = services && ref.ok ? await services.declarations.listForTarget(ref.value) : [];
     const row = rows.find((d) => d.backendPoolId.toLowerCase() === c.poolId.toLowerCase());
     const outcome = row?.outcome;
     // Later in declaration (arrival) order, which is not id order in the steady workload.

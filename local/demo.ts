@@ -225,7 +225,7 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       const mine = (rows: StoredDeclaration[]) => rows.find((d) => d.backendPoolId.toLowerCase() === POOL.toLowerCase() && d.state === desired);
       const rows = await waitFor(
         `the ${desired} declaration to be applied everywhere`,
-        () => declarations.listForScaleSet(ss),
+        () => declarations.listForTarget(ss),
         (found) => {
           const d = mine(found);
           // An absent is done when it holds everywhere (the reconcile marks it so, for the timer to remove it).

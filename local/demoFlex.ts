@@ -87,7 +87,7 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
   const mine = (rows: StoredDeclaration[]) => rows.find((d) => d.backendPoolId.toLowerCase() === POOL.toLowerCase());
   const rows = await waitFor(
     "the declaration to be applied",
-    () => c.declarations.listForScaleSet(target.value),
+    () => c.declarations.listForTarget(target.value),
     (r) => (mine(r)?.outcome.kind ?? "pending") !== "pending",
   );
   await c.quiet();

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { importViolations } from "./support/importRules";
+import { importCycles, importViolations, layerViolations } from "./support/importRules";
 
 const ROOT = resolve(__dirname, "..");
 
@@ -17,6 +17,16 @@ describe("what each part of the repository may import", () => {
 
   it("local/ imports only src/, sim/ and itself", () => {
     expect(importViolations(ROOT, "local")).toEqual([]);
+  });
+
+  it("inside src/, imports go only downwards: core ← config, pacing ← azure, reconcile, intake ← app, cli ← functions", () => {
+    expect(layerViolations(ROOT)).toEqual([]);
+  });
+
+  // sim/ has two cycles of its own (state ↔ its resource modules, http/compute ↔ http/network), being removed on another
+  // branch; importCycles takes it as it is, and "sim" joins this list once they are gone.
+  it.each(["src", "local"])("no import cycle among the files of %s/", (part) => {
+    expect(importCycles(ROOT, part)).toEqual([]);
   });
 
   describe("the rule fails when broken", () => {
@@ -42,6 +52,52 @@ describe("what each part of the repository may import", () => {
         { file: join("src", "reconcile", "bad.ts"), specifier: "../../bench/world", reaches: "bench/" },
         { file: join("src", "reconcile", "bad.ts"), specifier: "../../../beside-the-clone/facts", reaches: "outside the repository" },
       ]);
+    });
+
+    it("names each import of src/ that goes sideways or upwards between its folders", () => {
+      const layered = mkdtempSync(join(tmpdir(), "poolsync-layers-"));
+      try {
+        for (const dir of ["core", "pacing", "azure", "reconcile", "intake", "app", "functions"]) mkdirSync(join(layered, "src", dir), { recursive: true });
+        writeFileSync(join(layered, "src", "config.ts"), 'import { parseScopes } from "./core/scopes";');
+        writeFileSync(join(layered, "src", "core", "ports.ts"), 'import type { Config } from "../config";\nimport { x } from "./y";');
+        writeFileSync(
+          join(layered, "src", "azure", "rateLimits.ts"),
+          'import type { WritePacer } from "../reconcile/writePacer";\nimport { p } from "../pacing/p";',
+        );
+        writeFileSync(
+          join(layered, "src", "intake", "services.ts"),
+          'import type { Services } from "../app/services";\nimport type { Config } from "../config";',
+        );
+        writeFileSync(
+          join(layered, "src", "functions", "status.ts"),
+          'import { services } from "../app/services";\nimport { handle } from "../intake/statusHttp";',
+        );
+        expect(layerViolations(layered)).toEqual([
+          { file: join("src", "azure", "rateLimits.ts"), specifier: "../reconcile/writePacer", crosses: "azure → reconcile" },
+          { file: join("src", "core", "ports.ts"), specifier: "../config", crosses: "core → config" },
+          { file: join("src", "intake", "services.ts"), specifier: "../app/services", crosses: "intake → app" },
+        ]);
+      } finally {
+        rmSync(layered, { recursive: true, force: true });
+      }
+    });
+
+    it("names the files of each import cycle, type-only imports included, and the files outside any cycle not at all", () => {
+      const cyclic = mkdtempSync(join(tmpdir(), "poolsync-cycles-"));
+      try {
+        mkdirSync(join(cyclic, "sim", "http"), { recursive: true });
+        writeFileSync(join(cyclic, "sim", "state.ts"), 'import { vms } from "./vms";');
+        writeFileSync(join(cyclic, "sim", "vms.ts"), 'import type { State } from "./state";\nimport { leaf } from "./leaf";');
+        writeFileSync(join(cyclic, "sim", "leaf.ts"), "export const leaf = 1;");
+        writeFileSync(join(cyclic, "sim", "http", "compute.ts"), 'import { nic } from "./network";');
+        writeFileSync(join(cyclic, "sim", "http", "network.ts"), 'import { vmss } from "./compute.js";\nimport { leaf } from "../leaf";');
+        expect(importCycles(cyclic, "sim")).toEqual([
+          [join("sim", "http", "compute.ts"), join("sim", "http", "network.ts")],
+          [join("sim", "state.ts"), join("sim", "vms.ts")],
+        ]);
+      } finally {
+        rmSync(cyclic, { recursive: true, force: true });
+      }
     });
   });
 });

@@ -15,17 +15,19 @@ import { EventDebounceTable } from "../azure/eventDebounceTable";
 import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
-import { learnWriteBudget, type RateLimitObservation } from "../azure/rateLimitHeaders";
+import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWriteBudget";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
-import { Coalescer } from "../reconcile/coalescer";
+import type { Coalescer } from "../reconcile/coalescer";
 import { scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
-import { WritePacer } from "../reconcile/writePacer";
-import { leasedReconcile } from "../reconcile/leasedReconcile";
+import { WritePacer } from "../pacing/writePacer";
+import { ReconcileRunner } from "../reconcile/reconcileRunner";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
-import { handleResourceEvent, type EventOutcome } from "../reconcile/handleResourceEvent";
+import { handleResourceEvent } from "../reconcile/handleResourceEvent";
+import type { EventOutcome } from "../reconcile/resourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
-import { mergeTriggers, reconcileScaleSet, type ReconcileReport, type ReconcileTrigger } from "../reconcile/reconcileScaleSet";
+import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
+import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
 import { reconcileVm } from "../reconcile/reconcileVm";
 import { jsonLogger } from "./logger";
 import { systemClock } from "./systemClock";
@@ -126,8 +128,38 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     overrides.queueTimeScale ?? 1,
   );
-  const coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, config.gatherMs, clock.sleep);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
+  const reconcileDeps = {
+    compute,
+    network,
+    declarations,
+    cache,
+    clock,
+    log,
+    config,
+    pacer,
+    newRequestId: randomUUID,
+    ...(overrides.random ? { random: overrides.random } : {}),
+  };
+  const runner = new ReconcileRunner({
+    reconcile: (ref, trigger) => (ref.kind === "vm" ? reconcileVm(ref, trigger, reconcileDeps) : reconcileScaleSet(ref, trigger, reconcileDeps)),
+    // One reconcile of a target at a time across hosts: the lease shares the cache table, in its own partition.
+    leases: new ReconcileLeaseTable(cacheTable, clock.now),
+    queue,
+    attempts,
+    problems,
+    clock,
+    log,
+    leaseTtlMs: config.reconcileLeaseMs,
+    newHolderId: randomUUID,
+    // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
+    handover: {
+      snapshot: (ref) => JSON.stringify(ref.kind === "scaleSet" ? pacer.snapshot(ref) : {}),
+      restore: (text) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>),
+    },
+    gatherMs: config.gatherMs,
+    ...(config.declareWindowMs > 0 ? { windowPending: (ref: TargetRef) => windows.windowPending(ref, config.declareWindowMs) } : {}),
+  });
   let readyPromise: Promise<void> | undefined;
 
   const services: Services = {
@@ -141,7 +173,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     problems,
     timerState,
     queue,
-    coalescer,
+    coalescer: runner.coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
     ready() {
       readyPromise ??= Promise.all([ensureTable(declarations.table), ensureTable(cache.table), ensureQueue(queue.queue), ensureQueue(queue.poison)]).then(
@@ -153,40 +185,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       );
       return readyPromise;
     },
-    async reconcile(ref, trigger) {
-      const deps = {
-        compute,
-        network,
-        declarations,
-        cache,
-        clock,
-        log,
-        config,
-        pacer,
-        newRequestId: randomUUID,
-        ...(overrides.random ? { random: overrides.random } : {}),
-      };
-      const report = ref.kind === "vm" ? await reconcileVm(ref, trigger, deps) : await reconcileScaleSet(ref, trigger, deps);
-      if (report.preconditionFailures > 0 || report.throttles > 0 || report.result === "requeued" || report.result === "failed") {
-        await problems.record(ref, {
-          scaleSetId: ref.id,
-          at: new Date(clock.now()).toISOString(),
-          result: report.result,
-          preconditionFailures: report.preconditionFailures,
-          throttles: report.throttles,
-          reason: report.reason ?? `${report.preconditionFailures} precondition failures resolved by re-reading`,
-        });
-      }
-      if (report.requeueAfterMs !== undefined) {
-        // Recorded first: if the enqueue fails, the timer still knows the chain and carries its count on.
-        const reason = `retry after: ${report.reason ?? report.result}`;
-        await attempts.record(ref, { attempt: trigger.attempt + 1, nextAttemptAt: clock.now() + report.requeueAfterMs, reason });
-        await queue.enqueueReconcile(ref.id, reason, { delayMs: report.requeueAfterMs, attempt: trigger.attempt + 1 });
-      } else if (trigger.attempt > 0) {
-        await attempts.clear(ref);
-      }
-      return report;
-    },
+    reconcile: (ref, trigger) => runner.run(ref, trigger),
     async handleQueueMessage(body, meta) {
       await services.ready();
       return handleQueueMessage(body, meta, {
@@ -196,13 +195,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         log,
         now: clock.now,
         poison: (received, reason) => queue.sendToPoison(received, reason),
-        reconcile: (ref, trigger) => services.reconcile(ref, trigger),
-        coalescer,
+        reconcile: (ref, trigger) => runner.joined(ref, trigger),
         ...(config.declareWindowMs > 0
           ? {
-              gather: (ref, claimant, reason) =>
+              scheduleDeclared: (ref, claimant, reason) =>
                 scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs, reconcilesLeading: true }),
-              windowPending: (ref) => windows.windowPending(ref, config.declareWindowMs),
             }
           : {}),
       });
@@ -216,17 +213,6 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
     },
   };
-  // One reconcile of a scale set at a time across hosts: each pass above runs under the scale set's lease (same table
-  // as the cache, its own partition); in-process joining (the coalescer) stays in front of it.
-  const leases = new ReconcileLeaseTable(cache.table, clock.now);
-  const pass = services.reconcile;
-  // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
-  const handover = {
-    snapshot: (ref: TargetRef) => JSON.stringify(ref.kind === "scaleSet" ? pacer.snapshot(ref) : {}),
-    restore: (text: string) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>),
-  };
-  services.reconcile = (ref, trigger) =>
-    leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID, handover }, (t) => pass(ref, t));
   return services;
 }
 

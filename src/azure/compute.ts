@@ -10,7 +10,8 @@ import type { InstanceRef, ScaleSetRef, VmRef } from "../core/resourceIds";
 import { pinComputeApiVersion } from "./apiVersion";
 import { classifyArmError } from "./armErrors";
 import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
-import { ARM_READS_MARGIN, rateLimitHeadersPolicy, type RateLimitObservation } from "./rateLimitHeaders";
+import type { RateLimitObservation } from "../pacing/learnWriteBudget";
+import { ARM_READS_MARGIN, rateLimitHeadersPolicy } from "./rateLimitHeaders";
 import { ReadPacer } from "./readPacing";
 
 /**

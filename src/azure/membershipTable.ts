@@ -40,7 +40,7 @@ interface Row {
   removedAt?: string;
 }
 
-export const scaleSetPartition = (scaleSet: TargetRef) => encodeKey(scaleSet.key);
+export const scaleSetPartition = (target: TargetRef) => encodeKey(target.key);
 
 function toStored(row: TableEntityResult<Row>): StoredDeclaration {
   const outcome: Outcome = { kind: row.outcomeKind as OutcomeKind, at: row.outcomeAt };
@@ -84,9 +84,9 @@ export class MembershipTable implements DeclarationStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  private rowOf(scaleSet: TargetRef, d: Declaration): Row {
+  private rowOf(target: TargetRef, d: Declaration): Row {
     return {
-      partitionKey: scaleSetPartition(scaleSet),
+      partitionKey: scaleSetPartition(target),
       rowKey: encodeKey(declarationKey(d)),
       scaleSetId: d.scaleSetId,
       backendPoolId: d.backendPoolId,
@@ -102,8 +102,8 @@ export class MembershipTable implements DeclarationStore {
     };
   }
 
-  async upsert(scaleSet: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
-    const fresh = this.rowOf(scaleSet, d);
+  async upsert(target: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
+    const fresh = this.rowOf(target, d);
     // Optimistic loop: two deliveries of different declarations for one key race here; the Table ETag decides.
     for (let attempt = 0; attempt < 8; attempt++) {
       // Most declarations are new: try the insert first (one round trip), read only when the row exists.
@@ -128,7 +128,7 @@ export class MembershipTable implements DeclarationStore {
         throw err;
       }
     }
-    throw new Error(`declaration ${declarationKey(d)} on ${scaleSet.id} kept changing under us; try again`);
+    throw new Error(`declaration ${declarationKey(d)} on ${target.id} kept changing under us; try again`);
   }
 
   private async get(pk: string, rk: string): Promise<TableEntityResult<Row> | undefined> {
@@ -140,18 +140,18 @@ export class MembershipTable implements DeclarationStore {
     }
   }
 
-  async listForScaleSet(scaleSet: TargetRef): Promise<StoredDeclaration[]> {
+  async listForTarget(target: TargetRef): Promise<StoredDeclaration[]> {
     const out: StoredDeclaration[] = [];
-    const rows = this.table.listEntities<Row>({ queryOptions: { filter: odata`PartitionKey eq ${scaleSetPartition(scaleSet)}` } });
+    const rows = this.table.listEntities<Row>({ queryOptions: { filter: odata`PartitionKey eq ${scaleSetPartition(target)}` } });
     for await (const row of rows) if (!row.removedAt) out.push(toStored(row));
     return out;
   }
 
-  async recordOutcome(scaleSet: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean> {
+  async recordOutcome(target: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean> {
     const attempts = outcome.kind === "applied" ? 0 : d.attempts + (outcome.kind === "failed" ? 1 : 0);
     try {
       await this.table.updateEntity(
-        { partitionKey: scaleSetPartition(scaleSet), rowKey: encodeKey(declarationKey(d)), attempts, ...outcomeFields(outcome) },
+        { partitionKey: scaleSetPartition(target), rowKey: encodeKey(declarationKey(d)), attempts, ...outcomeFields(outcome) },
         "Merge",
         { etag: d.rowEtag },
       );
@@ -162,11 +162,11 @@ export class MembershipTable implements DeclarationStore {
     }
   }
 
-  async remove(scaleSet: TargetRef, d: StoredDeclaration): Promise<boolean> {
+  async remove(target: TargetRef, d: StoredDeclaration): Promise<boolean> {
     try {
       // Conditional: a newer declaration that replaced the row meanwhile is never marked.
       await this.table.updateEntity(
-        { partitionKey: scaleSetPartition(scaleSet), rowKey: encodeKey(declarationKey(d)), removedAt: new Date(this.now()).toISOString() },
+        { partitionKey: scaleSetPartition(target), rowKey: encodeKey(declarationKey(d)), removedAt: new Date(this.now()).toISOString() },
         "Merge",
         { etag: d.rowEtag },
       );

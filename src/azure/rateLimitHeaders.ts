@@ -1,7 +1,7 @@
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
-import { parseComputeId, type InstanceRef, type ScaleSetRef } from "../core/resourceIds";
-import { READ_BUDGET, WRITE_BUDGETS } from "../core/tokenBucket";
-import type { WritePacer } from "../reconcile/writePacer";
+import { parseComputeId } from "../core/resourceIds";
+import { READ_BUDGET } from "../core/tokenBucket";
+import type { RateLimitObservation } from "../pacing/learnWriteBudget";
 
 /**
  * What ARM's and CRP's answers say is left of their budgets: `x-ms-ratelimit-remaining-subscription-reads/-writes`
@@ -10,11 +10,6 @@ import type { WritePacer } from "../reconcile/writePacer";
  * server counts every caller of the same principal, every host of the app included, so these figures are the budget
  * the pacers share without talking to each other.
  */
-
-export type RateLimitObservation =
-  | { kind: "armReads" | "armWrites"; subscriptionId: string; remaining: number }
-  /** CRP: `scope` resource for the target's own bucket, subscription for the subscription-wide one. */
-  | { kind: "scaleSetWrites" | "instanceWrites"; scope: "resource" | "subscription"; target: ScaleSetRef | InstanceRef; remaining: number };
 
 /**
  * CRP's policy names of the writes poolsync makes: a VMSS PUT is charged to CreateVMScaleSet, a VM PUT to
@@ -78,13 +73,4 @@ export function rateLimitHeadersPolicy(learn: (o: RateLimitObservation) => void)
 
 /** ARM's documented bucket sizes; the pacers aim below them (90 %) and keep that margin below what ARM reports. */
 const ARM_READS_BUCKET = 250;
-const ARM_WRITES_BUCKET = 200;
 export const ARM_READS_MARGIN = ARM_READS_BUCKET - READ_BUDGET.capacity;
-const ARM_WRITES_MARGIN = ARM_WRITES_BUCKET - WRITE_BUDGETS.armWrites.capacity;
-
-/** Feeds the write pacer what the server says is left of the budgets it paces (ARM's reads go to the read pacer). */
-export function learnWriteBudget(pacer: Pick<WritePacer, "learnRemaining" | "learnArmWrites">, o: RateLimitObservation): void {
-  if (o.kind === "armWrites") pacer.learnArmWrites(o.subscriptionId, o.remaining - ARM_WRITES_MARGIN);
-  else if (o.kind === "scaleSetWrites" || o.kind === "instanceWrites")
-    pacer.learnRemaining(o.target, o.scope === "resource" ? "target" : "subscription", o.remaining);
-}

@@ -1,5 +1,5 @@
 import type { QueueClient } from "@azure/storage-queue";
-import { targetField, type DeclareMessage, type ReconcileMessage } from "../core/messages";
+import { LEGACY_LEADING_PREFIX, targetField, type DeclareMessage, type ReconcileMessage } from "../core/messages";
 import type { Logger, ReconcileRequest, WorkQueue } from "../core/ports";
 
 /** Storage Queue's longest visibility timeout: 7 days. */
@@ -49,7 +49,9 @@ export class StorageWorkQueue implements WorkQueue {
       v: 1,
       kind: "reconcile",
       ...targetField(targetId),
-      reason: reason.slice(0, 256),
+      // The leading mark travels as the previous version's reason prefix until no host of that version is left
+      // (its strict schema would poison a `leading` field): see LEGACY_LEADING_PREFIX.
+      reason: `${opts.leading ? LEGACY_LEADING_PREFIX : ""}${reason}`.slice(0, 256),
       ...(opts.attempt ? { attempt: opts.attempt } : {}),
       ...(opts.fresh ? { fresh: true } : {}),
     };

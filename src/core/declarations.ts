@@ -3,6 +3,7 @@ import { parseSelector } from "./networkProfile";
 
 /** A user's intent for one (scale set, backend pool, ip configuration), as stored in the memberships table. */
 export interface Declaration {
+  /** Any target's ID (scale set or VM). Named so in the table and in older hosts' messages: renaming would break stored rows. */
   scaleSetId: string;
   backendPoolId: string;
   /** "" = the primary ip configuration of the primary NIC; else "ipconfig" or "nic/ipconfig". */
@@ -57,4 +58,14 @@ export function toIntent(d: Declaration): PoolIntent {
 /** Identity of a declaration within its scale set: pool and ip configuration, case-insensitive. */
 export function declarationKey(d: Pick<Declaration, "backendPoolId" | "ipConfiguration">): string {
   return `${d.backendPoolId.toLowerCase()}|${d.ipConfiguration.toLowerCase()}`;
+}
+
+/** A declaration that failed on its own, with a retry time still to come: writing it sooner would only fail again. */
+export function waitsForRetry(d: StoredDeclaration, now: number): boolean {
+  return d.outcome.kind === "failed" && !!d.outcome.retryAt && Date.parse(d.outcome.retryAt) > now;
+}
+
+/** A declaration that failed on its own and whose retry time has come. */
+export function dueForRetry(d: StoredDeclaration, now: number): boolean {
+  return d.outcome.kind === "failed" && !!d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now;
 }

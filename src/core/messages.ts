@@ -73,8 +73,24 @@ export const reconcileMessageV1 = z
     attempt: z.number().int().min(1).max(1000).optional(),
     /** Read ARM, not the cache (the timer saw ARM differ from what is declared). */
     fresh: z.boolean().optional(),
+    /** A quiet target's first declaration: its reconcile stands down for a declare window opened behind it. */
+    leading: z.boolean().optional(),
   })
   .superRefine(oneTarget);
+
+/**
+ * How the previous version marked a leading reconcile: a prefix on its free-text reason. Both are read (see
+ * `isLeading`); the prefix is still what this version writes, because the previous version's strict schema poisons a
+ * message with a field it does not know. Once no host of the previous version is left, write `leading: true` instead.
+ */
+export const LEGACY_LEADING_PREFIX = "leading: ";
+
+/** A leading reconcile, as this version or the previous one wrote it. */
+export const isLeading = (m: ReconcileMessage) => m.leading === true || m.reason.startsWith(LEGACY_LEADING_PREFIX);
+
+/** The reason without the previous version's leading prefix. */
+export const reasonOf = (m: ReconcileMessage) =>
+  m.reason.startsWith(LEGACY_LEADING_PREFIX) ? m.reason.slice(LEGACY_LEADING_PREFIX.length) || m.reason : m.reason;
 
 export const queueMessageV1 = z.discriminatedUnion("kind", [declareMessageV1, reconcileMessageV1]);
 

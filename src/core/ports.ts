@@ -53,11 +53,11 @@ export type UpsertResult = "created" | "updated" | "unchanged" | "older";
 
 export interface DeclarationStore {
   /** Idempotent by request id; a declaration older than the stored one is ignored ("older"). */
-  upsert(scaleSet: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
-  listForScaleSet(scaleSet: TargetRef): Promise<StoredDeclaration[]>;
+  upsert(target: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
+  listForTarget(target: TargetRef): Promise<StoredDeclaration[]>;
   /** Conditional on the row ETag; false when a newer declaration replaced it meanwhile. */
-  recordOutcome(scaleSet: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;
-  remove(scaleSet: TargetRef, d: StoredDeclaration): Promise<boolean>;
+  recordOutcome(target: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;
+  remove(target: TargetRef, d: StoredDeclaration): Promise<boolean>;
 }
 
 export interface CachedEntry<M> {
@@ -126,6 +126,7 @@ export interface TimerStateStore {
 
 /** A scale set's last reconcile that met a 412, a throttle or a failure: a record for people. */
 export interface ReconcileProblem {
+  /** Any target's ID; the stored row's field keeps the name it had before VMs were targets. */
   scaleSetId: string;
   at: string;
   result: string;
@@ -147,7 +148,7 @@ export interface ScaleSetRows {
 
 export interface ModelCache {
   readonly enabled: boolean;
-  readPartition(scaleSet: TargetRef): Promise<CachedPartition>;
+  readPartition(target: TargetRef): Promise<CachedPartition>;
   /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
   storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
   /**
@@ -253,15 +254,18 @@ export interface ReconcileRequest {
   attempt?: number;
   /** Read ARM, not the cache: someone just saw ARM differ from what the cache may still claim. */
   fresh?: boolean;
+  /** A quiet target's first declaration (declare window on): it may stand down for a window opened behind it. */
+  leading?: boolean;
 }
 
 export interface WorkQueue {
-  enqueueReconcile(scaleSetId: string, reason: string, opts?: ReconcileRequest): Promise<void>;
+  enqueueReconcile(targetId: string, reason: string, opts?: ReconcileRequest): Promise<void>;
 }
 
 export interface Clock {
   now(): number;
-  sleep(ms: number): Promise<void>;
+  /** Resolves after `ms` of this clock's time, or at once (without error) when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export interface Logger {

@@ -7,7 +7,7 @@ import { problem, type Problem } from "./problem";
 export interface AcceptDeps {
   declarations: Pick<DeclarationStore, "upsert">;
   /** Asks for the reconcile: gathered with the scale set's other declarations when the declare window is on. */
-  schedule(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
+  scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
   log: Logger;
   now: () => number;
   newRequestId: () => string;
@@ -43,7 +43,7 @@ export async function acceptDeclaration(
   deps: AcceptDeps,
 ): Promise<{ ok: true; value: Accepted } | { ok: false; problem: Problem }> {
   const declaration: Declaration = {
-    scaleSetId: req.scaleSet.id,
+    scaleSetId: req.target.id,
     backendPoolId: req.pool.id,
     ipConfiguration: req.ipConfiguration,
     state: req.state,
@@ -53,9 +53,9 @@ export async function acceptDeclaration(
   };
   let upserted;
   try {
-    upserted = await deps.declarations.upsert(req.scaleSet, declaration);
+    upserted = await deps.declarations.upsert(req.target, declaration);
   } catch (err) {
-    deps.log.error("intake.store-failed", { scaleSetId: req.scaleSet.id, backendPoolId: req.pool.id, error: (err as Error).message });
+    deps.log.error("intake.store-failed", { scaleSetId: req.target.id, backendPoolId: req.pool.id, error: (err as Error).message });
     return {
       ok: false,
       problem: problem(503, "storage_unavailable", "the declaration could not be stored; nothing was accepted, try again", undefined, { "retry-after": "5" }),
@@ -73,13 +73,13 @@ export async function acceptDeclaration(
   }
   let queued = true;
   try {
-    await deps.schedule(req.scaleSet, declaration.requestId, DECLARED_REASON);
+    await deps.scheduleDeclared(req.target, declaration.requestId, DECLARED_REASON);
   } catch (err) {
     queued = false;
-    deps.log.warn("intake.enqueue-failed", { scaleSetId: req.scaleSet.id, requestId: declaration.requestId, error: (err as Error).message });
+    deps.log.warn("intake.enqueue-failed", { scaleSetId: req.target.id, requestId: declaration.requestId, error: (err as Error).message });
   }
   deps.log.info("intake.declared", {
-    scaleSetId: req.scaleSet.id,
+    scaleSetId: req.target.id,
     backendPoolId: req.pool.id,
     ipConfiguration: req.ipConfiguration,
     state: req.state,
@@ -93,8 +93,8 @@ export async function acceptDeclaration(
     ok: true,
     value: {
       requestId: declaration.requestId,
-      targetId: req.scaleSet.id,
-      ...(req.scaleSet.kind === "scaleSet" ? { scaleSetId: req.scaleSet.id } : {}),
+      targetId: req.target.id,
+      ...(req.target.kind === "scaleSet" ? { scaleSetId: req.target.id } : {}),
       backendPoolId: req.pool.id,
       ipConfiguration: req.ipVersion ? null : req.ipConfiguration || null,
       ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),

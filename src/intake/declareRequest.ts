@@ -50,8 +50,8 @@ export const declareRequestSchema = z
   });
 
 export interface DeclareRequest {
-  /** The target: a scale set or a VM. */
-  scaleSet: TargetRef;
+  /** The scale set or VM declared. */
+  target: TargetRef;
   /** Which field named it, for messages that echo the caller's words. */
   targetField: "scaleSetId" | "targetId";
   pool: BackendPoolRef;
@@ -113,7 +113,7 @@ export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bin
   return {
     ok: true,
     value: {
-      scaleSet: scaleSet.value,
+      target: scaleSet.value,
       targetField: field,
       pool: pool.value,
       ipConfiguration: ipVersion ? versionSelectorText(ipVersion) : (parsed.data.ipConfiguration ?? ""),

@@ -1,8 +1,26 @@
-import type { Services } from "../app/services";
+import type { Config } from "../config";
+import type { Clock, DeclarationStore, Logger, TimerStateStore } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
+import type { StatusDeps } from "./statusReport";
 
-/** The part of the app's services the HTTP API uses; a narrow type so tests can see what it touches. */
-export type IntakeServices = Pick<Services, "config" | "clock" | "log" | "declarations" | "cache" | "problems" | "queue" | "scheduleDeclared" | "ready"> &
-  Partial<Pick<Services, "timerState">>;
+/**
+ * What the HTTP API needs of the app, as ports the intake declares itself (the app's services satisfy it): the
+ * intake sits beside the reconcile, below the composition root, and imports nothing of it.
+ */
+export interface IntakeServices {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  declarations: Pick<DeclarationStore, "upsert" | "listForTarget"> & StatusDeps["declarations"];
+  cache: StatusDeps["cache"];
+  problems: StatusDeps["problems"];
+  queue: StatusDeps["queue"];
+  timerState?: Pick<TimerStateStore, "read">;
+  /** A new declaration of this target: open or join its gathered reconcile (or enqueue one, window off). */
+  scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
+  /** Creates the tables and queues if missing. */
+  ready(): Promise<void>;
+}
 
 /** Storage unreachable or refusing: the caller may retry; anything else is a bug and goes to the host as a 500. */
 export function isStorageFailure(err: unknown): boolean {

@@ -44,7 +44,7 @@ async function declare(request: Request, s: IntakeServices, caller: Caller): Pro
   await s.ready();
   const accepted = await acceptDeclaration(parsed.value, caller, {
     declarations: s.declarations,
-    schedule: s.scheduleDeclared,
+    scheduleDeclared: s.scheduleDeclared,
     log: s.log,
     now: s.clock.now,
     newRequestId: randomUUID,

@@ -4,7 +4,7 @@ import type { TargetRef } from "../core/resourceIds";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
 
 export interface ViewDeps {
-  declarations: { listForScaleSet(ref: TargetRef): Promise<StoredDeclaration[]> };
+  declarations: { listForTarget(ref: TargetRef): Promise<StoredDeclaration[]> };
   cache: { readonly enabled: boolean; readPartition(ref: TargetRef): Promise<CachedPartition> };
   now: () => number;
   cacheTtlMs: number;
@@ -12,6 +12,6 @@ export interface ViewDeps {
 
 /** Two partition queries (declarations, cache) and no ARM call: cheap enough to answer on every request. */
 export async function loadScaleSetView(ref: TargetRef, deps: ViewDeps): Promise<ScaleSetView> {
-  const [declarations, partition] = await Promise.all([deps.declarations.listForScaleSet(ref), deps.cache.readPartition(ref)]);
+  const [declarations, partition] = await Promise.all([deps.declarations.listForTarget(ref), deps.cache.readPartition(ref)]);
   return observeScaleSet(ref.id, declarations, partition, { now: deps.now(), ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled });
 }

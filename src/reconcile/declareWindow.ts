@@ -33,10 +33,6 @@ export interface DeclareWindowDeps {
 
 export type Scheduled = "leading" | "scheduled" | "joined";
 
-/** The reason a leading reconcile's message carries: its reconcile may stand down for a window opened behind it. */
-export const LEADING_PREFIX = "leading: ";
-export const isLeadingReason = (reason: string) => reason.startsWith(LEADING_PREFIX);
-
 /** `claimant` is the same on a redelivery (the queue message id, the request id), so a lost enqueue is redone. */
 export async function scheduleDeclared(ref: TargetRef, claimant: string, reason: string, deps: DeclareWindowDeps): Promise<Scheduled> {
   if (deps.windowMs <= 0) {
@@ -46,7 +42,7 @@ export async function scheduleDeclared(ref: TargetRef, claimant: string, reason:
   const claimed = await deps.windows.claim(ref, claimant, { windowMs: deps.windowMs, joinableMs: joinableMs(deps.windowMs), quietMs: quietMs(deps.windowMs) });
   if (claimed === "joined") return "joined";
   if (claimed === "leading") {
-    if (!deps.reconcilesLeading) await deps.queue.enqueueReconcile(ref.id, `${LEADING_PREFIX}${reason}`);
+    if (!deps.reconcilesLeading) await deps.queue.enqueueReconcile(ref.id, reason, { leading: true });
     return "leading";
   }
   await deps.queue.enqueueReconcile(ref.id, `gathered: ${reason}`, { delayMs: deps.windowMs });

@@ -2,7 +2,7 @@ import type { NicOrVmEvent } from "../core/armEvents";
 import type { NicModel, VmModel } from "../core/models";
 import { parseTargetId, parseVmId, type TargetRef, type VmRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
-import type { EventDeps, EventOutcome } from "./handleResourceEvent";
+import { eventReason, isOwnWrite, type EventDeps, type EventOutcome } from "./resourceEvent";
 import { wake } from "./wakeTarget";
 
 /**
@@ -13,7 +13,7 @@ import { wake } from "./wakeTarget";
  */
 export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Promise<EventOutcome> {
   if (!inScopes(deps.scopes, e.target.subscriptionId, e.target.resourceGroup)) return "out-of-scope";
-  const reason = `event ${e.id} ${e.type.replace("Microsoft.Resources.", "")} ${e.operationName} at ${e.time ?? "?"}`;
+  const reason = eventReason(e);
   const log = (outcome: EventOutcome) => {
     deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome });
     return outcome;
@@ -26,11 +26,7 @@ export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Prom
     if (owner) await wake(owner, `delete event: ${reason}`, deps, e.id, true);
     return log("deleted");
   }
-  const ours =
-    e.clientRequestId !== undefined &&
-    entry !== undefined &&
-    (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);
-  if (ours) return log("own-write");
+  if (isOwnWrite(e, entry)) return log("own-write");
   if (entry) await deps.cache.markStale(e.target, reason);
   return log(owner && (await wake(owner, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated");
 }
@@ -49,7 +45,7 @@ async function ownerOf(ref: NicOrVmEvent["target"], model: NicModel | VmModel | 
     vmRef = parsed.value;
     vm = (await deps.cache.readEntry(vmRef))?.model as VmModel | undefined;
   }
-  if ((await deps.declarations.listForScaleSet(vmRef)).length > 0) return vmRef;
+  if ((await deps.declarations.listForTarget(vmRef)).length > 0) return vmRef;
   const scaleSet = vm?.scaleSetId ? parseTargetId(vm.scaleSetId) : undefined;
   return scaleSet?.ok ? scaleSet.value : undefined;
 }

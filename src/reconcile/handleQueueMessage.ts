@@ -1,18 +1,16 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
-import { parseQueueMessage, targetIdOf, type DeclareMessage } from "../core/messages";
+import { isLeading, parseQueueMessage, reasonOf, targetIdOf, type DeclareMessage } from "../core/messages";
 import { versionSelectorText } from "../core/networkProfile";
 import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
-import type { Coalescer } from "./coalescer";
-import { isLeadingReason, LEADING_PREFIX, type Scheduled } from "./declareWindow";
-import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
+import type { Scheduled } from "./declareWindow";
+import type { ReconcileReport, ReconcileTrigger } from "./vocabulary";
 
 /**
  * The queue trigger's whole job, host-independent: validate, record the intent, then either hand it to the
- * scale set's gathered reconcile (declare window on) or reconcile (joined with any other reconcile of the same
- * scale set) and schedule the follow-up. The function file only adapts the host's input.
+ * scale set's gathered reconcile (declare window on) or hand it to the reconcile runner. The function file only adapts the host's input.
  */
 
 export interface QueueMessageMeta {
@@ -28,13 +26,10 @@ export interface HandleDeps {
   log: Logger;
   now: () => number;
   poison(received: unknown, reason: string): Promise<void>;
-  /** Reconciles and, when it asks for it, re-enqueues; shared by every message that joins it. */
+  /** The reconcile runner (joined with others of the same target, under its lease, its outcome to the queue). */
   reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
-  coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
-  /** A window opened behind a leading declaration is still to run its reconcile (declare window on). */
-  windowPending?: (ref: TargetRef) => Promise<boolean>;
   /** Declare window on: leads (reconciled here), opens or joins the scale set's gathered reconcile. */
-  gather?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
+  scheduleDeclared?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
 }
 
 export type HandleOutcome =
@@ -97,25 +92,20 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     if (result === "older") return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
     if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };
     const reason = `declare ${message.state} ${message.backendPoolId}`;
-    if (deps.gather) {
-      const scheduled = await deps.gather(ref.value, `queue-${meta.id}`, reason);
+    if (deps.scheduleDeclared) {
+      const scheduled = await deps.scheduleDeclared(ref.value, `queue-${meta.id}`, reason);
       if (scheduled !== "leading") return { result: "gathered", scheduled };
       // A quiet scale set's first declaration is reconciled here and now (after the coalescer's short gather, so the
       // rest of a burst that came with it is mostly written by this same reconcile; stragglers by the window's).
-      trigger = { reason: `${LEADING_PREFIX}${reason}`, attempt: 0, leading: true };
+      trigger = { reason, attempt: 0, leading: true };
     } else trigger = { reason, attempt: 0 };
   } else {
     trigger = {
-      reason: message.reason,
+      reason: reasonOf(message),
       attempt: message.attempt ?? 0,
       ...(message.fresh ? { fresh: true } : {}),
-      ...(isLeadingReason(message.reason) ? { leading: true } : {}),
+      ...(isLeading(message) ? { leading: true } : {}),
     };
   }
-  const report = await deps.coalescer.run(ref.value.key, trigger, async (merged) =>
-    merged.leading && deps.windowPending && (await deps.windowPending(ref.value)) // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all.
-      ? deferredReport(ref.value, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, deps.log)
-      : deps.reconcile(ref.value, merged),
-  );
-  return { result: "reconciled", report };
+  return { result: "reconciled", report: await deps.reconcile(ref.value, trigger) };
 }

@@ -1,8 +1,8 @@
-import { classifyEvent, type ArmResourceEvent } from "../core/armEvents";
-import type { DeclarationStore, EventDebounce, Logger, ModelCache, WorkQueue } from "../core/ports";
+import { classifyEvent } from "../core/armEvents";
 import type { ScaleSetRef } from "../core/resourceIds";
-import { inScopes, type Scope } from "../core/scopes";
+import { inScopes } from "../core/scopes";
 import { handleNicOrVmEvent } from "./handleNicOrVmEvent";
+import { eventReason, isOwnWrite, type EventDeps, type EventOutcome } from "./resourceEvent";
 import { wake } from "./wakeTarget";
 
 /**
@@ -15,21 +15,6 @@ import { wake } from "./wakeTarget";
  * can send one: a delete event therefore never records "target-deleted" itself. It asks for a reconcile that reads
  * ARM, and only ARM's 404 (or Deleting) records it.
  */
-
-export interface EventDeps {
-  scopes: readonly Scope[];
-  cache: ModelCache;
-  debounce: EventDebounce;
-  declarations: DeclarationStore;
-  queue: WorkQueue;
-  log: Logger;
-  now: () => number;
-  debounceMs: number;
-}
-
-export type EventOutcome = "malformed" | "ignored" | "out-of-scope" | "own-write" | "invalidated" | "invalidated+reconcile" | "deleted" | "deleted+reconcile";
-
-const reasonOf = (e: ArmResourceEvent) => `event ${e.id} ${e.type.replace("Microsoft.Resources.", "")} ${e.operationName} at ${e.time ?? "?"}`;
 
 export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promise<EventOutcome> {
   const verdict = classifyEvent(raw);
@@ -45,7 +30,7 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
     deps.log.info("event", { eventId: verdict.event.id, type: verdict.event.type, resourceId: verdict.event.target.id, outcome: "out-of-scope" });
     return "out-of-scope";
   }
-  const reason = reasonOf(e);
+  const reason = eventReason(e);
 
   if (e.isDeleteOfTarget) {
     let outcome: EventOutcome = "deleted";
@@ -62,11 +47,7 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   }
 
   const entry = await deps.cache.readEntry(e.target);
-  const ours =
-    e.clientRequestId !== undefined &&
-    entry !== undefined &&
-    (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);
-  if (ours) {
+  if (isOwnWrite(e, entry)) {
     deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome: "own-write" });
     return "own-write";
   }

@@ -4,7 +4,7 @@ import type { Clock, Logger, WriteOptions } from "../core/ports";
 import { requireEtag } from "../core/etagGuard";
 import { preconditionBackoffMs } from "../core/retryPolicy";
 import { Requeue } from "./requeue";
-import type { WritePacer } from "./writePacer";
+import type { WritePacer } from "../pacing/writePacer";
 
 /**
  * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,

@@ -1,6 +1,6 @@
 import type { Clock, Logger, ReconcileLeases, WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
-import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
+import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
 
 /**
  * One reconcile of a scale set at a time across every host. The pass runs only under the scale set's lease; a host
@@ -10,6 +10,12 @@ import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./r
  * lease would expire: if the holder died, that message finds the lease free and does the work, nothing is lost.
  */
 
+/** What one lease holder hands the next with the lease (the target's write budgets as it knows them). */
+export interface LeaseHandover {
+  snapshot(ref: TargetRef): string;
+  restore(text: string): void;
+}
+
 export interface LeasedDeps {
   leases: ReconcileLeases;
   queue: WorkQueue;
@@ -17,8 +23,7 @@ export interface LeasedDeps {
   log: Logger;
   ttlMs: number;
   newHolderId: () => string;
-  /** What one holder hands the next with the lease (the scale set's write budgets as it knows them). */
-  handover?: { snapshot(ref: TargetRef): string; restore(text: string): void };
+  handover?: LeaseHandover;
   /** Extra passes one holder runs for others before it hands the rest to the queue. */
   maxExtraPasses?: number;
 }
@@ -56,17 +61,24 @@ export async function leasedReconcile(
   }
   const handover = () => deps.handover?.snapshot(ref);
 
-  // Renewed at a third of the period, so two late renewals still keep it.
+  // Renewed at a third of the period, so two late renewals still keep it; on the injected clock, so a test (or a
+  // time-scaled benchmark) renews on the same time the lease expires on.
   let lost = false;
-  const renewing = setInterval(
-    () => {
-      deps.leases.renew(ref, holder, deps.ttlMs).then(
-        (ok) => (lost ||= !ok),
-        (err: unknown) => deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) }),
-      );
-    },
-    Math.max(1000, deps.ttlMs / 3),
-  );
+  const renewal = new AbortController();
+  const periodMs = Math.max(1000, deps.ttlMs / 3);
+  void (async () => {
+    for (;;) {
+      const due = deps.clock.now() + periodMs;
+      await deps.clock.sleep(periodMs, renewal.signal);
+      // A clock that returns at once without time passing (stopped) cannot pace renewals: stop rather than spin.
+      if (renewal.signal.aborted || deps.clock.now() < due) return;
+      try {
+        lost ||= !(await deps.leases.renew(ref, holder, deps.ttlMs));
+      } catch (err) {
+        deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) });
+      }
+    }
+  })();
   try {
     let report = await pass(trigger);
     const maxExtra = deps.maxExtraPasses ?? 5;
@@ -93,6 +105,6 @@ export async function leasedReconcile(
     await deps.leases.release(ref, holder, 0, handover()).catch(() => undefined);
     throw err;
   } finally {
-    clearInterval(renewing);
+    renewal.abort();
   }
 }

@@ -7,7 +7,7 @@ import type { TargetRef } from "../core/resourceIds";
 import { requeueBackoffMs } from "../core/retryPolicy";
 import type { OutcomeRecorder } from "./recordOutcomes";
 import { Requeue } from "./requeue";
-import type { ReconcileReport, ReconcileResult, ReconcileTrigger } from "./reconcileScaleSet";
+import type { ReconcileReport, ReconcileResult, ReconcileTrigger } from "./vocabulary";
 
 /**
  * What a reconcile that threw tells its declarations, the same for every target (scale set or VM): gone only on

@@ -1,25 +1,23 @@
-import type { Config } from "../config";
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { BeingDeletedError, NotFoundError } from "../core/errors";
 import { rebornInstanceIds } from "../core/incarnation";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
-import type { CachedEntry, CachedPartition, Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
-import { instanceRef, parseBackendPoolId, type ScaleSetRef, type TargetRef } from "../core/resourceIds";
+import type { CachedEntry, CachedPartition, ComputePort } from "../core/ports";
+import { instanceRef, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
 import { inScopes } from "../core/scopes";
 import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
 import { awaitingCrpRollout } from "./crpRollout";
-import { bindingAllows, bindingRefusal } from "./bindingGate";
-import { MAX_DECLARATIONS_PER_SCALE_SET, overCap } from "./declarationCap";
+import { activeDeclarations } from "./activeDeclarations";
 import { isolateFailures } from "./isolateFailures";
 import { CallStats } from "./callStats";
 import { readThroughGroup } from "./groupRead";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
-import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./reconcileFlex";
+import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
-import type { WritePacer } from "./writePacer";
+import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
 
 /**
  * The one reconcile every trigger ends in (controller-runtime style): the message or event is only a key;
@@ -27,124 +25,8 @@ import type { WritePacer } from "./writePacer";
  * come back. It never sleeps out a throttle: it answers requeueAfterMs and the queue adapter schedules it.
  */
 
-export interface ReconcileDeps {
-  compute: ComputePort;
-  /** NICs: Flexible scale sets' VMs and standalone VMs. */
-  network: NetworkPort;
-  declarations: DeclarationStore;
-  cache: ModelCache;
-  clock: Clock;
-  log: Logger;
-  config: Pick<
-    Config,
-    "scopes" | "bindings" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs"
-  >;
-  pacer: WritePacer;
-  newRequestId: () => string;
-  random?: () => number;
-}
-
-export type ReconcileResult =
-  | "applied"
-  | "unchanged"
-  | "no-declarations"
-  | "refused"
-  | "target-deleted"
-  | "target-deleting"
-  | "requeued"
-  | "failed"
-  /** Another host held the scale set's reconcile lease: it runs the pass (see leasedReconcile). */
-  | "deferred";
-
-export interface ReconcileReport {
-  scaleSetId: string;
-  trigger: string;
-  result: ReconcileResult;
-  declarations: number;
-  armReads: number;
-  armWrites: number;
-  preconditionFailures: number;
-  throttles: number;
-  instancesWritten: number;
-  durationMs: number;
-  requeueAfterMs?: number;
-  reason?: string;
-}
-
-export interface ReconcileTrigger {
-  reason: string;
-  /** 0 for a fresh request; n for the n-th re-enqueued attempt. */
-  attempt: number;
-  /** Read the model and the instances from ARM even where the cache has fresh rows. */
-  fresh?: boolean;
-  /**
-   * A quiet scale set's first declaration, reconciled at once: it stands down when a declare window opened behind it
-   * meanwhile (a burst), whose reconcile writes them all.
-   */
-  leading?: boolean;
-}
-
-/** What one reconcile does for every request that joined it: all their reasons, the most careful reading. */
-export function mergeTriggers(a: ReconcileTrigger, b: ReconcileTrigger): ReconcileTrigger {
-  const reason = a.reason === b.reason ? a.reason : `${a.reason}; ${b.reason}`;
-  return {
-    reason: reason.slice(0, 512),
-    attempt: Math.max(a.attempt, b.attempt),
-    ...(a.fresh || b.fresh ? { fresh: true } : {}),
-    // Only a pass that serves nothing but leading declarations may stand down for a window.
-    ...(a.leading && b.leading ? { leading: true } : {}),
-  };
-}
-
 function usable<M>(entry: CachedEntry<M> | undefined, now: number, ttlMs: number): entry is CachedEntry<M> & { model: M } {
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
-}
-
-/** The report of one pass over a target, logged as `reconcile` with its ARM calls and how long it took. */
-export function reporter(
-  target: TargetRef,
-  trigger: ReconcileTrigger,
-  stats: CallStats,
-  deps: Pick<ReconcileDeps, "clock" | "log">,
-  written: () => number,
-): (result: ReconcileResult, declarations: number, extra?: Partial<ReconcileReport>) => ReconcileReport {
-  const started = deps.clock.now();
-  return (result, declarations, extra = {}) => {
-    const r: ReconcileReport = {
-      scaleSetId: target.id,
-      trigger: trigger.reason,
-      result,
-      declarations,
-      armReads: stats.reads,
-      armWrites: stats.writes,
-      preconditionFailures: stats.preconditionFailures,
-      throttles: stats.throttles,
-      instancesWritten: written(),
-      durationMs: deps.clock.now() - started,
-      ...extra,
-    };
-    deps.log.info("reconcile", target.kind === "vm" ? { ...r, targetId: target.id } : { ...r });
-    return r;
-  };
-}
-
-/** A pass that left the work to another (a lease holder, a declare window): no ARM call, logged like any report. */
-export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, reason: string, durationMs: number, log: Logger): ReconcileReport {
-  const report: ReconcileReport = {
-    scaleSetId: target.id,
-    trigger: trigger.reason,
-    result: "deferred",
-    declarations: 0,
-    armReads: 0,
-    armWrites: 0,
-    preconditionFailures: 0,
-    throttles: 0,
-    instancesWritten: 0,
-    durationMs,
-    reason,
-  };
-  log.info("reconcile", { ...report });
-  return report;
 }
 
 export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
@@ -154,7 +36,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   let instancesWritten = 0;
   const report = reporter(ref, trigger, stats, deps, () => instancesWritten);
 
-  const declarations = await deps.declarations.listForScaleSet(ref);
+  const declarations = await deps.declarations.listForTarget(ref);
   if (declarations.length === 0) return report("no-declarations", 0);
 
   const outcomes = new OutcomeRecorder(ref, deps.declarations, deps.clock);
@@ -166,25 +48,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     await recordAll(declarations, { kind: "refused", reason: "scale set is outside POOLSYNC_SCOPES" });
     return report("refused", declarations.length, { reason: "scale set outside POOLSYNC_SCOPES" });
   }
-  const active: StoredDeclaration[] = [];
-  let waiting = 0;
-  const over = overCap(declarations);
-  for (const d of declarations) {
-    if (over.has(d)) {
-      await record(d, { kind: "refused", reason: `the scale set has more than ${MAX_DECLARATIONS_PER_SCALE_SET} declarations; this is one of the newest` });
-      continue;
-    }
-    // A declaration that failed on its own waits for its retry time: writing it again sooner only fails again.
-    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) > deps.clock.now() && ++waiting) continue;
-    const pool = parseBackendPoolId(d.backendPoolId);
-    if (!pool.ok) await record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}` });
-    else if (!inScopes(config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
-      await record(d, { kind: "refused", reason: "backend pool is outside POOLSYNC_SCOPES" });
-    } else if (!bindingAllows(config.bindings, ref.id, pool.value.id)) {
-      // Checked again here, not only at intake: the rules may have narrowed since the declaration was accepted.
-      await record(d, { kind: "refused", reason: bindingRefusal(config.bindings, ref.id, pool.value.id) });
-    } else active.push(d);
-  }
+  const { active, waiting } = await activeDeclarations(ref, declarations, outcomes, config, deps.clock.now());
   if (active.length === 0 && waiting > 0)
     return report("unchanged", declarations.length, { reason: `${waiting} failed declaration(s) wait for their retry time` });
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });

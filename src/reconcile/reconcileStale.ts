@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import { toIntent, type StoredDeclaration } from "../core/declarations";
+import { dueForRetry, toIntent, type StoredDeclaration } from "../core/declarations";
 import { NotFoundError, ThrottledError, describeError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
@@ -20,7 +20,7 @@ import { instanceRef, parseScaleSetId, parseTargetId, type ScaleSetRef } from ".
 import { inScopes } from "../core/scopes";
 import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
-import { orchestrationModeOf } from "./reconcileFlex";
+import { orchestrationModeOf } from "./vmMembership";
 import { groupKeyOf, listPays, listResourceGroup } from "./listResourceGroup";
 
 /**
@@ -130,10 +130,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     }
     // A VM target has no model to look at here: its failed or stuck declarations are retried, its NICs are read by its reconcile.
     if (target.value.kind === "vm") {
-      if (
-        (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now) ||
-        (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS)
-      ) {
+      if (dueForRetry(d, now) || (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS)) {
         vmRetries.set(target.value.key, target.value.id);
       }
       continue;
@@ -142,8 +139,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     const group = declared.get(scaleSet.key) ?? { ref: scaleSet, decls: [] };
     group.decls.push(d);
     declared.set(scaleSet.key, group);
-    if (d.outcome.kind === "failed" && d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now)
-      retryDue.set(scaleSet.key, "timer: retry of a failed declaration");
+    if (dueForRetry(d, now)) retryDue.set(scaleSet.key, "timer: retry of a failed declaration");
     else if (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS && !retryDue.has(scaleSet.key)) {
       retryDue.set(scaleSet.key, `timer: declaration pending since ${d.outcome.at}`);
     }

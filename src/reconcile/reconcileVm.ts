@@ -1,14 +1,14 @@
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { BeingDeletedError } from "../core/errors";
 import { isDeleting } from "../core/models";
-import { parseBackendPoolId, type VmRef } from "../core/resourceIds";
+import type { VmRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
-import { bindingAllows, bindingRefusal } from "./bindingGate";
+import { activeDeclarations } from "./activeDeclarations";
 import { CallStats } from "./callStats";
 import { OutcomeRecorder } from "./recordOutcomes";
-import { rememberVm, vmOutcomes } from "./reconcileFlex";
+import { rememberVm, vmOutcomes } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
-import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./reconcileScaleSet";
+import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
 import { writeVmNics } from "./vmNics";
 
 /**
@@ -24,7 +24,7 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
   let written = 0;
   const report = reporter(ref, trigger, stats, deps, () => written);
 
-  const declarations = await deps.declarations.listForScaleSet(ref);
+  const declarations = await deps.declarations.listForTarget(ref);
   if (declarations.length === 0) return report("no-declarations", 0);
   const outcomes = new OutcomeRecorder(ref, deps.declarations, deps.clock);
   const recordAll = (ds: StoredDeclaration[], outcome: Omit<Outcome, "at">) => outcomes.recordAll(ds, outcome);
@@ -32,17 +32,7 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
     await recordAll(declarations, { kind: "refused", reason: "VM is outside POOLSYNC_SCOPES" });
     return report("refused", declarations.length, { reason: "VM outside POOLSYNC_SCOPES" });
   }
-  const active: StoredDeclaration[] = [];
-  for (const d of declarations) {
-    const pool = parseBackendPoolId(d.backendPoolId);
-    if (!pool.ok) await outcomes.record(d, { kind: "refused", reason: `backendPoolId ${pool.reason}` });
-    else if (!inScopes(config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
-      await outcomes.record(d, { kind: "refused", reason: "backend pool is outside POOLSYNC_SCOPES" });
-    } else if (!bindingAllows(config.bindings, ref.id, pool.value.id)) {
-      // Checked again here, not only at intake: the rules may have narrowed since the declaration was accepted.
-      await outcomes.record(d, { kind: "refused", reason: bindingRefusal(config.bindings, ref.id, pool.value.id) });
-    } else active.push(d);
-  }
+  const { active } = await activeDeclarations(ref, declarations, outcomes, config, deps.clock.now());
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
   const intents = active.map(toIntent);
 

@@ -1,17 +1,17 @@
 import type { TargetRef } from "../core/resourceIds";
-import type { EventDeps } from "./handleResourceEvent";
+import type { EventDeps } from "./resourceEvent";
 
 /**
  * One reconcile per debounce window for a scale set with declarations (after a delete: reading ARM). Delayed to
  * the window's end: every event inside the window is then covered by this one reconcile. A claim that kept losing
  * races enqueues anyway: a reconcile too many costs a few reads, none at all leaves a change unrepaired.
  */
-export async function wake(scaleSet: TargetRef, reason: string, deps: EventDeps, eventId: string, fresh = false): Promise<boolean> {
-  const declared = await deps.declarations.listForScaleSet(scaleSet);
+export async function wake(target: TargetRef, reason: string, deps: EventDeps, eventId: string, fresh = false): Promise<boolean> {
+  const declared = await deps.declarations.listForTarget(target);
   if (declared.length === 0) return false;
-  const claim = await deps.debounce.claim(scaleSet, deps.debounceMs);
+  const claim = await deps.debounce.claim(target, deps.debounceMs);
   if (claim === "within-window") return false;
-  if (claim === "contended") deps.log.warn("event.debounce-contended", { eventId, scaleSetId: scaleSet.id, outcome: "enqueued anyway" });
-  await deps.queue.enqueueReconcile(scaleSet.id, reason.slice(0, 256), { delayMs: deps.debounceMs, ...(fresh ? { fresh: true } : {}) });
+  if (claim === "contended") deps.log.warn("event.debounce-contended", { eventId, scaleSetId: target.id, outcome: "enqueued anyway" });
+  await deps.queue.enqueueReconcile(target.id, reason.slice(0, 256), { delayMs: deps.debounceMs, ...(fresh ? { fresh: true } : {}) });
   return true;
 }

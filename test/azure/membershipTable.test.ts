@@ -39,7 +39,7 @@ describe("MembershipTable", () => {
     expect(first.stored.outcome).toEqual({ kind: "pending", at: "2026-12-02T10:00:00.000Z" });
     expect(first.stored.rowEtag).not.toBe("");
     expect((await table.upsert(ref, declaration())).result).toBe("unchanged");
-    expect(await table.listForScaleSet(ref)).toHaveLength(1);
+    expect(await table.listForTarget(ref)).toHaveLength(1);
   });
 
   it("a newer declaration of the same pool replaces it; an older one is ignored", async () => {
@@ -49,7 +49,7 @@ describe("MembershipTable", () => {
     const older = await table.upsert(ref, declaration({ requestId: "r-0", declaredAt: "2026-12-02T08:00:00.000Z" }));
     expect(older.result).toBe("older");
     expect(older.stored.requestId).toBe("r-2");
-    expect((await table.listForScaleSet(ref)).map((d) => [d.requestId, d.state])).toEqual([["r-2", "absent"]]);
+    expect((await table.listForTarget(ref)).map((d) => [d.requestId, d.state])).toEqual([["r-2", "absent"]]);
   });
 
   it("the pool's identity is case-insensitive, the ip configuration part of it", async () => {
@@ -58,7 +58,7 @@ describe("MembershipTable", () => {
       "updated",
     );
     expect((await table.upsert(ref, declaration({ ipConfiguration: "ipConfig1", requestId: "r-3" }))).result).toBe("created");
-    expect(await table.listForScaleSet(ref)).toHaveLength(2);
+    expect(await table.listForTarget(ref)).toHaveLength(2);
   });
 
   it("records an outcome on the row it read, and loses to a declaration that replaced it meanwhile", async () => {
@@ -71,7 +71,7 @@ describe("MembershipTable", () => {
         retryAt: "2026-12-02T10:06:00.000Z",
       }),
     ).toBe(true);
-    const [failed] = await table.listForScaleSet(ref);
+    const [failed] = await table.listForTarget(ref);
     expect(failed?.outcome).toEqual({
       kind: "failed",
       reason: "no such ip configuration",
@@ -83,16 +83,16 @@ describe("MembershipTable", () => {
     await table.upsert(ref, declaration({ requestId: "r-2", declaredAt: "2026-12-02T09:30:00.000Z" }));
     // `failed` carries the Table ETag from before the replacement: its outcome must not land on the new declaration.
     expect(await table.recordOutcome(ref, failed!, { kind: "applied", appliedEtag: '"7"', at: "2026-12-02T10:02:00.000Z" })).toBe(false);
-    expect((await table.listForScaleSet(ref))[0]?.outcome.kind).toBe("pending");
+    expect((await table.listForTarget(ref))[0]?.outcome.kind).toBe("pending");
   });
 
   it("removes only the declaration it read", async () => {
     const { stored } = await table.upsert(ref, declaration({ state: "absent" }));
     await table.upsert(ref, declaration({ requestId: "r-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));
     expect(await table.remove(ref, stored)).toBe(false);
-    const [current] = await table.listForScaleSet(ref);
+    const [current] = await table.listForTarget(ref);
     expect(await table.remove(ref, current!)).toBe(true);
-    expect(await table.listForScaleSet(ref)).toEqual([]);
+    expect(await table.listForTarget(ref)).toEqual([]);
     expect(await table.remove(ref, current!)).toBe(false);
   });
 
@@ -112,16 +112,16 @@ describe("MembershipTable", () => {
     const clocked = new MembershipTable(client, () => at);
     await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
     await clocked.upsert(ref, declaration({ requestId: "absent-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));
-    const [finished] = await clocked.listForScaleSet(ref);
+    const [finished] = await clocked.listForTarget(ref);
     expect(await clocked.remove(ref, finished!)).toBe(true);
-    expect(await clocked.listForScaleSet(ref)).toEqual([]);
+    expect(await clocked.listForTarget(ref)).toEqual([]);
 
     // The first message again (released after a failed settle, or held in the SDK's retries through an outage).
     const late = await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
     expect(late.result).not.toBe("created");
     const older = await clocked.upsert(ref, declaration({ requestId: "present-0", declaredAt: "2026-12-02T08:00:00.000Z" }));
     expect(older.result).toBe("older");
-    expect(await clocked.listForScaleSet(ref)).toEqual([]);
+    expect(await clocked.listForTarget(ref)).toEqual([]);
     const all = [];
     for await (const d of clocked.listAll()) all.push(d);
     expect(all).toEqual([]);
@@ -129,7 +129,7 @@ describe("MembershipTable", () => {
     // A newer declaration still wins over the mark.
     const newer = await clocked.upsert(ref, declaration({ requestId: "present-3", declaredAt: "2026-12-02T10:00:00.000Z" }));
     expect(newer.result).toBe("updated");
-    expect((await clocked.listForScaleSet(ref)).map((d) => d.requestId)).toEqual(["present-3"]);
+    expect((await clocked.listForTarget(ref)).map((d) => d.requestId)).toEqual(["present-3"]);
   });
 
   it("a removal mark is dropped once no older message can arrive (the queue's 7 days)", async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { armComputeFromConfig } from "../../src/app/services";
-import type { RateLimitObservation } from "../../src/azure/rateLimitHeaders";
+import type { RateLimitObservation } from "../../src/pacing/learnWriteBudget";
 import type { NicConfiguration } from "../../src/core/networkProfile";
 import { instanceRef } from "../../src/core/resourceIds";
 import { DEMO, startHarness, type Harness } from "../support/harness";

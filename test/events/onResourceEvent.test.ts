@@ -114,10 +114,10 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     expect(await h.services.handleResourceEvent(deleted)).toBe("deleted+reconcile");
     const p = await h.services.cache.readPartition(vmss);
     expect([p.scaleSet, p.instances.size]).toEqual([undefined, 0]);
-    expect((await h.services.declarations.listForScaleSet(vmss)).map((d) => d.outcome.kind)).toEqual(["applied"]);
+    expect((await h.services.declarations.listForTarget(vmss)).map((d) => d.outcome.kind)).toEqual(["applied"]);
     const [outcome] = await h.drain();
     expect(outcome).toMatchObject({ result: "reconciled", report: { result: "target-deleted" } });
-    const [d] = await h.services.declarations.listForScaleSet(vmss);
+    const [d] = await h.services.declarations.listForTarget(vmss);
     expect(d?.outcome.kind).toBe("target-deleted");
   });
 
@@ -134,7 +134,7 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId));
     const outcomes = await h.drain();
     expect(outcomes).toEqual([expect.objectContaining({ result: "reconciled", report: expect.objectContaining({ result: "applied" }) })]);
-    expect((await h.services.declarations.listForScaleSet(vmss)).map((d) => d.outcome.kind)).toEqual(["applied"]);
+    expect((await h.services.declarations.listForTarget(vmss)).map((d) => d.outcome.kind)).toEqual(["applied"]);
     expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
     // The timer does not skip it either: it is declared and live.
     expect(await h.services.reconcileStale()).toMatchObject({ driftFound: 0 });

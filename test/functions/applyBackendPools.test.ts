@@ -25,7 +25,7 @@ const context = (id: string, dequeueCount = 1) =>
 describe("applyBackendPools (queue trigger), called as the host calls it", () => {
   it("stores the declaration under the queue message id and applies it to the scale set", async () => {
     await applyBackendPools({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }, context("msg-1"));
-    const [stored] = await services().declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId));
+    const [stored] = await services().declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));
     expect(stored).toMatchObject({ requestId: "queue-msg-1", state: "present", outcome: { kind: "applied" } });
     expect(poolsByIpConfig(modelNics(world.sim.control.resource(DEMO.scaleSetId)!))).toEqual({ ipConfig0: [DEMO.poolId.toLowerCase()] });
   });

@@ -127,7 +127,7 @@ describe("acceptDeclaration", () => {
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
       declarations: { upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
-      schedule: async () => void queued++,
+      scheduleDeclared: async () => void queued++,
     });
     expect(r).toEqual({
       ok: false,
@@ -146,7 +146,7 @@ describe("acceptDeclaration", () => {
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
       declarations: { upsert: async () => ({ result: "created", stored }) },
-      schedule: async () => Promise.reject(new Error("queue down")),
+      scheduleDeclared: async () => Promise.reject(new Error("queue down")),
     });
     expect(r).toMatchObject({ ok: true, value: { requestId: "req-1", status: "accepted", queued: false } });
   });
@@ -156,7 +156,7 @@ describe("acceptDeclaration", () => {
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
       declarations: { upsert: async () => ({ result: "older", stored }) },
-      schedule: okSchedule,
+      scheduleDeclared: okSchedule,
     });
     expect(r).toEqual({
       ok: false,

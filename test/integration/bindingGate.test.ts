@@ -31,7 +31,7 @@ describe("the binding allowlist before a write", () => {
       });
       const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
       expect(report).toMatchObject({ result: "refused", armWrites: 0, armReads: 0 });
-      const [d] = await h.services.declarations.listForScaleSet(ref);
+      const [d] = await h.services.declarations.listForTarget(ref);
       expect(d?.outcome).toMatchObject({
         kind: "refused",
         reason: `refused by POOLSYNC_BINDINGS: ${DEMO.poolId} is not a pool POOLSYNC_BINDINGS lets ${DEMO.scaleSetId} join: rule 1 (${rule}) allows other pools only`,

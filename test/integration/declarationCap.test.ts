@@ -41,7 +41,7 @@ describe("declarations per scale set", () => {
       },
     );
     expect(await h.services.reconcile(ref, { reason: "test", attempt: 0 })).toMatchObject({ result: "applied" });
-    const rows = await h.services.declarations.listForScaleSet(ref);
+    const rows = await h.services.declarations.listForTarget(ref);
     const refused = rows
       .filter((d) => d.outcome.kind === "refused")
       .map((d) => d.requestId)

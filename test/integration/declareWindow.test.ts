@@ -71,7 +71,7 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     const wanted = POOLS.map((p) => p.toLowerCase()).sort();
     expect([...poolsByIpConfig(modelNics(c.resource(VMSS)!)).ipConfig0!].sort()).toEqual(wanted);
     for (const vm of c.instances(VMSS)) expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
-    const decls = await h.services.declarations.listForScaleSet(scaleSetRef(VMSS));
+    const decls = await h.services.declarations.listForTarget(scaleSetRef(VMSS));
     expect(decls.map((d) => d.outcome.kind)).toEqual(Array(50).fill("applied"));
   });
 
@@ -117,7 +117,7 @@ describe("declare window: the declarations of one scale set make one reconcile, 
 
     // Both reconciles run when they become visible, and together with the leading one they apply all four.
     await h.drainUntilEmpty(30_000);
-    const decls = await s.declarations.listForScaleSet(scaleSetRef(VMSS));
+    const decls = await s.declarations.listForTarget(scaleSetRef(VMSS));
     expect(decls.map((d) => d.outcome.kind)).toEqual(["applied", "applied", "applied", "applied"]);
     expect(h.sim.control.stats(VMSS).puts + h.sim.control.stats(VMSS).patches).toBeLessThanOrEqual(3);
 
@@ -158,7 +158,7 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     const rest = await h.drainUntilEmpty(30_000);
     expect(rest).toMatchObject([{ result: "reconciled", report: { result: "applied", trigger: "gathered: declared via API" } }]);
     expect(h.sim.control.stats(VMSS).puts + h.sim.control.stats(VMSS).patches).toBe(1);
-    const decls = await s.declarations.listForScaleSet(ref);
+    const decls = await s.declarations.listForTarget(ref);
     expect(decls.map((d) => d.outcome.kind)).toEqual(["applied", "applied"]);
   });
 

@@ -69,7 +69,7 @@ describe("failed and unannounced deletes", () => {
       ["0", []],
       ["1", []],
     ]);
-    const [d] = await h.services.declarations.listForScaleSet(ref);
+    const [d] = await h.services.declarations.listForTarget(ref);
     expect(d?.outcome).toMatchObject({ kind: "applied", appliedEverywhere: true });
   });
 
@@ -96,7 +96,7 @@ describe("failed and unannounced deletes", () => {
     });
     expect(again.result).toBe("updated");
     expect(await h.services.reconcile(ref, { reason: "declared", attempt: 0 })).toMatchObject({ result: "unchanged", armReads: 0 });
-    expect((await h.services.declarations.listForScaleSet(ref))[0]?.outcome.kind).toBe("applied");
+    expect((await h.services.declarations.listForTarget(ref))[0]?.outcome.kind).toBe("applied");
     // A timer run inside the TTL has nothing to look at.
     clock.advance(TTL_MS / 2);
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 0 });
@@ -104,7 +104,7 @@ describe("failed and unannounced deletes", () => {
     // One TTL after the rows were read, the next timer run reads ARM: 404, and the declaration says so.
     clock.advance(TTL_MS / 2 + 1);
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, evicted: 1 });
-    const [d] = await h.services.declarations.listForScaleSet(ref);
+    const [d] = await h.services.declarations.listForTarget(ref);
     expect(d).toMatchObject({ requestId: "after-the-delete", outcome: { kind: "target-deleted", reason: expect.stringMatching(/not ?found/i) } });
   });
 });

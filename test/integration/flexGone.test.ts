@@ -34,7 +34,7 @@ describe("a Flexible VM that disappears mid-reconcile", () => {
       const outcomes = await h.drain();
       expect(going.applied()).toBe(1);
       expect(outcomes.map((o) => (o.result === "reconciled" ? o.report.result : o.result))).toEqual(["applied"]);
-      const [d] = await h.services.declarations.listForScaleSet(scaleSetRef(FLEX));
+      const [d] = await h.services.declarations.listForTarget(scaleSetRef(FLEX));
       expect(d?.outcome.kind).toBe("applied");
       for (const vm of c.virtualMachines(FLEX)) {
         const nicId = (vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0]!.id;

@@ -47,7 +47,7 @@ describe("Flexible scale set: stale NIC PUTs by another writer between our read 
           }
           const target = parseTargetId(FLEX);
           if (!target.ok) throw new Error(target.reason);
-          const [decl] = await h.services.declarations.listForScaleSet(target.value);
+          const [decl] = await h.services.declarations.listForTarget(target.value);
           expect(decl?.outcome.kind).toBe("applied");
         } finally {
           await h.stop();

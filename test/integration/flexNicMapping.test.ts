@@ -94,7 +94,7 @@ describe("a VM's NICs mapped from what Azure states, never from their names", ()
     await h.send(declare(FLEX, { ipConfiguration: "frontend/shared" }));
     await h.drain();
 
-    const [decl] = await h.services.declarations.listForScaleSet(target(FLEX));
+    const [decl] = await h.services.declarations.listForTarget(target(FLEX));
     expect(decl?.outcome, JSON.stringify(decl?.outcome)).toMatchObject({ kind: "applied" });
     for (const { nic, configuration } of nics) {
       const pools = nicPoolsByIpConfig(h.sim.control.resource(nic) as JsonObject);
@@ -105,7 +105,7 @@ describe("a VM's NICs mapped from what Azure states, never from their names", ()
   it("Flexible: 'shared' alone goes on the primary NIC, the one flagged primary (listed second)", async () => {
     await h.send(declare(FLEX, { ipConfiguration: "shared" }));
     await h.drain();
-    const [decl] = await h.services.declarations.listForScaleSet(target(FLEX));
+    const [decl] = await h.services.declarations.listForTarget(target(FLEX));
     expect(decl?.outcome, JSON.stringify(decl?.outcome)).toMatchObject({ kind: "applied" });
     for (const { nic, configuration } of flexNics()) {
       expect(nicPoolsByIpConfig(h.sim.control.resource(nic) as JsonObject)["shared"], `${nic} (${configuration})`).toEqual(
@@ -117,7 +117,7 @@ describe("a VM's NICs mapped from what Azure states, never from their names", ()
   it("a VM with several NICs and none flagged primary: a declaration without a NIC fails with the reason and writes nothing", async () => {
     await h.send(declare(VM, { ipConfiguration: "ipconfig1" }));
     await h.drain();
-    const [decl] = await h.services.declarations.listForScaleSet(target(VM));
+    const [decl] = await h.services.declarations.listForTarget(target(VM));
     expect(decl?.outcome.kind).toBe("failed");
     expect(decl?.outcome.reason).toMatch(/2 NICs and none is flagged primary/);
     expect(h.sim.control.stats().nicPuts).toBe(0);
@@ -125,7 +125,7 @@ describe("a VM's NICs mapped from what Azure states, never from their names", ()
     await h.send(declare(VM, { ipConfiguration: "vm-two-nics-b/ipconfig1" }));
     await h.drain();
     // Two declarations now (the selector is part of one): the NIC-naming one applied, the other still failed.
-    const kinds = (await h.services.declarations.listForScaleSet(target(VM))).map((d) => d.outcome.kind).sort();
+    const kinds = (await h.services.declarations.listForTarget(target(VM))).map((d) => d.outcome.kind).sort();
     expect(kinds).toEqual(["applied", "failed"]);
     expect(nicPoolsByIpConfig(h.sim.control.resource(`${RG}/Microsoft.Network/networkInterfaces/vm-two-nics-b`) as JsonObject)["ipconfig1"]).toEqual([pool]);
     expect(nicPoolsByIpConfig(h.sim.control.resource(`${RG}/Microsoft.Network/networkInterfaces/vm-two-nics-a`) as JsonObject)["ipconfig1"]).toEqual([]);

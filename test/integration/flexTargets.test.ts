@@ -68,7 +68,7 @@ describe("NIC targets against the simulator: no lost update", () => {
     expect(c.stats(nic0)).toMatchObject({ status412: 1, nicPuts: 2 });
     expect(c.stats(nic1)).toMatchObject({ status412: 0, nicPuts: 1 });
     expect(c.stats(FLEX)).toMatchObject({ puts: 1, instanceLists: 0, instancePuts: 0 });
-    const [decl] = await h.services.declarations.listForScaleSet(target(FLEX));
+    const [decl] = await h.services.declarations.listForTarget(target(FLEX));
     expect(decl?.outcome.kind).toBe("applied");
     expect(c.poolMembers(DEMO.poolId).sort()).toEqual([`${nic0}/ipConfigurations/ipConfig0`, `${nic1}/ipConfigurations/ipConfig0`].sort());
     // Our NIC writes' events are recognised as ours.
@@ -135,7 +135,7 @@ describe("NIC targets against the simulator: no lost update", () => {
     if (h.services.cache.enabled) expect(await h.queueDepth()).toBe(1); // the scale set's reconcile, woken
     await h.drainUntilEmpty(10_000);
     expect(c.virtualMachines(FLEX)).toHaveLength(1);
-    const [decl] = await h.services.declarations.listForScaleSet(target(FLEX));
+    const [decl] = await h.services.declarations.listForTarget(target(FLEX));
     expect(decl?.outcome.kind).toBe("applied");
   });
 
@@ -154,13 +154,13 @@ describe("NIC targets against the simulator: no lost update", () => {
     expect(nicPoolsByIpConfig(nic)).toEqual({ ipConfig0: [pool] });
     expect(nic["tags"]).toEqual({ owner: "other" });
     expect(c.stats(VM_NIC)).toMatchObject({ status412: 1, nicPuts: 2 });
-    const [decl] = await h.services.declarations.listForScaleSet(target(VM));
+    const [decl] = await h.services.declarations.listForTarget(target(VM));
     expect(decl?.outcome.kind).toBe("applied");
 
     await h.send(declare(VM, { state: "absent" }));
     await h.drain();
     expect(nicPoolsByIpConfig(c.resource(VM_NIC) as JsonObject)).toEqual({ ipConfig0: [] });
-    const [gone] = await h.services.declarations.listForScaleSet(target(VM));
+    const [gone] = await h.services.declarations.listForTarget(target(VM));
     expect(gone?.outcome).toMatchObject({ kind: "applied", appliedEverywhere: true });
   });
 
@@ -176,7 +176,7 @@ describe("NIC targets against the simulator: no lost update", () => {
     c.resetStats();
     await h.send(declare(FLEX, { ipConfiguration: "ipConfig0-v6" }));
     await h.drain();
-    const decls = await h.services.declarations.listForScaleSet(target(FLEX));
+    const decls = await h.services.declarations.listForTarget(target(FLEX));
     const clash = decls.find((d) => d.ipConfiguration === "ipConfig0-v6");
     expect(clash?.outcome.kind).toBe("failed");
     expect(clash?.outcome.reason).toMatch(/already on IPv4 ip configuration .*ipConfig0.*two IP versions/);
@@ -185,7 +185,7 @@ describe("NIC targets against the simulator: no lost update", () => {
     // A VM without an IPv6 ip configuration: refused with the reason.
     await h.send(declare(VM, { backendPoolId: V6_POOL, ipVersion: "IPv6" }));
     await h.drain();
-    const [vmDecl] = await h.services.declarations.listForScaleSet(target(VM));
+    const [vmDecl] = await h.services.declarations.listForTarget(target(VM));
     expect(vmDecl?.outcome.kind).toBe("failed");
     expect(vmDecl?.outcome.reason).toMatch(/has no IPv6 ip configuration/);
   });
@@ -201,7 +201,7 @@ describe("NIC targets against the simulator: no lost update", () => {
     });
     await h.send(declare(FLEX));
     await h.drain();
-    const [decl] = await h.services.declarations.listForScaleSet(target(FLEX));
+    const [decl] = await h.services.declarations.listForTarget(target(FLEX));
     expect(decl?.outcome).toMatchObject({ kind: "refused", reason: 'orchestrationMode "Hybrid" is not one poolsync knows (Uniform, Flexible)' });
   });
 });

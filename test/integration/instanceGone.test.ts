@@ -60,7 +60,7 @@ describe("an instance scaled in under the reconcile is gone, not a failure", () 
       const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
       expect(scaleIn.applied()).toBe(1);
       expect(report.result).toBe("applied");
-      for (const d of await h.services.declarations.listForScaleSet(ref)) expect(d.outcome, d.backendPoolId).toMatchObject({ kind: "applied" });
+      for (const d of await h.services.declarations.listForTarget(ref)) expect(d.outcome, d.backendPoolId).toMatchObject({ kind: "applied" });
 
       const wanted = POOLS.map((p) => p.toLowerCase()).sort();
       expect([...poolsByIpConfig(modelNics(sim.resource(VMSS)!)).ipConfig0!].sort()).toEqual(wanted);

@@ -46,7 +46,7 @@ describe("failure isolation", () => {
     const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
     expect(report.result).toBe("applied");
 
-    const byPool = new Map((await h.services.declarations.listForScaleSet(ref)).map((d) => [d.backendPoolId, d]));
+    const byPool = new Map((await h.services.declarations.listForTarget(ref)).map((d) => [d.backendPoolId, d]));
     for (const pool of GOOD) expect(byPool.get(pool)?.outcome.kind, pool).toBe("applied");
     const ghost = byPool.get(GHOST)!;
     expect(ghost.outcome).toMatchObject({ kind: "failed", retryAt: new Date(clock.now() + 300_000).toISOString() });
@@ -72,7 +72,7 @@ describe("failure isolation", () => {
     clock.advance(2_000);
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 1 });
     await h.drain();
-    const again = (await h.services.declarations.listForScaleSet(ref)).find((d) => d.backendPoolId === GHOST)!;
+    const again = (await h.services.declarations.listForTarget(ref)).find((d) => d.backendPoolId === GHOST)!;
     expect(again.outcome.kind).toBe("failed");
     expect(again.attempts).toBe(2);
     expect(Date.parse(again.outcome.retryAt!)).toBe(clock.now() + 300_000);

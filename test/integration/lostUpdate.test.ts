@@ -62,7 +62,7 @@ describe("applyBackendPools against the simulator: no lost update", () => {
     expect(c.instances(DEMO.scaleSetId).map((vm) => poolsByIpConfig(instanceNics(vm)))).toEqual([{ ipConfig0: [] }, { ipConfig0: [], ipConfig1: [] }]);
     expect(c.stats().status412).toBe(2);
     expect(c.poolMembers(DEMO.poolId)).toEqual([]);
-    const [decl] = await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId));
+    const [decl] = await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));
     expect(decl?.outcome).toMatchObject({ kind: "applied", appliedEverywhere: true });
   });
 

@@ -29,7 +29,7 @@ describe("poolsync on the strict simulator", () => {
     const [outcome] = await h.drain();
     expect(outcome).toMatchObject({ result: "reconciled", report: { result: "failed", armWrites: 0 } });
     expect(writes(h)).toBe(0);
-    const [d] = await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId));
+    const [d] = await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));
     expect(d?.outcome).toMatchObject({
       kind: "failed",
       reason: `ARM returned no ETag for ${DEMO.scaleSetId}; poolsync writes only with If-Match`,
@@ -40,7 +40,7 @@ describe("poolsync on the strict simulator", () => {
     clock.advance(h.config.failedRetryMs + 1);
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 1 });
     await h.drain();
-    expect((await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId)))[0]?.outcome.kind).toBe("applied");
+    expect((await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId)))[0]?.outcome.kind).toBe("applied");
     expect(h.sim.control.poolMembers(DEMO.poolId)).toHaveLength(2);
   });
 
@@ -50,7 +50,7 @@ describe("poolsync on the strict simulator", () => {
     await h.send(declare(DEMO.scaleSetId));
     await h.drain();
     expect(h.sim.control.stats().instancePuts).toBe(0);
-    const [d] = await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId));
+    const [d] = await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));
     expect(d?.outcome.reason).toMatch(new RegExp(`^ARM returned no ETag for ${DEMO.scaleSetId}/virtualMachines/\\d; poolsync writes only with If-Match$`));
   });
 
@@ -84,7 +84,7 @@ describe("poolsync on the strict simulator", () => {
     expect(h.sim.control.stats()).toMatchObject({ puts: 1, instancePuts: 0 });
     expect(poolsByIpConfig(modelNics(h.sim.control.resource(AUTO_ID)!))).toEqual({ ipConfig0: [pool] });
     const ref = scaleSetRef(AUTO_ID);
-    let [d] = await h.services.declarations.listForScaleSet(ref);
+    let [d] = await h.services.declarations.listForTarget(ref);
     expect(d?.outcome).toMatchObject({ kind: "applied" });
     expect(d?.outcome.appliedEverywhere).toBeFalsy();
 
@@ -94,7 +94,7 @@ describe("poolsync on the strict simulator", () => {
     const [second] = await h.drain();
     expect(second).toMatchObject({ result: "reconciled", report: { result: "unchanged" } });
     expect((second as { report: { requeueAfterMs?: number } }).report.requeueAfterMs).toBeUndefined();
-    [d] = await h.services.declarations.listForScaleSet(ref);
+    [d] = await h.services.declarations.listForTarget(ref);
     expect(d?.outcome).toMatchObject({ kind: "applied", appliedEverywhere: true });
     expect(h.sim.control.stats().instancePuts).toBe(0);
   });

@@ -28,7 +28,7 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
     const wanted = pools.map((p) => p.toLowerCase()).sort();
     expect([...poolsByIpConfig(modelNics(c.resource(vmss)!)).ipConfig0!].sort()).toEqual(wanted);
     for (const vm of c.instances(vmss)) expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
-    const decls = await h.services.declarations.listForScaleSet(scaleSetRef(vmss));
+    const decls = await h.services.declarations.listForTarget(scaleSetRef(vmss));
     expect(decls.map((d) => d.outcome.kind)).toEqual(Array(20).fill("applied"));
   });
 
@@ -87,7 +87,7 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
       `backendPoolId: ${poolId(OTHER_SUB, "rg", "lb", "p")} is outside POOLSYNC_SCOPES`,
       `scaleSetId: ${outside} is outside POOLSYNC_SCOPES`,
     ]);
-    expect(await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId))).toEqual([]);
+    expect(await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId))).toEqual([]);
   });
 
   it("sends a malformed message to the poison queue at once, with the reason and what was received", async () => {

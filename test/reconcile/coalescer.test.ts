@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Coalescer } from "../../src/reconcile/coalescer";
-import { mergeTriggers, type ReconcileTrigger } from "../../src/reconcile/reconcileScaleSet";
+import { mergeTriggers, type ReconcileTrigger } from "../../src/reconcile/vocabulary";
 
 function gate() {
   let open!: () => void;

@@ -7,7 +7,7 @@ import { instanceRef, type InstanceRef, type ScaleSetRef } from "../../src/core/
 import { NotFoundError } from "../../src/core/errors";
 import { ifMatchWrite, type IfMatchDeps, type IfMatchTarget } from "../../src/reconcile/ifMatchWrite";
 import { Requeue } from "../../src/reconcile/requeue";
-import { WritePacer } from "../../src/reconcile/writePacer";
+import { WritePacer } from "../../src/pacing/writePacer";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";

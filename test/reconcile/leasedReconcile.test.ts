@@ -7,7 +7,7 @@ import { LEASES_PARTITION, ReconcileLeaseTable } from "../../src/azure/reconcile
 import { StorageWorkQueue } from "../../src/azure/workQueue";
 import { systemClock } from "../../src/app/systemClock";
 import { leasedReconcile, type LeasedDeps } from "../../src/reconcile/leasedReconcile";
-import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/reconcileScaleSet";
+import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/vocabulary";
 import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../support/storage";
@@ -16,7 +16,7 @@ const REF = scaleSetRef("/subscriptions/00000000-0000-0000-0000-00000000000a/res
 
 function report(trigger: ReconcileTrigger): ReconcileReport {
   return {
-    scaleSetId: REF.id,
+    targetId: REF.id,
     trigger: trigger.reason,
     result: "applied",
     declarations: 1,
@@ -51,6 +51,34 @@ function gatedPass() {
     },
   };
 }
+
+/** A clock that moves only when the test says: `sleep` resolves when `advance` passes its time (or its signal aborts). */
+function manualClock(start = 1_700_000_000_000) {
+  let now = start;
+  const waiters: Array<{ at: number; wake: () => void }> = [];
+  return {
+    now: () => now,
+    sleep: (ms: number, signal?: AbortSignal) =>
+      new Promise<void>((wake) => {
+        if (signal?.aborted) return wake();
+        waiters.push({ at: now + ms, wake });
+        signal?.addEventListener("abort", () => wake(), { once: true });
+      }),
+    advance(ms: number) {
+      now += ms;
+      for (const w of waiters.filter((w) => w.at <= now)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.wake();
+      }
+    },
+  };
+}
+
+/** Waits in real time only for storage round trips (well under the real second a wall-clock timer would take). */
+const until = async (done: () => boolean) => {
+  for (let i = 0; i < 80 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(done()).toBe(true);
+};
 
 describe("leasedReconcile over the lease table (Azurite): one reconcile of a scale set at a time across hosts", () => {
   let table: TableClient;
@@ -125,22 +153,63 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
   });
 
   it("a crashed holder's lease expires: its safety-net message then finds the lease free and the pass runs", async () => {
+    const clock = manualClock();
+    const timed = new ReconcileLeaseTable(table, clock.now);
+    const sent: Array<{ reason: string; delayMs: number | undefined }> = [];
+    const real = new StorageWorkQueue(queue, queue);
+    const recording = {
+      enqueueReconcile: async (id: string, reason: string, opts: { delayMs?: number } = {}) => {
+        sent.push({ reason, delayMs: opts.delayMs });
+        await real.enqueueReconcile(id, reason, opts);
+      },
+    };
+    const timedDeps: LeasedDeps = { ...deps, leases: timed, queue: recording, clock };
     // The dead host took the lease for 1.5 s and never came back.
-    expect(await leases.acquire(REF, "dead-host", 1500, false)).toEqual({ kind: "acquired" });
+    expect(await timed.acquire(REF, "dead-host", 1500, false)).toEqual({ kind: "acquired" });
     const ran: ReconcileTrigger[] = [];
-    const deferred = await leasedReconcile(REF, { reason: "declare", attempt: 0 }, deps, async (t) => (ran.push(t), report(t)));
+    const deferred = await leasedReconcile(REF, { reason: "declare", attempt: 0 }, timedDeps, async (t) => (ran.push(t), report(t)));
     expect(deferred.result).toBe("deferred");
     expect(ran).toEqual([]);
-    // The safety net: a reconcile that becomes visible only after the lease's expiry.
+    // The safety net: a reconcile that becomes visible only after the lease's expiry (a second after it).
+    expect(sent).toEqual([{ reason: "lease check: declare", delayMs: 2500 }]);
     const now = await queue.receiveMessages({ numberOfMessages: 1 });
     expect(now.receivedMessageItems).toEqual([]);
-    await new Promise((r) => setTimeout(r, 3500));
-    const got = await queue.receiveMessages({ numberOfMessages: 1 });
-    const msg = decodeQueueBody(got.receivedMessageItems[0]!.messageText) as { kind: string; scaleSetId: string; reason: string };
-    expect(msg).toMatchObject({ kind: "reconcile", scaleSetId: REF.id, reason: "lease check: declare" });
-    expect(await leasedReconcile(REF, { reason: msg.reason, attempt: 0 }, deps, async (t) => (ran.push(t), report(t)))).toMatchObject({ result: "applied" });
+    clock.advance(2500);
+    expect(await leasedReconcile(REF, { reason: sent[0]!.reason, attempt: 0 }, timedDeps, async (t) => (ran.push(t), report(t)))).toMatchObject({
+      result: "applied",
+    });
     expect(ran).toHaveLength(1);
-  }, 15_000);
+  });
+
+  it("the holder renews the lease on the injected clock: a pass longer than the lease keeps it", async () => {
+    const clock = manualClock();
+    const timed = new ReconcileLeaseTable(table, clock.now);
+    let renewed = 0;
+    const counting = Object.assign(Object.create(timed) as ReconcileLeaseTable, {
+      renew: async (ref: typeof REF, holder: string, ttlMs: number) => {
+        const ok = await timed.renew(ref, holder, ttlMs);
+        renewed++;
+        return ok;
+      },
+    });
+    const timedDeps: LeasedDeps = { ...deps, leases: counting, clock, ttlMs: 3000 };
+    let other: unknown;
+    await leasedReconcile(REF, { reason: "long pass", attempt: 0 }, timedDeps, async (t) => {
+      if (other) return report(t); // the pass "other" asked for by finding the lease held
+      // Twice the lease's length, in steps of its renewal period (a third of it).
+      for (let step = 1; step <= 6; step++) {
+        clock.advance(1000);
+        await until(() => renewed >= step);
+      }
+      other = await timed.acquire(REF, "other", 3000, false);
+      return report(t);
+    });
+    expect(other).toMatchObject({ kind: "held" });
+    // Stopped with the pass: time moving on renews nothing more.
+    clock.advance(5000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(renewed).toBe(6);
+  });
 
   it("a request for another pass made between the holder's last read and its release is not lost", async () => {
     expect(await leases.acquire(REF, "holder", 60_000, false)).toEqual({ kind: "acquired" });
@@ -149,12 +218,15 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     expect(await leases.release(REF, "holder", 60_000)).toEqual({ again: true, fresh: false });
     expect(await leases.release(REF, "holder", 60_000)).toEqual({ again: false });
     // A holder whose lease expired and was taken over does not release the new holder's lease.
-    expect(await leases.acquire(REF, "slow", 1, false)).toEqual({ kind: "acquired" });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(await leases.acquire(REF, "next", 60_000, false)).toEqual({ kind: "acquired" });
-    expect(await leases.renew(REF, "slow", 60_000)).toBe(false);
-    expect(await leases.release(REF, "slow", 60_000)).toEqual({ again: false });
-    expect(await leases.acquire(REF, "third", 60_000, false)).toMatchObject({ kind: "held" });
+    const clock = manualClock();
+    const timed = new ReconcileLeaseTable(table, clock.now);
+    expect(await timed.release(REF, "holder", 0)).toEqual({ again: false });
+    expect(await timed.acquire(REF, "slow", 1, false)).toEqual({ kind: "acquired" });
+    clock.advance(20);
+    expect(await timed.acquire(REF, "next", 60_000, false)).toEqual({ kind: "acquired" });
+    expect(await timed.renew(REF, "slow", 60_000)).toBe(false);
+    expect(await timed.release(REF, "slow", 60_000)).toEqual({ again: false });
+    expect(await timed.acquire(REF, "third", 60_000, false)).toMatchObject({ kind: "held" });
   });
 
   it("a pass that throws lets go at once, so the retry is not held off for the whole lease", async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { learnWriteBudget, observationsOf, parseRemainingResource } from "../../src/azure/rateLimitHeaders";
+import { observationsOf, parseRemainingResource } from "../../src/azure/rateLimitHeaders";
+import { learnWriteBudget } from "../../src/pacing/learnWriteBudget";
 import { instanceRef } from "../../src/core/resourceIds";
-import { WritePacer } from "../../src/reconcile/writePacer";
+import { WritePacer } from "../../src/pacing/writePacer";
 import { scaleSetRef } from "../support/refs";
 
 const SUB = "00000000-0000-0000-0000-0000000000b1";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { instanceRef } from "../../src/core/resourceIds";
-import { WritePacer } from "../../src/reconcile/writePacer";
+import { WritePacer } from "../../src/pacing/writePacer";
 import { instanceRefOf, scaleSetRef } from "../support/refs";
 
 /** The write pacer over a clock the test moves: CRP's per-resource and per-subscription buckets, ARM's write bucket, a 429's Retry-After. */

@@ -163,7 +163,7 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
   for (const name of SCALE_SETS) {
     const ss = ssId(name);
     const key = ss.toLowerCase();
-    const rows = await svc.declarations.listForScaleSet(scaleSetRef(ss));
+    const rows = await svc.declarations.listForTarget(scaleSetRef(ss));
     const resource = c.resource(ss);
     // Judged by what ARM holds at the end: a delete whose operation ended Failed (an "operation ended Failed" fault
     // still pending on it) leaves the scale set in place, and its declarations must hold on it like any other's.
@@ -238,7 +238,7 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
   // The Flexible scale set: other writers' NIC changes and capacity survive; every applied declaration holds on the
   // model and on every live VM's NIC.
   {
-    const rows = await svc.declarations.listForScaleSet(scaleSetRef(FLEX));
+    const rows = await svc.declarations.listForTarget(scaleSetRef(FLEX));
     const resource = c.resource(FLEX);
     const nics = flexNics(c);
     for (const [nic, tags] of othersNicTags) {

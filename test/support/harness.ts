@@ -130,13 +130,27 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
 /** A clock the test moves by hand; sleeps pass at once (they only pace retries). */
 export function manualClock(start = Date.parse("2026-12-02T10:00:00Z")): Clock & { advance(ms: number): void } {
   let now = start;
+  // A sleep with an abort signal is a background timer (the lease renewal): it waits for time to pass, and does not
+  // itself move time, or it would race the clock forward while the pass it serves runs.
+  const background: Array<{ at: number; wake: () => void }> = [];
+  const moveTo = (t: number) => {
+    now = t;
+    for (const w of background.filter((w) => w.at <= now)) {
+      background.splice(background.indexOf(w), 1);
+      w.wake();
+    }
+  };
   return {
     now: () => now,
-    sleep: async (ms) => {
-      now += ms;
+    sleep: async (ms, signal) => {
+      if (!signal) return moveTo(now + ms);
+      if (signal.aborted) return;
+      await new Promise<void>((wake) => {
+        const w = { at: now + ms, wake };
+        background.push(w);
+        signal.addEventListener("abort", () => (background.includes(w) && background.splice(background.indexOf(w), 1), wake()), { once: true });
+      });
     },
-    advance: (ms) => {
-      now += ms;
-    },
+    advance: (ms) => moveTo(now + ms),
   };
 }

@@ -38,3 +38,103 @@ export function importViolations(root: string, part: string, allowed: readonly s
   }
   return out;
 }
+
+/**
+ * The layers inside src/, lowest first: a folder may import its own files and any folder of a lower layer, never one
+ * of its own layer or above. `config` is src/config.ts. So: core ← config, pacing ← azure, reconcile, intake ← app,
+ * cli ← functions (the edges, the reconcile and the intake do not import one another; `cli` is the HTTP API's client
+ * program, beside the composition root).
+ */
+export const SRC_LAYERS: readonly (readonly string[])[] = [["core"], ["config", "pacing"], ["azure", "reconcile", "intake"], ["app", "cli"], ["functions"]];
+
+export interface LayerViolation {
+  file: string;
+  specifier: string;
+  /** "from → to": the folders of src/ the import crosses upwards or sideways. */
+  crosses: string;
+}
+
+/** The src/ folder a path under src/ belongs to ("config" for src/config.ts). */
+function srcFolder(pathUnderSrc: string): string {
+  const parts = pathUnderSrc.split(sep);
+  return parts.length > 1 ? parts[0]! : parts[0]!.replace(/\.ts$/, "");
+}
+
+function relativeImports(file: string): string[] {
+  return [...readFileSync(file, "utf8").matchAll(IMPORT)].map((m) => m[1]!);
+}
+
+/** Every import inside `root/src` that goes sideways or upwards between src/ folders (see SRC_LAYERS). */
+export function layerViolations(root: string, layers: readonly (readonly string[])[] = SRC_LAYERS): LayerViolation[] {
+  const src = join(root, "src");
+  const rank = new Map(layers.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
+  const out: LayerViolation[] = [];
+  for (const file of tsFiles(src)) {
+    const from = srcFolder(relative(src, file));
+    for (const specifier of relativeImports(file)) {
+      const target = relative(src, resolve(dirname(file), specifier));
+      if (target.startsWith("..")) continue; // leaving src/ is importViolations' business
+      const to = srcFolder(target);
+      if (to === from) continue;
+      const a = rank.get(from);
+      const b = rank.get(to);
+      if (a === undefined || b === undefined || b >= a) out.push({ file: relative(root, file), specifier, crosses: `${from} → ${to}` });
+    }
+  }
+  return out;
+}
+
+/** The .ts file an import names (`./x` → x.ts or x/index.ts), or undefined when it names none. */
+function resolveTs(from: string, specifier: string): string | undefined {
+  const base = resolve(dirname(from), specifier.replace(/\.js$/, ""));
+  for (const candidate of [`${base}.ts`, join(base, "index.ts"), base]) {
+    try {
+      if (candidate.endsWith(".ts") && readFileSync(candidate)) return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Every import cycle among the files under `root/<part>` (type-only imports count too: they tie the modules'
+ * meaning together just the same), each as the files around it, starting from its first file in path order.
+ */
+export function importCycles(root: string, part: string): string[][] {
+  const files = tsFiles(join(root, part)).sort();
+  const edges = new Map(
+    files.map((f) => [f, [...new Set(relativeImports(f).flatMap((s) => resolveTs(f, s) ?? []))].filter((t) => t.startsWith(join(root, part)))]),
+  );
+  // Tarjan's strongly connected components: every component of more than one file (or a file importing itself) is a cycle.
+  let index = 0;
+  const indexOf = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string) => {
+    indexOf.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!indexOf.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, indexOf.get(w)!));
+    }
+    if (low.get(v) === indexOf.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (edges.get(v) ?? []).includes(v)) cycles.push(component.map((f) => relative(root, f)).sort());
+    }
+  };
+  for (const f of files) if (!indexOf.has(f)) visit(f);
+  return cycles.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}

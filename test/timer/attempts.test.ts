@@ -53,7 +53,7 @@ describe("re-enqueued reconciles and the timer", () => {
     expect(await h.services.reconcile(ref, { reason: "timer", attempt: 1 })).toMatchObject({ result: "requeued" });
     clock.advance(61_000);
     expect(await h.services.reconcile(ref, { reason: "retry", attempt: 2 })).toMatchObject({ result: "failed" });
-    const [d] = await h.services.declarations.listForScaleSet(ref);
+    const [d] = await h.services.declarations.listForTarget(ref);
     expect(d?.outcome).toMatchObject({ kind: "failed", reason: expect.stringMatching(/^gave up after 2 re-enqueued attempts: throttled/) });
   });
 });

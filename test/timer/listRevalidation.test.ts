@@ -155,7 +155,7 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     expect(await h.services.reconcileStale()).toMatchObject({ listPages: 1, notListed: 1, scaleSetGets: 1, evicted: 1 });
     const p = await h.services.cache.readPartition(gone);
     expect([p.scaleSet, p.instances.size]).toEqual([undefined, 0]);
-    const [d] = await h.services.declarations.listForScaleSet(gone);
+    const [d] = await h.services.declarations.listForTarget(gone);
     expect(d?.outcome).toMatchObject({ kind: "target-deleted" });
   }, 120_000);
 

@@ -101,7 +101,7 @@ describe("reconcileStale: the timer's safety net", () => {
     expect(run).toMatchObject({ visited: 1, evicted: 1, enqueued: 0 });
     const partition = await h.services.cache.readPartition(scaleSetRef(DEMO.scaleSetId));
     expect([partition.scaleSet, partition.instances.size]).toEqual([undefined, 0]);
-    const [d] = await h.services.declarations.listForScaleSet(scaleSetRef(DEMO.scaleSetId));
+    const [d] = await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));
     expect(d?.outcome).toMatchObject({ kind: "target-deleted" });
   });
 
@@ -165,7 +165,7 @@ describe("reconcileStale: the timer's safety net", () => {
     await h.send({ ...declarePresent, ipConfiguration: "no-such-ipconfig" });
     await h.drain();
     const ref = scaleSetRef(DEMO.scaleSetId);
-    expect((await h.services.declarations.listForScaleSet(ref))[0]?.outcome.kind).toBe("failed");
+    expect((await h.services.declarations.listForTarget(ref))[0]?.outcome.kind).toBe("failed");
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 0 });
     clock.advance(h.config.failedRetryMs + 1);
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 1 });
@@ -176,7 +176,7 @@ describe("reconcileStale: the timer's safety net", () => {
     await h.drain();
     const run = await h.services.reconcileStale();
     expect(run.removedDeclarations).toBe(1); // the one gone from model and instances; the failed one stays visible
-    expect((await h.services.declarations.listForScaleSet(ref)).map((d) => [d.ipConfiguration, d.outcome.kind])).toEqual([["no-such-ipconfig", "failed"]]);
+    expect((await h.services.declarations.listForTarget(ref)).map((d) => [d.ipConfiguration, d.outcome.kind])).toEqual([["no-such-ipconfig", "failed"]]);
   });
 
   it("asks again, without an ARM read, for a declaration whose reconcile was lost (pending for 10 minutes)", async () => {
@@ -210,7 +210,7 @@ describe("reconcileStale: the timer's safety net", () => {
       reason: expect.stringMatching(/^timer: declaration pending since /),
     });
     await h.drain();
-    const d = (await h.services.declarations.listForScaleSet(ref)).find((x) => x.requestId === "lost-1");
+    const d = (await h.services.declarations.listForTarget(ref)).find((x) => x.requestId === "lost-1");
     expect(d?.outcome.kind).toBe("applied");
     expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0 ?? []).toEqual([]);
   });

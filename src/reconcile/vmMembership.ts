@@ -7,8 +7,9 @@ import { mapLimit } from "../core/retryPolicy";
 import { writeVmNics, type VmNicDeps, type VmNicResult } from "./vmNics";
 
 /**
- * A Flexible scale set: its model shapes only the VMs to come (written before this, like a Uniform model), and
- * each existing VM's membership is on its NIC resources. The VMs are found as Azure lists them: the resource
+ * Membership held on VMs' NICs, for both targets that have them. A Flexible scale set: its model shapes only the VMs
+ * to come (written before this, like a Uniform model), and each existing VM's membership is on its NIC resources; a
+ * standalone VM has only those. The VMs are found as Azure lists them: the resource
  * group's VMs whose `virtualMachineScaleSet.id` is this scale set.
  */
 

@@ -1,0 +1,113 @@
+import type { Clock, Logger, ProblemLog, ReconcileAttempts, ReconcileLeases, WorkQueue } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
+import { Coalescer } from "./coalescer";
+import { leasedReconcile, type LeaseHandover } from "./leasedReconcile";
+import { deferredReport, mergeTriggers, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
+
+/**
+ * How a reconcile runs, in the order it runs (controller-runtime's `reconcileHandler`):
+ *
+ *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly);
+ *   2. stand down  a leading pass that finds a declare window opened behind it leaves the work to that window's pass;
+ *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs again);
+ *   4. reconcile   the target's own reconcile (scale set or VM): re-read, write the difference with If-Match;
+ *   5. outcome     the one place a report becomes "done" or "requeue after" (see `queueOutcomeOf`).
+ *
+ * "Poison" is not a reconcile's answer: a message is poisoned before it gets here (it fails validation, in
+ * handleQueueMessage) or by the host, when the invocation throws `maxDequeueCount` times. A chain that gives up after
+ * POOLSYNC_MAX_ATTEMPTS ends "failed" on its declarations, for the timer to retry after their retry time.
+ */
+
+export interface RunnerDeps {
+  /** Step 4: the target's reconcile. */
+  reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
+  leases: ReconcileLeases;
+  queue: WorkQueue;
+  attempts: ReconcileAttempts;
+  problems: ProblemLog;
+  clock: Clock;
+  log: Logger;
+  leaseTtlMs: number;
+  newHolderId: () => string;
+  /** What one lease holder hands the next (the target's write budgets). */
+  handover?: LeaseHandover;
+  /** How long a fresh reconcile waits for others to join it (POOLSYNC_GATHER_MS). */
+  gatherMs: number;
+  /** Declare window on: a window opened behind a leading declaration is still to run its reconcile. */
+  windowPending?: (ref: TargetRef) => Promise<boolean>;
+}
+
+/** What the queue does after a pass. */
+export type QueueOutcome = { kind: "done" } | { kind: "requeue-after"; delayMs: number };
+
+/** The one mapping from a report to the queue: a report that asks to come back is requeued after its delay. */
+export function queueOutcomeOf(report: ReconcileReport): QueueOutcome {
+  return report.requeueAfterMs !== undefined ? { kind: "requeue-after", delayMs: report.requeueAfterMs } : { kind: "done" };
+}
+
+/** A pass worth a row in the status view's problem log: it met a 412 or a throttle, or did not end well. */
+const worthRecording = (r: ReconcileReport) => r.preconditionFailures > 0 || r.throttles > 0 || r.result === "requeued" || r.result === "failed";
+
+export class ReconcileRunner {
+  /** Step 1, exposed for draining at shutdown (`idle()`). */
+  readonly coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
+
+  constructor(private readonly deps: RunnerDeps) {
+    this.coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, deps.gatherMs, deps.clock.sleep);
+  }
+
+  /** Steps 1–5: what a queue message runs. */
+  joined(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
+    return this.coalescer.run(ref.key, trigger, async (merged) =>
+      // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all.
+      merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref))
+        ? deferredReport(ref, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, this.deps.log)
+        : this.run(ref, merged),
+    );
+  }
+
+  /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */
+  run(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
+    const { leases, queue, clock, log, leaseTtlMs, newHolderId, handover } = this.deps;
+    return leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: leaseTtlMs, newHolderId, ...(handover ? { handover } : {}) }, (t) =>
+      this.pass(ref, t),
+    );
+  }
+
+  /** Steps 4 and 5 (each pass a lease holder runs, the extra ones included). */
+  private async pass(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
+    const report = await this.deps.reconcile(ref, trigger);
+    await this.settle(ref, trigger, report);
+    return report;
+  }
+
+  /** Step 5: the problem log, the attempt chain and the requeue. */
+  private async settle(ref: TargetRef, trigger: ReconcileTrigger, report: ReconcileReport): Promise<void> {
+    const { problems, attempts, queue, clock } = this.deps;
+    if (worthRecording(report)) {
+      await problems.record(ref, {
+        scaleSetId: ref.id,
+        at: new Date(clock.now()).toISOString(),
+        result: report.result,
+        preconditionFailures: report.preconditionFailures,
+        throttles: report.throttles,
+        reason: report.reason ?? `${report.preconditionFailures} precondition failures resolved by re-reading`,
+      });
+    }
+    const outcome = queueOutcomeOf(report);
+    switch (outcome.kind) {
+      case "requeue-after": {
+        // Recorded first: if the enqueue fails, the timer still knows the chain and carries its count on.
+        const reason = `retry after: ${report.reason ?? report.result}`;
+        const attempt = trigger.attempt + 1;
+        await attempts.record(ref, { attempt, nextAttemptAt: clock.now() + outcome.delayMs, reason });
+        await queue.enqueueReconcile(ref.id, reason, { delayMs: outcome.delayMs, attempt });
+        return;
+      }
+      case "done":
+        // A re-enqueued chain ends here: the timer must not see it as still running.
+        if (trigger.attempt > 0) await attempts.clear(ref);
+        return;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import type { ArmResourceEvent, NicOrVmEvent } from "../core/armEvents";
+import type { CachedEntry, DeclarationStore, EventDebounce, Logger, ModelCache, WorkQueue } from "../core/ports";
+import type { Scope } from "../core/scopes";
+
+/** What every ARM event handler (scale sets and instances; NICs and VMs) needs, answers, and tests alike. */
+
+export interface EventDeps {
+  scopes: readonly Scope[];
+  cache: ModelCache;
+  debounce: EventDebounce;
+  declarations: DeclarationStore;
+  queue: WorkQueue;
+  log: Logger;
+  now: () => number;
+  debounceMs: number;
+}
+
+export type EventOutcome = "malformed" | "ignored" | "out-of-scope" | "own-write" | "invalidated" | "invalidated+reconcile" | "deleted" | "deleted+reconcile";
+
+/** The reason an event gives the rows it marks stale and the reconcile it asks for. */
+export const eventReason = (e: ArmResourceEvent | NicOrVmEvent) =>
+  `event ${e.id} ${e.type.replace("Microsoft.Resources.", "")} ${e.operationName} at ${e.time ?? "?"}`;
+
+/** The event reports one of our own writes: its client request id is the one our row holds (written or in flight). */
+export const isOwnWrite = (e: ArmResourceEvent | NicOrVmEvent, entry: CachedEntry<unknown> | undefined) =>
+  e.clientRequestId !== undefined &&
+  entry !== undefined &&
+  (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);

@@ -1,0 +1,133 @@
+import type { Config } from "../config";
+import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
+import type { TargetRef } from "../core/resourceIds";
+import type { CallStats } from "./callStats";
+import type { WritePacer } from "../pacing/writePacer";
+
+/**
+ * The words every reconcile speaks, whatever its target (scale set or VM): what asked for it (the trigger), what it
+ * needs (its deps), and what it answers (the report), with the two ways a report is made.
+ */
+
+export interface ReconcileDeps {
+  compute: ComputePort;
+  /** NICs: Flexible scale sets' VMs and standalone VMs. */
+  network: NetworkPort;
+  declarations: DeclarationStore;
+  cache: ModelCache;
+  clock: Clock;
+  log: Logger;
+  config: Pick<
+    Config,
+    "scopes" | "bindings" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs"
+  >;
+  pacer: WritePacer;
+  newRequestId: () => string;
+  random?: () => number;
+}
+
+export type ReconcileResult =
+  | "applied"
+  | "unchanged"
+  | "no-declarations"
+  | "refused"
+  | "target-deleted"
+  | "target-deleting"
+  | "requeued"
+  | "failed"
+  /** Another host held the scale set's reconcile lease: it runs the pass (see leasedReconcile). */
+  | "deferred";
+
+export interface ReconcileReport {
+  /** The scale set or VM reconciled. */
+  targetId: string;
+  trigger: string;
+  result: ReconcileResult;
+  declarations: number;
+  armReads: number;
+  armWrites: number;
+  preconditionFailures: number;
+  throttles: number;
+  instancesWritten: number;
+  durationMs: number;
+  requeueAfterMs?: number;
+  reason?: string;
+}
+
+export interface ReconcileTrigger {
+  reason: string;
+  /** 0 for a fresh request; n for the n-th re-enqueued attempt. */
+  attempt: number;
+  /** Read the model and the instances from ARM even where the cache has fresh rows. */
+  fresh?: boolean;
+  /**
+   * A quiet scale set's first declaration, reconciled at once: it stands down when a declare window opened behind it
+   * meanwhile (a burst), whose reconcile writes them all.
+   */
+  leading?: boolean;
+}
+
+/** What one reconcile does for every request that joined it: all their reasons, the most careful reading. */
+export function mergeTriggers(a: ReconcileTrigger, b: ReconcileTrigger): ReconcileTrigger {
+  const reason = a.reason === b.reason ? a.reason : `${a.reason}; ${b.reason}`;
+  return {
+    reason: reason.slice(0, 512),
+    attempt: Math.max(a.attempt, b.attempt),
+    ...(a.fresh || b.fresh ? { fresh: true } : {}),
+    // Only a pass that serves nothing but leading declarations may stand down for a window.
+    ...(a.leading && b.leading ? { leading: true } : {}),
+  };
+}
+
+/** The report of one pass over a target, logged as `reconcile` with its ARM calls and how long it took. */
+export function reporter(
+  target: TargetRef,
+  trigger: ReconcileTrigger,
+  stats: CallStats,
+  deps: { clock: Clock; log: Logger },
+  written: () => number,
+): (result: ReconcileResult, declarations: number, extra?: Partial<ReconcileReport>) => ReconcileReport {
+  const started = deps.clock.now();
+  return (result, declarations, extra = {}) => {
+    const r: ReconcileReport = {
+      targetId: target.id,
+      trigger: triggerText(trigger),
+      result,
+      declarations,
+      armReads: stats.reads,
+      armWrites: stats.writes,
+      preconditionFailures: stats.preconditionFailures,
+      throttles: stats.throttles,
+      instancesWritten: written(),
+      durationMs: deps.clock.now() - started,
+      ...extra,
+    };
+    deps.log.info("reconcile", logFields(r));
+    return r;
+  };
+}
+
+/** A pass that left the work to another (a lease holder, a declare window): no ARM call, logged like any report. */
+export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, reason: string, durationMs: number, log: Logger): ReconcileReport {
+  const report: ReconcileReport = {
+    targetId: target.id,
+    trigger: triggerText(trigger),
+    result: "deferred",
+    declarations: 0,
+    armReads: 0,
+    armWrites: 0,
+    preconditionFailures: 0,
+    throttles: 0,
+    instancesWritten: 0,
+    durationMs,
+    reason,
+  };
+  log.info("reconcile", logFields(report));
+  return report;
+}
+
+/** The log keeps `scaleSetId` beside `targetId`: queries and alerts written before VMs were targets read it. */
+const logFields = (r: ReconcileReport) => ({ ...r, scaleSetId: r.targetId });
+
+/** The trigger as the report and the log show it (a leading pass says so, as it always has). */
+const triggerText = (t: ReconcileTrigger) => (t.leading ? `leading: ${t.reason}` : t.reason);
