@@ -108,7 +108,7 @@ describe("MembershipTable", () => {
   });
 
   it("a finished absent stays the key's newest after its removal: a late older message cannot bring the pool back", async () => {
-    let at = now();
+    const at = now();
     const clocked = new MembershipTable(client, () => at);
     await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
     await clocked.upsert(ref, declaration({ requestId: "absent-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));

@@ -88,7 +88,7 @@ export async function startLocalProcess(args: string[], env: Record<string, stri
     if (exitCode !== undefined) throw new Error(`main.js exited with ${exitCode}`);
   } catch (err) {
     child.kill("SIGKILL");
-    throw new Error(`${(err as Error).message}\n--- output ---\n${lines.join("\n")}`);
+    throw new Error(`${(err as Error).message}\n--- output ---\n${lines.join("\n")}`, { cause: err });
   }
   return proc;
 }
