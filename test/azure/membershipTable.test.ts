@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { MembershipTable, REMOVED_RETENTION_MS } from "../../src/azure/membershipTable";
 import { QUEUE_DECLARER, type Declaration } from "../../src/core/declarations";
 import { scaleSetRef } from "../support/refs";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /** The memberships table on Azurite: idempotent upserts ordered by declaredAt, and outcomes that never clobber a newer declaration. */
 

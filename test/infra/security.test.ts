@@ -20,7 +20,7 @@ interface AuthSettingsV2 {
 
 describe("the HTTP API behind Microsoft Entra ID", () => {
   it("App Service authentication: every call needs a token for the app registration, else 401; Event Grid's webhook keeps its key", () => {
-    const auth = child("config", "authsettingsV2").properties as AuthSettingsV2;
+    const auth = child("config", "authsettingsV2").properties as unknown as AuthSettingsV2;
     expect(auth.platform).toEqual({ enabled: true });
     expect(auth.globalValidation).toEqual({
       requireAuthentication: true,
