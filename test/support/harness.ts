@@ -1,4 +1,3 @@
-import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
 import { loadConfig, type Config } from "../../src/config";
 import { createServices, type ServiceOverrides, type Services } from "../../src/app/services";
