@@ -1,8 +1,22 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Test files that must wait in real time, so they stay out of `npm run test:fast` (`vitest run --project fast`);
+ * `npm test` (`vitest run`) runs both projects. Each entry says what it waits for: time that no injected clock can
+ * move (processes starting, Azurite's visibility timeouts, a real declare window, the soak's and benchmark's minutes).
+ */
+const REAL_WAITING = [
+  "test/e2e/**", // `npm run local`, the demo and several hosts as processes: builds, starts and drains them
+  "test/soak/soak.test.ts", // 15 s of chaos by design, then the quiesce
+  "test/bench/smoke.test.ts", // a quick benchmark run as a process (simulated minutes, real start-up)
+  "test/integration/declareWindow.test.ts", // a 30 s declare window of Azurite queue visibility, read across processes
+  "test/intake/declareWindow.test.ts", // the declare window through the HTTP API, in Azurite's time
+  "test/local/listenerLock.test.ts", // the host's blob lease (15 s minimum in Azurite) taken over by another host
+  "test/local/timerAndDrain.test.ts", // the runtime's timer fires on the wall clock and drains on stop
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     exclude: ["dist/**", "node_modules/**"],
     globalSetup: ["test/support/globalSetup.ts"],
     // Generous: integration suites wait for real reconciles, and a shared 2-core machine can be slow.
@@ -10,5 +24,9 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Integration suites share one Azurite; each test uses its own table/queue names, so files may run in parallel.
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
+    projects: [
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: ["dist/**", "node_modules/**", ...REAL_WAITING] } },
+      { extends: true, test: { name: "real-waiting", include: REAL_WAITING.map((p) => (p.endsWith(".ts") ? p : `${p}/*.test.ts`)) } },
+    ],
   },
 });

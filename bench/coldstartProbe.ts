@@ -5,14 +5,14 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { capturedFunctions, installCoreStandIn, withLoadingEntry, type CapturedFunction } from "../local/coreStandIn";
-import { eventInvocation } from "../local/eventGridWebhook";
-import { expandGlob } from "../local/glob";
-import { toRpcHttpRequest } from "../local/httpTrigger";
-import type { InvocationInput } from "../local/invoke";
-import { invokeCaptured } from "../local/invoke";
-import { queueTriggerInput } from "../local/queueMessage";
-import { toHostTypedData } from "../local/typedData";
+import { capturedFunctions, installCoreStandIn, withLoadingEntry, type CapturedFunction } from "../local/host/coreStandIn";
+import { eventInvocation } from "../local/host/eventGridWebhook";
+import { expandGlob } from "../local/host/glob";
+import { toRpcHttpRequest } from "../local/host/httpTrigger";
+import type { InvocationInput } from "../local/host/invoke";
+import { invokeCaptured } from "../local/host/invoke";
+import { queueTriggerInput } from "../local/host/queueMessage";
+import { toHostTypedData } from "../local/host/typedData";
 
 export interface ProbeResult {
   function: string;

@@ -4,8 +4,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureAzurite } from "../local/azurite";
-import { UsageError } from "../test/support/cliFlags";
+import { ensureAzurite } from "../devkit/azurite";
+import { UsageError } from "../devkit/cliFlags";
 import { benchOptions, USAGE, type BenchOptions } from "./options";
 import { HOST_COUNTS, renderHosts } from "./hostsReport";
 import { runOverhead } from "./overhead";

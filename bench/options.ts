@@ -1,4 +1,4 @@
-import { numberFlag, parseFlags } from "../test/support/cliFlags";
+import { numberFlag, parseFlags } from "../devkit/cliFlags";
 
 export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations]
   --quick            the small plan (minutes, not hours); results go to *.quick.* files

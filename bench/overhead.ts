@@ -6,7 +6,7 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ArmSimulator } from "../sim";
-import { SIM_CA_FILE } from "../test/support/harness";
+import { SIM_CA_FILE } from "../devkit/simulator";
 import { readFileSync } from "node:fs";
 import { startPoolsync } from "./poolsyncRun";
 import { percentile, prng } from "./stats";

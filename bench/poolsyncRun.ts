@@ -1,7 +1,7 @@
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
 // timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json: batchSize 16,
 // newBatchThreshold 8), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
-import { QueueDrain } from "../test/support/queueDrain";
+import { QueueDrain } from "../local/stack/queueDrain";
 import { QueueClient } from "@azure/storage-queue";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
@@ -9,8 +9,8 @@ import { loadConfig } from "../src/config";
 import { createServices, type Services } from "../src/app/services";
 import type { Clock, Logger } from "../src/core/ports";
 import type { ArmSimulator, EventGridEvent } from "../sim";
-import { SIM_CA_FILE } from "../test/support/harness";
-import { uniqueName } from "../test/support/storage";
+import { SIM_CA_FILE } from "../devkit/simulator";
+import { uniqueName } from "../devkit/storage";
 import type { StrategyRun } from "./peers";
 import { IP_CONFIG, type Change } from "./world";
 

@@ -1,9 +1,9 @@
 import { SETTINGS } from "../src/config";
 import { accountFor } from "./accounting";
 import { QUEUE_DECLARER } from "../src/core/declarations";
+import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
 // The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
 import type { ArmSimulator } from "../sim";
-import { scaleSetRef } from "../test/support/refs";
 import { startPeer, type PeerKind, type StrategyRun } from "./peers";
 import { startPoolsync, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
 import { percentile, prng } from "./stats";
@@ -644,7 +644,7 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
       Array.from({ length: 32 }, async () => {
         while (next < world.scaleSets.length) {
           const id = world.scaleSets[next++] as string;
-          const { stored } = await p.services.declarations.upsert(scaleSetRef(id), {
+          const { stored } = await p.services.declarations.upsert(madeUpRef(id), {
             scaleSetId: id,
             backendPoolId: poolOf(id),
             ipConfiguration: "ipConfig0",
@@ -655,7 +655,7 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
           });
           // Applied, as ARM holds it: a declaration left pending would look stuck once the clock moves on, and the
           // timer would ask a reconcile of every scale set (the sweep measures reads, not that).
-          await p.services.declarations.recordOutcome(scaleSetRef(id), stored, { kind: "applied", appliedEtag: "", at: new Date(sim0(s)).toISOString() });
+          await p.services.declarations.recordOutcome(madeUpRef(id), stored, { kind: "applied", appliedEtag: "", at: new Date(sim0(s)).toISOString() });
         }
       }),
     );
@@ -703,3 +703,10 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
 }
 
 const sim0 = (s: Started) => s.sim.control.clock.now();
+
+/** The ref of a scale set ID the benchmark's world made up; a bad one is a bug in the benchmark. */
+function madeUpRef(id: string): ScaleSetRef {
+  const r = parseScaleSetId(id);
+  if (!r.ok) throw new Error(`bench bug: ${id} ${r.reason}`);
+  return r.value;
+}

@@ -2,7 +2,7 @@
 // other writers whose changes must survive.
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions, type JsonObject, type SeedSpec } from "../sim";
 import { instanceNics, modelNics, nicPoolsByIpConfig, poolsByIpConfig } from "../sim/wire";
-import { poolId, scaleSetId } from "../test/support/worlds";
+import { poolId, scaleSetId } from "../devkit/worlds";
 
 export const RG = "bench";
 export const IP_CONFIG = "ipConfig0";

@@ -15,7 +15,11 @@ describe("what each part of the repository may import", () => {
     expect(importViolations(ROOT, "sim")).toEqual([]);
   });
 
-  it("local/ imports only src/, sim/ and itself", () => {
+  it("devkit/ (what local, test and bench share) imports only sim/ and itself", () => {
+    expect(importViolations(ROOT, "devkit")).toEqual([]);
+  });
+
+  it("local/ imports only src/, sim/, devkit/ and itself", () => {
     expect(importViolations(ROOT, "local")).toEqual([]);
   });
 
@@ -27,6 +31,10 @@ describe("what each part of the repository may import", () => {
   // branch; importCycles takes it as it is, and "sim" joins this list once they are gone.
   it.each(["src", "local"])("no import cycle among the files of %s/", (part) => {
     expect(importCycles(ROOT, part)).toEqual([]);
+  });
+
+  it("local/host/ (the Functions host emulation) imports only itself and devkit/", () => {
+    expect(importViolations(ROOT, join("local", "host"))).toEqual([]);
   });
 
   describe("the rule fails when broken", () => {
@@ -98,6 +106,23 @@ describe("what each part of the repository may import", () => {
       } finally {
         rmSync(cyclic, { recursive: true, force: true });
       }
+      });
+
+    it("names each file of local/host/ that imports the app, the simulator, the stack or the demo", () => {
+      mkdirSync(join(tree, "local", "host"), { recursive: true });
+      const lines = [
+        'import { loadConfig } from "../../src/config";',
+        'import { startArmSimulator } from "../../sim";',
+        'import { startLocalStack } from "../stack/stack";',
+        'import { ensureAzurite } from "../../devkit/azurite";',
+        'import { parseSchedule } from "./ncrontab";',
+      ];
+      writeFileSync(join(tree, "local", "host", "bad.ts"), lines.join("\n"));
+      expect(importViolations(tree, join("local", "host"))).toEqual([
+        { file: join("local", "host", "bad.ts"), specifier: "../../src/config", reaches: "src/config/" },
+        { file: join("local", "host", "bad.ts"), specifier: "../../sim", reaches: "sim/" },
+        { file: join("local", "host", "bad.ts"), specifier: "../stack/stack", reaches: "local/stack/" },
+      ]);
     });
   });
 });

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../src/config";
 
 const readme = readFileSync(path.resolve(__dirname, "../README.md"), "utf8");
+const settingsDoc = readFileSync(path.resolve(__dirname, "../docs/settings.md"), "utf8");
 
 describe("README", () => {
   it("starts with the two commands", () => {
@@ -13,10 +14,15 @@ describe("README", () => {
     expect(head).toContain("npm ci && npm test");
   });
 
-  it("documents every setting with the code's default", () => {
+  it("orients in at most 150 lines, and links the reference it moved to docs/", () => {
+    expect(readme.split("\n").length).toBeLessThanOrEqual(150);
+    for (const doc of ["docs/settings.md", "docs/queue.md", "docs/hosts.md", "docs/how-it-works.md", "docs/faults.md"]) expect(readme).toContain(`](${doc}`);
+  });
+
+  it("documents every setting with the code's default (docs/settings.md)", () => {
     for (const [name, spec] of Object.entries(SETTINGS)) {
       // Prettier pads table cells: "| `NAME`   |".
-      const row = readme.split("\n").find((l) => new RegExp(`^\\|\\s*\`${name}\`\\s*\\|`).test(l));
+      const row = settingsDoc.split("\n").find((l) => new RegExp(`^\\|\\s*\`${name}\`\\s*\\|`).test(l));
       expect(row, name).toBeDefined();
       if (spec.default) expect(row, name).toContain(`\`${spec.default}\``);
     }

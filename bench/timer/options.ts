@@ -1,4 +1,4 @@
-import { numberFlag, parseFlags } from "../../test/support/cliFlags";
+import { numberFlag, parseFlags } from "../../devkit/cliFlags";
 
 export const USAGE = `usage: npm run bench:timer -- [--entries 10000] [--stale-percent 1] [--runs 5] [--sweep-subscriptions 20] [--sweep-groups 5] [--sweep-per-group 50]
   --entries N              cached scale sets, every one declared (default 10000)

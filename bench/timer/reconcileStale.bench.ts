@@ -16,13 +16,13 @@ import { memoryLogger } from "../../src/app/logger";
 import { loadConfig } from "../../src/config";
 import { mapLimit } from "../../src/core/retryPolicy";
 import { parseScaleSetId, type ScaleSetRef } from "../../src/core/resourceIds";
-import { ensureAzurite } from "../../local/azurite";
+import { ensureAzurite } from "../../devkit/azurite";
 import { startArmSimulator } from "../../sim";
-import { SIM_CA_FILE } from "../../test/support/harness";
-import { UsageError } from "../../test/support/cliFlags";
-import { uniqueName } from "../../test/support/storage";
+import { SIM_CA_FILE } from "../../devkit/simulator";
+import { UsageError } from "../../devkit/cliFlags";
+import { uniqueName } from "../../devkit/storage";
 import { timerBenchOptions, USAGE } from "./options";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../test/support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 import type { SeedSpec } from "../../sim";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

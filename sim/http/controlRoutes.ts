@@ -27,10 +27,9 @@ function pattern(body: JsonObject): string | RegExp {
 
 export function handleControl(control: SimControl, method: string, url: URL, bodyText: string): Reply {
   const route = `${method} ${url.pathname.replace(/\/+$/, "").toLowerCase()}`;
-  let body: JsonObject = {};
   try {
     const parsed: Json = bodyText.trim() ? parseArmJson(bodyText) : {};
-    body = isJsonObject(parsed) ? parsed : { value: parsed };
+    const body: JsonObject = isJsonObject(parsed) ? parsed : { value: parsed };
     switch (route) {
       case "GET /_sim/health":
         return json(200, { ok: true });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseTimeSpan } from "../../local/hostConfig";
+import { parseTimeSpan } from "../../local/host/hostConfig";
 import { SETTINGS } from "../../src/config";
 
 describe("host.json", () => {

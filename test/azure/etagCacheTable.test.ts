@@ -8,7 +8,7 @@ import type { ScaleSetModel } from "../../src/core/models";
 import { instanceRef } from "../../src/core/resourceIds";
 import { encodeKey } from "../../src/core/tableKeys";
 import { scaleSetRef } from "../support/refs";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /**
  * The cache table holds four stores, each owning its rows: the model cache, the declare windows, the problem

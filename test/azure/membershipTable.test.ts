@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { MembershipTable, REMOVED_RETENTION_MS } from "../../src/azure/membershipTable";
 import { QUEUE_DECLARER, type Declaration } from "../../src/core/declarations";
 import { scaleSetRef } from "../support/refs";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /** The memberships table on Azurite: idempotent upserts ordered by declaredAt, and outcomes that never clobber a newer declaration. */
 
@@ -108,7 +108,7 @@ describe("MembershipTable", () => {
   });
 
   it("a finished absent stays the key's newest after its removal: a late older message cannot bring the pool back", async () => {
-    let at = now();
+    const at = now();
     const clocked = new MembershipTable(client, () => at);
     await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
     await clocked.upsert(ref, declaration({ requestId: "absent-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));

@@ -2,7 +2,7 @@ import { QueueClient } from "@azure/storage-queue";
 import { describe, expect, it } from "vitest";
 import { MAX_QUEUE_MESSAGE_CHARS, StorageWorkQueue } from "../../src/azure/workQueue";
 import { decodeQueueBody } from "../support/queueBody";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /**
  * A message refused for being bad must reach the poison queue with its reason, whatever it holds: 32 KiB of control

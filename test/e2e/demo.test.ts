@@ -8,7 +8,7 @@ const run = promisify(execFile);
 
 describe("npm run demo (the built demo as a process)", () => {
   it("replays the 412 race, keeps the other writer's ipConfig1 through present and absent, and exits 0", async () => {
-    const { stdout } = await run(process.execPath, [join(APP_DIR, "dist/local/demo.js")], {
+    const { stdout } = await run(process.execPath, [join(APP_DIR, "dist/local/demo/demo.js")], {
       cwd: APP_DIR,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
       timeout: 45_000,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePorts } from "../../local/freePorts";
+import { freePorts } from "../../devkit/freePorts";
 import { modelNics, nicPoolsByIpConfig, poolsByIpConfig } from "../../sim/wire";
 import { IDS, simClient, startLocalProcess, waitFor, type LocalProcess } from "./support";
 

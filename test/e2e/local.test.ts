@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePorts } from "../../local/freePorts";
-import { isPortOpen } from "../../local/azurite";
-import { uniqueName } from "../support/storage";
+import { freePorts } from "../../devkit/freePorts";
+import { isPortOpen } from "../../devkit/azurite";
+import { uniqueName } from "../../devkit/storage";
 import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import type { JsonObject } from "../../sim";
 import { allClosed, IDS, sendMessage, simClient, startLocalProcess, storage, suiteAzuritePorts, waitFor, type LocalProcess } from "./support";

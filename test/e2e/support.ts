@@ -4,7 +4,7 @@ import { request } from "node:https";
 import { join } from "node:path";
 import { QueueClient } from "@azure/storage-queue";
 import { TableClient } from "@azure/data-tables";
-import { azuriteConnectionString, isPortOpen, type AzuritePorts } from "../../local/azurite";
+import { azuriteConnectionString, isPortOpen, type AzuritePorts } from "../../devkit/azurite";
 import { DEMO_SUBSCRIPTION, type JsonObject } from "../../sim";
 
 /** The repo root (tests run the built app from here, as `npm run local` does). */
@@ -41,9 +41,9 @@ export interface LocalProcess {
   interrupt(timeoutMs?: number): Promise<number | null>;
 }
 
-/** Starts `node dist/local/main.js args` with exactly `env` (plus PATH/HOME) and waits for its ready line. */
+/** Starts `node dist/local/stack/main.js args` with exactly `env` (plus PATH/HOME) and waits for its ready line. */
 export async function startLocalProcess(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<LocalProcess> {
-  const child = spawn(process.execPath, [join(APP_DIR, "dist", "local", "main.js"), ...args], {
+  const child = spawn(process.execPath, [join(APP_DIR, "dist", "local", "stack", "main.js"), ...args], {
     cwd: APP_DIR,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -88,7 +88,7 @@ export async function startLocalProcess(args: string[], env: Record<string, stri
     if (exitCode !== undefined) throw new Error(`main.js exited with ${exitCode}`);
   } catch (err) {
     child.kill("SIGKILL");
-    throw new Error(`${(err as Error).message}\n--- output ---\n${lines.join("\n")}`);
+    throw new Error(`${(err as Error).message}\n--- output ---\n${lines.join("\n")}`, { cause: err });
   }
   return proc;
 }

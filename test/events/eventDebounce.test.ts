@@ -7,7 +7,7 @@ import { encodeKey } from "../../src/core/tableKeys";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { eventGridEvent } from "../support/armEventSamples";
 import { scaleSetRef } from "../support/refs";
-import { testStorageConnectionString } from "../support/storage";
+import { testStorageConnectionString } from "../../devkit/storage";
 
 /**
  * The event debounce under the load it exists for: while one delivery claims the window, other events of the same

@@ -6,7 +6,6 @@ import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from 
 import type { EventGridEvent } from "../../sim";
 
 const vmss = scaleSetRef(DEMO.scaleSetId);
-const vm0 = instanceRefOf(`${DEMO.scaleSetId}/virtualMachines/0`);
 const vm1 = instanceRefOf(`${DEMO.scaleSetId}/virtualMachines/1`);
 const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
 

@@ -109,7 +109,7 @@ const cases: Array<[string, string, string]> = [
 
 let app: IntakeApp;
 type PoisonEntry = { reason?: string; received?: string; raw: string };
-let poison: PoisonEntry[] = [];
+const poison: PoisonEntry[] = [];
 
 beforeAll(async () => {
   app = await startIntakeApp({ reconcile: true, env: { POOLSYNC_BINDINGS: BINDING } });

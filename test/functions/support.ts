@@ -1,7 +1,7 @@
 import { QueueClient } from "@azure/storage-queue";
 import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator } from "../../sim";
 import { SIM_CA_FILE } from "../support/harness";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /**
  * What a handler in src/functions/ runs against when a test calls it directly: the app settings in process.env

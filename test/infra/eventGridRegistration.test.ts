@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadRegisteredFunctions } from "../../local/loadFunctions";
+import { loadRegisteredFunctions } from "../../local/host/loadFunctions";
 import { REPO_ROOT } from "./armSchema";
 import { readJson, unregisteredEventGridDestinations, type ArmTemplate } from "./templateChecks";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadRegisteredFunctions } from "../../local/loadFunctions";
+import { loadRegisteredFunctions } from "../../local/host/loadFunctions";
 import { REPO_ROOT } from "./armSchema";
 import { onlyResourceOfType, readJson, resourcesOfType, type ArmResource, type ArmTemplate } from "./templateChecks";
 import { readFileSync } from "node:fs";

@@ -11,9 +11,16 @@ const child = (type: string, name: string) => {
   return found[0] as ArmResource;
 };
 
+/** The parts of `authsettingsV2` these tests read. */
+interface AuthSettingsV2 {
+  platform: unknown;
+  globalValidation: unknown;
+  identityProviders: { azureActiveDirectory: { enabled: boolean; registration: { clientId: string }; validation: { allowedAudiences: string[] } } };
+}
+
 describe("the HTTP API behind Microsoft Entra ID", () => {
   it("App Service authentication: every call needs a token for the app registration, else 401; Event Grid's webhook keeps its key", () => {
-    const auth = child("config", "authsettingsV2").properties as Record<string, any>;
+    const auth = child("config", "authsettingsV2").properties as unknown as AuthSettingsV2;
     expect(auth.platform).toEqual({ enabled: true });
     expect(auth.globalValidation).toEqual({
       requireAuthentication: true,

@@ -1,8 +1,8 @@
 import { TableClient } from "@azure/data-tables";
 import { QueueClient } from "@azure/storage-queue";
-import { startLocalRuntime, type LocalRuntime } from "../../local/runtime";
+import { startLocalRuntime, type LocalRuntime } from "../../local/host/runtime";
 import { DEMO, SIM_CA_FILE } from "../support/harness";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 import { startArmSimulator, type ArmSimulator, type SeedSpec } from "../../sim";
 
 /** The app's real entry points, built (npm test builds first), run by the local runtime over real HTTP. */

@@ -5,7 +5,7 @@ import { mapLimit } from "../../src/core/retryPolicy";
 import { startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 /** A partition grown past the cap: the oldest declarations work, the newest beyond it are refused with the reason. */
 describe("declarations per scale set", () => {

@@ -5,10 +5,10 @@ import { memoryLogger } from "../../src/app/logger";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
 import { joinableMs, quietMs } from "../../src/reconcile/declareWindow";
 import { manualClock, startHarness, type Harness } from "../support/harness";
-import { outcomesOf, QueueDrain } from "../support/queueDrain";
+import { outcomesOf, QueueDrain } from "../../local/stack/queueDrain";
 import { scaleSetRef } from "../support/refs";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
 const POOLS = Array.from({ length: 50 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));

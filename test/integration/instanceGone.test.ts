@@ -4,7 +4,7 @@ import type { ArmSimulatorOptions } from "../../sim";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 /**
  * A routine scale-in during a reconcile (issue 25): the instance poolsync is about to write is on its way out, or

@@ -3,7 +3,7 @@ import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 /**
  * One bad declaration fails alone: a pool of a load balancer that does not exist makes ARM answer 400

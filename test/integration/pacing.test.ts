@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
-import { scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 const declare = (state: "present" | "absent", i: number) => ({
   v: 1,

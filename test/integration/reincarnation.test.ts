@@ -3,7 +3,7 @@ import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { addIpConfig, instanceNics, poolsByIpConfig } from "../../sim/wire";
 import { manualClock, startHarness, SUITE_CACHE_ENABLED, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 /**
  * A reused instance ID can defeat If-Match (issue 25): Azure reuses the IDs of deleted instances, and a new instance

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 const OTHER_SUB = "99999999-8888-7777-6666-555555555555";
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { httpAuthLevel, SETTINGS } from "../../src/config";
-import { loadRegisteredFunctions, type RegisteredFunction } from "../../local/loadFunctions";
+import { loadRegisteredFunctions, type RegisteredFunction } from "../../local/host/loadFunctions";
 
 /**
  * The app's functions as the Functions host reads them: what the built entry points (package.json's `main`, which

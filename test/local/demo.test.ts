@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDemoFlags } from "../../local/demo";
+import { parseDemoFlags } from "../../local/demo/demo";
 
 describe("npm run demo's flags", () => {
   it("reads --via and --verbose in either form", () => {

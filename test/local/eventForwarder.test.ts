@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { EventForwarder } from "../../local/eventForwarder";
+import { EventForwarder } from "../../local/stack/eventForwarder";
 
 interface Received {
   headers: IncomingMessage["headers"];

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expandGlob } from "../../local/glob";
+import { expandGlob } from "../../local/host/glob";
 
 let dir: string;
 beforeAll(() => {

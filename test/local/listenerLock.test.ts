@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { listenerLockBlob, SingletonListener, type Startable } from "../../local/listenerLock";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { listenerLockBlob, SingletonListener, type Startable } from "../../local/host/listenerLock";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /** A listener that records whether it runs; each lock holder makes a fresh one, as the runtime does. */
 function recorder(host: string, log: string[]): () => Startable {

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadRegisteredFunctions, type RegisteredFunction } from "../../local/loadFunctions";
+import { loadRegisteredFunctions, type RegisteredFunction } from "../../local/host/loadFunctions";
 import { APP_DIR, FIXTURE_GLOB, readRecords, recordFile } from "./support";
 
 const run = promisify(execFile);
@@ -70,7 +70,7 @@ describe("loadRegisteredFunctions on the fixture app", () => {
 
 // These need a process where the stand-in was not installed first, so they run in a child.
 describe("registrations made before the stand-in fail loudly", () => {
-  const loader = JSON.stringify(join(APP_DIR, "dist/local/loadFunctions.js"));
+  const loader = JSON.stringify(join(APP_DIR, "dist/local/host/loadFunctions.js"));
   const child = (prelude: string) =>
     run(
       process.execPath,

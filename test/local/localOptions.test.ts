@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEMO_SCOPE, resolveLocalOptions } from "../../local/localOptions";
-import type { LoadedSettings } from "../../local/settings";
+import { DEMO_SCOPE, resolveLocalOptions } from "../../local/stack/localOptions";
+import type { LoadedSettings } from "../../local/host/settings";
 
 const APP = "/app";
 const example: LoadedSettings = {

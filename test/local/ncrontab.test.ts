@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultUseMonitor, nextOccurrence, nextOccurrences, parseSchedule } from "../../local/ncrontab";
+import { defaultUseMonitor, nextOccurrence, nextOccurrences, parseSchedule } from "../../local/host/ncrontab";
 
 // Local-time constructors throughout: the host schedules in the machine's time zone, and so does the runtime.
 const at = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0) => new Date(y, mo - 1, d, h, mi, s);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalRuntime, type LocalRuntime } from "../../local/runtime";
-import { encodeMessageBody } from "../../local/queueMessage";
+import { startLocalRuntime, type LocalRuntime } from "../../local/host/runtime";
+import { encodeMessageBody } from "../../local/host/queueMessage";
 import { APP_DIR, FIXTURE_GLOB, fixtureSettings, queueService, readRecords, waitFor } from "./support";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseSchedule } from "../../local/ncrontab";
-import { checkPastDue, MemoryScheduleMonitor } from "../../local/scheduleMonitor";
-import { toHostTimerInfo } from "../../local/timerTrigger";
+import { parseSchedule } from "../../local/host/ncrontab";
+import { checkPastDue, MemoryScheduleMonitor } from "../../local/host/scheduleMonitor";
+import { toHostTimerInfo } from "../../local/host/timerTrigger";
 
 const at = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0) => new Date(y, mo - 1, d, h, mi, s);
 const hourly = parseSchedule("0 0 * * * *");

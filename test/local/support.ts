@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { QueueServiceClient } from "@azure/storage-queue";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /** The fixture app's built entry points (npm test builds first). */
 export const FIXTURE_GLOB = "dist/test/local/fixtures/*.js";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { nextOccurrence, parseSchedule } from "../../local/ncrontab";
-import { encodeMessageBody } from "../../local/queueMessage";
-import { startLocalRuntime, type LocalRuntimeOptions } from "../../local/runtime";
-import { TableScheduleMonitor } from "../../local/scheduleMonitor";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { nextOccurrence, parseSchedule } from "../../local/host/ncrontab";
+import { encodeMessageBody } from "../../local/host/queueMessage";
+import { startLocalRuntime, type LocalRuntimeOptions } from "../../local/host/runtime";
+import { TableScheduleMonitor } from "../../local/host/scheduleMonitor";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 import { APP_DIR, FIXTURE_GLOB, fixtureSettings, queueService, readRecords, waitFor } from "./support";
 
 // Each test starts and stops its own runtime: settings go to process.env, so runtimes must not overlap.

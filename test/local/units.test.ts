@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { RandomizedExponentialBackoff } from "../../local/backoff";
-import { handleEventGridWebhook } from "../../local/eventGridWebhook";
-import { parseTimeSpan, queueOptionsFrom } from "../../local/hostConfig";
-import { compileRoute, splitPath } from "../../local/httpRoute";
-import { decodeMessageBody, queueBindingData } from "../../local/queueMessage";
-import { resolvePlaceholders } from "../../local/settings";
-import { toDotNetDateString } from "../../local/typedData";
+import { RandomizedExponentialBackoff } from "../../local/host/backoff";
+import { handleEventGridWebhook } from "../../local/host/eventGridWebhook";
+import { parseTimeSpan, queueOptionsFrom } from "../../local/host/hostConfig";
+import { compileRoute, splitPath } from "../../local/host/httpRoute";
+import { decodeMessageBody, queueBindingData } from "../../local/host/queueMessage";
+import { resolvePlaceholders } from "../../local/host/settings";
+import { toDotNetDateString } from "../../local/host/typedData";
 
 describe("host.json queue settings", () => {
   it("parses TimeSpans and applies the extension's defaults", () => {

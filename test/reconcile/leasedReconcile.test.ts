@@ -10,7 +10,7 @@ import { leasedReconcile, type LeasedDeps } from "../../src/reconcile/leasedReco
 import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/vocabulary";
 import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
-import { testStorageConnectionString, uniqueName } from "../support/storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 const REF = scaleSetRef("/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-lease");
 

@@ -1,18 +1,18 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePorts } from "../../local/freePorts";
+import { freePorts } from "../../devkit/freePorts";
 import { DEMO_SUBSCRIPTION } from "../../sim/seed";
 import { parseSmokeArgs, runSmoke, SmokeFailure, type SmokeOptions } from "../../scripts/smoke";
 
 const ROOT = join(__dirname, "..", "..");
 const SCALE_SET = `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0`;
 
-/** `npm run local` (the built dist/local/main.js) on free ports, with its own queue and tables on the shared Azurite. */
+/** `npm run local` (the built dist/local/stack/main.js) on free ports, with its own queue and tables on the shared Azurite. */
 async function startLocal(env: Record<string, string>): Promise<{ url: string; armEndpoint: string; stop: () => Promise<void> }> {
   const [port, simPort] = await freePorts(2);
   const tag = `smoke${process.pid}${Date.now() % 100000}`;
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, "dist", "local", "main.js")], {
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, "dist", "local", "stack", "main.js")], {
     cwd: ROOT,
     env: {
       ...process.env,

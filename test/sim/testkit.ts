@@ -36,7 +36,6 @@ export async function arm(
 /** The NIC configurations of a rendered scale set. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function nicsOf(vmss: any): any[] {
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return
   return vmss.properties.virtualMachineProfile.networkProfile.networkInterfaceConfigurations;
 }
 

@@ -1,6 +1,6 @@
 // npm run soak -- --seed N --minutes M [--max-steps S] [--time-scale T] [--hosts N] [--plan]
 // Prints the per-fault table and the counters; exits 1 on any violated invariant (with the seed to replay it).
-import { UsageError } from "../support/cliFlags";
+import { UsageError } from "../../devkit/cliFlags";
 import { soakOptions, USAGE } from "./options";
 import { formatTable, runSoak } from "./soak";
 

@@ -1,6 +1,6 @@
 import type { EventGridEvent } from "../../sim";
 import type { StaleRunSummary } from "../../src/reconcile/reconcileStale";
-import { QueueDrain } from "../support/queueDrain";
+import { QueueDrain } from "../../local/stack/queueDrain";
 import type { Hosts, Proc } from "./hosts";
 import type { SoakRun } from "./run";
 import { MAX_DEQUEUE, VISIBILITY_S, type SoakWorld } from "./world";
@@ -93,7 +93,7 @@ export class Delivery {
     };
 
     // The queue trigger.
-    // The host's rules (test/support/queueDrain.ts), with a short lease and visibility timeout so that the message of
+    // The host's rules (local/stack/queueDrain.ts), with a short lease and visibility timeout so that the message of
     // a killed or failed invocation comes back soon; a drain per process, abandoning its messages when it dies.
     const triggers = new WeakMap<Proc, QueueDrain<void>>();
     const triggerOf = (p: Proc): QueueDrain<void> => {

@@ -1,4 +1,4 @@
-import { numberFlag, parseFlags } from "../support/cliFlags";
+import { numberFlag, parseFlags } from "../../devkit/cliFlags";
 
 export const USAGE = `usage: npm run soak -- [--seed N] [--minutes M] [--max-steps S] [--time-scale T] [--hosts N] [--plan]
   --seed N         the PRNG seed that decides every fault and step (default 1); a violation prints it to replay

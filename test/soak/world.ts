@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { QueueClient } from "@azure/storage-queue";
 import { loadConfig, type Config } from "../../src/config";
 import { encodeMessage } from "../../src/azure/workQueue";
-import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../local/azurite";
-import { freePorts } from "../../local/freePorts";
+import { ensureAzurite, type AzuritePorts, type RunningAzurite } from "../../devkit/azurite";
+import { freePorts } from "../../devkit/freePorts";
 import { startArmSimulator, type ArmSimulator, type JsonObject, type SeedSpec, type SimControl } from "../../sim";
 import { SIM_CA_FILE } from "../support/harness";
-import { uniqueName } from "../support/storage";
-import { poolId, scaleSetId } from "../support/worlds";
+import { uniqueName } from "../../devkit/storage";
+import { poolId, scaleSetId } from "../../devkit/worlds";
 import type { SoakRun } from "./run";
 
 // The soak's world: three Uniform scale sets, one Flexible scale set and four pools in scope, one scale set and pool

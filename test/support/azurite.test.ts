@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TableClient } from "@azure/data-tables";
-import { testStorageConnectionString, uniqueName } from "./storage";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 describe("test Azurite", () => {
   it("answers table writes and reads", async () => {

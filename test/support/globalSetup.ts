@@ -1,4 +1,4 @@
-import { ensureAzurite, type RunningAzurite } from "../../local/azurite";
+import { ensureAzurite, type RunningAzurite } from "../../devkit/azurite";
 
 let azurite: RunningAzurite | undefined;
 

@@ -1,4 +1,3 @@
-import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
 import { loadConfig, type Config } from "../../src/config";
 import { createServices, type ServiceOverrides, type Services } from "../../src/app/services";
@@ -6,9 +5,10 @@ import { memoryLogger } from "../../src/app/logger";
 import type { Clock } from "../../src/core/ports";
 import type { HandleOutcome } from "../../src/reconcile/handleQueueMessage";
 import { DEMO_SUBSCRIPTION, startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim";
+import { SIM_CA_FILE } from "../../devkit/simulator";
 import { decodeQueueBody } from "./queueBody";
-import { outcomesOf, QueueDrain } from "./queueDrain";
-import { testStorageConnectionString, uniqueName } from "./storage";
+import { outcomesOf, QueueDrain } from "../../local/stack/queueDrain";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /** The demo world's IDs (made up, as the simulator's demo seed defines them). */
 export const DEMO = {
@@ -18,7 +18,7 @@ export const DEMO = {
   subnetId: `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Network/virtualNetworks/etag-k8s-vnet/subnets/node-subnet`,
 };
 
-export const SIM_CA_FILE = path.resolve(__dirname, "../../sim/tls/cert.pem");
+export { SIM_CA_FILE };
 
 export interface Harness {
   sim: ArmSimulator;
@@ -30,7 +30,7 @@ export interface Harness {
   /** Puts a message on the work queue as a producer would (base64 JSON, as host.json expects). */
   send(message: unknown): Promise<void>;
   /**
-   * Plays the queue trigger by the host's rules (test/support/queueDrain.ts): takes visible messages in batches, runs
+   * Plays the queue trigger by the host's rules (local/stack/queueDrain.ts): takes visible messages in batches, runs
    * each batch concurrently, until none is left; the answers of the invocations that succeeded.
    */
   drain(opts?: { batchSize?: number; maxRounds?: number }): Promise<HandleOutcome[]>;

@@ -5,7 +5,10 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 export const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   src: ["src"],
   sim: ["sim"],
-  local: ["local", "src", "sim"],
+  devkit: ["devkit", "sim"],
+  local: ["local", "src", "sim", "devkit"],
+  // The Functions host emulation knows no poolsync: not the app, not the simulator, not the stack or the demo.
+  [join("local", "host")]: [join("local", "host"), "devkit"],
 };
 
 export interface ImportViolation {
@@ -31,9 +34,12 @@ export function importViolations(root: string, part: string, allowed: readonly s
     for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
       const specifier = m[1]!;
       const target = relative(root, resolve(dirname(file), specifier));
-      const top = target.split(sep)[0] ?? "";
-      if (target.startsWith("..") || !allowed.includes(top))
-        out.push({ file: relative(root, file), specifier, reaches: target.startsWith("..") ? "outside the repository" : `${top}/` });
+      // The allowed folder the target lies in, the longest first (local/host before local).
+      const top = allowed.find((a) => target === a || target.startsWith(a + sep));
+      if (target.startsWith("..") || top === undefined) {
+        const reached = allowed.some((a) => a.includes(sep)) ? target.split(sep).slice(0, 2).join(sep) : (target.split(sep)[0] ?? "");
+        out.push({ file: relative(root, file), specifier, reaches: target.startsWith("..") ? "outside the repository" : `${reached}/` });
+      }
     }
   }
   return out;

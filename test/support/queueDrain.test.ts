@@ -1,7 +1,7 @@
 import { QueueClient } from "@azure/storage-queue";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { outcomesOf, QueueDrain } from "./queueDrain";
-import { testStorageConnectionString, uniqueName } from "./storage";
+import { outcomesOf, QueueDrain } from "../../local/stack/queueDrain";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /** The drain that tests, the soak and the benchmarks use settles messages by the host's rules. */
 

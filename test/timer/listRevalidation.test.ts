@@ -6,7 +6,7 @@ import { statusReport } from "../../src/intake/statusReport";
 import { SETTLE_MS } from "../../src/reconcile/groupRead";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
-import { groupsWorld, groupsWorldIds, poolId, WIDE_SUBSCRIPTION } from "../support/worlds";
+import { groupsWorld, groupsWorldIds, poolId, WIDE_SUBSCRIPTION } from "../../devkit/worlds";
 
 /**
  * The timer reads the models of several scale sets of one resource group with one LIST of the group (paged, on the

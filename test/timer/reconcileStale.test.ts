@@ -5,7 +5,7 @@ import { STUCK_PENDING_MS } from "../../src/reconcile/reconcileStale";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
-import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../support/worlds";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
 const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
 const TTL_MS = 600_000;

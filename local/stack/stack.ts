@@ -1,12 +1,12 @@
 import { request } from "node:http";
-import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../sim";
-import { azuriteConnectionString, ensureAzurite, isPortOpen, type AzuritePorts, type RunningAzurite } from "./azurite";
+import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim";
+import { azuriteConnectionString, ensureAzurite, isPortOpen, type AzuritePorts, type RunningAzurite } from "../../devkit/azurite";
 import { EventForwarder } from "./eventForwarder";
-import type { QueueHostOptions } from "./hostConfig";
-import { startHosts, type HostHandle } from "./hosts";
-import type { InvocationLogger } from "./invoke";
+import type { QueueHostOptions } from "../host/hostConfig";
+import { startHosts, type HostHandle } from "../host/hosts";
+import type { InvocationLogger } from "../host/invoke";
 import type { LocalOptions } from "./localOptions";
-import { startLocalRuntime, type LocalRuntime } from "./runtime";
+import { startLocalRuntime, type LocalRuntime } from "../host/runtime";
 
 /**
  * The whole app on one machine, as `npm run local` and `npm run demo` run it: Azurite (reused when its ports are

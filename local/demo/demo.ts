@@ -2,18 +2,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { QueueClient } from "@azure/storage-queue";
-import { DEMO_SUBSCRIPTION, type JsonObject, type StatsCounters } from "../sim";
-import { addIpConfig, instanceNics, modelNics, poolsByIpConfig } from "../sim/wire";
-import { loadConfig } from "../src/config";
-import { MembershipTable } from "../src/azure/membershipTable";
-import { tableClient } from "../src/azure/storageClients";
-import type { StoredDeclaration } from "../src/core/declarations";
-import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
-import { freePorts } from "./freePorts";
-import { resolveLocalOptions, UsageError } from "./localOptions";
-import { findAppDir } from "./main";
+import { DEMO_SUBSCRIPTION, type JsonObject, type StatsCounters } from "../../sim";
+import { addIpConfig, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
+import { loadConfig } from "../../src/config";
+import { MembershipTable } from "../../src/azure/membershipTable";
+import { tableClient } from "../../src/azure/storageClients";
+import type { StoredDeclaration } from "../../src/core/declarations";
+import { parseScaleSetId, type ScaleSetRef } from "../../src/core/resourceIds";
+import { freePorts } from "../../devkit/freePorts";
+import { resolveLocalOptions, UsageError } from "../stack/localOptions";
+import { findAppDir } from "../host/appDir";
 import { flexRace } from "./demoFlex";
-import { startLocalStack, type LocalStack } from "./stack";
+import { startLocalStack, type LocalStack } from "../stack/stack";
 
 /**
  * `npm run demo`: the classic lost-update race on the demo scale set, against an in-process local stack on ports

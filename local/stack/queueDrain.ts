@@ -1,13 +1,13 @@
 import type { QueueClient } from "@azure/storage-queue";
-import { loadHostConfig, type QueueHostOptions } from "../../local/hostConfig";
-import { PoisonQueue, settleQueueMessage, type QueueRules, type RawMessage, type Settled } from "../../local/queueTrigger";
+import { loadHostConfig, type QueueHostOptions } from "../host/hostConfig";
+import { PoisonQueue, settleQueueMessage, type QueueRules, type RawMessage, type Settled } from "../host/queueTrigger";
 import type { QueueMessageMeta } from "../../src/reconcile/handleQueueMessage";
-import { findAppDir } from "../../local/main";
+import { findAppDir } from "../host/appDir";
 
 /**
  * The queue trigger as the Functions host runs it, for code that calls the app's handler directly (the harness,
  * the tests of several instances, the soak, the benchmarks): polls of up to batchSize messages, each settled by
- * the host's own rules (local/queueTrigger.ts: dequeue count, poison queue, visibility timeout), with the app's
+ * the host's own rules (local/host/queueTrigger.ts: dequeue count, poison queue, visibility timeout), with the app's
  * host.json settings unless told otherwise.
  */
 

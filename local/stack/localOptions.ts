@@ -1,7 +1,7 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { DEFAULT_AZURITE_PORTS, type AzuritePorts } from "./azurite";
-import type { LoadedSettings } from "./settings";
+import { DEFAULT_AZURITE_PORTS, type AzuritePorts } from "../../devkit/azurite";
+import type { LoadedSettings } from "../host/settings";
 
 /**
  * What `npm run local` runs, from its flags, the environment and the settings file: which ports, whether to start
@@ -16,7 +16,7 @@ export const DEFAULT_EVENT_DELAY_MS = 1000;
 /** The simulator's test-only certificate, relative to the app directory. */
 export const SIM_CA_FILE = join("sim", "tls", "cert.pem");
 
-export const USAGE = `usage: npm run local -- [options]        (or: node dist/local/main.js [options])
+export const USAGE = `usage: npm run local -- [options]        (or: node dist/local/stack/main.js [options])
   --port N             the Functions runtime (HTTP, Event Grid webhook)   POOLSYNC_LOCAL_PORT        default 7071
   --sim-port N         the ARM simulator (https)                         POOLSYNC_LOCAL_SIM_PORT    default 18443
   --blob-port N        Azurite blob                                      POOLSYNC_LOCAL_BLOB_PORT   default 10000

@@ -77,7 +77,7 @@ export function loadHostConfig(appDir: string): HostConfig {
     try {
       json = JSON.parse(readFileSync(file, "utf8"));
     } catch (err) {
-      throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+      throw new Error(`${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
     }
   }
   const prefix = json.extensions?.http?.routePrefix;

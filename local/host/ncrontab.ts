@@ -61,22 +61,24 @@ export function parseCron(expression: string): CronSchedule {
     // field's maximum, as NCrontab reads it (croner's sloppy ranges). Local time, like the host.
     return { kind: "cron", expression, cron: new Cron(pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true }) };
   } catch (err) {
-    throw new Error(`"${expression}": ${(err as Error).message.replace(/^CronPattern: /, "")}`);
+    throw new Error(`"${expression}": ${(err as Error).message.replace(/^CronPattern: /, "")}`, { cause: err });
   }
 }
 
 /** A cron expression, else a TimeSpan (constant interval), as the extension's TimerTriggerAttribute tries them. */
 export function parseSchedule(expression: string): TimerSchedule {
+  let cronError: unknown;
   try {
     return parseCron(expression);
-  } catch (cronError) {
-    if (/^\s*(\d+\.)?\d{1,2}:\d{1,2}:\d{1,2}/.test(expression)) {
-      const periodMs = parseTimeSpan(expression, "timer schedule");
-      if (periodMs <= 0) throw new Error(`timer schedule "${expression}": the interval must be positive`);
-      return { kind: "constant", expression, periodMs };
-    }
-    throw cronError;
+  } catch (err) {
+    cronError = err;
   }
+  if (/^\s*(\d+\.)?\d{1,2}:\d{1,2}:\d{1,2}/.test(expression)) {
+    const periodMs = parseTimeSpan(expression, "timer schedule");
+    if (periodMs <= 0) throw new Error(`timer schedule "${expression}": the interval must be positive`);
+    return { kind: "constant", expression, periodMs };
+  }
+  throw cronError;
 }
 
 /** The first occurrence strictly after `after`, at whole seconds, in local time; undefined when it never fires. */

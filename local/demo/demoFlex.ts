@@ -1,9 +1,9 @@
 import type { QueueClient } from "@azure/storage-queue";
-import { DEMO_SUBSCRIPTION, type JsonObject, type SimControl } from "../sim";
-import { addNicPool, modelNics, nicPoolsByIpConfig, poolsByIpConfig, stalePut } from "../sim/wire";
-import type { MembershipTable } from "../src/azure/membershipTable";
-import type { StoredDeclaration } from "../src/core/declarations";
-import { parseTargetId } from "../src/core/resourceIds";
+import { DEMO_SUBSCRIPTION, type JsonObject, type SimControl } from "../../sim";
+import { addNicPool, modelNics, nicPoolsByIpConfig, poolsByIpConfig, stalePut } from "../../sim/wire";
+import type { MembershipTable } from "../../src/azure/membershipTable";
+import type { StoredDeclaration } from "../../src/core/declarations";
+import { parseTargetId } from "../../src/core/resourceIds";
 
 /**
  * `npm run demo -- --flex`: the same race on a Flexible scale set, where an existing VM's membership lives on its

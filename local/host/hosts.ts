@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { freePorts } from "./freePorts";
+import { freePorts } from "../../devkit/freePorts";
 import type { HostReply, HostRequest } from "./hostProcess";
 import type { LocalRuntimeOptions, RuntimeFunction } from "./runtime";
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { azuriteConnectionString, DEFAULT_AZURITE_PORTS } from "../../local/azurite";
+import { azuriteConnectionString, DEFAULT_AZURITE_PORTS } from "./azurite";
 
 /** The suite's Azurite, as set by globalSetup. */
 export function testStorageConnectionString(): string {

@@ -81,6 +81,7 @@ export function loadRegisteredFunctions(opts: LoadOptions): RegisteredFunction[]
   }
   for (const file of files) {
     try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the host loads the app's CommonJS entry points by require, as the Node.js worker does
       withLoadingEntry(file, () => require(file));
     } catch (err) {
       throw new Error(`Loading ${file} failed: ${(err as Error).message}`, { cause: err });

@@ -19,7 +19,7 @@ export function loadLocalSettings(appDir: string): LoadedSettings {
     try {
       parsed = JSON.parse(readFileSync(file, "utf8"));
     } catch (err) {
-      throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+      throw new Error(`${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
     }
     const values = (parsed as { Values?: unknown }).Values ?? {};
     if (typeof values !== "object" || values === null || Array.isArray(values)) {

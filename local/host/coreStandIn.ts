@@ -179,6 +179,7 @@ export function wasLoadedBeforeStandIn(file: string): boolean {
  */
 export function assertLibraryUsesStandIn(libraryPath: string): void {
   const state = coreState();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the library must come through require, the hook the stand-in patches
   const lib = require(libraryPath) as { app?: { generic?: (name: string, options: unknown) => void } };
   const generic = lib.app?.generic;
   if (typeof generic !== "function") throw new Error(`${libraryPath} does not look like @azure/functions (no app.generic)`);

@@ -1,4 +1,4 @@
-import { azuriteConnectionString, DEFAULT_AZURITE_PORTS } from "./azurite";
+import { azuriteConnectionString, DEFAULT_AZURITE_PORTS } from "../../devkit/azurite";
 
 /**
  * The connection string for a binding's `connection` setting name, as the host resolves it: the setting itself

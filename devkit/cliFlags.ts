@@ -8,8 +8,11 @@ export class UsageError extends Error {
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
+/** The values parseArgs gives for `options`, strict and without positionals. */
+export type FlagValues<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: false }>>["values"];
+
 /** Strict: an unknown flag, a missing value or a stray argument is a UsageError that ends with the usage. */
-export function parseFlags<O extends Options>(argv: readonly string[], options: O, usage: string) {
+export function parseFlags<O extends Options>(argv: readonly string[], options: O, usage: string): FlagValues<O> {
   try {
     return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
   } catch (err) {

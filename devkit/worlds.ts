@@ -1,4 +1,4 @@
-import type { SeedSpec } from "../../sim";
+import type { SeedSpec } from "../sim";
 
 /** Made-up worlds beyond the demo seed, for tests and benchmarks. */
 export const WIDE_SUBSCRIPTION = "22222222-3333-4444-5555-666666666666";

@@ -1,21 +1,12 @@
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { findAppDir } from "../host/appDir";
 import { resolveLocalOptions, USAGE, UsageError } from "./localOptions";
-import { loadLocalSettings } from "./settings";
+import { loadLocalSettings } from "../host/settings";
 import { startLocalStack } from "./stack";
 
 /**
  * `npm run local`: Azurite, the ARM simulator and the app's functions on this machine, until Ctrl-C.
  * See docs/local.md.
  */
-
-/** The app directory: the nearest folder above this file with package.json and host.json (works built or not). */
-export function findAppDir(from: string): string {
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "host.json"))) return dir;
-    if (dirname(dir) === dir) throw new Error(`No package.json with a host.json next to it above ${from}`);
-  }
-}
 
 async function main(argv: string[]): Promise<void> {
   const appDir = findAppDir(__dirname);
