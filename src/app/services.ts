@@ -19,7 +19,7 @@ import { learnWriteBudget, type RateLimitObservation } from "../azure/rateLimitH
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import { Coalescer } from "../reconcile/coalescer";
-import { scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
+import { LEADS_WITH_MESSAGES_IN_HAND, scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
 import { WritePacer } from "../reconcile/writePacer";
 import { leasedReconcile } from "../reconcile/leasedReconcile";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
@@ -127,6 +127,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     overrides.queueTimeScale ?? 1,
   );
   const coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, config.gatherMs, clock.sleep);
+  /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
+  let messagesInHand = 0;
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   let readyPromise: Promise<void> | undefined;
 
@@ -188,7 +190,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return report;
     },
     async handleQueueMessage(body, meta) {
-      await services.ready();
+      messagesInHand++;
+      await services.ready().catch((err: unknown) => {
+        messagesInHand--;
+        throw err;
+      });
       return handleQueueMessage(body, meta, {
         scopes: config.scopes,
         bindings: config.bindings,
@@ -201,11 +207,18 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         ...(config.declareWindowMs > 0
           ? {
               gather: (ref, claimant, reason) =>
-                scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs, reconcilesLeading: true }),
+                scheduleDeclared(ref, claimant, reason, {
+                  windows,
+                  queue,
+                  windowMs: config.declareWindowMs,
+                  reconcilesLeading: true,
+                  busy: (r) => messagesInHand > LEADS_WITH_MESSAGES_IN_HAND || coalescer.busy(r.key),
+                }),
               windowPending: (ref) => windows.windowPending(ref, config.declareWindowMs),
+              closeWindow: (ref) => windows.close(ref),
             }
           : {}),
-      });
+      }).finally(() => messagesInHand--);
     },
     async handleResourceEvent(raw) {
       await services.ready();

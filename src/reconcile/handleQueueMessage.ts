@@ -33,6 +33,8 @@ export interface HandleDeps {
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A window opened behind a leading declaration is still to run its reconcile (declare window on). */
   windowPending?: (ref: TargetRef) => Promise<boolean>;
+  /** Declare window on: a pass is about to read the declarations, so a later declaration must not join its window. */
+  closeWindow?: (ref: TargetRef) => Promise<void>;
   /** Declare window on: leads (reconciled here), opens or joins the scale set's gathered reconcile. */
   gather?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
 }
@@ -112,10 +114,12 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
       ...(isLeadingReason(message.reason) ? { leading: true } : {}),
     };
   }
-  const report = await deps.coalescer.run(ref.value.key, trigger, async (merged) =>
-    merged.leading && deps.windowPending && (await deps.windowPending(ref.value)) // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all.
-      ? deferredReport(ref.value, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, deps.log)
-      : deps.reconcile(ref.value, merged),
-  );
+  const report = await deps.coalescer.run(ref.value.key, trigger, async (merged) => {
+    // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all.
+    if (merged.leading && deps.windowPending && (await deps.windowPending(ref.value)))
+      return deferredReport(ref.value, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, deps.log);
+    if (!merged.leading) await deps.closeWindow?.(ref.value);
+    return deps.reconcile(ref.value, merged);
+  });
   return { result: "reconciled", report };
 }
