@@ -16,6 +16,10 @@ import type { TargetRef } from "../core/resourceIds";
  * window, not one per joinable second: two model writes at most, the leader's and the window's, where a fixed
  * window made one per second of the burst's intake.
  *
+ * A host with more than `LEADS_WITH_MESSAGES_IN_HAND` queue messages in hand, or already running a pass of the scale
+ * set, leads nothing: it is working through a backlog, and a leader would write the few declarations it has while
+ * the rest of its scale set's wait in the queue, holding a slot of the trigger meanwhile.
+ *
  * Why a joiner is safe to complete its message: it stored its declaration before it found the window open, and
  * every pass closes the window before it reads. No clock is compared, so no skew allowance is needed.
  * Nothing joins a leading reconcile: it reads at once.
