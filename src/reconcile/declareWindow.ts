@@ -4,12 +4,13 @@ import type { TargetRef } from "../core/resourceIds";
 /**
  * Gathers the declarations of one scale set into few reconciles, across instances, without making a lone change
  * wait (a leading and a trailing edge). The first declaration of a quiet scale set reconciles at once; one that
- * follows within `quietMs` opens a window and enqueues one reconcile, visible at once, and the others join it until
- * a pass of the scale set closes the window, just before it reads the declarations. The leading reconcile gathers
+ * follows within `quietMs` opens a window and enqueues one reconcile (invisible for the window's length, or visible at
+ * once when the host is busy with the scale set or a backlog), and the others join it until a pass of the scale set
+ * closes the window, just before it reads the declarations. The leading reconcile gathers
  * briefly first and stands down if a window opened behind it meanwhile (its declaration is stored, and the window's
  * reconcile reads after it, as for a joiner).
  *
- * Why the window's reconcile is visible at once and joinable until it runs, not for a fixed time: a change that
+ * Why the window is joinable until its pass runs, not for a fixed time, and its reconcile visible at once when busy: a change that
  * follows a running pass joins the next pass at once (the reconcile waits behind the running one, in-process or on
  * the lease), and in a burst the reconcile sits behind every declaration already queued, so a scale set whose
  * declarations reach the trigger over many seconds (16 at a time, behind the leaders' passes) still makes one
@@ -63,16 +64,19 @@ export async function scheduleDeclared(ref: TargetRef, claimant: string, reason:
     await deps.queue.enqueueReconcile(ref.id, reason);
     return "scheduled";
   }
+  const busy = deps.busy?.(ref) === true;
   const claimed = await deps.windows.claim(ref, claimant, {
     windowMs: deps.windowMs,
     joinableMs: joinableMs(deps.windowMs),
-    quietMs: deps.busy?.(ref) ? Number.POSITIVE_INFINITY : quietMs(deps.windowMs),
+    quietMs: busy ? Number.POSITIVE_INFINITY : quietMs(deps.windowMs),
   });
   if (claimed === "joined") return "joined";
   if (claimed === "leading") {
     if (!deps.reconcilesLeading) await deps.queue.enqueueReconcile(ref.id, `${LEADING_PREFIX}${reason}`);
     return "leading";
   }
-  await deps.queue.enqueueReconcile(ref.id, `gathered: ${reason}`);
+  // Busy (a pass of it running here, or a backlog in hand): the reconcile waits behind that anyway, so it is visible at
+  // once and the change joins the next pass without a window's wait; otherwise the window gathers a trickle of changes.
+  await deps.queue.enqueueReconcile(ref.id, `gathered: ${reason}`, busy ? {} : { delayMs: deps.windowMs });
   return "scheduled";
 }

@@ -55,14 +55,15 @@ describe("declare window: the declarations of one scale set make one reconcile, 
 
     const outcomes = await consume(h, [h.services, other], 90_000);
 
-    // The scale set was quiet: the first declaration taken reconciled at once; every other one gathered.
+    // Each instance took a batch of 16 at once: a backlog, so nothing led (at most one, had a poll found a lone
+    // message); every other declaration gathered into one window.
     const leading = outcomes.filter((o) => o.result === "reconciled" && o.report.trigger.startsWith("leading: "));
-    expect(leading).toHaveLength(1);
+    expect(leading.length).toBeLessThanOrEqual(1);
     const gathered = outcomes.filter((o) => o.result === "gathered");
-    expect(gathered).toHaveLength(49);
+    expect(gathered).toHaveLength(50 - leading.length);
     const opened = gathered.filter((o) => o.result === "gathered" && o.scheduled === "scheduled").length;
     const windowReconciles = outcomes.filter((o) => o.result === "reconciled" && o.report.trigger.startsWith("gathered: "));
-    // Every window opened made exactly one reconcile; 49 messages handled inside one window open just one.
+    // Every window opened made exactly one reconcile; the messages handled inside one window open just one.
     expect(windowReconciles).toHaveLength(opened);
     expect(opened).toBe(1);
     const c = h.sim.control;
@@ -124,7 +125,7 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     expect(modelWrites.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(scaleSets.length + 2);
   });
 
-  it("a quiet scale set's first declaration reconciles at once; the next opens a window whose reconcile is visible at once (the opener's redelivery enqueues again when its first enqueue was lost); a later message joins until a pass closes the window, then a new one opens", async () => {
+  it("a quiet scale set's first declaration reconciles at once; the next opens a window (the opener's redelivery enqueues again when its first enqueue was lost); a later message joins until a pass closes the window, then a new one opens", async () => {
     const clock = manualClock(Date.now());
     h = await startHarness({
       clock,
@@ -155,8 +156,8 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     expect(enqueued).toEqual([]);
     // The host redelivers the same message: it opened the window, so it enqueues (the window is not someone else's).
     expect(await s.handleQueueMessage(declare(POOLS[1]!), meta("m-1", 2))).toEqual({ result: "gathered", scheduled: "scheduled" });
-    // Visible at once: a change that follows a pass joins the next one without waiting out a window.
-    expect(enqueued).toEqual([{ reason: expect.stringMatching(/^gathered: declare present /), delayMs: undefined }]);
+    // The host is idle: the window gathers a trickle of changes for its length.
+    expect(enqueued).toEqual([{ reason: expect.stringMatching(/^gathered: declare present /), delayMs: 2_000 }]);
 
     // Past the window's length (a fixed window's joinable part ended long ago), its reconcile still waiting in the
     // queue: the window takes joiners until a pass closes it.
