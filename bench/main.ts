@@ -8,7 +8,7 @@ import { ensureAzurite } from "../devkit/azurite";
 import { UsageError } from "../devkit/cliFlags";
 import { benchOptions, USAGE, type BenchOptions } from "./options";
 import { HOST_COUNTS, renderHosts } from "./hostsReport";
-import { runOverhead } from "./overhead";
+import { runOverheadFresh } from "./overhead";
 import { lastColdStartSection, runColdStart, writeColdStartSection } from "./coldstart";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";
@@ -319,7 +319,7 @@ async function main(): Promise<void> {
       };
     }
     if (want("overhead")) {
-      const res = await runOverhead(azurite.connectionString, p.overheadMessages, 5000);
+      const res = await runOverheadFresh(azurite.connectionString, p.overheadMessages, 5000);
       log(
         `overhead: cold ${res.cold.cpuMsMedian.toFixed(1)} ms CPU, ${res.cold.tableOpsMedian} table ops; warm ${res.warm.cpuMsMedian.toFixed(1)} ms CPU, ${res.warm.tableOpsMedian} table ops per message`,
       );

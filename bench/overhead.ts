@@ -1,10 +1,11 @@
 // poolsync's own work per message: CPU (process.cpuUsage of this process only: the simulator runs in a child
 // process here, Azurite in its own), Table round trips and wall time, one message at a time, no ARM latency.
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import type { ArmSimulator } from "../sim";
 import { SIM_CA_FILE } from "../devkit/simulator";
 import { readFileSync } from "node:fs";
@@ -157,4 +158,15 @@ export async function runOverhead(storage: string, messages: number, seed: numbe
     await child.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** runOverhead in a fresh process (bench/overheadProcess.ts): nothing an earlier workload left running is counted. */
+export async function runOverheadFresh(storage: string, messages: number, seed: number): Promise<OverheadResult> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [require.resolve("tsx/cli"), path.resolve(__dirname, "overheadProcess.ts"), storage, String(messages), String(seed)],
+    { maxBuffer: 16 * 1024 * 1024, timeout: 30 * 60_000 },
+  );
+  const line = stdout.trim().split("\n").pop() ?? "";
+  return JSON.parse(line) as OverheadResult;
 }

@@ -184,7 +184,7 @@ export const SETTINGS = {
   POOLSYNC_DECLARE_WINDOW_SECONDS: {
     schema: nonNegativeInt(300),
     default: "2",
-    doc: "Declarations of one scale set arriving within this window share a reconcile, across instances: the first of a quiet scale set (no window for twice this long) reconciles at once, the next schedules one this far ahead, the others join it. 0 = each declare message reconciles at once.",
+    doc: "Declarations of one scale set arriving close together share a reconcile, across instances: the first of a quiet scale set (no window for twice this long, host not in a backlog) reconciles at once; the next enqueues one for the window's end (at once if the host is busy), joined by others until its pass runs. 0 = at once.",
   },
   POOLSYNC_GATHER_MILLISECONDS: {
     schema: nonNegativeInt(60_000),

@@ -19,7 +19,7 @@ import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWrit
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import type { Coalescer } from "../reconcile/coalescer";
-import { scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
+import { LEADS_WITH_MESSAGES_IN_HAND, scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
 import { WritePacer } from "../pacing/writePacer";
 import { ReconcileRunner } from "../reconcile/reconcileRunner";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
@@ -128,6 +128,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     overrides.queueTimeScale ?? 1,
   );
+  /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
+  let messagesInHand = 0;
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   const reconcileDeps = {
     compute,
@@ -158,7 +160,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       restore: (text) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>),
     },
     gatherMs: config.gatherMs,
-    ...(config.declareWindowMs > 0 ? { windowPending: (ref: TargetRef) => windows.windowPending(ref, config.declareWindowMs) } : {}),
+    ...(config.declareWindowMs > 0
+      ? {
+          windowPending: (ref: TargetRef) => windows.windowPending(ref, config.declareWindowMs),
+          closeWindow: (ref: TargetRef) => windows.close(ref),
+        }
+      : {}),
   });
   let readyPromise: Promise<void> | undefined;
 
@@ -187,7 +194,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     reconcile: (ref, trigger) => runner.run(ref, trigger),
     async handleQueueMessage(body, meta) {
-      await services.ready();
+      messagesInHand++;
+      await services.ready().catch((err: unknown) => {
+        messagesInHand--;
+        throw err;
+      });
       return handleQueueMessage(body, meta, {
         scopes: config.scopes,
         bindings: config.bindings,
@@ -199,10 +210,16 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         ...(config.declareWindowMs > 0
           ? {
               scheduleDeclared: (ref, claimant, reason) =>
-                scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs, reconcilesLeading: true }),
+                scheduleDeclared(ref, claimant, reason, {
+                  windows,
+                  queue,
+                  windowMs: config.declareWindowMs,
+                  reconcilesLeading: true,
+                  busy: (r) => messagesInHand > LEADS_WITH_MESSAGES_IN_HAND || runner.coalescer.busy(r.key),
+                }),
             }
           : {}),
-      });
+      }).finally(() => messagesInHand--);
     },
     async handleResourceEvent(raw) {
       await services.ready();

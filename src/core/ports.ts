@@ -198,6 +198,8 @@ export interface DeclareWindows {
   claim(ref: TargetRef, claimant: string, window: { windowMs: number; joinableMs: number; quietMs: number }): Promise<"leading" | "opened" | "joined">;
   /** A window opened behind a leading claim whose reconcile is still to come (it will read every declaration). */
   windowPending(ref: TargetRef, windowMs: number): Promise<boolean>;
+  /** A pass of the scale set is about to read its declarations: nothing joins the open window after this. */
+  close(ref: TargetRef): Promise<void>;
 }
 
 /**

@@ -44,6 +44,11 @@ export class Coalescer<I, T> {
     return p;
   }
 
+  /** A reconcile of `key` runs or waits to run in this process. */
+  busy(key: string): boolean {
+    return this.running.has(key) || this.pending.has(key);
+  }
+
   /** Resolves when nothing runs or waits: for draining at shutdown. */
   async idle(): Promise<void> {
     while (this.running.size > 0 || this.pending.size > 0) {

@@ -9,6 +9,7 @@ import { deferredReport, mergeTriggers, type ReconcileReport, type ReconcileTrig
  *
  *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly);
  *   2. stand down  a leading pass that finds a declare window opened behind it leaves the work to that window's pass;
+ *                  any other pass closes its target's window before it reads, so a later declaration opens a new one;
  *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs again);
  *   4. reconcile   the target's own reconcile (scale set or VM): re-read, write the difference with If-Match;
  *   5. outcome     the one place a report becomes "done" or "requeue after" (see `queueOutcomeOf`).
@@ -35,6 +36,8 @@ export interface RunnerDeps {
   gatherMs: number;
   /** Declare window on: a window opened behind a leading declaration is still to run its reconcile. */
   windowPending?: (ref: TargetRef) => Promise<boolean>;
+  /** Declare window on: a pass is about to read the declarations, so a later declaration must not join its window. */
+  closeWindow?: (ref: TargetRef) => Promise<void>;
 }
 
 /** What the queue does after a pass. */
@@ -58,12 +61,14 @@ export class ReconcileRunner {
 
   /** Steps 1–5: what a queue message runs. */
   joined(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
-    return this.coalescer.run(ref.key, trigger, async (merged) =>
+    return this.coalescer.run(ref.key, trigger, async (merged) => {
       // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all.
-      merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref))
-        ? deferredReport(ref, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, this.deps.log)
-        : this.run(ref, merged),
-    );
+      if (merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref)))
+        return deferredReport(ref, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, this.deps.log);
+      // Closed before the read: a declaration stored before this point is read by this pass; one after opens a new window.
+      if (!merged.leading) await this.deps.closeWindow?.(ref);
+      return this.run(ref, merged);
+    });
   }
 
   /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */
