@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseBindings, type BindingRule } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
+import { MIN_KEY_CHARS } from "./azure/cacheRowMac";
 
 /**
  * Every setting poolsync reads, validated once, with its default. A missing or malformed setting fails at start
@@ -233,6 +234,8 @@ export interface Config {
   membershipsTable: string;
   cacheTable: string;
   cacheEnabled: boolean;
+  /** POOLSYNC_CACHE_KEY: the HMAC key of cache rows ("" = a random key per process; see docs/bindings.md). */
+  cacheKey: string;
   cacheTtlMs: number;
   maxPreconditionRetries: number;
   instanceConcurrency: number;
@@ -359,6 +362,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reconcileLeaseSeconds: read(env, "POOLSYNC_RECONCILE_LEASE_SECONDS", problems),
     storage: readStorage(env, problems),
   };
+  // Read here, not in SETTINGS: a secret, which the template provisions itself (docs/bindings.md), not a plain value.
+  const cacheKey = env.POOLSYNC_CACHE_KEY?.trim() ?? "";
+  if (cacheKey !== "" && cacheKey.length < MIN_KEY_CHARS) problems.push(`POOLSYNC_CACHE_KEY must be at least ${MIN_KEY_CHARS} characters (random)`);
   if (problems.length > 0) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
   }
@@ -383,6 +389,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     membershipsTable: v.membershipsTable,
     cacheTable: v.cacheTable,
     cacheEnabled: v.cacheEnabled,
+    cacheKey,
     cacheTtlMs: v.cacheTtlSeconds * 1000,
     maxPreconditionRetries: v.maxPreconditionRetries,
     instanceConcurrency: v.instanceConcurrency,

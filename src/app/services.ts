@@ -7,6 +7,8 @@ import { ArmCompute } from "../azure/compute";
 import { ArmNetwork } from "../azure/network";
 import { ReadPacer } from "../azure/readPacing";
 import { armCredential, armScope } from "../azure/credentials";
+import { CacheRowMac } from "../azure/cacheRowMac";
+import { checkedHandover } from "../reconcile/leaseHandover";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { ProblemLogTable } from "../azure/problemLogTable";
@@ -117,8 +119,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const windows = new DeclareWindowTable(cacheTable, clock.now);
   const debounce = new EventDebounceTable(cacheTable, clock.now);
   const attempts = new ReconcileAttemptsTable(cacheTable);
-  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows, debounce, attempts], (row, reason) =>
-    log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
+  const cache = new EtagCacheTable(
+    cacheTable,
+    config.cacheEnabled,
+    clock.now,
+    [problems, windows, debounce, attempts],
+    (row, reason) => log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
+    new CacheRowMac(config.cacheKey),
   );
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
@@ -223,7 +230,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
   const handover = {
     snapshot: (ref: TargetRef) => JSON.stringify(ref.kind === "scaleSet" ? pacer.snapshot(ref) : {}),
-    restore: (text: string) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>),
+    restore: (text: string, ref: TargetRef) => pacer.restore(checkedHandover(text, ref, clock.now())),
   };
   services.reconcile = (ref, trigger) =>
     leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: config.reconcileLeaseMs, newHolderId: randomUUID, handover }, (t) => pass(ref, t));

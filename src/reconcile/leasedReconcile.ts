@@ -18,7 +18,7 @@ export interface LeasedDeps {
   ttlMs: number;
   newHolderId: () => string;
   /** What one holder hands the next with the lease (the scale set's write budgets as it knows them). */
-  handover?: { snapshot(ref: TargetRef): string; restore(text: string): void };
+  handover?: { snapshot(ref: TargetRef): string; restore(text: string, ref: TargetRef): void };
   /** Extra passes one holder runs for others before it hands the rest to the queue. */
   maxExtraPasses?: number;
 }
@@ -49,7 +49,7 @@ export async function leasedReconcile(
 
   if (take.handover && deps.handover) {
     try {
-      deps.handover.restore(take.handover);
+      deps.handover.restore(take.handover, ref);
     } catch (err) {
       deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "handover unreadable", error: String(err) });
     }
