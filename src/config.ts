@@ -373,9 +373,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     scopes: v.scopes,
     bindings: v.bindings,
     auth: v.auth,
-    // App Service sets WEBSITE_SITE_NAME in every app, WEBSITE_AUTH_ENABLED=True when its authentication is on.
-    ...(v.auth === "entra" && env.WEBSITE_SITE_NAME && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED ?? "")
-      ? { authUnprotected: "POOLSYNC_AUTH is entra but App Service authentication is off (WEBSITE_AUTH_ENABLED is not True)" }
+    // The principal header is trusted only where something strips a client's own copy: App Service authentication
+    // (WEBSITE_AUTH_ENABLED=True), or a platform the operator names (POOLSYNC_PRINCIPAL_STRIPPED_BY). Anywhere else
+    // (func start, the Functions image on another host) anyone could send it, so the API refuses every call instead.
+    ...(v.auth === "entra" && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED?.trim() ?? "") && !env.POOLSYNC_PRINCIPAL_STRIPPED_BY?.trim()
+      ? {
+          authUnprotected:
+            "POOLSYNC_AUTH is entra but nothing is known to strip a client's x-ms-client-principal (WEBSITE_AUTH_ENABLED is not True and POOLSYNC_PRINCIPAL_STRIPPED_BY is unset)",
+        }
       : {}),
     armEndpoint: v.armEndpoint,
     // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
