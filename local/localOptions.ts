@@ -170,6 +170,8 @@ export function resolveLocalOptions(
     // The SDK sends bearer tokens over https only, so the simulator always serves https with its test certificate.
     settings.ARM_ENDPOINT = `https://127.0.0.1:${simPort}`;
     if (!settings.POOLSYNC_SCOPES?.trim()) settings.POOLSYNC_SCOPES = DEMO_SCOPE;
+    // The simulator's made-up world: any pairing inside the scopes (against real ARM the user must write rules).
+    if (!settings.POOLSYNC_BINDINGS?.trim()) settings.POOLSYNC_BINDINGS = "*";
     if (!settings.POOLSYNC_ARM_CREDENTIAL?.trim()) settings.POOLSYNC_ARM_CREDENTIAL = "static";
     const ca = settings.POOLSYNC_ARM_CA_FILE?.trim() || SIM_CA_FILE;
     settings.POOLSYNC_ARM_CA_FILE = isAbsolute(ca) ? ca : resolve(appDir, ca);

@@ -100,8 +100,8 @@ export const SETTINGS = {
   POOLSYNC_SCOPES: { schema: scopes, default: undefined, doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs." },
   POOLSYNC_BINDINGS: {
     schema: bindings,
-    default: "",
-    doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES.",
+    default: undefined,
+    doc: "Which targets may join which backend pools (docs/bindings.md): rules `[scaleSets|vms|both:] target => pool` of ARM ID prefixes (`*` = any one segment, `{sub}` = the same segment on both sides), separated by `;`; `*` alone = any pairing inside POOLSYNC_SCOPES. Checked at intake and before every write, for present and absent alike.",
   },
   POOLSYNC_AUTH: {
     schema: z.enum(["entra", "key"]),

@@ -19,6 +19,7 @@ export async function startFunctionWorld(env: Record<string, string> = {}): Prom
   const queueName = uniqueName("q-");
   Object.assign(process.env, {
     POOLSYNC_SCOPES: `/subscriptions/${DEMO_SUBSCRIPTION}`,
+    POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     POOLSYNC_ARM_CREDENTIAL: "static",
