@@ -40,7 +40,7 @@ describe("the CLI's transport", () => {
 
   it("refuses to send a key or token over plain http to anything but loopback", async () => {
     const sent: string[] = [];
-    const spy = (async (u: URL | RequestInfo) => {
+    const spy = (async (u: URL | string | Request) => {
       sent.push(String(u));
       return new Response("{}");
     }) as typeof fetch;
