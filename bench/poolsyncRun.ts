@@ -101,6 +101,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
   const logs = countingLogger();
   const env: Record<string, string> = {
     POOLSYNC_SCOPES: opts.subscriptions.map((s) => `/subscriptions/${s}`).join(","),
+    POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     AzureWebJobsStorage: opts.storage,

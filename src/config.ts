@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseBindings, type BindingRule } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
+import { MIN_KEY_CHARS } from "./azure/cacheRowMac";
 
 /**
  * Every setting poolsync reads, validated once, with its default. A missing or malformed setting fails at start
@@ -99,8 +100,8 @@ export const SETTINGS = {
   POOLSYNC_SCOPES: { schema: scopes, default: undefined, doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs." },
   POOLSYNC_BINDINGS: {
     schema: bindings,
-    default: "",
-    doc: "Which targets may join which backend pools: rules `target => pool` of ARM ID prefixes (`*` = any one segment), separated by `;`. Checked at intake and before every write, for present and absent alike. Empty = any pairing inside POOLSYNC_SCOPES.",
+    default: undefined,
+    doc: "Which targets may join which backend pools (docs/bindings.md): rules `[scaleSets|vms|both:] target => pool` of ARM ID prefixes (`*` = any one segment, `{sub}` = the same segment on both sides), separated by `;`; `*` alone = any pairing inside POOLSYNC_SCOPES. Checked at intake and before every write, for present and absent alike.",
   },
   POOLSYNC_AUTH: {
     schema: z.enum(["entra", "key"]),
@@ -233,6 +234,8 @@ export interface Config {
   membershipsTable: string;
   cacheTable: string;
   cacheEnabled: boolean;
+  /** POOLSYNC_CACHE_KEY: the HMAC key of cache rows ("" = a random key per process; see docs/bindings.md). */
+  cacheKey: string;
   cacheTtlMs: number;
   maxPreconditionRetries: number;
   instanceConcurrency: number;
@@ -359,6 +362,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reconcileLeaseSeconds: read(env, "POOLSYNC_RECONCILE_LEASE_SECONDS", problems),
     storage: readStorage(env, problems),
   };
+  // Read here, not in SETTINGS: a secret, which the template provisions itself (docs/bindings.md), not a plain value.
+  const cacheKey = env.POOLSYNC_CACHE_KEY?.trim() ?? "";
+  if (cacheKey !== "" && cacheKey.length < MIN_KEY_CHARS) problems.push(`POOLSYNC_CACHE_KEY must be at least ${MIN_KEY_CHARS} characters (random)`);
   if (problems.length > 0) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
   }
@@ -367,9 +373,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     scopes: v.scopes,
     bindings: v.bindings,
     auth: v.auth,
-    // App Service sets WEBSITE_SITE_NAME in every app, WEBSITE_AUTH_ENABLED=True when its authentication is on.
-    ...(v.auth === "entra" && env.WEBSITE_SITE_NAME && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED ?? "")
-      ? { authUnprotected: "POOLSYNC_AUTH is entra but App Service authentication is off (WEBSITE_AUTH_ENABLED is not True)" }
+    // The principal header is trusted only where something strips a client's own copy: App Service authentication
+    // (WEBSITE_AUTH_ENABLED=True), or a platform the operator names (POOLSYNC_PRINCIPAL_STRIPPED_BY). Anywhere else
+    // (func start, the Functions image on another host) anyone could send it, so the API refuses every call instead.
+    ...(v.auth === "entra" && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED?.trim() ?? "") && !env.POOLSYNC_PRINCIPAL_STRIPPED_BY?.trim()
+      ? {
+          authUnprotected:
+            "POOLSYNC_AUTH is entra but nothing is known to strip a client's x-ms-client-principal (WEBSITE_AUTH_ENABLED is not True and POOLSYNC_PRINCIPAL_STRIPPED_BY is unset)",
+        }
       : {}),
     armEndpoint: v.armEndpoint,
     // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
@@ -383,6 +394,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     membershipsTable: v.membershipsTable,
     cacheTable: v.cacheTable,
     cacheEnabled: v.cacheEnabled,
+    cacheKey,
     cacheTtlMs: v.cacheTtlSeconds * 1000,
     maxPreconditionRetries: v.maxPreconditionRetries,
     instanceConcurrency: v.instanceConcurrency,

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config";
 
-const base = { POOLSYNC_SCOPES: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d", AzureWebJobsStorage: "UseDevelopmentStorage=true" };
+const base = {
+  POOLSYNC_SCOPES: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d",
+  POOLSYNC_BINDINGS: "*",
+  AzureWebJobsStorage: "UseDevelopmentStorage=true",
+};
 
 describe("config", () => {
   it("fills every default", () => {
@@ -22,6 +26,7 @@ describe("config", () => {
   it("picks the static token for the simulator and identity-based storage from __accountName", () => {
     const c = loadConfig({
       POOLSYNC_SCOPES: base.POOLSYNC_SCOPES,
+      POOLSYNC_BINDINGS: "*",
       ARM_ENDPOINT: "http://127.0.0.1:18443/",
       AzureWebJobsStorage__accountName: "poolsyncdata",
       AzureWebJobsStorage__clientId: "client",

@@ -38,6 +38,7 @@ async function main() {
   const counter: PipelinePolicy = { name: "countTableOps", sendRequest: (req, next) => ((tableOps += 1), next(req)) };
   const config = loadConfig({
     POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`,
+    POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     AzureWebJobsStorage: azurite.connectionString,
@@ -176,6 +177,7 @@ async function sweepAll(storage: string, size: { subscriptions: number; groups: 
   const clock = { now: () => now, sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
   const config = loadConfig({
     POOLSYNC_SCOPES: subs.map((s) => `/subscriptions/${s}`).join(","),
+    POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     AzureWebJobsStorage: storage,

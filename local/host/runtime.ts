@@ -97,6 +97,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   if (devStorage && (!settings.AzureWebJobsStorage || /UseDevelopmentStorage\s*=\s*true/i.test(settings.AzureWebJobsStorage))) {
     settings.AzureWebJobsStorage = devStorage;
   }
+  // This runtime strips client-sent principal headers itself, as App Service authentication does (server.ts).
+  settings.POOLSYNC_PRINCIPAL_STRIPPED_BY ??= "the poolsync local runtime";
   Object.assign(process.env, settings);
   const env = process.env as Record<string, string | undefined>;
 

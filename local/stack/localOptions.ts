@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_AZURITE_PORTS, type AzuritePorts } from "../../devkit/azurite";
@@ -170,6 +171,10 @@ export function resolveLocalOptions(
     // The SDK sends bearer tokens over https only, so the simulator always serves https with its test certificate.
     settings.ARM_ENDPOINT = `https://127.0.0.1:${simPort}`;
     if (!settings.POOLSYNC_SCOPES?.trim()) settings.POOLSYNC_SCOPES = DEMO_SCOPE;
+    // The simulator's made-up world: any pairing inside the scopes (against real ARM the user must write rules).
+    if (!settings.POOLSYNC_BINDINGS?.trim()) settings.POOLSYNC_BINDINGS = "*";
+    // One cache MAC key for every host of this run (each process would otherwise pick its own and share no rows).
+    if (!settings.POOLSYNC_CACHE_KEY?.trim()) settings.POOLSYNC_CACHE_KEY = randomBytes(24).toString("base64");
     if (!settings.POOLSYNC_ARM_CREDENTIAL?.trim()) settings.POOLSYNC_ARM_CREDENTIAL = "static";
     const ca = settings.POOLSYNC_ARM_CA_FILE?.trim() || SIM_CA_FILE;
     settings.POOLSYNC_ARM_CA_FILE = isAbsolute(ca) ? ca : resolve(appDir, ca);

@@ -7,6 +7,8 @@ import { ArmCompute } from "../azure/compute";
 import { ArmNetwork } from "../azure/network";
 import { ReadPacer } from "../azure/readPacing";
 import { armCredential, armScope } from "../azure/credentials";
+import { CacheRowMac } from "../azure/cacheRowMac";
+import { checkedHandover } from "../reconcile/leaseHandover";
 import { EtagCacheTable } from "../azure/etagCacheTable";
 import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { ProblemLogTable } from "../azure/problemLogTable";
@@ -119,8 +121,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const windows = new DeclareWindowTable(cacheTable, clock.now);
   const debounce = new EventDebounceTable(cacheTable, clock.now);
   const attempts = new ReconcileAttemptsTable(cacheTable);
-  const cache = new EtagCacheTable(cacheTable, config.cacheEnabled, clock.now, [problems, windows, debounce, attempts], (row, reason) =>
-    log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
+  const cache = new EtagCacheTable(
+    cacheTable,
+    config.cacheEnabled,
+    clock.now,
+    [problems, windows, debounce, attempts],
+    (row, reason) => log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
+    new CacheRowMac(config.cacheKey),
   );
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
@@ -157,7 +164,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
     handover: {
       snapshot: (ref) => JSON.stringify(ref.kind === "scaleSet" ? pacer.snapshot(ref) : {}),
-      restore: (text) => pacer.restore(JSON.parse(text) as ReturnType<WritePacer["snapshot"]>),
+      restore: (text, ref) => pacer.restore(checkedHandover(text, ref, clock.now())),
     },
     gatherMs: config.gatherMs,
     ...(config.declareWindowMs > 0

@@ -9,6 +9,7 @@ import type { Clock, ComputePort, ResourceGroupScope, ScaleSetPage, WriteOptions
 import type { InstanceRef, ScaleSetRef, VmRef } from "../core/resourceIds";
 import { pinComputeApiVersion } from "./apiVersion";
 import { classifyArmError } from "./armErrors";
+import { armOriginPolicy, continuationFor } from "./armOriginPolicy";
 import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
 import type { RateLimitObservation } from "../pacing/learnWriteBudget";
 import { ARM_READS_MARGIN, rateLimitHeadersPolicy } from "./rateLimitHeaders";
@@ -145,6 +146,7 @@ export class ArmCompute implements ComputePort {
         ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
       c.pipeline.addPolicy(pinComputeApiVersion());
+      c.pipeline.addPolicy(armOriginPolicy(this.opts.endpoint), { afterPhase: "Sign" });
       // Added to each client: the operation polls go through the first client's pipeline, whatever subscription.
       if (this.readPacer) c.pipeline.addPolicy(this.readPacer.policy(), { afterPhase: "Retry" });
       // What the server says is left counts every host of the app: the pacers plan on no more.
@@ -177,12 +179,14 @@ export class ArmCompute implements ComputePort {
 
   async listScaleSetsPage(scope: ResourceGroupScope, nextLink?: string): Promise<ScaleSetPage> {
     const where = `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets`;
+    // A continuation read back from storage is input: one that is not this group's LIST on ARM_ENDPOINT starts over.
+    const from = continuationFor(nextLink, this.opts.endpoint, where);
     try {
       // byPage from a continuation token (the nextLink) fetches exactly that page: one request per call, so the caller
       // counts its budget in pages and can stop, or resume in a later run, between any two.
       const pages = this.client(scope.subscriptionId)
         .virtualMachineScaleSets.list(scope.resourceGroup, { abortSignal: this.signal() })
-        .byPage(nextLink ? { continuationToken: nextLink } : {});
+        .byPage(from ? { continuationToken: from } : {});
       const first = await pages.next();
       if (first.done) return { models: [], nextLink: undefined };
       const page = first.value as VirtualMachineScaleSet[] & { continuationToken?: string };

@@ -3,8 +3,9 @@ import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "../core/mo
 import type { CachedEntry, CachedPartition, CachedResourceRef, GroupRow, ModelCache, RefreshCandidate, ResourceGroupScope, ScaleSetRows } from "../core/ports";
 import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { decodeKey } from "../core/tableKeys";
+import { CacheRowMac, MAC_COLUMN, type MacFields } from "./cacheRowMac";
 import { cachePartition, cacheRowKeys, groupScaleSetPartitions, instanceRow, isResourceRow, SCALE_SET_ROW } from "./cacheKeys";
-import { decodeModel, encodeModel, ModelTooLargeError } from "./modelCodec";
+import { decodeModel, encodeModel, MAX_CHUNKS, ModelTooLargeError } from "./modelCodec";
 import { statusOf, unless404 } from "./tableErrors";
 
 /**
@@ -34,16 +35,42 @@ export interface CacheRow {
   touchedAt: number;
   /** Instance rows: the scale set ETag read before this instance was ("" when none vouches for it). */
   listedUnder: string;
+  /** HMAC of what a write may be built from (cacheRowMac.ts); a row without a valid one is a miss. */
+  mac: string;
   [chunk: `model_${number}`]: Uint8Array;
+}
+
+/** What the MAC covers, as a row holds it (the chunks bounded, so a planted count costs nothing). */
+function macFieldsOf(row: Record<string, unknown>): MacFields {
+  const count = Math.min(Math.max(0, Math.trunc(Number(row.modelChunks ?? 0)) || 0), MAX_CHUNKS);
+  const chunks: Uint8Array[] = [];
+  for (let i = 0; i < count; i++) {
+    const c = row[`model_${i}`];
+    if (c instanceof Uint8Array) chunks.push(c);
+  }
+  const text = (v: unknown) => (typeof v === "string" ? v : "");
+  return {
+    partitionKey: text(row.partitionKey),
+    rowKey: text(row.rowKey),
+    resourceId: text(row.resourceId),
+    armEtag: text(row.armEtag),
+    listedUnder: text(row.listedUnder),
+    model: text(row.model),
+    chunks,
+  };
 }
 
 /** Told of a row whose model cannot be read (it is then a miss, re-read from ARM): worth a look, never an error. */
 export type UnreadableRow = (row: { partitionKey: string; rowKey: string; resourceId: string }, reason: string) => void;
 
-function entryOf<M>(row: TableEntityResult<CacheRow>, unreadable?: UnreadableRow): CachedEntry<M> {
+function entryOf<M>(row: TableEntityResult<CacheRow>, mac: CacheRowMac, unreadable?: UnreadableRow): CachedEntry<M> {
   let model: M | undefined;
   let problem: string | undefined;
+  const hasModel = Number(row.modelChunks ?? 0) > 0 || (typeof row.model === "string" && row.model !== "");
+  // Storage content is input: a body poolsync did not store (or another key stored) is never a write's base.
+  const authentic = hasModel && mac.verify(macFieldsOf(row as unknown as Record<string, unknown>), row.mac);
   try {
+    if (hasModel && !authentic) throw new Error("its MAC does not verify (not stored by this app, or changed since)");
     model = decodeModel<M>(row as unknown as Record<string, unknown>);
     if (model === undefined && (Number(row.modelChunks ?? 0) > 0 || (typeof row.model === "string" && row.model !== "")))
       problem = "a chunk of the model is missing";
@@ -60,7 +87,7 @@ function entryOf<M>(row: TableEntityResult<CacheRow>, unreadable?: UnreadableRow
     ourClientRequestId: row.ourClientRequestId || undefined,
     pendingClientRequestId: row.pendingClientRequestId || undefined,
     rowEtag: row.etag,
-    ...(row.listedUnder ? { listedUnder: row.listedUnder } : {}),
+    ...(row.listedUnder && authentic ? { listedUnder: row.listedUnder } : {}),
   };
 }
 
@@ -72,6 +99,8 @@ export class EtagCacheTable implements ModelCache {
     /** The stores that keep rows of a scale set beside its cache rows. */
     private readonly otherRows: ScaleSetRows[] = [],
     private readonly unreadable?: UnreadableRow,
+    /** POOLSYNC_CACHE_KEY's; by default a random key of this process. */
+    private readonly mac: CacheRowMac = new CacheRowMac(""),
   ) {}
 
   async readPartition(scaleSet: TargetRef): Promise<CachedPartition> {
@@ -79,8 +108,8 @@ export class EtagCacheTable implements ModelCache {
     if (!this.enabled) return out;
     const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(scaleSet)}` } });
     for await (const row of rows) {
-      if (row.rowKey === SCALE_SET_ROW) out.scaleSet = entryOf<ScaleSetModel>(row, this.unreadable);
-      else if (row.rowKey.startsWith("vm-")) out.instances.set(row.rowKey.slice(3), entryOf<InstanceModel>(row, this.unreadable));
+      if (row.rowKey === SCALE_SET_ROW) out.scaleSet = entryOf<ScaleSetModel>(row, this.mac, this.unreadable);
+      else if (row.rowKey.startsWith("vm-")) out.instances.set(row.rowKey.slice(3), entryOf<InstanceModel>(row, this.mac, this.unreadable));
     }
     return out;
   }
@@ -173,9 +202,10 @@ export class EtagCacheTable implements ModelCache {
       ...(touch ? { touchedAt: now } : {}),
       ...extra,
     };
+    const signed = { ...entity, [MAC_COLUMN]: this.mac.sign(macFieldsOf(entity)) };
     try {
-      if (base === undefined) await this.table.createEntity(entity);
-      else await this.table.updateEntity(entity, "Merge", { etag: base });
+      if (base === undefined) await this.table.createEntity(signed);
+      else await this.table.updateEntity(signed, "Merge", { etag: base });
       return true;
     } catch (err) {
       // 409: someone created the row since our read; 412: someone (an invalidation) changed it. Either way ours is older.
@@ -229,7 +259,7 @@ export class EtagCacheTable implements ModelCache {
   async readEntry(ref: ScaleSetRef | InstanceRef | CachedResourceRef): Promise<CachedEntry<unknown> | undefined> {
     if (!this.enabled) return undefined;
     const row = await this.getRow(...this.keysOf(ref));
-    return row ? entryOf<unknown>(row, this.unreadable) : undefined;
+    return row ? entryOf<unknown>(row, this.mac, this.unreadable) : undefined;
   }
 
   async listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]> {

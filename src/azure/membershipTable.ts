@@ -124,7 +124,9 @@ export class MembershipTable implements DeclarationStore {
         const updated = await this.table.updateEntity(fresh, "Replace", { etag: existing.etag });
         return { result: "updated", stored: toStored({ ...fresh, etag: updated.etag ?? "" }) };
       } catch (err) {
-        if (statusOf(err) === 412) continue;
+        // 404: the row went between our read and our write (a removal mark's retention ran out): a race we settle by
+        // trying again, never a "storage unavailable".
+        if (statusOf(err) === 412 || statusOf(err) === 404) continue;
         throw err;
       }
     }

@@ -7,6 +7,7 @@ import type { NicConfiguration } from "../core/networkProfile";
 import type { Clock, NetworkPort, WriteOptions } from "../core/ports";
 import type { NicRef } from "../core/resourceIds";
 import { classifyArmError } from "./armErrors";
+import { armOriginPolicy } from "./armOriginPolicy";
 import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
 import type { ReadPacer } from "./readPacing";
 
@@ -57,6 +58,7 @@ export class ArmNetwork implements NetworkPort {
         retryOptions: { maxRetries: 0 },
         ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
+      c.pipeline.addPolicy(armOriginPolicy(this.opts.endpoint), { afterPhase: "Sign" });
       if (this.opts.readPacer) c.pipeline.addPolicy(this.opts.readPacer.policy(), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }

@@ -26,6 +26,13 @@ interface LeaseRow {
 }
 
 const lostRace = (err: unknown) => statusOf(err) === 409 || statusOf(err) === 412 || statusOf(err) === 404;
+/**
+ * A holder never sets an expiry further ahead than its TTL (plus this much clock skew between hosts): a row that says
+ * otherwise was not written by a holder, and is treated as expired, so a planted far-future expiry cannot defer
+ * repair forever.
+ */
+export const LEASE_CLOCK_SKEW_MS = 60_000;
+
 /** Conditional writes lose only to another host's write to the same row; a few rounds settle any burst. */
 const MAX_ROUNDS = 20;
 
@@ -59,7 +66,8 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       const row = await this.read(rowKey);
       const now = this.now();
       try {
-        if (row && row.holder !== "" && row.holder !== holder && row.expiresAt > now) {
+        const believable = row !== undefined && Number.isFinite(row.expiresAt) && row.expiresAt <= now + ttlMs + LEASE_CLOCK_SKEW_MS;
+        if (row && believable && row.holder !== "" && row.holder !== holder && row.expiresAt > now) {
           if (row.wanted && (row.wantedFresh || !fresh)) return { kind: "held", firstToAsk: false, expiresAt: row.expiresAt };
           await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, wanted: true, wantedFresh: row.wantedFresh || fresh }, "Merge", {
             etag: row.etag,

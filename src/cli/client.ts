@@ -33,21 +33,44 @@ function describeCause(err: unknown): string {
   return cause?.code ?? cause?.message ?? (err as Error).message;
 }
 
+function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === "localhost" || h === "[::1]" || h === "::1" || /^127(?:\.\d{1,3}){3}$/.test(h);
+}
+
+/** The key and token never follow a redirect to another origin: redirects are followed by hand, same origin only. */
+async function sendFollowingSameOrigin(send: typeof fetch, url: URL, init: RequestInit): Promise<Response> {
+  let at = url;
+  for (let hop = 0; hop <= 5; hop++) {
+    const res = await send(at, { ...init, redirect: "manual" });
+    const location = res.status >= 300 && res.status < 400 ? res.headers.get("location") : null;
+    if (!location) return res;
+    const next = new URL(location, at);
+    if (next.origin !== url.origin) throw new UnreachableError(`poolsync at ${url.origin} redirected to ${next.origin}; not following it with credentials`);
+    at = next;
+  }
+  throw new UnreachableError(`poolsync at ${url.origin} redirected more than 5 times`);
+}
+
 export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: string, body?: unknown): Promise<unknown> {
   const url = new URL(path, opts.url.endsWith("/") ? opts.url : `${opts.url}/`);
   const headers: Record<string, string> = { accept: "application/json" };
   if (opts.key) headers["x-functions-key"] = opts.key;
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
+  if ((opts.key || opts.token) && url.protocol !== "https:" && !isLoopbackHost(url.hostname)) {
+    throw new UnreachableError(`refusing to send a key or token to ${url.origin} over plain http: use https (http only for 127.0.0.1, ::1, localhost)`);
+  }
   let res: Response;
   try {
-    res = await (opts.fetch ?? fetch)(url, {
+    res = await sendFollowingSameOrigin(opts.fetch ?? fetch, url, {
       method,
       headers,
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
     });
   } catch (err) {
+    if (err instanceof UnreachableError) throw err;
     const why = (err as Error).name === "TimeoutError" ? "timed out" : describeCause(err);
     throw new UnreachableError(`cannot reach poolsync at ${url.origin} (${why}); is it running? (npm run local, or --url)`);
   }

@@ -2,10 +2,11 @@ import type { Declaration, DeclaredBy } from "../core/declarations";
 import type { DeclarationStore, Logger } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import type { DeclareRequest } from "./declareRequest";
+import { capRefusal } from "../reconcile/intakeCap";
 import { problem, type Problem } from "./problem";
 
 export interface AcceptDeps {
-  declarations: Pick<DeclarationStore, "upsert">;
+  declarations: Pick<DeclarationStore, "upsert" | "listForTarget">;
   /** Asks for the reconcile: gathered with the scale set's other declarations when the declare window is on. */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
   log: Logger;
@@ -53,6 +54,11 @@ export async function acceptDeclaration(
   };
   let upserted;
   try {
+    const refused = capRefusal(await deps.declarations.listForTarget(req.target), declaration);
+    if (refused) {
+      deps.log.warn("intake.over-cap", { scaleSetId: req.target.id, backendPoolId: req.pool.id, declaredBy: caller.id, reason: refused });
+      return { ok: false, problem: problem(409, "too_many_declarations", refused) };
+    }
     upserted = await deps.declarations.upsert(req.target, declaration);
   } catch (err) {
     deps.log.error("intake.store-failed", { scaleSetId: req.target.id, backendPoolId: req.pool.id, error: (err as Error).message });

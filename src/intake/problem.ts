@@ -21,6 +21,7 @@ export type ProblemCode =
   | "missing_query"
   | "out_of_scope"
   | "unauthenticated"
+  | "too_many_declarations"
   | "missing_role"
   | "binding_refused"
   | "method_not_allowed"

@@ -7,9 +7,13 @@ import type { StoredDeclaration } from "../core/declarations";
  */
 export const MAX_DECLARATIONS_PER_SCALE_SET = 200;
 
-/** The newest declarations beyond the cap: the older ones keep working, the excess is refused with a reason. */
+/**
+ * The newest declarations beyond the cap: the older ones keep working, the excess is refused with a reason. An
+ * `absent` is never refused nor counted: it only shrinks what is declared (intake enforces the cap; see intakeCap.ts).
+ */
 export function overCap(declarations: readonly StoredDeclaration[]): Set<StoredDeclaration> {
-  if (declarations.length <= MAX_DECLARATIONS_PER_SCALE_SET) return new Set();
-  const byAge = [...declarations].sort((a, b) => a.declaredAt.localeCompare(b.declaredAt) || a.requestId.localeCompare(b.requestId));
+  const present = declarations.filter((d) => d.state !== "absent");
+  if (present.length <= MAX_DECLARATIONS_PER_SCALE_SET) return new Set();
+  const byAge = [...present].sort((a, b) => a.declaredAt.localeCompare(b.declaredAt) || a.requestId.localeCompare(b.requestId));
   return new Set(byAge.slice(MAX_DECLARATIONS_PER_SCALE_SET));
 }

@@ -1,4 +1,5 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
+import { capRefusal } from "./intakeCap";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
 import { isLeading, parseQueueMessage, reasonOf, targetIdOf, type DeclareMessage } from "../core/messages";
 import { versionSelectorText } from "../core/networkProfile";
@@ -87,7 +88,14 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
       deps.log.warn("message.refused", { messageId: meta.id, reason });
       return { result: "poisoned", reason };
     }
-    const { result, stored } = await deps.declarations.upsert(ref.value, declarationOf(message, meta, deps.now()));
+    const declaration = declarationOf(message, meta, deps.now());
+    const overCap = capRefusal(await deps.declarations.listForTarget(ref.value), declaration);
+    if (overCap) {
+      await deps.poison(body, overCap);
+      deps.log.warn("message.refused", { messageId: meta.id, reason: overCap });
+      return { result: "poisoned", reason: overCap };
+    }
+    const { result, stored } = await deps.declarations.upsert(ref.value, declaration);
     deps.log.info("declaration", { messageId: meta.id, scaleSetId: ref.value.id, backendPoolId: message.backendPoolId, state: message.state, result });
     if (result === "older") return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
     if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };

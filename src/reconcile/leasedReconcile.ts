@@ -13,7 +13,7 @@ import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./v
 /** What one lease holder hands the next with the lease (the target's write budgets as it knows them). */
 export interface LeaseHandover {
   snapshot(ref: TargetRef): string;
-  restore(text: string): void;
+  restore(text: string, ref: TargetRef): void;
 }
 
 export interface LeasedDeps {
@@ -54,7 +54,7 @@ export async function leasedReconcile(
 
   if (take.handover && deps.handover) {
     try {
-      deps.handover.restore(take.handover);
+      deps.handover.restore(take.handover, ref);
     } catch (err) {
       deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "handover unreadable", error: String(err) });
     }

@@ -1,9 +1,10 @@
-import { BeingDeletedError, NotFoundError } from "../core/errors";
+import { BeingDeletedError, NotFoundError, RefusedError } from "../core/errors";
 import { isDeleting, type NicModel, type VmModel } from "../core/models";
 import { applyIntents, intentSatisfied, type IntentOutcome, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, ModelCache, NetworkPort } from "../core/ports";
 import { parseNicId, type NicRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
+import { inScopes, type Scope } from "../core/scopes";
 import { ifMatchWrite, type IfMatchDeps } from "./ifMatchWrite";
 
 /**
@@ -16,7 +17,25 @@ import { ifMatchWrite, type IfMatchDeps } from "./ifMatchWrite";
 export interface VmNicDeps extends IfMatchDeps {
   network: NetworkPort;
   cache: ModelCache;
-  config: IfMatchDeps["config"] & { cacheTtlMs: number; instanceConcurrency: number };
+  config: IfMatchDeps["config"] & { cacheTtlMs: number; instanceConcurrency: number; scopes: readonly Scope[] };
+}
+
+/**
+ * NIC IDs come from ARM's VM model and would be read and PUT as given: each must be inside POOLSYNC_SCOPES and in the
+ * VM's own subscription (Azure attaches no other) before any GET or PUT, or the whole target is refused.
+ */
+function checkedNicRefs(vm: VmModel, scopes: readonly Scope[]): NicRef[] {
+  const vmSubscription = vm.id.split("/")[2]?.toLowerCase();
+  const refs: NicRef[] = [];
+  for (const id of vm.nicIds) {
+    const r = parseNicId(id);
+    if (!r.ok) throw new RefusedError(`NIC ${id} of ${vm.id}: ${r.reason}`);
+    const outside = !inScopes(scopes, r.value.subscriptionId, r.value.resourceGroup);
+    if (outside || r.value.subscriptionId.toLowerCase() !== vmSubscription)
+      throw new RefusedError(`NIC ${id} of ${vm.id} is outside POOLSYNC_SCOPES or the VM's subscription: poolsync reads and writes nothing there`);
+    refs.push(r.value);
+  }
+  return refs;
 }
 
 export interface VmNicResult {
@@ -135,11 +154,7 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], _
   });
   const none: VmView = { nics: [], unplaced: [], noPrimary: false };
   if (isDeleting(vm.provisioningState)) return done(none, 0, true);
-  const refs: NicRef[] = [];
-  for (const id of vm.nicIds) {
-    const r = parseNicId(id);
-    if (r.ok) refs.push(r.value);
-  }
+  const refs = checkedNicRefs(vm, deps.config.scopes);
   const nics: NicModel[] = [];
   try {
     await mapLimit(

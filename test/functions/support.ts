@@ -19,6 +19,7 @@ export async function startFunctionWorld(env: Record<string, string> = {}): Prom
   const queueName = uniqueName("q-");
   Object.assign(process.env, {
     POOLSYNC_SCOPES: `/subscriptions/${DEMO_SUBSCRIPTION}`,
+    POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     POOLSYNC_ARM_CREDENTIAL: "static",
@@ -28,6 +29,8 @@ export async function startFunctionWorld(env: Record<string, string> = {}): Prom
     POOLSYNC_CACHE_TABLE: uniqueName("c"),
     POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
     POOLSYNC_DECLARE_WINDOW_SECONDS: "0",
+    // The handlers are called with the header as the platform sets it (signedIn below).
+    POOLSYNC_PRINCIPAL_STRIPPED_BY: "the test, which plays App Service authentication",
     ...env,
   });
   return { sim, queue: new QueueClient(testStorageConnectionString(), queueName), stop: () => sim.stop() };

@@ -53,6 +53,7 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
   const settings: Record<string, string> = {
     AzureWebJobsStorage: testStorageConnectionString(),
     POOLSYNC_SCOPES: `/subscriptions/${DEMO.subscription}`,
+    POOLSYNC_BINDINGS: "*",
     // Without the simulator nothing may call ARM: a closed port makes any attempt fail loudly.
     ARM_ENDPOINT: sim?.url ?? "https://127.0.0.1:9",
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,

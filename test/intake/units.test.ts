@@ -126,7 +126,7 @@ describe("acceptDeclaration", () => {
     let queued = 0;
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
-      declarations: { upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
+      declarations: { listForTarget: async () => [], upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
       scheduleDeclared: async () => void queued++,
     });
     expect(r).toEqual({
@@ -145,7 +145,7 @@ describe("acceptDeclaration", () => {
     const stored = { requestId: "req-1", declaredAt: "2026-01-01T00:00:00.000Z" } as StoredDeclaration;
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
-      declarations: { upsert: async () => ({ result: "created", stored }) },
+      declarations: { listForTarget: async () => [], upsert: async () => ({ result: "created", stored }) },
       scheduleDeclared: async () => Promise.reject(new Error("queue down")),
     });
     expect(r).toMatchObject({ ok: true, value: { requestId: "req-1", status: "accepted", queued: false } });
@@ -155,7 +155,7 @@ describe("acceptDeclaration", () => {
     const stored = { requestId: "queue-9", declaredAt: "2027-01-01T00:00:00.000Z" } as StoredDeclaration;
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
-      declarations: { upsert: async () => ({ result: "older", stored }) },
+      declarations: { listForTarget: async () => [], upsert: async () => ({ result: "older", stored }) },
       scheduleDeclared: okSchedule,
     });
     expect(r).toEqual({

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { MAX_DECLARATIONS_PER_SCALE_SET } from "../../src/reconcile/declarationCap";
+import { MAX_DECLARATIONS_PER_CALLER } from "../../src/reconcile/intakeCap";
 import { mapLimit } from "../../src/core/retryPolicy";
 import { startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
@@ -53,4 +54,74 @@ describe("declarations per scale set", () => {
     expect(rows.filter((d) => d.outcome.kind === "applied")).toHaveLength(MAX_DECLARATIONS_PER_SCALE_SET);
     expect(poolsByIpConfig(modelNics(h.sim.control.resource(vmss)!)).ipConfig0).toHaveLength(MAX_DECLARATIONS_PER_SCALE_SET);
   });
+});
+
+/** Junk cannot lock a scale set: the cap is enforced at intake, per target and per caller, and an `absent` always passes. */
+describe("the declaration cap at intake", () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.stop();
+    h = undefined;
+  });
+
+  it("a full target refuses a new present at intake, lets an absent through, and the reconcile never refuses the absent", async () => {
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 0, pools: 2 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` },
+    });
+    const vmss = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
+    const ref = scaleSetRef(vmss);
+    const real = poolId(WIDE_SUBSCRIPTION, "wide", "lb", "pool-0");
+    const t0 = Date.parse("2026-12-01T00:00:00Z");
+    // Someone filled the target with made-up ip configuration names, each declared by a caller of its own.
+    await mapLimit(
+      Array.from({ length: MAX_DECLARATIONS_PER_SCALE_SET }, (_, i) => i),
+      16,
+      async (i) => {
+        await h!.services.declarations.upsert(ref, {
+          scaleSetId: vmss,
+          backendPoolId: real,
+          ipConfiguration: `junk-${i}`,
+          state: "present",
+          declaredAt: new Date(t0 + i * 1000).toISOString(),
+          requestId: `junk-${i}`,
+          declaredBy: { id: `junk-caller-${i}`, name: "junk", via: "entra" },
+        });
+      },
+    );
+    await h.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: real, ipConfiguration: "ipConfig0", state: "present" });
+    await h.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: real, ipConfiguration: "cleanup", state: "absent" });
+    await h.drain();
+    const poisoned = await h.poisonMessages();
+    expect(poisoned.map((p) => p.reason)).toEqual([expect.stringMatching(/holds 200 present declarations/)]);
+    const rows = await h.services.declarations.listForTarget(ref);
+    expect(rows.find((d) => d.ipConfiguration === "ipConfig0")).toBeUndefined();
+    expect(rows.find((d) => d.ipConfiguration === "cleanup")?.outcome.kind).not.toBe("refused");
+  }, 120_000);
+
+  it(`one caller holds at most ${MAX_DECLARATIONS_PER_CALLER} present declarations of a target`, async () => {
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 0, pools: 2 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` },
+    });
+    const vmss = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
+    const ref = scaleSetRef(vmss);
+    const real = poolId(WIDE_SUBSCRIPTION, "wide", "lb", "pool-0");
+    for (let i = 0; i < MAX_DECLARATIONS_PER_CALLER; i++) {
+      await h.services.declarations.upsert(ref, {
+        scaleSetId: vmss,
+        backendPoolId: real,
+        ipConfiguration: `mine-${i}`,
+        state: "present",
+        declaredAt: new Date(Date.parse("2026-12-01T00:00:00Z") + i).toISOString(),
+        requestId: `mine-${i}`,
+        declaredBy: QUEUE_DECLARER,
+      });
+    }
+    await h.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: real, ipConfiguration: "one-more", state: "present" });
+    await h.drain();
+    expect((await h.poisonMessages()).map((p) => p.reason)).toEqual([
+      expect.stringMatching(new RegExp(`caller ${QUEUE_DECLARER.id} holds ${MAX_DECLARATIONS_PER_CALLER}`)),
+    ]);
+  }, 60_000);
 });

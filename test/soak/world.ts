@@ -107,6 +107,7 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
 
   const env: Record<string, string> = {
     POOLSYNC_SCOPES: `/subscriptions/${SOAK_SUBSCRIPTION}/resourceGroups/${RG}`,
+    POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     AzureWebJobsStorage: azurite.connectionString,

@@ -60,6 +60,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const logs = memoryLogger();
   const env: Record<string, string> = {
     POOLSYNC_SCOPES: `/subscriptions/${DEMO_SUBSCRIPTION}`,
+    POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     AzureWebJobsStorage: testStorageConnectionString(),
