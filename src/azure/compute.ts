@@ -116,6 +116,7 @@ function answerFacts(raw: RawAnswer | undefined): { etag: string | undefined } {
  * Compute, and on Flex Consumption each function group cold-starts on instances of its own.
  */
 function computeSdk(): typeof import("@azure/arm-compute") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load the SDK on cold start
   return require("@azure/arm-compute") as typeof import("@azure/arm-compute");
 }
 

@@ -18,7 +18,8 @@ describe("MembershipTable.upsert under a concurrent delete", () => {
   });
 
   it("a row deleted between the read and the replace is created again, not a storage error", async () => {
-    let table: TableClient | undefined;
+    // Made once the harness names the table; the policy below runs only after that.
+    const other: { table?: TableClient } = {};
     let armed = false;
     // Plays the other process: just before the first conditional replace of a memberships row, the row goes.
     const deleteFirst: PipelinePolicy = {
@@ -27,13 +28,13 @@ describe("MembershipTable.upsert under a concurrent delete", () => {
         const m = /\/([A-Za-z0-9]+)\(PartitionKey='([^']*)',RowKey='([^']*)'\)/.exec(decodeURIComponent(new URL(request.url).pathname));
         if (armed && request.method === "PUT" && request.headers.get("if-match") && m && m[1] === h!.config.membershipsTable) {
           armed = false;
-          await table!.deleteEntity(m[2]!, m[3]!);
+          await other.table!.deleteEntity(m[2]!, m[3]!);
         }
         return next(request);
       },
     };
     h = await startHarness({ storagePolicies: [deleteFirst] });
-    table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.membershipsTable, { allowInsecureConnection: true });
+    other.table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.membershipsTable, { allowInsecureConnection: true });
     const ref = scaleSetRef(DEMO.scaleSetId);
     const base = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", declaredBy: QUEUE_DECLARER };
     await h.services.declarations.upsert(ref, { ...base, state: "present", declaredAt: "2026-12-02T10:00:00.000Z", requestId: "r-1" });

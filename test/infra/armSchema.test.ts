@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- these tests walk untyped template JSON */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ValidateFunction } from "ajv-draft-04";
 import { join } from "node:path";

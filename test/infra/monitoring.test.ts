@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- these tests walk untyped template JSON */
 import { describe, expect, it } from "vitest";
 import { loadRegisteredFunctions } from "../../local/host/loadFunctions";
 import { REPO_ROOT } from "./armSchema";

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- these tests walk untyped template JSON */
 import { describe, expect, it } from "vitest";
 import { appSettings, onlyResourceOfType, readJson, resourcesOfType, type ArmResource, type ArmTemplate } from "./templateChecks";
 
