@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { parseBindings, type BindingRule } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
-import { MIN_KEY_CHARS } from "./azure/cacheRowMac";
 
 /**
  * Every setting poolsync reads, validated once, with its default. A missing or malformed setting fails at start
@@ -328,6 +327,9 @@ function read<N extends SettingName>(
 }
 
 /** Reads and validates every setting; throws one ConfigError listing every problem. */
+/** POOLSYNC_CACHE_KEY's shortest length: a key for an HMAC, random, of at least this many characters. */
+export const MIN_CACHE_KEY_CHARS = 32;
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const problems: string[] = [];
   const values = {
@@ -364,7 +366,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   // Read here, not in SETTINGS: a secret, which the template provisions itself (docs/bindings.md), not a plain value.
   const cacheKey = env.POOLSYNC_CACHE_KEY?.trim() ?? "";
-  if (cacheKey !== "" && cacheKey.length < MIN_KEY_CHARS) problems.push(`POOLSYNC_CACHE_KEY must be at least ${MIN_KEY_CHARS} characters (random)`);
+  if (cacheKey !== "" && cacheKey.length < MIN_CACHE_KEY_CHARS) problems.push(`POOLSYNC_CACHE_KEY must be at least ${MIN_CACHE_KEY_CHARS} characters (random)`);
   if (problems.length > 0) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
   }

@@ -9,8 +9,6 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
  */
 
 export const MAC_COLUMN = "mac";
-/** At least this many characters of POOLSYNC_CACHE_KEY. */
-export const MIN_KEY_CHARS = 32;
 
 export interface MacFields {
   partitionKey: string;

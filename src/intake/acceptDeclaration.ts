@@ -2,7 +2,7 @@ import type { Declaration, DeclaredBy } from "../core/declarations";
 import type { DeclarationStore, Logger } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import type { DeclareRequest } from "./declareRequest";
-import { capRefusal } from "../reconcile/intakeCap";
+import { capRefusal } from "../core/declarationCap";
 import { problem, type Problem } from "./problem";
 
 export interface AcceptDeps {

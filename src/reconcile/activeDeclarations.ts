@@ -3,7 +3,7 @@ import { waitsForRetry, type StoredDeclaration } from "../core/declarations";
 import { parseBackendPoolId, type TargetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { bindingAllows, bindingRefusal } from "./bindingGate";
-import { MAX_DECLARATIONS_PER_SCALE_SET, overCap } from "./declarationCap";
+import { MAX_DECLARATIONS_PER_SCALE_SET, overCap } from "../core/declarationCap";
 import type { OutcomeRecorder } from "./recordOutcomes";
 
 /**

@@ -1,5 +1,5 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
-import { capRefusal } from "./intakeCap";
+import { capRefusal } from "../core/declarationCap";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
 import { isLeading, parseQueueMessage, reasonOf, targetIdOf, type DeclareMessage } from "../core/messages";
 import { versionSelectorText } from "../core/networkProfile";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { QUEUE_DECLARER } from "../../src/core/declarations";
-import { MAX_DECLARATIONS_PER_SCALE_SET } from "../../src/reconcile/declarationCap";
-import { MAX_DECLARATIONS_PER_CALLER } from "../../src/reconcile/intakeCap";
+import { MAX_DECLARATIONS_PER_SCALE_SET } from "../../src/core/declarationCap";
+import { MAX_DECLARATIONS_PER_CALLER } from "../../src/core/declarationCap";
 import { mapLimit } from "../../src/core/retryPolicy";
 import { startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
