@@ -12,6 +12,7 @@ import { classifyArmError } from "./armErrors";
 import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
 import type { RateLimitObservation } from "../pacing/learnWriteBudget";
 import { ARM_READS_MARGIN, rateLimitHeadersPolicy } from "./rateLimitHeaders";
+import { armTelemetryPolicy } from "./armTelemetryPolicy";
 import { ReadPacer } from "./readPacing";
 
 /**
@@ -133,6 +134,7 @@ export class ArmCompute implements ComputePort {
         rateLimitHeadersPolicy((o) => this.learn(o)),
         { afterPhase: "Retry" },
       );
+      c.pipeline.addPolicy(armTelemetryPolicy(), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }
     return c;

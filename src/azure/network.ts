@@ -1,6 +1,7 @@
 import { NetworkManagementClient, type NetworkInterface } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
+import { armTelemetryPolicy } from "./armTelemetryPolicy";
 import { BeingDeletedError } from "../core/errors";
 import type { NicModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
@@ -53,6 +54,7 @@ export class ArmNetwork implements NetworkPort {
         ...(this.opts.ca ? { tlsOptions: { ca: this.opts.ca } } : {}),
       });
       if (this.opts.readPacer) c.pipeline.addPolicy(this.opts.readPacer.policy(), { afterPhase: "Retry" });
+      c.pipeline.addPolicy(armTelemetryPolicy(), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }
     return c;
