@@ -50,10 +50,10 @@ export function queueOutcomeOf(report: ReconcileReport): QueueOutcome {
 /** A pass worth a row in the status view's problem log: it met a 412 or a throttle, or did not end well. */
 /** What asked for a reconcile, from the reason every producer writes (eventReason, the timer's, the intake's). */
 export function triggerSource(reason: string): "event" | "timer" | "declare" | "retry" | "other" {
-  if (reason.startsWith("event ")) return "event";
-  if (reason.startsWith("timer")) return "timer";
-  if (reason.startsWith("declare")) return "declare";
-  if (reason.startsWith("retry after")) return "retry";
+  if (/^event\b/.test(reason)) return "event";
+  if (/^timer\b/.test(reason)) return "timer";
+  if (/^declare\b/.test(reason)) return "declare";
+  if (/^retry after\b/.test(reason)) return "retry";
   return "other";
 }
 
