@@ -32,6 +32,9 @@ export function eventAttributes(raw: unknown): Record<string, string> {
     "azure.arm.correlation_id": text(field(data, "correlationId")),
     "poolsync.client_request_id": text(field(field(data, "httpRequest"), "clientRequestId")),
     "azure.arm.operation_name": text(field(data, "operationName")),
+    // Who made the change, as ARM's event names its caller (the same claims the activity log keeps).
+    "azure.arm.caller.appid": text(field(field(data, "claims"), "appid")),
+    "azure.arm.caller.name": text(field(field(data, "claims"), "name")),
     "poolsync.event.id": text(field(raw, "id")),
     "poolsync.event.type": text(field(raw, "eventType")) ?? text(field(raw, "type")),
     "poolsync.event.subject": text(field(raw, "subject")),
