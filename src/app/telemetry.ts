@@ -125,7 +125,12 @@ export function startTelemetry(env: NodeJS.ProcessEnv, functionsModule?: unknown
     if (functionsModule) {
       const { AzureFunctionsInstrumentationESM } =
         require("@azure/functions-opentelemetry-instrumentation") as typeof import("@azure/functions-opentelemetry-instrumentation");
-      new AzureFunctionsInstrumentationESM({ enabled: false }).registerAzFunc(functionsModule as never);
+      try {
+        new AzureFunctionsInstrumentationESM({ enabled: false }).registerAzFunc(functionsModule as never);
+      } catch (err) {
+        // A host without the log hook (the local runtime has none): the logs still go out through the console.
+        warn(JSON.stringify({ level: "warn", event: "telemetry.functions-instrumentation-unavailable", reason: (err as Error).message }));
+      }
     }
   }
   return {
