@@ -169,7 +169,14 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
   try {
     out(`== poolsync demo: the lost-update race on ${flags.flex ? "a NIC of the Flexible scale set etag-k8s-flex-0" : "etag-k8s-mp-0"} ==`);
     out("Starting an in-process local stack (Azurite, the ARM simulator, the Functions runtime) on ports of its own…");
-    stack = await startLocalStack({ ...opts, print: () => undefined, log: () => undefined, timerStatus: "memory", queues: { maxPollingIntervalMs: 500 } });
+    stack = await startLocalStack({
+      ...opts,
+      print: () => undefined,
+      // The app's JSON lines come through each invocation's context: on to console.log, where the story reads them.
+      log: (e) => (e.message.startsWith("{") ? console.log(e.message) : undefined),
+      timerStatus: "memory",
+      queues: { maxPollingIntervalMs: 500 },
+    });
     for (const line of stack.summary()) out(`  ${line}`);
     const s = stack;
     const sim = s.simulator!.control;

@@ -53,7 +53,8 @@ export interface LoadOptions {
 }
 
 export const consoleInvocationLogger: InvocationLogger = (e) => {
-  const line = `[${e.functionName}] ${e.message}`;
+  // The app's JSON lines (its logger writes through the invocation's context) stay one JSON object per line.
+  const line = e.message.startsWith("{") ? e.message : `[${e.functionName}] ${e.message}`;
   if (e.level === "error" || e.level === "critical") console.error(line);
   else if (e.level === "warning") console.warn(line);
   else if (e.category === "user" || e.level === "information") console.log(line);

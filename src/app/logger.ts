@@ -1,4 +1,5 @@
 import type { Logger } from "../core/ports";
+import { currentInvocation } from "../telemetry/invocation";
 
 type Level = "info" | "warn" | "error";
 
@@ -12,11 +13,23 @@ const CONSOLE: Record<Level, (line: string) => void> = {
   error: (l) => console.error(l),
 };
 
-/** One JSON object per line, so the scale set, pool, ETags and outcome of every write are queryable fields. */
+/**
+ * One JSON object per line, so the scale set, pool, ETags and outcome of every write are queryable fields. Inside an
+ * invocation (src/app/invocationHook.ts) a line carries its invocationId and goes through the invocation's own log,
+ * which the host records against the invocation; outside one (start-up, tests) it goes to the console.
+ */
 export function jsonLogger(sink?: (line: string, level: Level) => void, now: () => number = Date.now): Logger {
   const emit = (level: Level) => (event: string, fields: Record<string, unknown>) => {
-    const line = JSON.stringify({ ts: new Date(now()).toISOString(), level, event, ...fields });
+    const invocation = currentInvocation();
+    const line = JSON.stringify({
+      ts: new Date(now()).toISOString(),
+      level,
+      event,
+      ...(invocation ? { invocationId: invocation.invocationId } : {}),
+      ...fields,
+    });
     if (sink) sink(line, level);
+    else if (invocation?.write) invocation.write(level, line);
     else CONSOLE[level](line);
   };
   return { info: emit("info"), warn: emit("warn"), error: emit("error") };

@@ -32,6 +32,8 @@ import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
 import { reconcileVm } from "../reconcile/reconcileVm";
 import { jsonLogger } from "./logger";
+import { eventAttributes, recordEventOutcome, timedStaleRun } from "./observe";
+import { inSpan } from "../telemetry/tracing";
 import { systemClock } from "./systemClock";
 
 /** Everything a trigger needs, built once per process from the validated config. */
@@ -230,11 +232,29 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async handleResourceEvent(raw) {
       await services.ready();
-      return handleResourceEvent(raw, { scopes: config.scopes, cache, debounce, declarations, queue, log, now: clock.now, debounceMs: config.eventDebounceMs });
+      // The event's span names ARM's correlationId and the writer's client request id (ours, for our own writes):
+      // the reconcile it enqueues continues this trace, and either id finds the write that caused it.
+      return inSpan("poolsync.event", { attributes: eventAttributes(raw) }, async (span) => {
+        const outcome = await handleResourceEvent(raw, {
+          scopes: config.scopes,
+          cache,
+          debounce,
+          declarations,
+          queue,
+          log,
+          now: clock.now,
+          debounceMs: config.eventDebounceMs,
+        });
+        span.setAttribute("poolsync.event.outcome", outcome);
+        recordEventOutcome(outcome);
+        return outcome;
+      });
     },
     async reconcileStale() {
       await services.ready();
-      return reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
+      return inSpan("poolsync.timer", {}, () =>
+        timedStaleRun(() => reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config }), queue, clock),
+      );
     },
   };
   return services;

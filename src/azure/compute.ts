@@ -13,6 +13,7 @@ import { armOriginPolicy, continuationFor } from "./armOriginPolicy";
 import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
 import type { RateLimitObservation } from "../pacing/learnWriteBudget";
 import { ARM_READS_MARGIN, rateLimitHeadersPolicy } from "./rateLimitHeaders";
+import { armTelemetryPolicy } from "./armTelemetryPolicy";
 import { ReadPacer } from "./readPacing";
 
 /**
@@ -155,6 +156,7 @@ export class ArmCompute implements ComputePort {
         rateLimitHeadersPolicy((o) => this.learn(o)),
         { afterPhase: "Retry" },
       );
+      c.pipeline.addPolicy(armTelemetryPolicy(), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }
     return c;

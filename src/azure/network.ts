@@ -1,6 +1,7 @@
 import type { NetworkInterface, NetworkManagementClient } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
+import { armTelemetryPolicy } from "./armTelemetryPolicy";
 import { BeingDeletedError } from "../core/errors";
 import type { NicModel } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
@@ -61,6 +62,7 @@ export class ArmNetwork implements NetworkPort {
       });
       c.pipeline.addPolicy(armOriginPolicy(this.opts.endpoint), { afterPhase: "Sign" });
       if (this.opts.readPacer) c.pipeline.addPolicy(this.opts.readPacer.policy(), { afterPhase: "Retry" });
+      c.pipeline.addPolicy(armTelemetryPolicy(), { afterPhase: "Retry" });
       this.clients.set(key, c);
     }
     return c;

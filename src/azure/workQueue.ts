@@ -1,6 +1,7 @@
 import type { QueueClient } from "@azure/storage-queue";
-import { LEGACY_LEADING_PREFIX, targetField, type DeclareMessage, type ReconcileMessage } from "../core/messages";
+import { LEGACY_LEADING_PREFIX, reasonWithTrace, targetField, type DeclareMessage, type ReconcileMessage } from "../core/messages";
 import type { Logger, ReconcileRequest, WorkQueue } from "../core/ports";
+import { currentTraceparent } from "../telemetry/tracing";
 
 /** Storage Queue's longest visibility timeout: 7 days. */
 const MAX_VISIBILITY_SECONDS = 7 * 24 * 3600;
@@ -50,8 +51,9 @@ export class StorageWorkQueue implements WorkQueue {
       kind: "reconcile",
       ...targetField(targetId),
       // The leading mark travels as the previous version's reason prefix until no host of that version is left
-      // (its strict schema would poison a `leading` field): see LEGACY_LEADING_PREFIX.
-      reason: `${opts.leading ? LEGACY_LEADING_PREFIX : ""}${reason}`.slice(0, 256),
+      // (its strict schema would poison a `leading` field): see LEGACY_LEADING_PREFIX. The trace context likewise
+      // travels as a reason suffix (LEGACY_TRACE_MARK), so the reconcile continues the trace that asked for it.
+      reason: reasonWithTrace(`${opts.leading ? LEGACY_LEADING_PREFIX : ""}${reason}`, currentTraceparent()),
       ...(opts.attempt ? { attempt: opts.attempt } : {}),
       ...(opts.fresh ? { fresh: true } : {}),
     };

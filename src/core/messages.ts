@@ -34,6 +34,13 @@ const ipConfiguration = z
   .string()
   .regex(/^(?:[A-Za-z0-9_.-]{1,80}\/)?[A-Za-z0-9_.-]{1,80}$/, 'must be an ip configuration name, or "nicConfiguration/ipConfiguration"');
 
+/**
+ * W3C trace context of whoever asked (the declaration's HTTP request, the event): the reconcile continues that trace.
+ * Optional and read by this version; see LEGACY_TRACE_MARK for what is written while hosts of the previous version run.
+ */
+export const TRACEPARENT_PATTERN = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+const traceparent = z.string().regex(TRACEPARENT_PATTERN, "must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)");
+
 const requestId = z
   .string()
   .min(1)
@@ -54,6 +61,7 @@ export const declareMessageV1 = z
     requestId: requestId.optional(),
     /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
     declaredAt: z.iso.datetime({ offset: true }).optional(),
+    traceparent: traceparent.optional(),
   })
   .superRefine((m, ctx) => {
     oneTarget(m, ctx);
@@ -75,6 +83,7 @@ export const reconcileMessageV1 = z
     fresh: z.boolean().optional(),
     /** A quiet target's first declaration: its reconcile stands down for a declare window opened behind it. */
     leading: z.boolean().optional(),
+    traceparent: traceparent.optional(),
   })
   .superRefine(oneTarget);
 
@@ -89,8 +98,34 @@ export const LEGACY_LEADING_PREFIX = "leading: ";
 export const isLeading = (m: ReconcileMessage) => m.leading === true || m.reason.startsWith(LEGACY_LEADING_PREFIX);
 
 /** The reason without the previous version's leading prefix. */
-export const reasonOf = (m: ReconcileMessage) =>
-  m.reason.startsWith(LEGACY_LEADING_PREFIX) ? m.reason.slice(LEGACY_LEADING_PREFIX.length) || m.reason : m.reason;
+export const reasonOf = (m: ReconcileMessage) => {
+  const reason = m.reason.replace(TRACE_SUFFIX, "");
+  return reason.startsWith(LEGACY_LEADING_PREFIX) ? reason.slice(LEGACY_LEADING_PREFIX.length) || reason : reason;
+};
+
+/**
+ * How this version carries a reconcile's trace context while hosts of the previous version may still read the queue:
+ * a suffix on the free-text reason, which their strict schema accepts (a `traceparent` field would be poisoned by
+ * them, at once and without retry). Both are read (`traceparentOf`); once no host of the previous version is left,
+ * write the field instead, as with LEGACY_LEADING_PREFIX.
+ */
+export const LEGACY_TRACE_MARK = " [traceparent ";
+const TRACE_SUFFIX = /\s\[traceparent (00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2})\]$/;
+
+/** The reason with the trace suffix, still within the reason's 256 characters (the reason is cut, never the trace). */
+export function reasonWithTrace(reason: string, traceparent: string | undefined): string {
+  if (!traceparent || !TRACEPARENT_PATTERN.test(traceparent)) return reason.slice(0, 256);
+  const suffix = `${LEGACY_TRACE_MARK}${traceparent}]`;
+  return `${reason.slice(0, 256 - suffix.length)}${suffix}`;
+}
+
+/** A message's trace context: the field, else the previous version's reason suffix. */
+export function traceparentOf(m: QueueMessage): string | undefined {
+  if (m.traceparent) return m.traceparent;
+  if (m.kind !== "reconcile") return undefined;
+  const found = TRACE_SUFFIX.exec(m.reason)?.[1];
+  return found && TRACEPARENT_PATTERN.test(found) ? found : undefined;
+}
 
 export const queueMessageV1 = z.discriminatedUnion("kind", [declareMessageV1, reconcileMessageV1]);
 

@@ -1,3 +1,4 @@
+import "../app/telemetryStart";
 import { app, type InvocationContext, type Timer } from "@azure/functions";
 import { services } from "../app/services";
 

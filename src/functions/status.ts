@@ -1,3 +1,4 @@
+import "../app/telemetryStart";
 import { app, type HttpRequest, type HttpResponseInit } from "@azure/functions";
 import { services } from "../app/services";
 import { httpAuthLevel } from "../config";

@@ -1,11 +1,13 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
 import { capRefusal } from "../core/declarationCap";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
-import { isLeading, parseQueueMessage, reasonOf, targetIdOf, type DeclareMessage } from "../core/messages";
+import { isLeading, parseQueueMessage, reasonOf, targetIdOf, traceparentOf, type DeclareMessage, type QueueMessage } from "../core/messages";
 import { versionSelectorText } from "../core/networkProfile";
 import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
+import { recordMessageAge } from "../telemetry/metrics";
+import { inSpan } from "../telemetry/tracing";
 import type { Scheduled } from "./declareWindow";
 import type { ReconcileReport, ReconcileTrigger } from "./vocabulary";
 
@@ -61,6 +63,18 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     return { result: "poisoned", reason: parsed.reason };
   }
   const message = parsed.message;
+  if (meta.insertionTime) recordMessageAge(deps.now() - Date.parse(meta.insertionTime), message.kind);
+  // The message continues the trace of whoever enqueued it (the declaration's request, the event, the timer).
+  const attributes = {
+    "poolsync.message.kind": message.kind,
+    "poolsync.message.id": meta.id,
+    "poolsync.message.dequeue_count": meta.dequeueCount,
+    "poolsync.target": targetIdOf(message),
+  };
+  return inSpan(`poolsync.message ${message.kind}`, { parent: traceparentOf(message), attributes }, () => handleValid(message, body, meta, deps));
+}
+
+async function handleValid(message: QueueMessage, body: unknown, meta: QueueMessageMeta, deps: HandleDeps): Promise<HandleOutcome> {
   const ref = parseTargetId(targetIdOf(message));
   if (!ref.ok) throw new Error("unreachable: the schema validated the target ID");
   if (!inScopes(deps.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) {

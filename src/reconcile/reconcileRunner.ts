@@ -3,6 +3,8 @@ import type { TargetRef } from "../core/resourceIds";
 import { Coalescer } from "./coalescer";
 import { leasedReconcile, type LeaseHandover } from "./leasedReconcile";
 import { deferredReport, mergeTriggers, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
+import { recordDriftRepaired, recordReconcile } from "../telemetry/metrics";
+import { inSpan } from "../telemetry/tracing";
 
 /**
  * How a reconcile runs, in the order it runs (controller-runtime's `reconcileHandler`):
@@ -49,6 +51,15 @@ export function queueOutcomeOf(report: ReconcileReport): QueueOutcome {
 }
 
 /** A pass worth a row in the status view's problem log: it met a 412 or a throttle, or did not end well. */
+/** What asked for a reconcile, from the reason every producer writes (eventReason, the timer's, the intake's). */
+export function triggerSource(reason: string): "event" | "timer" | "declare" | "retry" | "other" {
+  if (/^event\b/.test(reason)) return "event";
+  if (/^timer\b/.test(reason)) return "timer";
+  if (/^declare\b/.test(reason)) return "declare";
+  if (/^retry after\b/.test(reason)) return "retry";
+  return "other";
+}
+
 const worthRecording = (r: ReconcileReport) => r.preconditionFailures > 0 || r.throttles > 0 || r.result === "requeued" || r.result === "failed";
 
 export class ReconcileRunner {
@@ -74,14 +85,25 @@ export class ReconcileRunner {
   /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */
   run(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
     const { leases, queue, clock, log, leaseTtlMs, newHolderId, handover } = this.deps;
-    return leasedReconcile(ref, trigger, { leases, queue, clock, log, ttlMs: leaseTtlMs, newHolderId, ...(handover ? { handover } : {}) }, (t) =>
-      this.pass(ref, t),
-    );
+    const attributes = { "poolsync.target": ref.id, "poolsync.reason": trigger.reason, "poolsync.attempt": trigger.attempt };
+    return inSpan("poolsync.reconcile", { attributes }, async (span) => {
+      const report = await leasedReconcile(
+        ref,
+        trigger,
+        { leases, queue, clock, log, ttlMs: leaseTtlMs, newHolderId, ...(handover ? { handover } : {}) },
+        (t) => this.pass(ref, t),
+      );
+      span.setAttributes({ "poolsync.result": report.result, "poolsync.arm.writes": report.armWrites, "poolsync.arm.reads": report.armReads });
+      return report;
+    });
   }
 
   /** Steps 4 and 5 (each pass a lease holder runs, the extra ones included). */
   private async pass(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
     const report = await this.deps.reconcile(ref, trigger);
+    const source = triggerSource(trigger.reason);
+    recordReconcile(report.result, source, report.durationMs);
+    if (report.result === "applied" && report.armWrites > 0 && (source === "event" || source === "timer")) recordDriftRepaired(source);
     await this.settle(ref, trigger, report);
     return report;
   }

@@ -22,6 +22,7 @@ import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
 import { orchestrationModeOf } from "./vmMembership";
 import { groupKeyOf, listPays, listResourceGroup } from "./listResourceGroup";
+import { setOldestPendingAge } from "../telemetry/gauges";
 
 /**
  * The timer's safety net for lost, late or filtered events and ageing entries, on a strict ARM read budget counted
@@ -121,7 +122,9 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   const declared = new Map<string, { ref: ScaleSetRef; decls: StoredDeclaration[] }>();
   const retryDue = new Map<string, string>();
   const vmRetries = new Map<string, string>();
+  let oldestPending = Infinity;
   for await (const d of deps.declarations.listAll()) {
+    if (d.outcome.kind === "pending") oldestPending = Math.min(oldestPending, Date.parse(d.declaredAt) || now);
     const target = parseTargetId(d.scaleSetId);
     if (!target.ok) continue;
     if (d.state === "absent" && d.outcome.kind === "applied" && d.outcome.appliedEverywhere) {
@@ -144,6 +147,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
       retryDue.set(scaleSet.key, `timer: declaration pending since ${d.outcome.at}`);
     }
   }
+  setOldestPendingAge(oldestPending === Infinity ? 0 : now - oldestPending);
   for (const id of vmRetries.values()) {
     await deps.queue.enqueueReconcile(id, "timer: retry of a failed or pending declaration");
     s.enqueued++;

@@ -2,6 +2,7 @@ import type { Outcome, StoredDeclaration } from "../core/declarations";
 import type { Clock, DeclarationStore } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
+import { recordDeclarationOutcome } from "../telemetry/metrics";
 
 /**
  * What a reconcile tells each declaration it served. An outcome equal to the stored one is not written again:
@@ -15,7 +16,11 @@ export class OutcomeRecorder {
   ) {}
 
   async record(d: StoredDeclaration, outcome: Omit<Outcome, "at">): Promise<void> {
-    if (!sameOutcome(d.outcome, outcome)) await this.declarations.recordOutcome(this.ref, d, { ...outcome, at: this.isoIn(0) });
+    if (sameOutcome(d.outcome, outcome)) return;
+    await this.declarations.recordOutcome(this.ref, d, { ...outcome, at: this.isoIn(0) });
+    // Converged: the first time it shows applied since it was declared (declaredAt is the user's, or the intake's, clock).
+    const converged = outcome.kind === "applied" && d.outcome.kind !== "applied" ? this.clock.now() - Date.parse(d.declaredAt) : undefined;
+    recordDeclarationOutcome(outcome.kind, Number.isFinite(converged) ? converged : undefined);
   }
 
   async recordAll(ds: StoredDeclaration[], outcome: Omit<Outcome, "at">): Promise<void> {

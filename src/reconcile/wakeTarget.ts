@@ -1,4 +1,5 @@
 import type { TargetRef } from "../core/resourceIds";
+import { recordEvent } from "../telemetry/metrics";
 import type { EventDeps } from "./resourceEvent";
 
 /**
@@ -10,7 +11,10 @@ export async function wake(target: TargetRef, reason: string, deps: EventDeps, e
   const declared = await deps.declarations.listForTarget(target);
   if (declared.length === 0) return false;
   const claim = await deps.debounce.claim(target, deps.debounceMs);
-  if (claim === "within-window") return false;
+  if (claim === "within-window") {
+    recordEvent("debounced", "within-window");
+    return false;
+  }
   if (claim === "contended") deps.log.warn("event.debounce-contended", { eventId, scaleSetId: target.id, outcome: "enqueued anyway" });
   await deps.queue.enqueueReconcile(target.id, reason.slice(0, 256), { delayMs: deps.debounceMs, ...(fresh ? { fresh: true } : {}) });
   return true;

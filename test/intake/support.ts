@@ -77,7 +77,10 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     port: 0,
     timerStatus: "memory",
     queues: { maxPollingIntervalMs: 200, visibilityTimeoutMs: 0, maxDequeueCount: 2, batchSize: 8, newBatchThreshold: 4 },
-    log: () => undefined,
+    // The app logs through each invocation's context (src/app/invocationHook.ts): its JSON lines arrive here.
+    log: (e) => {
+      if (e.message.startsWith('{"ts":')) console.log(e.message);
+    },
     print: false,
   });
   const cs = testStorageConnectionString();
