@@ -108,6 +108,8 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
   const env: Record<string, string> = {
     POOLSYNC_SCOPES: `/subscriptions/${SOAK_SUBSCRIPTION}/resourceGroups/${RG}`,
     POOLSYNC_BINDINGS: "*",
+    // One cache MAC key for every host of the run, as the template provisions it (a host's own key shares no rows).
+    POOLSYNC_CACHE_KEY: `soak-cache-key-${run.opts.seed}-0123456789abcdef`,
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     AzureWebJobsStorage: azurite.connectionString,
