@@ -296,9 +296,12 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
       case "instance-delete": {
         const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
         if (insts.length === 0) return;
-        c.delete(String(pick(insts).id));
-        expectedCapacity.set(ss.toLowerCase(), undefined);
+        // CRP refuses a delete while another operation of the scale set runs (409): another writer tries again.
+        const victim = String(pick(insts).id);
         tryFault("instance deleted", ss);
+        later(async () => {
+          if (await retrying(`delete ${victim}`, () => c.delete(victim))) expectedCapacity.set(ss.toLowerCase(), undefined);
+        });
         break;
       }
       case "kill": {
@@ -384,9 +387,11 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         // vmss-2 only, once, while the pipeline is busy with it (mid-reconcile, often mid-write).
         const victim = ssId("vmss-2");
         if (deleted.has(victim.toLowerCase())) return;
-        c.delete(victim);
         deleted.add(victim.toLowerCase());
         tryFault("scale set deleted mid-run", victim);
+        later(async () => {
+          if (!(await retrying(`delete ${victim}`, () => c.delete(victim)))) deleted.delete(victim.toLowerCase());
+        });
         break;
       }
     }
