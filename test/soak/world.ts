@@ -145,7 +145,15 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
       await world.azurite?.stop();
       world.azurite = undefined;
       await new Promise((r) => setTimeout(r, 500 + run.rand() * 1500));
-      world.azurite = await ensureAzurite(ports, { dataDir });
+      // A loaded machine may take longer than ensureAzurite's 30 s to bring it up: the platform tries again.
+      for (let attempt = 1; world.azurite === undefined; attempt++) {
+        try {
+          world.azurite = await ensureAzurite(ports, { dataDir });
+        } catch (err) {
+          run.bump("platform:azurite-start-retried");
+          if (attempt >= 3) throw err;
+        }
+      }
       restart.started = Date.now() - run.startedAt;
       world.azuriteDown = false;
     },
