@@ -232,6 +232,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
     rand,
   );
   mustTry.push("ss-delete");
+  const owedAgain: Partial<Record<(typeof SIM_FAULT_KINDS)[number], number>> = {};
   const simFault = () => {
     const names = live();
     if (names.length === 0) return;
@@ -239,7 +240,13 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
     const ss = ssId(name);
     const exact = `virtualMachineScaleSets/${name}$`;
     const instances = `virtualMachineScaleSets/${name}/virtualMachines/[^/]+$`;
+    const fromMust = mustTry.length > 0;
     const kind = mustTry.shift() ?? pick(SIM_FAULT_KINDS);
+    // A kind that finds nothing to act on (no live instance now) stays owed, before the scale set deletion.
+    const notNow = () => {
+      if (fromMust && (owedAgain[kind] = (owedAgain[kind] ?? 0) + 1) <= 5)
+        mustTry.splice(mustTry.at(-1) === "ss-delete" ? mustTry.length - 1 : mustTry.length, 0, kind);
+    };
     plan.push(`fault ${kind} ${name}`);
     const add = (f: FaultName, rule: Parameters<typeof c.injectFault>[0]) => {
       const times = rule.times ?? 1;
@@ -295,7 +302,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         break;
       case "instance-delete": {
         const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
-        if (insts.length === 0) return;
+        if (insts.length === 0) return notNow();
         // CRP refuses a delete while another operation of the scale set runs (409): another writer tries again.
         const victim = String(pick(insts).id);
         tryFault("instance deleted", ss);
@@ -333,7 +340,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         // ETag "1" that moves once by itself, and another writer's ip configuration on it, which poolsync's next
         // write must keep (a write computed from the dead incarnation's body would drop it).
         const insts = liveInstances(ss);
-        if (insts.length === 0) return;
+        if (insts.length === 0) return notNow();
         const victim = pick(insts);
         const before = new Set(c.instances(ss).map(vmIdOf));
         tryFault("scale-out reusing an instance ID (a reborn instance, another writer's ip configuration on it)", ss);
@@ -409,7 +416,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
       }
       // Work from the first steps (a Flexible, then a Uniform declaration), so every fault has a reconcile to hit.
       if (steps < 2) await declare(steps === 1);
-      else if (mustTry.length > 0 && steps % 2 === 1) simFault();
+      else if (mustTry.length > 0 && (steps % 2 === 1 || (otherMust.length === 0 && flexMust.length === 0))) simFault();
       else if (otherMust.length > 0 && steps % 4 === 2) otherWriter();
       else if (flexMust.length > 0 && steps % 4 === 0) flexOther();
       else if (badSent.length === 0 && steps >= 20 && steps % 4 === 0) await badMessage();
