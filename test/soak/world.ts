@@ -152,6 +152,8 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
         } catch (err) {
           run.bump("platform:azurite-start-retried");
           if (attempt >= 3) throw err;
+          // The killed attempt must be gone first, or its open ports would pass for an Azurite already running.
+          await new Promise((r) => setTimeout(r, 1_000));
         }
       }
       restart.started = Date.now() - run.startedAt;
