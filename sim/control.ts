@@ -8,6 +8,7 @@ import type { InterleaveHandle, Mutation } from "./interleave";
 import type { JsonObject } from "./json";
 import { backendIpConfigurationIds, renderLoadBalancer, renderPool, renderSubnet, renderVirtualNetwork } from "./network";
 import type { Operation } from "./operations";
+import type { Settings } from "./options";
 import { renderInstance, renderScaleSet } from "./scaleSets";
 import { applySeed, DEMO_SEED, type SeedSpec } from "./seed";
 import { renderNic } from "./nics";
@@ -69,6 +70,9 @@ export interface SimControl {
   onEvent(listener: (e: EventGridEvent) => void): () => void;
   /** Advances simulated time until no operation or delayed ETag bump is pending. */
   settle(): void;
+  /** Changes, from now on, how long writes' operations take and how a write to a deleting instance is refused (the
+   *  soak switches to the slow profile and back mid-run); operations already running keep their end. */
+  configure(settings: Partial<Pick<Settings, "scaleSetWriteMs" | "instanceWriteMs" | "deletingInstanceWrite">>): void;
   readonly ids: {
     scaleSet(subscriptionId: string, resourceGroup: string, name: string): string;
     instance(scaleSetId: string, instanceId: string | number): string;
@@ -156,6 +160,9 @@ export function createControl(core: SimCore): SimControl {
       for (let t = core.clock.nextTaskAt(); t !== undefined; t = core.clock.nextTaskAt()) {
         core.clock.advance(Math.max(0, t - core.clock.now()));
       }
+    },
+    configure(settings) {
+      Object.assign(core.settings, settings);
     },
     ids: {
       scaleSet: scaleSetId,

@@ -35,15 +35,66 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
   const send = (m: unknown) => world.send(m);
   const sendRaw = (text: string) => world.sendRaw(text);
   const maxSteps = opts.maxSteps ?? 10_000;
-  const deadline = run.startedAt + opts.minutes * 60_000;
+  // From the chaos's start: the world's start-up (Azurite, the simulator, the hosts) takes seconds on a loaded machine.
+  const deadline = Date.now() + opts.minutes * 60_000;
   const seq = { decl: 0, other: 0 };
   const declaredAtBase = Date.parse("2026-12-02T10:00:00Z");
   const live = () => SCALE_SETS.filter((s) => !deleted.has(ssId(s).toLowerCase()));
 
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const liveInstances = (ss: string) => c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+  const instanceIdOf = (i: JsonObject) => String((i as { instanceId?: unknown }).instanceId ?? String(i.name).split("_").pop());
+  const vmIdOf = (i: JsonObject) => String((i.properties as JsonObject).vmId);
+  /** An instance's incarnation: its ID and its vmId (a reborn instance has the ID of a dead one, never its vmId). */
+  const incarnation = (i: JsonObject) => `${String(i.id)}|${vmIdOf(i)}`.toLowerCase();
+  const addOthersIpConfig = (key: string, name: string) => {
+    const set = othersIpConfigs.get(key) ?? new Set<string>();
+    set.add(name);
+    othersIpConfigs.set(key, set);
+  };
+  /** A control call the simulator may refuse for a while (409: another operation runs), retried ~5 s real. */
+  const retrying = async (what: string, call: () => unknown): Promise<boolean> => {
+    let last: unknown;
+    for (let i = 0; i < 100; i++) {
+      try {
+        call();
+        return true;
+      } catch (err) {
+        last = err;
+      }
+      await sleep(50);
+    }
+    bump("other:refused");
+    plan.push(`  refused: ${what}: ${(last as Error)?.message?.slice(0, 120) ?? String(last)}`);
+    return false;
+  };
+  /** Chaos that runs on beside the loop; the quiesce waits for it. */
+  const later = (task: () => Promise<void>) => {
+    run.background.push(
+      task().catch((err: unknown) => {
+        bump("chaos:error");
+        plan.push(`  chaos error: ${(err as Error)?.message?.slice(0, 160) ?? String(err)}`);
+      }),
+    );
+  };
+  /** Capacity set by another writer; a scale-out's new instances are created at ETag "1" and move once on their own. */
+  const scaleAs = (ss: string, capacity: number) => {
+    const before = (c.resource(ss)?.sku as { capacity?: number } | undefined)?.capacity ?? 0;
+    c.scale(ss, capacity);
+    expectedCapacity.set(ss.toLowerCase(), capacity);
+    if (capacity > before) tryFault("ETag drift with no write (a new instance's ETag moves after its create)", ss);
+  };
+  const whenInstanceWritten = (ss: string, hook: () => void) => {
+    const key = ss.toLowerCase();
+    run.onInstanceWrite.set(key, [...(run.onInstanceWrite.get(key) ?? []), hook]);
+  };
+  let slowUntil: number | undefined;
+  const standardOps = () => c.configure({ scaleSetWriteMs: 3_000, instanceWriteMs: 3_000 });
+
   let flexDeclared = false;
-  const declare = async () => {
+  const declare = async (uniform = false) => {
     // The first declaration is a present on the Flexible scale set, so every run exercises its NIC path.
-    const flex = !flexDeclared || chance(0.25);
+    const flex = !uniform && (!flexDeclared || chance(0.25));
     const ss = flex ? "flex-0" : pick(SCALE_SETS);
     const pool = pick(POOLS);
     const state = !flexDeclared || chance(0.7) ? "present" : "absent";
@@ -88,17 +139,20 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
     try {
       if (what === "ipconfig-model" || what === "ipconfig-instance") {
         const name = `other${++seq.other}`;
+        // An instance's ip configuration belongs to its incarnation: a reborn instance under the same ID starts
+        // from the model, without it.
         let target = ss;
+        let key = ss.toLowerCase();
         if (what === "ipconfig-instance") {
-          const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+          const insts = liveInstances(ss);
           if (insts.length === 0) return;
-          target = String(pick(insts).id);
+          const inst = pick(insts);
+          target = String(inst.id);
+          key = incarnation(inst);
         }
         c.write(target, addIpConfig(name, SUBNET));
         tryFault("another writer's ip configuration", ss);
-        const set = othersIpConfigs.get(target.toLowerCase()) ?? new Set<string>();
-        set.add(name);
-        othersIpConfigs.set(target.toLowerCase(), set);
+        addOthersIpConfig(key, name);
       } else if (what === "tag") {
         const tag = `other${++seq.other}`;
         c.write(ss, (r) => {
@@ -114,8 +168,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         tryFault("another writer drops our pool (drift)", ss);
       } else {
         const capacity = 1 + Math.floor(rand() * 4);
-        c.scale(ss, capacity);
-        expectedCapacity.set(ss.toLowerCase(), capacity);
+        scaleAs(ss, capacity);
         tryFault("scale out / in by another writer", ss);
       }
     } catch (err) {
@@ -138,8 +191,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
       const nics = flexNics(c);
       if (what === "scale") {
         const capacity = 1 + Math.floor(rand() * 3);
-        c.scale(FLEX, capacity);
-        expectedCapacity.set(FLEX.toLowerCase(), capacity);
+        scaleAs(FLEX, capacity);
         tryFault("Flexible: scale out / in by another writer", FLEX);
       } else if (nics.length === 0) {
         return;
@@ -180,6 +232,7 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
     rand,
   );
   mustTry.push("ss-delete");
+  const owedAgain: Partial<Record<(typeof SIM_FAULT_KINDS)[number], number>> = {};
   const simFault = () => {
     const names = live();
     if (names.length === 0) return;
@@ -187,7 +240,13 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
     const ss = ssId(name);
     const exact = `virtualMachineScaleSets/${name}$`;
     const instances = `virtualMachineScaleSets/${name}/virtualMachines/[^/]+$`;
+    const fromMust = mustTry.length > 0;
     const kind = mustTry.shift() ?? pick(SIM_FAULT_KINDS);
+    // A kind that finds nothing to act on (no live instance now) stays owed, before the scale set deletion.
+    const notNow = () => {
+      if (fromMust && (owedAgain[kind] = (owedAgain[kind] ?? 0) + 1) <= 5)
+        mustTry.splice(mustTry.at(-1) === "ss-delete" ? mustTry.length - 1 : mustTry.length, 0, kind);
+    };
     plan.push(`fault ${kind} ${name}`);
     const add = (f: FaultName, rule: Parameters<typeof c.injectFault>[0]) => {
       const times = rule.times ?? 1;
@@ -243,10 +302,13 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         break;
       case "instance-delete": {
         const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
-        if (insts.length === 0) return;
-        c.delete(String(pick(insts).id));
-        expectedCapacity.set(ss.toLowerCase(), undefined);
+        if (insts.length === 0) return notNow();
+        // CRP refuses a delete while another operation of the scale set runs (409): another writer tries again.
+        const victim = String(pick(insts).id);
         tryFault("instance deleted", ss);
+        later(async () => {
+          if (await retrying(`delete ${victim}`, () => c.delete(victim))) expectedCapacity.set(ss.toLowerCase(), undefined);
+        });
         break;
       }
       case "kill": {
@@ -254,13 +316,89 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         tryFault("invocation killed mid-reconcile", "*");
         break;
       }
+      case "scale-in-mid": {
+        // Scale-in as our next write to one of its instances goes out: the reconcile's writes to the instances
+        // leaving answer 400 "not an active instanceId" (or 409 "marked for deletion", as the run's coin says).
+        const answer = chance(0.5) ? "notActive400" : "markedForDeletion409";
+        tryFault("scale-in during a reconcile (writes to a leaving instance: 400 not active / 409 marked for deletion)", ss);
+        whenInstanceWritten(ss, () =>
+          later(async () => {
+            c.configure({ deletingInstanceWrite: answer });
+            const capacity = (c.resource(ss)?.sku as { capacity?: number } | undefined)?.capacity ?? 0;
+            if (capacity < 1) return;
+            const to = Math.max(0, capacity - 1 - Math.floor(rand() * 2));
+            if (await retrying(`scale-in ${name} to ${to}`, () => scaleAs(ss, to))) {
+              bump("chaos:scale-in-during-reconcile");
+              plan.push(`  scale-in ${name} ${capacity} → ${to} during a reconcile (${answer})`);
+            }
+          }),
+        );
+        break;
+      }
+      case "reborn": {
+        // An instance deleted, then a scale-out that takes its ID back (the lowest free one): a new incarnation at
+        // ETag "1" that moves once by itself, and another writer's ip configuration on it, which poolsync's next
+        // write must keep (a write computed from the dead incarnation's body would drop it).
+        const insts = liveInstances(ss);
+        if (insts.length === 0) return notNow();
+        const victim = pick(insts);
+        const before = new Set(c.instances(ss).map(vmIdOf));
+        tryFault("scale-out reusing an instance ID (a reborn instance, another writer's ip configuration on it)", ss);
+        later(async () => {
+          if (!(await retrying(`delete ${String(victim.id)}`, () => c.delete(String(victim.id))))) return;
+          expectedCapacity.set(ss.toLowerCase(), undefined);
+          for (let i = 0; i < 200 && c.instances(ss).some((x) => vmIdOf(x) === vmIdOf(victim)); i++) await sleep(50);
+          const capacity = ((c.resource(ss)?.sku as { capacity?: number } | undefined)?.capacity ?? 0) + 1;
+          if (!(await retrying(`scale-out ${name} to ${capacity}`, () => scaleAs(ss, capacity)))) return;
+          const born = c.instances(ss).filter((x) => !before.has(vmIdOf(x)));
+          const reborn = born.find((x) => instanceIdOf(x) === instanceIdOf(victim)) ?? born[0];
+          if (!reborn) return;
+          if (instanceIdOf(reborn) === instanceIdOf(victim)) bump("chaos:instance-id-reused");
+          const ipc = `other${++seq.other}`;
+          if (await retrying(`ip configuration on ${String(reborn.id)}`, () => c.write(String(reborn.id), addIpConfig(ipc, SUBNET)))) {
+            addOthersIpConfig(incarnation(reborn), ipc);
+            plan.push(`  ${String(reborn.name)} reborn (was vmId ${vmIdOf(victim)}), another writer's ${ipc} on it`);
+          }
+        });
+        break;
+      }
+      case "cross": {
+        // Another writer's scale-set-level write as our next instance write goes out: it waits for that write (409
+        // across the scale set), then runs while our next instance writes arrive (409 across the scale set to them).
+        tryFault("cross-instance conflict (another writer's scale-set operation during our instance writes)", ss);
+        whenInstanceWritten(ss, () =>
+          later(async () => {
+            const tag = `cross${++seq.other}`;
+            const wrote = await retrying(`tag ${tag} on ${name}`, () =>
+              c.write(ss, (r) => {
+                r.tags = { ...((r.tags as JsonObject | undefined) ?? {}), [tag]: "kept" };
+              }),
+            );
+            if (!wrote) return;
+            const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
+            set.add(tag);
+            othersTags.set(ss.toLowerCase(), set);
+            bump("chaos:cross-scale-set-write");
+          }),
+        );
+        break;
+      }
+      case "slow-ops": {
+        // The slow profile (OPERATION_PROFILES.slow) for a while: scale set and instance writes take 30 s.
+        c.configure({ scaleSetWriteMs: 30_000, instanceWriteMs: 30_000 });
+        slowUntil = Date.now() + (5 + rand() * 15) * 1000;
+        tryFault("slow operations (scale set and instance writes take 30 s)", "*");
+        break;
+      }
       case "ss-delete": {
         // vmss-2 only, once, while the pipeline is busy with it (mid-reconcile, often mid-write).
         const victim = ssId("vmss-2");
         if (deleted.has(victim.toLowerCase())) return;
-        c.delete(victim);
         deleted.add(victim.toLowerCase());
         tryFault("scale set deleted mid-run", victim);
+        later(async () => {
+          if (!(await retrying(`delete ${victim}`, () => c.delete(victim)))) deleted.delete(victim.toLowerCase());
+        });
         break;
       }
     }
@@ -272,7 +410,13 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
   try {
     for (; steps < maxSteps && Date.now() < deadline; steps++) {
       const r = rand();
-      if (mustTry.length > 0 && steps % 2 === 1) simFault();
+      if (slowUntil !== undefined && Date.now() > slowUntil) {
+        standardOps();
+        slowUntil = undefined;
+      }
+      // Work from the first steps (a Flexible, then a Uniform declaration), so every fault has a reconcile to hit.
+      if (steps < 2) await declare(steps === 1);
+      else if (mustTry.length > 0 && (steps % 2 === 1 || (otherMust.length === 0 && flexMust.length === 0))) simFault();
       else if (otherMust.length > 0 && steps % 4 === 2) otherWriter();
       else if (flexMust.length > 0 && steps % 4 === 0) flexOther();
       else if (badSent.length === 0 && steps >= 20 && steps % 4 === 0) await badMessage();
@@ -296,6 +440,13 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
     }
   } finally {
     delivery.timerOn = false;
+    // Hooks that never met a write lapse; what started runs to its end, then the standard profile again.
+    run.onInstanceWrite.clear();
+    for (let n = -1; n !== run.background.length;) {
+      n = run.background.length;
+      await Promise.all(run.background);
+    }
+    standardOps();
   }
   return steps;
 }

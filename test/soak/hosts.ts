@@ -160,7 +160,11 @@ export class Hosts {
       writeScaleSetNics: guard((r, b, n, o) => arm.writeScaleSetNics(r, b, n, o)),
       listInstances: guard((r) => arm.listInstances(r)),
       getInstance: guard((r) => arm.getInstance(r)),
-      writeInstanceNics: guard((r, b, n, o) => arm.writeInstanceNics(r, b, n, o)),
+      writeInstanceNics: guard((r, b, n, o) => {
+        // The chaos that must land while a reconcile writes instances starts here, beside the write.
+        for (const hook of this.run.takeInstanceWriteHooks(r.scaleSet.id)) setTimeout(hook, 0);
+        return arm.writeInstanceNics(r, b, n, o);
+      }),
       getVm: guard((r) => arm.getVm(r)),
       listVms: guard((s) => arm.listVms(s)),
     };

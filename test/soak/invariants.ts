@@ -7,6 +7,9 @@ import type { Hosts } from "./hosts";
 import type { SoakRun } from "./run";
 import { FLEX, flexNics, OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, VISIBILITY_S, type SoakWorld } from "./world";
 
+/** What ARM answers a write to an instance that is leaving or gone. */
+const GONE = /not an active Virtual Machine Scale Set VM instanceId|marked for deletion/i;
+
 /**
  * The quiesce: faults off, every event delivered, the queue drained, and the timer shown everything expired,
  * round after round until it finds nothing to do. False when it never got there (an unbounded retry loop?).
@@ -188,10 +191,14 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     if (cap !== undefined && sku?.capacity !== cap) violate(ss, `${name}: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
     const instances = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
     for (const inst of instances) {
+      // By incarnation: a reborn instance (an ID reused) answers for what was written on it, not on the dead one.
+      const vmId = String((inst.properties as JsonObject).vmId);
+      const mine = othersIpConfigs.get(`${String(inst.id)}|${vmId}`.toLowerCase()) ?? new Set<string>();
       const names = new Set(instanceNics(inst).flatMap((n) => n.properties.ipConfigurations.map((i) => i.name)));
-      bump("check:others-ipconfigs-instance", othersIpConfigs.get(String(inst.id).toLowerCase())?.size ?? 0);
-      for (const n of othersIpConfigs.get(String(inst.id).toLowerCase()) ?? [])
-        if (!names.has(n)) violate(ss, `${inst.id}: lost update: another writer's ip configuration ${n} is gone`);
+      bump("check:others-ipconfigs-instance", mine.size);
+      for (const n of mine)
+        if (!names.has(n))
+          violate(ss, `${inst.id} (vmId ${vmId}): lost update: another writer's ip configuration ${n} is gone; its writes: ${writesOn(String(inst.id))}`);
     }
     // Every accepted declaration applied (model and every live instance) or visibly failed with a reason.
     const modelPools = new Set(poolsByIpConfig(modelNics(resource)).ipConfig0 ?? []);
@@ -230,6 +237,9 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
         }
       } else if (row.outcome.kind === "pending" || !row.outcome.reason) {
         violate(ss, `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
+      } else if (GONE.test(row.outcome.reason)) {
+        // An instance scaled in or being deleted is gone: skipped, never a failure of the declaration.
+        violate(ss, `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} on a gone instance: ${row.outcome.reason}`);
       } else {
         bump(`final:${row.outcome.kind}`);
       }

@@ -29,6 +29,11 @@ export const FAULTS = [
   "Flexible: another writer's NIC write (tag, or drops our pool)",
   "Flexible: 412 storm on a NIC (interleaved stale NIC PUT)",
   "Flexible: scale out / in by another writer",
+  "scale-in during a reconcile (writes to a leaving instance: 400 not active / 409 marked for deletion)",
+  "scale-out reusing an instance ID (a reborn instance, another writer's ip configuration on it)",
+  "ETag drift with no write (a new instance's ETag moves after its create)",
+  "cross-instance conflict (another writer's scale-set operation during our instance writes)",
+  "slow operations (scale set and instance writes take 30 s)",
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
 
@@ -47,7 +52,23 @@ export interface SoakOptions {
 export const OTHER_KINDS = ["ipconfig-model", "ipconfig-instance", "tag", "drop", "scale"] as const;
 /** The Flexible scale set's other writers: on its VMs' NICs (a tag, a dropped pool, a stale NIC PUT storm), its capacity. */
 export const FLEX_KINDS = ["tag", "drop", "scale", "storm"] as const;
-export const SIM_FAULT_KINDS = ["412", "429", "409", "500", "503", "drop", "slow", "opfail", "instance-delete", "kill", "ss-delete"] as const;
+export const SIM_FAULT_KINDS = [
+  "412",
+  "429",
+  "409",
+  "500",
+  "503",
+  "drop",
+  "slow",
+  "opfail",
+  "instance-delete",
+  "kill",
+  "scale-in-mid",
+  "reborn",
+  "cross",
+  "slow-ops",
+  "ss-delete",
+] as const;
 
 /** What a declaration must end as: its newest accepted state. */
 export interface Declared {
@@ -79,7 +100,7 @@ export class SoakRun {
   readonly latest = new Map<string, Declared>();
   /** Producer retries (storage down). */
   readonly unsent: unknown[] = [];
-  /** Resource id (lower) → ip configuration names another writer added. */
+  /** Resource id (lower; an instance's as `${id}|${vmId}`, its incarnation) → ip configuration names another writer added. */
   readonly othersIpConfigs = new Map<string, Set<string>>();
   /** Scale set id (lower) → tag names another writer set. */
   readonly othersTags = new Map<string, Set<string>>();
@@ -95,6 +116,10 @@ export class SoakRun {
   readonly trace = new Map<string, string[]>();
   /** Queue message id → the request id it carries (to attach the app's `declaration` log line to its trace). */
   readonly requestOfMessage = new Map<string, string>();
+  /** Run once each when one of our hosts next writes an instance of that scale set (lower): chaos "during a reconcile". */
+  readonly onInstanceWrite = new Map<string, Array<() => void>>();
+  /** Chaos still under way beside the loop (retrying until the simulator takes it); the quiesce waits for it. */
+  readonly background: Array<Promise<void>> = [];
   /** Real ms since start of each Azurite stop and start again. */
   readonly azuriteRestarts: Array<{ stopped: number; started?: number }> = [];
 
@@ -123,6 +148,14 @@ export class SoakRun {
     const list = this.trace.get(requestId) ?? [];
     list.push(`${this.at()} ${what}`);
     this.trace.set(requestId, list);
+  }
+
+  /** The hooks waiting for a write to an instance of `scaleSetId`, taken (each runs once). */
+  takeInstanceWriteHooks(scaleSetId: string): Array<() => void> {
+    const key = scaleSetId.toLowerCase();
+    const hooks = this.onInstanceWrite.get(key) ?? [];
+    this.onInstanceWrite.delete(key);
+    return hooks;
   }
 
   tryFault(f: FaultName, target: string): void {

@@ -39,6 +39,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const world = await startWorld(run);
   const hosts = new Hosts(world, run);
   await hosts.current.services.ready();
+  say(`world ready after ${((Date.now() - run.startedAt) / 1000).toFixed(1)} s; chaos for ${opts.minutes} min`);
   const delivery = new Delivery(world, run, hosts);
   delivery.start(world, hosts);
   hosts.startReviving();

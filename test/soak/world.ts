@@ -108,6 +108,8 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
   const env: Record<string, string> = {
     POOLSYNC_SCOPES: `/subscriptions/${SOAK_SUBSCRIPTION}/resourceGroups/${RG}`,
     POOLSYNC_BINDINGS: "*",
+    // One cache MAC key for every host of the run, as the template provisions it (a host's own key shares no rows).
+    POOLSYNC_CACHE_KEY: `soak-cache-key-${run.opts.seed}-0123456789abcdef`,
     ARM_ENDPOINT: sim.url,
     POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
     AzureWebJobsStorage: azurite.connectionString,
@@ -143,7 +145,17 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
       await world.azurite?.stop();
       world.azurite = undefined;
       await new Promise((r) => setTimeout(r, 500 + run.rand() * 1500));
-      world.azurite = await ensureAzurite(ports, { dataDir });
+      // A loaded machine may take longer than ensureAzurite's 30 s to bring it up: the platform tries again.
+      for (let attempt = 1; world.azurite === undefined; attempt++) {
+        try {
+          world.azurite = await ensureAzurite(ports, { dataDir });
+        } catch (err) {
+          run.bump("platform:azurite-start-retried");
+          if (attempt >= 3) throw err;
+          // The killed attempt must be gone first, or its open ports would pass for an Azurite already running.
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
+      }
       restart.started = Date.now() - run.startedAt;
       world.azuriteDown = false;
     },
