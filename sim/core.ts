@@ -27,7 +27,7 @@ export function createCore(settings: Settings): SimCore {
     // Its own stream, so the ETag bump's delays do not shift the latency jitter of a given seed.
     engine: new Engine(settings, clock, seededRandom(settings.randomSeed + 1)),
     stats: new Stats(),
-    throttler: new Throttler(settings.throttlingEnforced, settings.refill),
+    throttler: new Throttler(settings.throttlingEnforced, settings.refill, settings.policyNaming),
     faults: new Faults(),
     interleaver: new Interleaver(),
     random: seededRandom(settings.randomSeed),
@@ -40,5 +40,5 @@ export function resetCore(core: SimCore): void {
   core.stats.reset();
   core.faults.clear();
   core.interleaver.clear();
-  core.throttler = new Throttler(core.settings.throttlingEnforced, core.settings.refill);
+  core.throttler = new Throttler(core.settings.throttlingEnforced, core.settings.refill, core.settings.policyNaming);
 }

@@ -8,6 +8,8 @@ import {
   armError,
   badRequest,
   concurrentRequest,
+  instanceMarkedForDeletion,
+  instanceNotActive,
   invalidReference,
   locationChanged,
   locationRequired,
@@ -413,7 +415,7 @@ export class Engine implements SeedTarget {
     const created: InstanceRecord[] = [];
     const removed: InstanceRecord[] = [];
     for (let n = live.length; n < target; n++) {
-      const inst = newInstance(ss, ss.nextInstanceId++, this.clock.nowIso());
+      const inst = newInstance(ss, this.nextInstanceId(ss), this.clock.nowIso());
       ss.instances.set(inst.instanceId, inst);
       created.push(inst);
     }
@@ -423,6 +425,18 @@ export class Engine implements SeedTarget {
       removed.push(inst);
     }
     return { created, removed };
+  }
+
+  /**
+   * Azure reuses instance IDs once their instances are deleted ("there is no guarantee on the way instance IDs are
+   * assigned"): by default the lowest ID no instance holds (one still being deleted holds its own); else always new.
+   */
+  private nextInstanceId(ss: ScaleSetRecord): number {
+    if (!this.settings.reuseInstanceIds) return ss.nextInstanceId++;
+    let id = 0;
+    while (ss.instances.has(String(id))) id++;
+    ss.nextInstanceId = Math.max(ss.nextInstanceId, id + 1);
+    return id;
   }
 
   private startScaleSetOperation(
@@ -437,7 +451,12 @@ export class Engine implements SeedTarget {
     const op = this.operations.start({ subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs }, (done) => {
       ss.activeOperations.delete(done.id);
       const ok = done.status === "Succeeded";
-      for (const i of created) if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
+      for (const i of created) {
+        if (i.provisioningState !== "Creating") continue;
+        i.provisioningState = ok ? "Succeeded" : "Failed";
+        // Recorded: a VM created answers ETag "1", the GET after its operation "2"; no request, so no event.
+        if (ok && this.settings.etagBumpAfterCreate && ss.instances.get(i.instanceId) === i) i.etag++;
+      }
       for (const i of removed) ss.instances.delete(i.instanceId);
       if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
       this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
@@ -507,14 +526,14 @@ export class Engine implements SeedTarget {
   // ---- instance writes ----------------------------------------------------------------------------------------
 
   writeInstance(ss: ScaleSetRecord, instanceId: string, body: JsonObject, ctx: WriteContext): WriteOutcome {
-    const inst = this.requireInstance(ss, instanceId);
-    this.checkPreconditions(`"${inst.etag}"`, ctx);
+    // A write to an instance that is gone, or on its way out, is refused before its preconditions, as CRP answers it.
+    const inst = ss.instances.get(instanceId.toLowerCase());
+    if (!inst) throw instanceNotActive(instanceId);
     if (inst.deleting)
-      throw armError(
-        409,
-        "OperationNotAllowed",
-        `'Put on Virtual Machine Scale Set VM Instance' is not allowed on Virtual Machine Scale Set '${ss.name}' instance '${inst.instanceId}' since it is marked for deletion.`,
-      );
+      throw this.settings.deletingInstanceWrite === "markedForDeletion409"
+        ? instanceMarkedForDeletion(ss.name, inst.instanceId)
+        : instanceNotActive(inst.instanceId);
+    this.checkPreconditions(`"${inst.etag}"`, ctx);
     const location = body["location"];
     if (typeof location !== "string") throw locationRequired();
     if (normalLocation(location) !== normalLocation(ss.location))

@@ -88,3 +88,22 @@ export const invalidReference = (referenced: string, by: string): ArmError =>
     "InvalidResourceReference",
     `Resource ${referenced} referenced by resource ${by} was not found. Please make sure that the referenced resource exists, and that both resources are in the same region.`,
   );
+
+/** CRP's answer to a write to an instance that is being deleted or already gone (recorded in microsoft/onefuzz issue
+ *  2547; cloud-provider-azure's `InstanceIdsListInstanceIdNotActiveVM`): 400, not 404, with a target. */
+export const instanceNotActive = (instanceId: string): ArmError =>
+  new ArmError(400, {
+    error: {
+      code: "InvalidParameter",
+      message: `The provided instanceId ${instanceId} is not an active Virtual Machine Scale Set VM instanceId.`,
+      target: "instanceIds",
+    },
+  });
+
+/** The other answer seen while an instance's delete runs (microsoft/onefuzz PR 511's wording for instances). */
+export const instanceMarkedForDeletion = (scaleSet: string, instanceId: string): ArmError =>
+  armError(
+    409,
+    "OperationNotAllowed",
+    `'Put on Virtual Machine Scale Set VM Instance' is not allowed on Virtual Machine Scale Set '${scaleSet}' instance '${instanceId}' since it is marked for deletion.`,
+  );

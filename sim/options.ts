@@ -1,7 +1,7 @@
 // Every setting of the simulator with its default. Where Azure's real behaviour is unknown, the setting says so.
 import type { EventGridEvent, EventSchema } from "./events";
 import type { SeedSpec } from "./seed";
-import type { RefillMode } from "./throttle";
+import type { PolicyNaming, RefillMode } from "./throttle";
 
 export interface ThrottlingOptions {
   /** Simulated seconds per real second for the whole simulator (also settable as the top-level `timeScale`). */
@@ -48,10 +48,25 @@ export interface ArmSimulatorOptions {
   throttling?: boolean | ThrottlingOptions;
   /** Simulated seconds per real second (default 1). `throttling.timeScale` wins when both are given. */
   timeScale?: number;
+  /** How `x-ms-ratelimit-remaining-resource` names CRP's buckets: "windows" (default; `<Policy>3Min` and
+   *  `<Policy>30Min`, as every public sample) or "resourceSubscription" (`<Policy>Resource`,
+   *  `<Policy>SubscriptionMaximum`, as earlier recordings). Applies with throttling off too (the headers are sent). */
+  rateLimitPolicyNames?: PolicyNaming;
   /** Items per page of a list before a nextLink (default 100; the real page size is not documented). */
   listPageSize?: number;
   /** Status of an instance PUT: 200 (default) or 202; CRP answers either. */
   instanceWriteStatus?: 200 | 202;
+  /** Scale-out gives a new instance the lowest instance ID no instance holds, reusing those of deleted instances, as
+   *  Azure may (default true); false: IDs only grow. A reborn instance starts at ETag "1" with a new `vmId`. */
+  reuseInstanceIds?: boolean;
+  /** CRP moves a new VM's or instance's ETag once when its create ends, with no client write and no event (recorded:
+   *  create answers "1", the GET after the operation "2"). Default true. */
+  etagBumpAfterCreate?: boolean;
+  /** A PUT to an instance whose delete (or scale-in) runs: "notActive400" (default; CRP's 400 InvalidParameter "The
+   *  provided instanceId N is not an active Virtual Machine Scale Set VM instanceId.", the answer recorded most) or
+   *  "markedForDeletion409" (409 OperationNotAllowed "...since it is marked for deletion", also seen). A PUT to an
+   *  instance that is gone answers the 400 either way; its GET answers 404. */
+  deletingInstanceWrite?: "notActive400" | "markedForDeletion409";
   /** Wrap the 429 body in ARM's `{"error": ...}` envelope (default false: top-level code, as CRP's docs show it). */
   throttleBodyEnvelope?: boolean;
   /** tenantId in events (default 00000000-0000-0000-0000-000000000000). */
@@ -81,9 +96,13 @@ export interface Settings {
   throttlingEnforced: boolean;
   armThrottling: boolean;
   refill: RefillMode;
+  policyNaming: PolicyNaming;
   timeScale: number;
   listPageSize: number;
   instanceWriteStatus: 200 | 202;
+  deletingInstanceWrite: "notActive400" | "markedForDeletion409";
+  reuseInstanceIds: boolean;
+  etagBumpAfterCreate: boolean;
   throttleBodyEnvelope: boolean;
   tenantId: string;
   callerClaims: Record<string, string>;
@@ -108,9 +127,13 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,
     refill: t.refill ?? "perMinute",
+    policyNaming: o.rateLimitPolicyNames ?? "windows",
     timeScale: t.timeScale ?? o.timeScale ?? 1,
     listPageSize: o.listPageSize ?? 100,
     instanceWriteStatus: o.instanceWriteStatus ?? 200,
+    deletingInstanceWrite: o.deletingInstanceWrite ?? "notActive400",
+    reuseInstanceIds: o.reuseInstanceIds ?? true,
+    etagBumpAfterCreate: o.etagBumpAfterCreate ?? true,
     throttleBodyEnvelope: o.throttleBodyEnvelope ?? false,
     tenantId: o.tenantId ?? "00000000-0000-0000-0000-000000000000",
     callerClaims: o.callerClaims ?? { appid: "00000000-0000-0000-0000-00000000ca11", appidacr: "1", ver: "1.0" },

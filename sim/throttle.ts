@@ -7,6 +7,8 @@
 
 export type ComputePolicy =
   | "CreateVMScaleSet"
+  /** A PUT that creates a scale set: its own, smaller budget, under the same name in headers. */
+  | "NewVMScaleSet"
   | "DeleteVMScaleSet"
   | "GetVMScaleSet"
   | "HighCostGetVMScaleSet"
@@ -19,6 +21,8 @@ export type ComputePolicy =
 interface BucketLimit {
   /** Appended to the policy's name: `Resource`, `SubscriptionMaximum`, `3Min`, `30Min`. */
   suffix: string;
+  /** Enforced and named in a 429's details, but not listed in `x-ms-ratelimit-remaining-resource`. */
+  unlisted?: boolean;
   scope: "resource" | "subscription";
   bucket: number;
   /** Tokens added per window. */
@@ -43,26 +47,65 @@ const perSubscription = (bucket: number, refillPerMin: number): BucketLimit => (
 });
 
 /**
- * Sizes from CRP's documented table (VMSS Update 4/12 per resource, 500/1,500 per subscription; Get 12/36, 800/2,400;
- * List and GetInstanceView 360/1,080 per subscription; VM Update 4/12, 500/1,500; VM Get 12/36, 2,000/6,000). Where the
- * table is silent (deletes, polls, per-VM views, the 30-minute window) the README lists the value chosen.
+ * Sizes from CRP's documented tables (VMSS Update 4/12 per resource, 500/1,500 per subscription; Get 12/36, 800/2,400;
+ * List and GetInstanceView 360/1,080 per subscription; VM Update 4/12, 500/1,500; VM Get 12/36, 2,000/6,000; VMSS
+ * create 125/375 and delete 175/525 per subscription; Get Operation 15/45 per resource, 5,000/15,000 per subscription;
+ * HighCostGetVMScaleSet30Min 1,800). Where they are silent (per-VM views, the 3-minute high-cost window) the README
+ * lists the value chosen.
  */
 export const COMPUTE_LIMITS: Record<ComputePolicy, BucketLimit[]> = {
+  // Updates: the recorded PUT's header names CreateVMScaleSet with 1,124 left of the subscription's bucket, so the
+  // update budget (1,500) backs it, not the create one.
   CreateVMScaleSet: [perSubscription(1500, 500), perResource(12, 4)],
-  DeleteVMScaleSet: [perSubscription(1500, 500), perResource(12, 4)],
+  NewVMScaleSet: [perSubscription(375, 125), perResource(12, 4)],
+  DeleteVMScaleSet: [perSubscription(525, 175), perResource(12, 4)],
   GetVMScaleSet: [perSubscription(2400, 800), perResource(36, 12)],
   // VMSS LIST and VMSS VM LIST share this high-cost bucket, per subscription and region only.
   HighCostGetVMScaleSet: [
     { suffix: "3Min", scope: "subscription", bucket: 1080, refill: 1080, windowMs: 3 * MIN },
-    { suffix: "30Min", scope: "subscription", bucket: 4320, refill: 4320, windowMs: 30 * MIN },
+    { suffix: "30Min", scope: "subscription", bucket: 1800, refill: 1800, windowMs: 30 * MIN },
   ],
   // One token per VM in a VM LIST answer.
   VMScaleSetVMViews: [{ suffix: "3Min", scope: "subscription", bucket: 6000, refill: 6000, windowMs: 3 * MIN }],
   UpdateVMScaleSetVM: [perSubscription(1500, 500), perResource(12, 4)],
   DeleteVMScaleSetVM: [perSubscription(1500, 500), perResource(12, 4)],
   GetVMScaleSetVM: [perSubscription(6000, 2000), perResource(36, 12)],
-  GetOperation: [perSubscription(45000, 15000), perResource(150, 150)],
+  GetOperation: [perSubscription(15000, 5000), perResource(45, 15)],
 };
+
+/** The name a policy has in headers and 429 details. */
+const HEADER_NAME: Partial<Record<ComputePolicy, string>> = { NewVMScaleSet: "CreateVMScaleSet" };
+const headerName = (p: ComputePolicy): string => HEADER_NAME[p] ?? p;
+
+/**
+ * How CRP's answers name its buckets. "windows" (default): every public sample names `<Policy>3Min` and
+ * `<Policy>30Min` (e.g. `Microsoft.Compute/GetVMScaleSet3Min;197,Microsoft.Compute/GetVMScaleSet30Min;1297`); the
+ * windows are per subscription and region. "resourceSubscription": `<Policy>Resource` and
+ * `<Policy>SubscriptionMaximum`, as the earlier recordings show.
+ */
+export type PolicyNaming = "windows" | "resourceSubscription";
+
+/**
+ * A policy's buckets when its answers name windows. What backs the windows is not published: the per-subscription
+ * bucket becomes the 3-minute window (its size is 3 minutes of its refill in every documented row) and a 30-minute
+ * window of ten times that (the same long-run rate, never stricter than the documented one); the per-resource bucket
+ * is still enforced and named in a 429's details, but not listed. Policies that have windows keep them.
+ */
+function windowLimits(limits: BucketLimit[]): BucketLimit[] {
+  if (limits.some((l) => l.windowMs !== MIN)) return limits;
+  const sub = limits.find((l) => l.scope === "subscription");
+  const own = limits.filter((l) => l.scope === "resource").map((l) => ({ ...l, unlisted: true }));
+  if (!sub) return own;
+  return [
+    { suffix: "3Min", scope: "subscription", bucket: sub.bucket, refill: sub.bucket, windowMs: 3 * MIN },
+    { suffix: "30Min", scope: "subscription", bucket: sub.bucket * 10, refill: sub.bucket * 10, windowMs: 30 * MIN },
+    ...own,
+  ];
+}
+
+export function limitsOf(policy: ComputePolicy, naming: PolicyNaming): BucketLimit[] {
+  return naming === "windows" ? windowLimits(COMPUTE_LIMITS[policy]) : COMPUTE_LIMITS[policy];
+}
 
 export type ArmBucketKind = "reads" | "writes" | "deletes";
 const ARM_LIMITS: Record<ArmBucketKind, { refillPerSec: number; bucket: number }> = {
@@ -127,6 +170,7 @@ class TokenBucket {
 
 export interface BucketRef {
   policy: string;
+  unlisted?: boolean;
   bucket: TokenBucket;
   allowed: number;
   windowMs: number;
@@ -151,6 +195,7 @@ export class Throttler {
   constructor(
     private readonly enforce: boolean,
     private readonly mode: RefillMode,
+    private readonly naming: PolicyNaming = "windows",
   ) {}
 
   private bucket(key: string, capacity: number, refill: number, windowMs: number, now: number, mode = this.mode): TokenBucket {
@@ -163,18 +208,19 @@ export class Throttler {
   }
 
   private refs(policy: ComputePolicy, resourceKey: string, subscriptionRegionKey: string, now: number): BucketRef[] {
-    return COMPUTE_LIMITS[policy].map((l) => ({
-      policy: `${policy}${l.suffix}`,
+    return limitsOf(policy, this.naming).map((l) => ({
+      policy: `${headerName(policy)}${l.suffix}`,
       bucket: this.bucket(`${policy}${l.suffix}|${l.scope === "resource" ? resourceKey : subscriptionRegionKey}`, l.bucket, l.refill, l.windowMs, now),
       allowed: l.bucket,
       windowMs: l.windowMs,
+      ...(l.unlisted ? { unlisted: true } : {}),
     }));
   }
 
   /** Takes one token from each CRP bucket of each policy for this resource and subscription+region. */
   admitCompute(policies: ComputePolicy[], resourceKey: string, subscriptionRegionKey: string, now: number): Admission {
     const refs = policies.flatMap((p) => this.refs(p, resourceKey, subscriptionRegionKey, now));
-    const adm = this.admit(refs, now, (r) => `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`);
+    const adm = this.admit(refs, now, (r) => (r.unlisted ? "" : `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`));
     return {
       ...adm,
       charge: (policy, n) => {
@@ -184,7 +230,12 @@ export class Throttler {
   }
 
   /** ARM's own buckets: the principal's within the subscription, and the subscription's global cap. */
-  admitArm(kind: ArmBucketKind, subscriptionId: string, principal: string, now: number): Omit<Admission, "charge"> & { remaining: number } {
+  admitArm(
+    kind: ArmBucketKind,
+    subscriptionId: string,
+    principal: string,
+    now: number,
+  ): Omit<Admission, "charge"> & { remaining: number; globalRemaining: number } {
     const l = ARM_LIMITS[kind];
     const sub = subscriptionId.toLowerCase();
     const own: BucketRef = {
@@ -200,7 +251,7 @@ export class Throttler {
       windowMs: 1000,
     };
     const adm = this.admit([own, global], now, () => "");
-    return { ...adm, remaining: Math.floor(own.bucket.available(now)) };
+    return { ...adm, remaining: Math.floor(own.bucket.available(now)), globalRemaining: Math.floor(global.bucket.available(now)) };
   }
 
   private admit(refs: BucketRef[], now: number, describe: (r: BucketRef) => string): Omit<Admission, "charge"> {
@@ -210,13 +261,13 @@ export class Throttler {
       const waitMs = Math.max(...empty.map((r) => r.bucket.msUntilToken(now)));
       return {
         ok: false,
-        remainingHeader: refs.map(describe).join(","),
+        remainingHeader: refs.map(describe).filter(Boolean).join(","),
         retryAfterSeconds: Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(waitMs / 1000))),
         refusedBy: empty,
         refund: () => undefined,
       };
     }
     for (const r of refs) r.bucket.take(now, 1);
-    return { ok: true, remainingHeader: refs.map(describe).join(","), refund: () => refs.forEach((r) => r.bucket.give(1)) };
+    return { ok: true, remainingHeader: refs.map(describe).filter(Boolean).join(","), refund: () => refs.forEach((r) => r.bucket.give(1)) };
   }
 }

@@ -34,7 +34,7 @@ export interface VmRecord {
 /** What the engine gives this module: its state, clock, settings and the events it publishes. */
 export interface VmHost {
   readonly state: SimState;
-  readonly settings: { operationDurationMs: number };
+  readonly settings: { operationDurationMs: number; etagBumpAfterCreate?: boolean };
   readonly clock: { nowIso(): string; after(ms: number, run: () => void): void };
   emit(kind: "Delete", outcome: "Success", resourceUri: string, operationName: string, writer: Writer): void;
 }
@@ -158,7 +158,12 @@ export function reconcileFlexCapacity(host: VmHost, ss: ScaleSetRecord): void {
     vm.provisioningState = "Deleting";
   }
   host.clock.after(host.settings.operationDurationMs, () => {
-    for (const vm of created) if (vm.provisioningState === "Creating") vm.provisioningState = "Succeeded";
+    for (const vm of created) {
+      if (vm.provisioningState !== "Creating") continue;
+      vm.provisioningState = "Succeeded";
+      // CRP's own ETag move after a create (recorded "1" then "2"), announced by no event.
+      if (host.settings.etagBumpAfterCreate) vm.etag++;
+    }
     for (const vm of removed) removeVm(host.state, vm);
   });
 }

@@ -190,8 +190,8 @@ function scaleSetRoute(
       return {
         ...base,
         kind: method === "PUT" ? "puts" : "patches",
-        // CRP charges creates and updates alike (its recorded headers name CreateVMScaleSet* on both).
-        policy: { names: ["CreateVMScaleSet"], resourceKey, regionKey },
+        // CRP's headers name CreateVMScaleSet* on creates and updates alike (recorded); a create has the smaller budget.
+        policy: { names: [existingId ? "CreateVMScaleSet" : "NewVMScaleSet"], resourceKey, regionKey },
         ...(existingId ? { writeTarget: existingId } : {}),
         handle: (c) => writeReply(engine, c, engine.writeScaleSet(sub, rg, name, parseBody(c.bodyText), method, writeContext(engine, c))),
       };

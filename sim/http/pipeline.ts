@@ -141,6 +141,8 @@ function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
   if (route.subscriptionId && core.settings.armThrottling) {
     const arm = core.throttler.admitArm(route.arm, route.subscriptionId, principalOf(ctx.token), now);
     headers[`x-ms-ratelimit-remaining-subscription-${route.arm}`] = String(arm.remaining);
+    // ARM's answers in 2026 also carry the whole subscription's count (recorded: 3749 = 15 × 250 less one read).
+    headers[`x-ms-ratelimit-remaining-subscription-global-${route.arm}`] = String(arm.globalRemaining);
     if (!arm.ok) {
       const n = arm.retryAfterSeconds ?? 1;
       return {

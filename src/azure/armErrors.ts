@@ -63,6 +63,14 @@ function factsOf(err: unknown): ErrorFacts {
   return { status: undefined, code: e?.code ?? e?.name, message: e?.message ?? String(err), retryAfter: undefined };
 }
 
+/**
+ * CRP's answer to a write to a VMSS instance that is being deleted or already gone (a routine scale-in): 400
+ * InvalidParameter "The provided instanceId N is not an active Virtual Machine Scale Set VM instanceId.", target
+ * "instanceIds" (cloud-provider-azure treats it as success: `InstanceIdsListInstanceIdNotActiveVM`). It says the
+ * instance is gone, not that the request was bad: read as a 404, it is skipped, never isolated or retried.
+ */
+const INSTANCE_NOT_ACTIVE = /is not an active Virtual Machine Scale Set VM instanceId/i;
+
 export function classifyArmError(err: unknown, what: string): PoolsyncError {
   if (err instanceof PoolsyncError) return err;
   const f = factsOf(err);
@@ -70,6 +78,7 @@ export function classifyArmError(err: unknown, what: string): PoolsyncError {
   if (f.status === 412) return new PreconditionFailedError(text, 412, f.code);
   if (f.status === 429) return new ThrottledError(text, retryAfterMs(f.retryAfter, 60_000), 429, f.code);
   if (f.status === 404) return new NotFoundError(text, 404, f.code);
+  if (f.status === 400 && INSTANCE_NOT_ACTIVE.test(f.message)) return new NotFoundError(text, 400, f.code);
   if (f.status === 409) {
     if (/marked for deletion|being deleted/i.test(f.message)) return new BeingDeletedError(text, 409, f.code);
     return new ConflictError(text, retryAfterMs(f.retryAfter, DEFAULT_CONFLICT_RETRY_MS), 409, f.code);

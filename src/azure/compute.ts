@@ -90,6 +90,7 @@ function toInstanceModel(vm: VirtualMachineScaleSetVM, fallbackId: string): Inst
     location: vm.location,
     provisioningState: vm.provisioningState,
     nics: (vm.networkProfileConfiguration?.networkInterfaceConfigurations ?? []) as NicConfiguration[],
+    vmId: vm.vmId,
   };
 }
 

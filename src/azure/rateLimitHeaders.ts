@@ -11,10 +11,15 @@ import type { RateLimitObservation } from "../pacing/learnWriteBudget";
  * the pacers share without talking to each other.
  */
 
-/** CRP's policy names of the writes poolsync makes: a VMSS PUT is charged to CreateVMScaleSet, a VM PUT to UpdateVMScaleSetVM. */
+/**
+ * CRP's policy names of the writes poolsync makes: a VMSS PUT is charged to CreateVMScaleSet, a VM PUT to
+ * UpdateVMScaleSetVM (PutVM in the published samples). Two naming families are seen: `<Policy>Resource` /
+ * `<Policy>SubscriptionMaximum` (the target's own bucket, the subscription's) and `<Policy>3Min` / `<Policy>30Min`
+ * (the subscription's windows, as every public sample names them). Any other name is not a write budget we pace.
+ */
 const CRP_WRITE_POLICIES: Array<{ pattern: RegExp; kind: "scaleSetWrites" | "instanceWrites" }> = [
-  { pattern: /^Microsoft\.Compute\/(?:Create|Update)VMScaleSet(Resource|SubscriptionMaximum)$/i, kind: "scaleSetWrites" },
-  { pattern: /^Microsoft\.Compute\/UpdateVMScaleSetVM(Resource|SubscriptionMaximum)$/i, kind: "instanceWrites" },
+  { pattern: /^Microsoft\.Compute\/(?:Create|Update|Put)VMScaleSet(Resource|SubscriptionMaximum|3Min|30Min)$/i, kind: "scaleSetWrites" },
+  { pattern: /^Microsoft\.Compute\/(?:(?:Update|Put)VMScaleSetVM|PutVM)(Resource|SubscriptionMaximum|3Min|30Min)$/i, kind: "instanceWrites" },
 ];
 
 /** `Policy;count,Policy;count` → [policy, count] pairs; malformed parts are skipped (the header is advisory). */

@@ -26,6 +26,8 @@ export interface InstanceModel {
   provisioningState: string | undefined;
   /** Instances being deleted (or protected from scale-in and marked for deletion) are never written. */
   nics: NicConfiguration[];
+  /** Which VM this is: a reused instance ID gets a new vmId (see core/incarnation.ts). Undefined in rows cached before it was kept. */
+  vmId?: string | undefined;
 }
 
 export const isDeleting = (state: string | undefined) => (state ?? "").toLowerCase() === "deleting";

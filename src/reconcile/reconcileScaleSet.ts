@@ -1,5 +1,6 @@
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { BeingDeletedError, NotFoundError } from "../core/errors";
+import { rebornInstanceIds } from "../core/incarnation";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, ComputePort } from "../core/ports";
@@ -100,9 +101,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       await mapLimit([...failedWrites], 8, ([i, reason]) => record(active[i]!, outcomes.failed(reason, config.failedRetryMs)));
       return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
     }
-    const instances = await instancesOf(ref, cached, model, compute, deps);
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
+    const instances = await instancesOf(ref, cached, model, rollsOut ? [] : held.map((i) => intents[i]!), compute, deps);
     const instanceWrite = rollsOut
       ? { state: { written: 0, instances }, failed: new Map<number, string>() }
       : await isolateFailures(held.length, { written: 0, instances }, (idx, st) =>
@@ -207,13 +208,15 @@ function planNics(nics: NicConfiguration[], intents: PoolIntent[]): { edit: NicC
 }
 
 /**
- * The instances with their own NICs and ETags: from the cache when every row is fresh and they add up to the
- * capacity, else one LIST (never one GET each).
+ * The instances with their own NICs and ETags: from the cache when every row is fresh, they add up to the capacity
+ * and none of them is to be written, else one LIST (never one GET each). A write is never computed from a cached
+ * body: its instance ID may have been reused since, with the same ETag (core/incarnation.ts).
  */
 async function instancesOf(
   ref: ScaleSetRef,
   cached: CachedPartition,
   model: ScaleSetModel,
+  intents: PoolIntent[],
   compute: ComputePort,
   deps: ReconcileDeps,
 ): Promise<InstanceModel[]> {
@@ -221,9 +224,18 @@ async function instancesOf(
   const entries = [...cached.instances.values()];
   const allFresh = entries.length > 0 && entries.every((e) => usable(e, now, deps.config.cacheTtlMs));
   if (deps.cache.enabled && allFresh && (model.capacity === undefined || entries.length === model.capacity)) {
-    return entries.map((e) => e.model as InstanceModel);
+    const rows = entries.map((e) => e.model as InstanceModel);
+    if (!rows.some((i) => needsWrite(i, intents))) return rows;
   }
   const listed = await compute.listInstances(ref);
+  const earlier = entries.flatMap((e) => (e.model ? [e.model] : []));
+  const reborn = rebornInstanceIds(earlier, listed);
+  if (reborn.length > 0)
+    deps.log.warn("instance.reborn", {
+      scaleSetId: ref.id,
+      instanceIds: reborn,
+      reason: "instance ID reused by a new VM (vmId differs from the cached row's)",
+    });
   const seen = new Set(listed.map((i) => i.instanceId));
   // Listed after `model` was read: its ETag vouches for these rows as long as ARM still answers it.
   await mapLimit(listed, 8, (inst) =>
@@ -237,6 +249,10 @@ async function instancesOf(
   return listed;
 }
 
+function needsWrite(i: InstanceModel, intents: PoolIntent[]): boolean {
+  return !isDeleting(i.provisioningState) && applyIntents(i.nics, intents).nics !== undefined;
+}
+
 /** Each instance whose own configuration differs, with its own ETag, a bounded number at a time. */
 async function writeInstances(
   ref: ScaleSetRef,
@@ -248,7 +264,7 @@ async function writeInstances(
   let written = 0;
   // What each instance holds after our writes (or vanished: scaled in under us).
   const current = new Map(instances.map((i) => [i.instanceId, i] as const));
-  const targets = instances.filter((i) => !isDeleting(i.provisioningState) && applyIntents(i.nics, intents).nics !== undefined);
+  const targets = instances.filter((i) => needsWrite(i, intents));
   await mapLimit(targets, deps.config.instanceConcurrency, async (first) => {
     const iref = instanceRef(ref, first.instanceId);
     const result = await ifMatchWrite(

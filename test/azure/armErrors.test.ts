@@ -36,6 +36,23 @@ describe("classifyArmError: one typed outcome per class of ARM answer", () => {
     expect(classifyArmError(armAnswer(404, armError("ResourceNotFound", "gone")), "GET")).toBeInstanceOf(NotFoundError);
   });
 
+  it("CRP's 400 'not an active ... instanceId' (a write to an instance scaled in) is the instance gone, not a bad request", () => {
+    const body = {
+      error: {
+        code: "InvalidParameter",
+        message: "The provided instanceId 3 is not an active Virtual Machine Scale Set VM instanceId.",
+        target: "instanceIds",
+      },
+    };
+    const gone = classifyArmError(armAnswer(400, body), "PUT instance 3");
+    expect(gone).toBeInstanceOf(NotFoundError);
+    expect(gone).toMatchObject({ status: 400, code: "InvalidParameter" });
+    // Any other 400 InvalidParameter stays a terminal answer about the request.
+    expect(classifyArmError(armAnswer(400, armError("InvalidParameter", "Virtual Machine Scale Set VM instanceId must be a number.")), "GET")).toBeInstanceOf(
+      FatalError,
+    );
+  });
+
   it("409 is a conflict to retry, unless the message says the resource is being deleted", () => {
     const busy = classifyArmError(armAnswer(409, armError("OperationNotAllowed", "Another operation is in progress."), { "retry-after": "3" }), "PUT");
     expect(busy).toBeInstanceOf(ConflictError);

@@ -76,6 +76,20 @@ describe("the schema check can fail", () => {
     expectRefused(broken);
   });
 
+  it("refuses bad monitoring resources: an action group short name over 12 characters, a log alert severity as text, a metric alert without its criteria type", () => {
+    const broken = (type: string, mutate: (props: Record<string, any>) => void) => {
+      const t = main();
+      const r = t.resources.find((x) => x.type === type);
+      if (!r?.properties) throw new Error(`main.json has no ${type}`);
+      mutate(r.properties);
+      return { ...t, resources: [r] };
+    };
+    expectRefused(broken("Microsoft.Insights/actionGroups", (p) => (p.groupShortName = "poolsync-alerts")));
+    expectRefused(broken("Microsoft.Insights/scheduledQueryRules", (p) => (p.severity = "high")));
+    expectRefused(broken("Microsoft.Insights/metricAlerts", (p) => delete p.criteria["odata.type"]));
+    expectRefused(broken("Microsoft.Storage/storageAccounts/managementPolicies", (p) => (p.policy.rules[0].type = "Delete")));
+  });
+
   it("says clearly where the schemas were expected when the folder is absent", () => {
     expect(() => compileDeploymentTemplateSchema("/nonexistent/arm-schemas")).toThrow(/ARM template schemas not found at \/nonexistent\/arm-schemas/);
     expect(ARM_SCHEMAS_DIR).toBe(join(REPO_ROOT, "infra", "schemas"));

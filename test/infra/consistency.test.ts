@@ -40,14 +40,19 @@ const BUILT_IN_ROLES = {
   storageTableDataContributor: "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3",
   storageBlobDataContributor: "ba92f5b4-2d11-453d-a403-e96b0029c9fe",
   monitoringMetricsPublisher: "3913510d-42f4-4e42-8a64-420c390055eb",
+  websiteContributor: "de139f84-1756-47ae-9be6-808fbbe84772",
 };
 
 const settingEntries = Object.entries(SETTINGS) as [string, { default: string | undefined }][];
 
+/** Settings the template makes the deployer choose even where the code has a fallback (issue 26: bindings are real by default). */
+const TEMPLATE_REQUIRED = new Set(["POOLSYNC_BINDINGS"]);
+const requiredInTemplate = ([name, s]: [string, { default: string | undefined }]) => s.default === undefined || TEMPLATE_REQUIRED.has(name);
+
 describe("app settings follow src/config.ts SETTINGS", () => {
   const settings = appSettings(main);
 
-  it.each(settingEntries.filter(([, s]) => s.default === undefined))("required %s comes from a template parameter without default", (name) => {
+  it.each(settingEntries.filter(requiredInTemplate))("required %s comes from a template parameter without default", (name) => {
     const value = settings.get(name);
     expect(value, `${name} is not an app setting in infra/main.json`).toBeDefined();
     const param = parameterReference(main, value);
@@ -56,7 +61,7 @@ describe("app settings follow src/config.ts SETTINGS", () => {
     expect(main.parameters?.[param as string]?.defaultValue, `${String(param)} must have no default: the deployer has to choose it`).toBeUndefined();
   });
 
-  it.each(settingEntries.filter(([, s]) => s.default !== undefined))("%s is set to the code's default (or a parameter defaulting to it)", (name, spec) => {
+  it.each(settingEntries.filter((e) => !requiredInTemplate(e)))("%s is set to the code's default (or a parameter defaulting to it)", (name, spec) => {
     expect(settings.has(name), `${name} is not an app setting in infra/main.json`).toBe(true);
     const param = parameterReference(main, settings.get(name));
     if (param) expect(main.parameters?.[param]?.defaultValue, `${param}'s default`).toBe(spec.default);
@@ -83,11 +88,8 @@ describe("app settings follow src/config.ts SETTINGS", () => {
     expect(clientId).toMatch(/^\[reference\(variables\('identityId'\), '[\d-]+'\)\.clientId\]$/);
     const site = onlyResourceOfType(main, "Microsoft.Web/sites") as { identity?: { type: string; userAssignedIdentities: Record<string, unknown> } };
     expect(site.identity?.type).toBe("UserAssigned");
-    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual([
-      "[variables('identityId')]",
-      "[variables('armIdentityId')]",
-      "[variables('deployIdentityId')]",
-    ]);
+    // The deploy identity is not attached: code in the app cannot sign in as it (issue 26).
+    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual(["[variables('identityId')]", "[variables('armIdentityId')]"]);
   });
 
   it("sets nothing Flex Consumption rejects (the runtime lives in functionAppConfig)", () => {
@@ -104,7 +106,7 @@ describe("app settings follow src/config.ts SETTINGS", () => {
 });
 
 describe("hosting", () => {
-  it("is a Flex Consumption plan running Node 22 from an identity-accessed package container", () => {
+  it("is a Flex Consumption plan running Node 22 from a package container the platform reaches with the app's storage identity", () => {
     const plan = onlyResourceOfType(main, "Microsoft.Web/serverfarms") as { sku?: { name: string; tier: string } };
     expect(plan.sku).toEqual({ name: "FC1", tier: "FlexConsumption" });
     const site = onlyResourceOfType(main, "Microsoft.Web/sites");
@@ -116,7 +118,7 @@ describe("hosting", () => {
     expect(config.deployment.storage.type).toBe("blobContainer");
     expect(config.deployment.storage.authentication).toEqual({
       type: "UserAssignedIdentity",
-      userAssignedIdentityResourceId: "[variables('deployIdentityId')]",
+      userAssignedIdentityResourceId: "[variables('identityId')]",
     });
     const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
     expect(containers).toContain(leafName(main, config.deployment.storage.value));
@@ -293,7 +295,7 @@ describe("roles", () => {
     expect(main.outputs?.principalId).toBeDefined();
   });
 
-  it("storage: queue and table roles on the account, blob only on the host's own containers; the package is another identity's", () => {
+  it("storage: queue and table roles on the account, blob only on the host's own containers and the package; the deploy identity publishes to the site only", () => {
     const grants = resourcesOfType(main, "Microsoft.Authorization/roleAssignments");
     const roleOf = (r: { properties?: Record<string, unknown> }) => /variables\('roles'\)\.(\w+)\)\]$/.exec(String(r.properties?.roleDefinitionId))?.[1];
     const onAccount = grants.filter((r) => r.scope === "[format('Microsoft.Storage/storageAccounts/{0}', variables('storageAccountName'))]");
@@ -309,18 +311,17 @@ describe("roles", () => {
         "storageBlobDataOwner",
         "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/azure-webjobs-secrets', variables('storageAccountName'))]",
       ],
-    ]);
-    const deploy = grants.filter((r) => String(r.properties?.principalId).includes("deployIdentityId"));
-    expect(deploy.map((r) => [roleOf(r), r.scope])).toEqual([
       [
         "storageBlobDataContributor",
         "[format('Microsoft.Storage/storageAccounts/{0}/blobServices/default/containers/{1}', variables('storageAccountName'), variables('packageContainerName'))]",
       ],
     ]);
+    const deploy = grants.filter((r) => String(r.properties?.principalId).includes("deployIdentityId"));
+    expect(deploy.map((r) => [roleOf(r), r.scope])).toEqual([["websiteContributor", "[format('Microsoft.Web/sites/{0}', variables('siteName'))]"]]);
     const site = onlyResourceOfType(main, "Microsoft.Web/sites");
     expect((site.properties?.functionAppConfig as { deployment: { storage: { authentication: unknown } } }).deployment.storage.authentication).toEqual({
       type: "UserAssignedIdentity",
-      userAssignedIdentityResourceId: "[variables('deployIdentityId')]",
+      userAssignedIdentityResourceId: "[variables('identityId')]",
     });
     const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
     expect(containers).toEqual(expect.arrayContaining(["azure-webjobs-hosts", "azure-webjobs-secrets"]));
@@ -344,40 +345,36 @@ describe("roles", () => {
   });
 });
 
-describe("parameters file", () => {
+describe("parameters file (azd's, for infra/main.bicep)", () => {
   const declared = main.parameters ?? {};
+  const values = Object.entries(parametersFile.parameters).map(([name, { value }]) => [name, value] as const);
+  const AZD_REFERENCE = /^\$\{([A-Z][A-Z0-9_]*)(=[^}]*)?\}$/;
 
-  it("names only parameters the template declares", () => {
-    expect(Object.keys(parametersFile.parameters).filter((p) => !(p in declared))).toEqual([]);
+  it("names only parameters of main.json, plus azd's environmentName", () => {
+    expect(Object.keys(parametersFile.parameters).filter((p) => !(p in declared) && p !== "environmentName")).toEqual([]);
   });
 
-  it("gives every parameter without a default", () => {
+  it("gives every parameter without a default, from an azd environment value without a fallback", () => {
     const required = Object.entries(declared)
       .filter(([, p]) => p.defaultValue === undefined)
       .map(([name]) => name);
-    expect(required.filter((p) => !(p in parametersFile.parameters))).toEqual([]);
+    expect(required.sort()).toEqual(["authClientId", "poolsyncBindings", "poolsyncScopes"]);
+    for (const name of required) expect(String(parametersFile.parameters[name]?.value), name).toMatch(/^\$\{[A-Z_]+\}$/);
   });
 
-  it("gives values of the declared types and allowed values", () => {
-    const jsType = {
-      string: "string",
-      securestring: "string",
-      int: "number",
-      bool: "boolean",
-      object: "object",
-      secureobject: "object",
-      array: "object",
-    } as Record<string, string>;
-    for (const [name, { value }] of Object.entries(parametersFile.parameters)) {
+  it("every value is an azd environment reference; each one a fallback of the declared type names is documented in infra/README", () => {
+    const readme = readFileSync(join(INFRA_DIR, "README.md"), "utf8");
+    for (const [name, value] of values) {
+      const m = AZD_REFERENCE.exec(String(value));
+      expect(m, `${name}: ${String(value)}`).not.toBeNull();
+      const variable = (m as RegExpExecArray)[1] as string;
+      if (!variable.startsWith("AZURE_")) expect(readme, `${variable} in infra/README.md`).toContain(`\`${variable}\``);
+      const fallback = (m as RegExpExecArray)[2]?.slice(1);
       const spec = declared[name];
-      expect(typeof value, name).toBe(jsType[spec?.type.toLowerCase() ?? ""]);
-      if (spec?.allowedValues) expect(spec.allowedValues, name).toContain(value);
+      if (fallback !== undefined && spec?.type === "bool") expect(["true", "false"], name).toContain(fallback);
+      if (fallback !== undefined && spec?.defaultValue !== undefined)
+        expect(fallback, `${name}: its fallback is main.json's default`).toBe(String(spec.defaultValue));
     }
-  });
-
-  it("its POOLSYNC_SCOPES is one the code accepts", () => {
-    const value = parametersFile.parameters[parameterNameFor("POOLSYNC_SCOPES")]?.value;
-    expect(SETTINGS.POOLSYNC_SCOPES.schema.safeParse(value).success).toBe(true);
   });
 });
 

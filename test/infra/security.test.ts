@@ -36,25 +36,55 @@ describe("the HTTP API behind Microsoft Entra ID", () => {
   it("no basic auth: FTP and SCM publishing credentials are off", () => {
     expect(child("basicPublishingCredentialsPolicies", "ftp").properties).toEqual({ allow: false });
     expect(child("basicPublishingCredentialsPolicies", "scm").properties).toEqual({ allow: false });
-    expect((site.properties?.siteConfig as { ftpsState: string }).ftpsState).toBe("Disabled");
+    // ftpsState is on Flex Consumption's list of unsupported site properties (issue 28); the ftp policy above covers it.
+    expect(site.properties?.siteConfig).not.toHaveProperty("ftpsState");
   });
 });
 
 describe("network isolation, by parameter", () => {
-  it("with appSubnetId the app is VNet-integrated and storage denies every other network (trusted services aside)", () => {
+  const storage = onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").properties as Record<string, unknown>;
+
+  it("with appSubnetId the app is VNet-integrated and storage admits that subnet", () => {
     expect(main.parameters?.appSubnetId?.defaultValue).toBe("");
     expect(main.variables?.isolated).toBe("[not(empty(parameters('appSubnetId')))]");
     expect(site.properties?.virtualNetworkSubnetId).toBe("[if(variables('isolated'), parameters('appSubnetId'), null())]");
-    const storage = onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").properties as Record<string, unknown>;
-    expect(storage.networkAcls).toBe(
-      "[if(variables('isolated'), createObject('defaultAction', 'Deny', 'bypass', 'AzureServices', 'virtualNetworkRules', createArray(createObject('id', parameters('appSubnetId'), 'action', 'Allow')), 'ipRules', createArray()), createObject('defaultAction', 'Allow', 'bypass', 'AzureServices'))]",
+    expect(storage.networkAcls).toMatchObject({ bypass: "AzureServices", virtualNetworkRules: "[variables('storageVirtualNetworkRules')]" });
+    expect(main.variables?.storageVirtualNetworkRules).toBe(
+      "[if(variables('isolated'), createArray(createObject('id', parameters('appSubnetId'), 'action', 'Allow')), createArray())]",
     );
     expect(storage.allowSharedKeyAccess).toBe(false);
+  });
+
+  it("storage accepts no network unless told: default deny, public endpoint off when nothing is allowed (issue 26)", () => {
+    expect(main.parameters?.storageAllowAllNetworks).toMatchObject({ type: "bool", defaultValue: false });
+    expect(main.parameters?.storageAllowedIpRanges).toMatchObject({ type: "array", defaultValue: [] });
+    expect(storage.networkAcls).toMatchObject({
+      defaultAction: "[if(parameters('storageAllowAllNetworks'), 'Allow', 'Deny')]",
+      ipRules: "[variables('storageIpRules')]",
+    });
+    expect(main.variables?.storageIpRules).toBe(
+      "[map(parameters('storageAllowedIpRanges'), lambda('range', createObject('value', lambdaVariables('range'), 'action', 'Allow')))]",
+    );
+    expect(storage.publicNetworkAccess).toBe("[if(variables('storageReachable'), 'Enabled', 'Disabled')]");
+    expect(main.variables?.storageReachable).toBe(
+      "[or(parameters('storageAllowAllNetworks'), variables('isolated'), not(empty(parameters('storageAllowedIpRanges'))))]",
+    );
+  });
+
+  it("the Event Grid dead-letter container is emptied after deadLetterRetentionInDays", () => {
+    const policy = onlyResourceOfType(main, "Microsoft.Storage/storageAccounts/managementPolicies");
+    const rules = (policy.properties as { policy: { rules: Record<string, any>[] } }).policy.rules;
+    expect(rules).toHaveLength(1);
+    const rule = rules[0] as Record<string, any>;
+    expect(rule.enabled).toBe(true);
+    expect(rule.definition.filters.prefixMatch).toEqual(["[format('{0}/', variables('deadLetterContainerName'))]"]);
+    expect(rule.definition.actions.baseBlob.delete).toEqual({ daysAfterCreationGreaterThan: "[parameters('deadLetterRetentionInDays')]" });
+    expect(main.parameters?.deadLetterRetentionInDays).toMatchObject({ type: "int", minValue: 1, maxValue: 365 });
   });
 });
 
 describe("identities", () => {
-  it("three for the app (storage, ARM, deployment) and one for Event Grid, each with only its own grants", () => {
+  it("two for the app (storage, ARM), one that deploys from outside it, one for Event Grid, each with only its own grants", () => {
     expect(resourcesOfType(main, "Microsoft.ManagedIdentity/userAssignedIdentities").map((r) => r.name)).toEqual([
       "[variables('identityName')]",
       "[variables('eventGridIdentityName')]",
@@ -68,6 +98,19 @@ describe("identities", () => {
       arm: grantsTo("armIdentityId"),
       deploy: grantsTo("deployIdentityId"),
       eventGrid: grantsTo("eventGridIdentityId"),
-    }).toEqual({ storage: 5, arm: 0, deploy: 1, eventGrid: 1 });
+    }).toEqual({ storage: 6, arm: 0, deploy: 1, eventGrid: 1 });
+    const attached = Object.keys((site as { identity?: { userAssignedIdentities: object } }).identity?.userAssignedIdentities ?? {});
+    expect(attached).not.toContain("[variables('deployIdentityId')]");
+  });
+
+  it("the deploy identity signs in from GitHub Actions by OIDC only when a subject is given", () => {
+    const federated = onlyResourceOfType(main, "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials");
+    expect(federated.condition).toBe("[not(empty(parameters('githubOidcSubject')))]");
+    expect(federated.name).toBe("[format('{0}/github-actions', variables('deployIdentityName'))]");
+    expect(federated.properties).toEqual({
+      issuer: "https://token.actions.githubusercontent.com",
+      subject: "[parameters('githubOidcSubject')]",
+      audiences: ["api://AzureADTokenExchange"],
+    });
   });
 });

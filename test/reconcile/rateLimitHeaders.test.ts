@@ -57,6 +57,59 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
     expect(observationsOf("GET", "/providers/Microsoft.Compute/operations", headers({ "x-ms-ratelimit-remaining-subscription-reads": "1" }))).toEqual([]);
   });
 
+  it("reads the published window names (<Policy>3Min / <Policy>30Min) as the subscription's budget, and unknown names without error", () => {
+    // As every public sample names them (Troubleshooting API throttling errors; azure-cli issue 15765).
+    expect(parseRemainingResource("Microsoft.Compute/GetVMScaleSet3Min;197,Microsoft.Compute/GetVMScaleSet30Min;1297")).toEqual([
+      ["Microsoft.Compute/GetVMScaleSet3Min", 197],
+      ["Microsoft.Compute/GetVMScaleSet30Min", 1297],
+    ]);
+    const vmss = observationsOf(
+      "PUT",
+      VMSS,
+      headers({
+        "x-ms-ratelimit-remaining-resource":
+          "Microsoft.Compute/CreateVMScaleSet3Min;140,Microsoft.Compute/CreateVMScaleSet30Min;1188,Microsoft.Compute/VmssQueuedVMOperations;0,Microsoft.Compute/SomethingNew9Min;3",
+      }),
+    );
+    expect(vmss).toEqual([
+      { kind: "scaleSetWrites", scope: "subscription", target: expect.objectContaining({ key: VMSS.toLowerCase() }), remaining: 140 },
+      { kind: "scaleSetWrites", scope: "subscription", target: expect.objectContaining({ key: VMSS.toLowerCase() }), remaining: 1188 },
+    ]);
+    const vm = observationsOf(
+      "PUT",
+      `${VMSS}/virtualMachines/3`,
+      headers({
+        "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/PutVM3Min;237,Microsoft.Compute/PutVM30Min;1188,Microsoft.Compute/HighCostGet30Min;799",
+      }),
+    );
+    expect(vm.map((o) => [o.kind, "scope" in o ? o.scope : "", o.remaining])).toEqual([
+      ["instanceWrites", "subscription", 237],
+      ["instanceWrites", "subscription", 1188],
+    ]);
+    expect(() => observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": ";;,Microsoft.Compute/;x,===" }))).not.toThrow();
+  });
+
+  it("without any budget header the documented budgets apply: 12 writes to a scale set, then one each 15 s", () => {
+    let now = 0;
+    const pacer = new WritePacer(() => now);
+    const ref = scaleSetRef(VMSS);
+    for (const o of observationsOf("PUT", VMSS, headers({}))) learnWriteBudget(pacer, o);
+    for (let i = 0; i < 12; i++) {
+      expect(pacer.waitMs(ref)).toBe(0);
+      pacer.take(ref);
+    }
+    expect(pacer.waitMs(ref)).toBeGreaterThan(0);
+  });
+
+  it("a 3Min window nearly spent slows this host's writes to every scale set of the subscription", () => {
+    const now = 0;
+    const pacer = new WritePacer(() => now);
+    const ref = scaleSetRef(VMSS);
+    for (const o of observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSet3Min;0" })))
+      learnWriteBudget(pacer, o);
+    expect(pacer.waitMs(scaleSetRef(VMSS.replace("vmss-1", "vmss-2")))).toBeGreaterThan(0);
+  });
+
   it("the write pacer plans on no more than the server reports (others' writes), never on more than it knows itself", () => {
     let now = 0;
     const pacer = new WritePacer(() => now);

@@ -140,12 +140,27 @@ describe("scaling and deleting", () => {
     const latest = s.control.instances(VMSS_PATH).map((i) => (i["properties"] as { latestModelApplied: boolean }).latestModelApplied);
     expect(latest).toEqual([false, false, true, true]);
     expect(s.control.poolMembers(POOL_ID).map((id) => id.split("/virtualMachines/")[1]?.split("/")[0])).toEqual(["2", "3"]);
+    const vmIdOfOne = (s.control.instances(VMSS_PATH)[1]?.["properties"] as { vmId: string }).vmId;
     s.control.scale(VMSS_PATH, 1);
     s.control.settle();
     expect(s.control.instances(VMSS_PATH).map((i) => i["instanceId"])).toEqual(["0"]);
     s.control.scale(VMSS_PATH, 2);
     s.control.settle();
-    expect(s.control.instances(VMSS_PATH).map((i) => i["instanceId"])).toEqual(["0", "4"]); // IDs are never reused
+    // Azure reuses the IDs of deleted instances (a setting, on by default: the lowest free one) ...
+    const reborn = s.control.instances(VMSS_PATH);
+    expect(reborn.map((i) => i["instanceId"])).toEqual(["0", "1"]);
+    expect(reborn[1]?.["properties"]).not.toMatchObject({ vmId: vmIdOfOne });
+  });
+
+  it("with reuseInstanceIds off, instance IDs only grow", async () => {
+    const s = await start({ reuseInstanceIds: false });
+    s.control.scale(VMSS_PATH, 4);
+    s.control.settle();
+    s.control.scale(VMSS_PATH, 1);
+    s.control.settle();
+    s.control.scale(VMSS_PATH, 2);
+    s.control.settle();
+    expect(s.control.instances(VMSS_PATH).map((i) => i["instanceId"])).toEqual(["0", "4"]);
   });
 
   it("a stale capacity in a write changes the capacity (why writers must not send sku)", async () => {

@@ -167,25 +167,54 @@ describe("throttling as CRP records it", () => {
     );
 
   it("charges a VM LIST to the high-cost bucket a scale set LIST shares, plus one view per VM; polls, creates and deletes to their own", async () => {
-    const s = await start({ operationDurationMs: 1000 });
+    const s = await start({ operationDurationMs: 1000, rateLimitPolicyNames: "resourceSubscription" });
     const vms = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
-    expect(remaining(vms)).toEqual({ HighCostGetVMScaleSet3Min: "1079", HighCostGetVMScaleSet30Min: "4319", VMScaleSetVMViews3Min: "5999" });
+    expect(remaining(vms)).toEqual({ HighCostGetVMScaleSet3Min: "1079", HighCostGetVMScaleSet30Min: "1799", VMScaleSetVMViews3Min: "5999" });
     const sets = await arm(s.url, "GET", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets`);
-    expect(remaining(sets)).toEqual({ HighCostGetVMScaleSet3Min: "1078", HighCostGetVMScaleSet30Min: "4318" });
+    expect(remaining(sets)).toEqual({ HighCostGetVMScaleSet3Min: "1078", HighCostGetVMScaleSet30Min: "1798" });
     expect(remaining(await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`))["VMScaleSetVMViews3Min"]).toBe("5997"); // 2 VMs before
     const create = await arm(s.url, "PUT", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`, {
       body: { location: "eastus2", sku: { name: "Standard_D2s_v3", capacity: 0 }, properties: {} },
     });
-    expect(remaining(create)).toEqual({ CreateVMScaleSetSubscriptionMaximum: "1499", CreateVMScaleSetResource: "11" });
+    // A create has its own, smaller budget (125 a minute, 375 at once, per subscription), under the same name.
+    expect(remaining(create)).toEqual({ CreateVMScaleSetSubscriptionMaximum: "374", CreateVMScaleSetResource: "11" });
     const poll = await arm(s.url, "GET", create.headers.get("azure-asyncoperation") ?? "");
-    expect(remaining(poll)).toEqual({ GetOperationSubscriptionMaximum: "44999", GetOperationResource: "149" });
+    expect(remaining(poll)).toEqual({ GetOperationSubscriptionMaximum: "14999", GetOperationResource: "44" });
     s.control.settle();
     const del = await arm(s.url, "DELETE", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`);
-    expect(remaining(del)).toEqual({ DeleteVMScaleSetSubscriptionMaximum: "1499", DeleteVMScaleSetResource: "11" });
+    expect(remaining(del)).toEqual({ DeleteVMScaleSetSubscriptionMaximum: "524", DeleteVMScaleSetResource: "11" });
     const vmDel = await arm(s.url, "DELETE", `${VMSS_PATH}/virtualMachines/1`);
     expect(remaining(vmDel)).toEqual({ DeleteVMScaleSetVMSubscriptionMaximum: "1499", DeleteVMScaleSetVMResource: "11" });
     const vmGet = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/0`);
     expect(remaining(vmGet)).toEqual({ GetVMScaleSetVMSubscriptionMaximum: "5999", GetVMScaleSetVMResource: "35" });
+  });
+
+  it("names CRP's buckets as the published samples do by default (<Policy>3Min, <Policy>30Min), with ARM's global counts beside", async () => {
+    const s = await start({ operationDurationMs: 1000 });
+    const get = await arm(s.url, "GET", VMSS_PATH);
+    expect(remaining(get)).toEqual({ GetVMScaleSet3Min: "2399", GetVMScaleSet30Min: "23999" });
+    expect(get.headers.get("x-ms-ratelimit-remaining-subscription-reads")).toBe("249");
+    expect(get.headers.get("x-ms-ratelimit-remaining-subscription-global-reads")).toBe("3749"); // as recorded: 15 × 250, less this one
+    const vm = await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } });
+    expect(vm.headers.get("x-ms-ratelimit-remaining-subscription-global-writes")).toBe("2999");
+    // Charge 0 (tags on an instance change nothing): refunded, as CRP does.
+    expect(remaining(vm)).toEqual({ UpdateVMScaleSetVM3Min: "1499", UpdateVMScaleSetVM30Min: "14999" });
+    const del = await arm(s.url, "DELETE", `${VMSS_PATH}/virtualMachines/1`);
+    expect(del.headers.get("x-ms-ratelimit-remaining-subscription-global-deletes")).toBe("2999");
+    expect(remaining(del)).toEqual({ DeleteVMScaleSetVM3Min: "1499", DeleteVMScaleSetVM30Min: "14999" });
+    const poll = await arm(s.url, "GET", del.headers.get("azure-asyncoperation") ?? "");
+    expect(remaining(poll)).toEqual({ GetOperation3Min: "14999", GetOperation30Min: "149999" });
+    const list = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
+    expect(remaining(list)).toMatchObject({ HighCostGetVMScaleSet3Min: "1079", HighCostGetVMScaleSet30Min: "1799" });
+  });
+
+  it("under the window names still keeps each resource's own bucket: the 13th quick write to one scale set is refused, naming it", async () => {
+    const s = await start({ operationDurationMs: 0, throttling: true });
+    for (let i = 1; i <= 12; i++) expect((await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { n: String(i) } } })).status).toBe(200);
+    const refused = await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { n: "13" } } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.details.map((d: { target: string }) => d.target)).toEqual(["CreateVMScaleSetResource"]);
+    expect(remaining(refused)).toEqual({ CreateVMScaleSet3Min: "1488", CreateVMScaleSet30Min: "14988" });
   });
 
   it("answers 429 naming every empty bucket, with Retry-After as CRP computes it (1,200 s when the 30-minute one is empty)", async () => {
@@ -201,15 +230,14 @@ describe("throttling as CRP records it", () => {
     expect(short.status).toBe(429);
     expect(short.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet3Min"]);
     expect(Number(short.headers.get("retry-after"))).toBeLessThanOrEqual(180);
-    for (let round = 0; round < 3; round++) {
-      s.control.clock.advance(180_000);
-      await drain(1080);
-    }
-    const both = await list();
-    expect(both.status).toBe(429);
-    expect(both.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet3Min", "HighCostGetVMScaleSet30Min"]);
-    expect(JSON.parse(both.body.details[1].message)).toMatchObject({ operationGroup: "HighCostGetVMScaleSet30Min", allowedRequestCount: 4320 });
-    expect(both.headers.get("retry-after")).toBe("1200");
+    // The 30-minute window (1,800, as the 2026 AKS article's 429 shows it) runs out in the next 3 minutes.
+    s.control.clock.advance(180_000);
+    await drain(720);
+    const long = await list();
+    expect(long.status).toBe(429);
+    expect(long.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet30Min"]);
+    expect(JSON.parse(long.body.details[0].message)).toMatchObject({ operationGroup: "HighCostGetVMScaleSet30Min", allowedRequestCount: 1800 });
+    expect(long.headers.get("retry-after")).toBe("1200");
   }, 60_000);
 
   it("keys ARM's buckets by principal (JWT oid, else appid, else the token), under a 15x cap for the subscription", async () => {

@@ -12,7 +12,9 @@ afterEach(async () => {
 
 async function start(opts: ArmSimulatorOptions): Promise<ArmSimulator> {
   // Operations end at once: each write meets the last one's ETag, never its operation (409).
-  sim = await startArmSimulator({ seed: "demo", operationDurationMs: 0, ...opts });
+  // The header names of the earlier recordings (`<Policy>Resource`, `<Policy>SubscriptionMaximum`); strict.test.ts
+  // covers the published window names, the default.
+  sim = await startArmSimulator({ seed: "demo", operationDurationMs: 0, rateLimitPolicyNames: "resourceSubscription", ...opts });
   return sim;
 }
 
