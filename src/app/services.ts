@@ -14,6 +14,8 @@ import { TimerStateTable } from "../azure/timerStateTable";
 import { EventDebounceTable } from "../azure/eventDebounceTable";
 import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
+import { DriftTable } from "../azure/driftTable";
+import { LastWriterTable } from "../azure/lastWriterTable";
 import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
 import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWriteBudget";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
@@ -45,6 +47,8 @@ export interface Services {
   /** The timer's memory between runs (its LIST resume point, the last run's reads by kind for the status report). */
   timerState: TimerStateTable;
   queue: StorageWorkQueue;
+  /** Each declaration's most recent drift, attributed to the writer whose event invalidated the row. */
+  drifts: DriftTable;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<Scheduled>;
@@ -129,6 +133,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     overrides.queueTimeScale ?? 1,
   );
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
+  const writers = new LastWriterTable(cacheTable, clock.now);
+  const drifts = new DriftTable(cacheTable);
   const reconcileDeps = {
     compute,
     network,
@@ -139,6 +145,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     config,
     pacer,
     newRequestId: randomUUID,
+    drift: { writers, drifts },
     ...(overrides.random ? { random: overrides.random } : {}),
   };
   const runner = new ReconcileRunner({
@@ -173,6 +180,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     problems,
     timerState,
     queue,
+    drifts,
     coalescer: runner.coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
     ready() {
@@ -206,7 +214,17 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async handleResourceEvent(raw) {
       await services.ready();
-      return handleResourceEvent(raw, { scopes: config.scopes, cache, debounce, declarations, queue, log, now: clock.now, debounceMs: config.eventDebounceMs });
+      return handleResourceEvent(raw, {
+        scopes: config.scopes,
+        cache,
+        debounce,
+        declarations,
+        queue,
+        log,
+        now: clock.now,
+        debounceMs: config.eventDebounceMs,
+        writers,
+      });
     },
     async reconcileStale() {
       await services.ready();

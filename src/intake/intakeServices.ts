@@ -1,5 +1,6 @@
 import type { Config } from "../config";
 import type { Clock, DeclarationStore, Logger, TimerStateStore } from "../core/ports";
+import type { DriftStore } from "../core/drift";
 import type { TargetRef } from "../core/resourceIds";
 import type { StatusDeps } from "./statusReport";
 
@@ -16,6 +17,8 @@ export interface IntakeServices {
   problems: StatusDeps["problems"];
   queue: StatusDeps["queue"];
   timerState?: Pick<TimerStateStore, "read">;
+  /** Each declaration's most recent drift, for the memberships view and the status page. */
+  drifts?: Pick<DriftStore, "listForTarget">;
   /** A new declaration of this target: open or join its gathered reconcile (or enqueue one, window off). */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
   /** Creates the tables and queues if missing. */

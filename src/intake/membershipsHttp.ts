@@ -74,6 +74,12 @@ async function show(request: Request, s: IntakeServices): Promise<HttpResponseIn
   if (!ref.ok) return problemResponse(problem(400, "invalid_field", `${field}: ${ref.reason}`, field));
   if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
   await s.ready();
-  const view = await loadScaleSetView(ref.value, { declarations: s.declarations, cache: s.cache, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs });
+  const view = await loadScaleSetView(ref.value, {
+    declarations: s.declarations,
+    cache: s.cache,
+    now: s.clock.now,
+    cacheTtlMs: s.config.cacheTtlMs,
+    drifts: s.drifts,
+  });
   return jsonResponse(200, { targetId: view.scaleSetId, targetKind: ref.value.kind, ...view });
 }

@@ -46,6 +46,7 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
         now: s.clock.now,
         cacheTtlMs: s.config.cacheTtlMs,
         ...(s.timerState ? { timerState: s.timerState } : {}),
+        ...(s.drifts ? { drifts: s.drifts } : {}),
       },
       { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(request.query.get("poison")) },
     );

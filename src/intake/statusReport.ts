@@ -4,6 +4,8 @@ import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
 import type { CachedPartition, ProblemLog, TimerState, TimerStateStore } from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
 import { cacheCensus, type CacheCensus } from "./cacheCensus";
+import type { DriftStore } from "../core/drift";
+import { withDrift } from "./driftView";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
 import { peekPoison, type PoisonMessage } from "./poisonMessages";
 
@@ -53,6 +55,8 @@ export interface StatusDeps {
   now: () => number;
   cacheTtlMs: number;
   timerState?: Pick<TimerStateStore, "read">;
+  /** Each declaration's most recent drift (absent: none shown). */
+  drifts?: Pick<DriftStore, "listForTarget">;
 }
 
 export interface StatusOptions {
@@ -145,9 +149,14 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   const scaleSetsTruncated = chosen.length > maxScaleSets;
   chosen = chosen.slice(0, maxScaleSets);
   const scaleSets = await Promise.all(
-    chosen.map(async (g) =>
-      observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), { now, ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled }),
-    ),
+    chosen.map(async (g) => {
+      const view = observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), {
+        now,
+        ttlMs: deps.cacheTtlMs,
+        cacheEnabled: deps.cache.enabled,
+      });
+      return deps.drifts ? withDrift(view, await deps.drifts.listForTarget(g.ref)) : view;
+    }),
   );
 
   const { staleEntries, ...cache } = census;

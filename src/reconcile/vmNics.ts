@@ -29,6 +29,8 @@ export interface VmNicResult {
   view: NicConfiguration[];
   /** One per intent: whether it could be placed on this VM at all. */
   outcomes: IntentOutcome[];
+  /** What the NICs held before this pass wrote them (drift is judged on it), with each NIC's ID. */
+  before?: { nicIds: string[]; view: NicConfiguration[] };
 }
 
 const lower = (s: string | undefined) => (s ?? "").toLowerCase();
@@ -92,6 +94,7 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], m
     if (isGone(err)) return done([], 0, true);
     throw err;
   }
+  const before = { nicIds: refs.map((r) => r.id), view: viewOf(vm, nics, modelNicNames) };
   let written = 0;
   // NICs one after another: each plan sees what the earlier writes left, so a pool lands on one NIC only.
   for (let i = 0; i < refs.length; i++) {
@@ -132,5 +135,5 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], m
     nics[i] = result.model;
     if (result.kind === "written") written++;
   }
-  return done(viewOf(vm, nics, modelNicNames), written, false);
+  return { ...done(viewOf(vm, nics, modelNicNames), written, false), before };
 }
