@@ -31,6 +31,8 @@ import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from ".
 import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
 import { reconcileVm } from "../reconcile/reconcileVm";
+import { planTarget, type TargetPlan } from "../reconcile/planTarget";
+import type { Declaration } from "../core/declarations";
 import { jsonLogger } from "./logger";
 import { systemClock } from "./systemClock";
 
@@ -49,6 +51,8 @@ export interface Services {
   queue: StorageWorkQueue;
   /** Each declaration's most recent drift, attributed to the writer whose event invalidated the row. */
   drifts: DriftTable;
+  /** What a reconcile of the target would write now: reads as the reconcile would, writes nothing. */
+  plan(ref: TargetRef, extra?: Declaration): Promise<TargetPlan>;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<Scheduled>;
@@ -181,6 +185,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     timerState,
     queue,
     drifts,
+    plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
     coalescer: runner.coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
     ready() {

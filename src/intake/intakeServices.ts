@@ -1,6 +1,7 @@
 import type { Config } from "../config";
 import type { Clock, DeclarationStore, Logger, TimerStateStore } from "../core/ports";
 import type { DriftStore } from "../core/drift";
+import type { PlanPort } from "./dryRun";
 import type { TargetRef } from "../core/resourceIds";
 import type { StatusDeps } from "./statusReport";
 
@@ -19,6 +20,8 @@ export interface IntakeServices {
   timerState?: Pick<TimerStateStore, "read">;
   /** Each declaration's most recent drift, for the memberships view and the status page. */
   drifts?: Pick<DriftStore, "listForTarget">;
+  /** What a reconcile would write now (reads only): the plan route and dry runs. */
+  plan?: PlanPort["plan"];
   /** A new declaration of this target: open or join its gathered reconcile (or enqueue one, window off). */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
   /** Creates the tables and queues if missing. */

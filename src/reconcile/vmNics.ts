@@ -44,7 +44,7 @@ function viewName(nicName: string, modelNicNames: readonly string[]): string {
   return from ?? nicName;
 }
 
-function viewOf(vm: VmModel, nics: readonly NicModel[], modelNicNames: readonly string[]): NicConfiguration[] {
+export function viewOf(vm: VmModel, nics: readonly NicModel[], modelNicNames: readonly string[]): NicConfiguration[] {
   return nics.map((n) => ({
     ...n.nic,
     name: viewName(n.nic.name ?? n.id.split("/").pop() ?? "", modelNicNames),
@@ -52,7 +52,7 @@ function viewOf(vm: VmModel, nics: readonly NicModel[], modelNicNames: readonly 
   }));
 }
 
-function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
+export function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
 }
 
