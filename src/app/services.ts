@@ -31,6 +31,9 @@ import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from ".
 import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
 import { reconcileVm } from "../reconcile/reconcileVm";
+import { historyLog } from "../reconcile/historyLog";
+import { HistoryTable } from "../azure/historyTable";
+import { pruneHistory } from "./pruneHistory";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
 import { jsonLogger } from "./logger";
@@ -49,6 +52,8 @@ export interface Services {
   /** The timer's memory between runs (its LIST resume point, the last run's reads by kind for the status report). */
   timerState: TimerStateTable;
   queue: StorageWorkQueue;
+  /** Each target's timeline: declarations, writes, drifts, failures. */
+  history: HistoryTable;
   /** Each declaration's most recent drift, attributed to the writer whose event invalidated the row. */
   drifts: DriftTable;
   /** What a reconcile of the target would write now: reads as the reconcile would, writes nothing. */
@@ -108,7 +113,10 @@ export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: R
 
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
-  const log = overrides.log ?? jsonLogger();
+  const baseLog = overrides.log ?? jsonLogger();
+  // The cache table holds each target's history too: every line that is history is appended to it (see historyLog).
+  const history = new HistoryTable(tableClient(config.storage, config.cacheTable, overrides.storagePolicies ?? [], config.tableTimeoutMs), clock.now);
+  const log = historyLog(baseLog, history, clock.now);
   // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
   const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
   // The write pacer learns every host's spending from ARM's and CRP's answers.
@@ -153,7 +161,10 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     ...(overrides.random ? { random: overrides.random } : {}),
   };
   const runner = new ReconcileRunner({
-    reconcile: (ref, trigger) => (ref.kind === "vm" ? reconcileVm(ref, trigger, reconcileDeps) : reconcileScaleSet(ref, trigger, reconcileDeps)),
+    reconcile: (ref, trigger) => {
+      const deps = { ...reconcileDeps, log: historyLog(log, history, clock.now, ref.id) };
+      return ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps);
+    },
     // One reconcile of a target at a time across hosts: the lease shares the cache table, in its own partition.
     leases: new ReconcileLeaseTable(cacheTable, clock.now),
     queue,
@@ -185,6 +196,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     timerState,
     queue,
     drifts,
+    history,
     plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
     coalescer: runner.coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
@@ -233,7 +245,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     async reconcileStale() {
       await services.ready();
-      return reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
+      const summary = await reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
+      await pruneHistory(history, clock, log);
+      return summary;
     },
   };
   return services;

@@ -19,7 +19,8 @@ export interface DriftDeps {
 }
 
 export class DriftWatch {
-  private readonly findings = new Map<string, DriftFinding>();
+  /** Each drifted declaration's first finding, and when it was seen (before the pass wrote the repair). */
+  private readonly findings = new Map<string, DriftFinding & { seenAt: number }>();
 
   constructor(
     private readonly target: TargetRef,
@@ -33,7 +34,7 @@ export class DriftWatch {
     if (!this.deps.drift) return;
     for (const f of findDrift(this.declarations, this.intents, resources)) {
       const key = driftKey(f.declaration);
-      if (!this.findings.has(key)) this.findings.set(key, f);
+      if (!this.findings.has(key)) this.findings.set(key, { ...f, seenAt: this.deps.clock.now() });
     }
   }
 
@@ -41,13 +42,12 @@ export class DriftWatch {
   async settle(ended: boolean): Promise<void> {
     const drift = this.deps.drift;
     if (!drift || this.findings.size === 0) return;
-    const now = this.deps.clock.now();
     const applied = ended ? await this.appliedNow() : new Set<string>();
     await mapLimit([...this.findings.values()], 8, async (f) => {
       const writer =
         (await drift.writers.read(f.resourceId)) ??
         (f.resourceId.toLowerCase() !== this.target.id.toLowerCase() ? await drift.writers.read(this.target.id) : undefined);
-      const d = driftOf(f, writer, now);
+      const d = driftOf(f, writer, f.seenAt);
       if (applied.has(driftKey(f.declaration))) d.repairedAt = new Date(this.deps.clock.now()).toISOString();
       await drift.drifts.record(this.target, driftKey(f.declaration), d);
       this.deps.log.warn("drift", {

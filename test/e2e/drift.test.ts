@@ -168,6 +168,45 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
     expect(nicPoolsByIpConfig(await sim.resource(VM_NIC))).toEqual({ ipConfig0: [pool] });
   });
 
+  it("the scale set's history: the declaration, our writes, the drift by its writer, the repair, in order; paged", async () => {
+    type Entry = {
+      at: string;
+      kind: string;
+      resourceId?: string;
+      by?: { name?: string; id?: string };
+      added?: string[];
+      etagBefore?: string;
+      etagAfter?: string;
+      outcome?: string;
+    };
+    const history = async (query = "") =>
+      (await (await fetch(`${api.replace(/memberships$/, "history")}?targetId=${encodeURIComponent(IDS.scaleSet)}${query}`)).json()) as {
+        entries: Entry[];
+        next?: string;
+      };
+    const all = await waitFor(
+      "the history to hold the repair",
+      () => history(),
+      (h) => h.entries.filter((e) => e.kind === "write").length >= 4,
+      20_000,
+    );
+    const timeline = [...all.entries].reverse();
+    const kinds = timeline.map((e) => (e.kind === "write" ? `write ${e.resourceId?.includes("/virtualMachines/") ? "instance" : "model"}` : e.kind));
+    expect(kinds.slice(0, 5)).toEqual(["declaration", "write model", "write instance", "write instance", "drift"]);
+    expect(kinds.slice(5)).toContain("write model");
+    expect(timeline[0]?.by).toMatchObject({ via: "key" });
+    expect(timeline[4]?.by).toMatchObject({ name: "cluster-autoscaler" });
+    const repair = timeline.slice(5).find((e) => e.kind === "write" && !e.resourceId?.includes("/virtualMachines/"));
+    expect(repair).toMatchObject({ added: [IDS.pool], outcome: "ok" });
+    expect(repair?.etagBefore).not.toBe(repair?.etagAfter);
+    for (let i = 1; i < timeline.length; i++) expect(Date.parse(timeline[i]!.at)).toBeGreaterThanOrEqual(Date.parse(timeline[i - 1]!.at));
+
+    const first = await history("&limit=2");
+    expect(first.entries).toEqual(all.entries.slice(0, 2));
+    const second = await history(`&limit=2&cursor=${first.next}`);
+    expect(second.entries).toEqual(all.entries.slice(2, 4));
+  });
+
   it("our own writes are never drift", () => {
     const drifts = local.logs().filter((l) => l.event === "drift");
     expect(drifts.map((l) => (l.by as { name: string }).name).sort()).toEqual(["Dana Ops", "cluster-autoscaler"]);
