@@ -11,10 +11,7 @@ import { authorize, ROLES } from "./principal";
 export const HISTORY_METHODS = ["GET"] as const;
 
 /** `GET /api/history?targetId=…[&limit=50][&cursor=…]` (poolsync.Read): a target's timeline, newest first, a page at a time. */
-export async function handleHistory(
-  request: Pick<HttpRequest, "method" | "query" | "headers">,
-  s: IntakeServices & { history?: Pick<TargetHistory, "page"> },
-): Promise<HttpResponseInit> {
+export async function handleHistory(request: Pick<HttpRequest, "method" | "query" | "headers">, s: IntakeServices): Promise<HttpResponseInit> {
   const auth = authorize(request.headers, s.config, ROLES.read);
   if (!auth.ok) return problemResponse(auth.problem);
   if (request.method !== "GET") return problemResponse(methodNotAllowed(request.method, HISTORY_METHODS));

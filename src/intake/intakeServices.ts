@@ -1,6 +1,7 @@
 import type { Config } from "../config";
 import type { Clock, DeclarationStore, Logger, TimerStateStore } from "../core/ports";
 import type { DriftStore } from "../core/drift";
+import type { TargetHistory } from "../core/history";
 import type { PlanPort } from "./dryRun";
 import type { TargetRef } from "../core/resourceIds";
 import type { StatusDeps } from "./statusReport";
@@ -22,6 +23,8 @@ export interface IntakeServices {
   drifts?: Pick<DriftStore, "listForTarget">;
   /** What a reconcile would write now (reads only): the plan route and dry runs. */
   plan?: PlanPort["plan"];
+  /** Each target's timeline (GET /api/history, the status page's last entries). */
+  history?: Pick<TargetHistory, "page">;
   /** A new declaration of this target: open or join its gathered reconcile (or enqueue one, window off). */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
   /** Creates the tables and queues if missing. */

@@ -3,6 +3,8 @@ import { html, Safe } from "./html";
 import type { MembershipView, Observation, ScaleSetView } from "./observedState";
 import type { StatusReport } from "./statusReport";
 import { driftNote } from "./driftHtml";
+import { historyList } from "./historyHtml";
+import type { HistoryEntry } from "../core/history";
 import type { MembershipWithDrift } from "./driftView";
 
 /**
@@ -171,6 +173,7 @@ function scaleSetSection(v: ScaleSetView, now: number): Safe {
             </ul>`
         : ""
     }
+    ${historyList((v as ScaleSetView & { history?: HistoryEntry[] }).history)}
   </section>`;
 }
 

@@ -5,6 +5,7 @@ import type { CachedPartition, ProblemLog, TimerState, TimerStateStore } from ".
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
 import { cacheCensus, type CacheCensus } from "./cacheCensus";
 import type { DriftStore } from "../core/drift";
+import type { TargetHistory } from "../core/history";
 import { withDrift } from "./driftView";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
 import { peekPoison, type PoisonMessage } from "./poisonMessages";
@@ -57,6 +58,8 @@ export interface StatusDeps {
   timerState?: Pick<TimerStateStore, "read">;
   /** Each declaration's most recent drift (absent: none shown). */
   drifts?: Pick<DriftStore, "listForTarget">;
+  /** Each target's last history entries (absent: none shown). */
+  history?: Pick<TargetHistory, "page">;
 }
 
 export interface StatusOptions {
@@ -155,7 +158,8 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
         ttlMs: deps.cacheTtlMs,
         cacheEnabled: deps.cache.enabled,
       });
-      return deps.drifts ? withDrift(view, await deps.drifts.listForTarget(g.ref)) : view;
+      const drifted = deps.drifts ? withDrift(view, await deps.drifts.listForTarget(g.ref)) : view;
+      return deps.history ? { ...drifted, history: (await deps.history.page(g.ref.id, 8)).entries } : drifted;
     }),
   );
 

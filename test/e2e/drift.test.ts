@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { chromium } from "playwright-core";
 import { request } from "node:https";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -206,6 +208,34 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
     const second = await history(`&limit=2&cursor=${first.next}`);
     expect(second.entries).toEqual(all.entries.slice(2, 4));
   });
+
+  it.skipIf(!existsSync("/usr/bin/chromium") && !process.env.CI)(
+    "the status page shows the drift by its writer beside the membership, and the history (test-results/status-drift.png, 1,400 px wide)",
+    async () => {
+      const profile = mkdtempSync(join(tmpdir(), "poolsync-chromium-"));
+      const context = await chromium.launchPersistentContext(profile, {
+        executablePath: "/usr/bin/chromium",
+        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+        viewport: { width: 1400, height: 900 },
+      });
+      try {
+        const page = context.pages()[0] ?? (await context.newPage());
+        await page.goto(api.replace(/memberships$/, "status"));
+        const section = page.getByRole("region", { name: "scale set etag-k8s-mp-0" });
+        const drift = (await section.locator("tbody tr td .drift").first().innerText()).replace(/\s+/g, " ");
+        expect(drift).toMatch(/^drift by cluster-autoscaler model etag-k8s-mp-0 · \S+ · Microsoft.Compute\/virtualMachineScaleSets\/write · seen by its event/);
+        expect(drift).toMatch(/repaired \S+$/);
+        const history = await section.locator("ul.history li").allInnerTexts();
+        expect(history.some((l) => /drift on etag-k8s-mp-0 by cluster-autoscaler/.test(l))).toBe(true);
+        expect(history.some((l) => /wrote model etag-k8s-mp-0/.test(l))).toBe(true);
+        mkdirSync(join(APP_DIR, "test-results"), { recursive: true });
+        await page.screenshot({ path: join(APP_DIR, "test-results", "status-drift.png"), fullPage: true });
+      } finally {
+        await context.close();
+        rmSync(profile, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("our own writes are never drift", () => {
     const drifts = local.logs().filter((l) => l.event === "drift");
