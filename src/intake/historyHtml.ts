@@ -28,7 +28,7 @@ function line(e: HistoryEntry): Safe {
 export function historyList(entries: readonly HistoryEntry[] | undefined): Safe | "" {
   if (!entries || entries.length === 0) return "";
   return html`<h3>History (last ${entries.length})</h3>
-    <ul class="plain history">
+    <ul class="history">
       ${[...entries].reverse().map(line)}
     </ul>`;
 }
