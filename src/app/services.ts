@@ -16,6 +16,8 @@ import { TimerStateTable } from "../azure/timerStateTable";
 import { EventDebounceTable } from "../azure/eventDebounceTable";
 import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
+import { DriftTable } from "../azure/driftTable";
+import { LastWriterTable } from "../azure/lastWriterTable";
 import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
 import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWriteBudget";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
@@ -31,6 +33,11 @@ import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from ".
 import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
 import { reconcileVm } from "../reconcile/reconcileVm";
+import { historyLog } from "../reconcile/historyLog";
+import { HistoryTable } from "../azure/historyTable";
+import { pruneHistory } from "./pruneHistory";
+import { planTarget, type TargetPlan } from "../reconcile/planTarget";
+import type { Declaration } from "../core/declarations";
 import { jsonLogger } from "./logger";
 import { eventAttributes, recordEventOutcome, timedStaleRun } from "./observe";
 import { inSpan } from "../telemetry/tracing";
@@ -49,6 +56,12 @@ export interface Services {
   /** The timer's memory between runs (its LIST resume point, the last run's reads by kind for the status report). */
   timerState: TimerStateTable;
   queue: StorageWorkQueue;
+  /** Each target's timeline: declarations, writes, drifts, failures. */
+  history: HistoryTable;
+  /** Each declaration's most recent drift, attributed to the writer whose event invalidated the row. */
+  drifts: DriftTable;
+  /** What a reconcile of the target would write now: reads as the reconcile would, writes nothing. */
+  plan(ref: TargetRef, extra?: Declaration): Promise<TargetPlan>;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<Scheduled>;
@@ -104,7 +117,10 @@ export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: R
 
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
-  const log = overrides.log ?? jsonLogger();
+  const baseLog = overrides.log ?? jsonLogger();
+  // The cache table holds each target's history too: every line that is history is appended to it (see historyLog).
+  const history = new HistoryTable(tableClient(config.storage, config.cacheTable, overrides.storagePolicies ?? [], config.tableTimeoutMs), clock.now);
+  const log = historyLog(baseLog, history, clock.now);
   // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
   const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
   // The write pacer learns every host's spending from ARM's and CRP's answers.
@@ -140,6 +156,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
   let messagesInHand = 0;
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
+  const writers = new LastWriterTable(cacheTable, clock.now);
+  const drifts = new DriftTable(cacheTable);
   const reconcileDeps = {
     compute,
     network,
@@ -150,10 +168,14 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     config,
     pacer,
     newRequestId: randomUUID,
+    drift: { writers, drifts },
     ...(overrides.random ? { random: overrides.random } : {}),
   };
   const runner = new ReconcileRunner({
-    reconcile: (ref, trigger) => (ref.kind === "vm" ? reconcileVm(ref, trigger, reconcileDeps) : reconcileScaleSet(ref, trigger, reconcileDeps)),
+    reconcile: (ref, trigger) => {
+      const deps = { ...reconcileDeps, log: historyLog(log, history, clock.now, ref.id) };
+      return ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps);
+    },
     // One reconcile of a target at a time across hosts: the lease shares the cache table, in its own partition.
     leases: new ReconcileLeaseTable(cacheTable, clock.now),
     queue,
@@ -189,6 +211,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     problems,
     timerState,
     queue,
+    drifts,
+    history,
+    plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
     coalescer: runner.coalescer,
     scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
     ready() {
@@ -244,6 +269,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
           log,
           now: clock.now,
           debounceMs: config.eventDebounceMs,
+          writers,
         });
         span.setAttribute("poolsync.event.outcome", outcome);
         recordEventOutcome(outcome);
@@ -253,7 +279,15 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     async reconcileStale() {
       await services.ready();
       return inSpan("poolsync.timer", {}, () =>
-        timedStaleRun(() => reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config }), queue, clock),
+        timedStaleRun(
+          async () => {
+            const summary = await reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
+            await pruneHistory(history, clock, log);
+            return summary;
+          },
+          queue,
+          clock,
+        ),
       );
     },
   };

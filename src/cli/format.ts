@@ -2,6 +2,8 @@ import type { Accepted } from "../intake/acceptDeclaration";
 import type { MembershipView, ScaleSetView } from "../intake/observedState";
 import type { PoisonMessage } from "../intake/poisonMessages";
 import type { StatusReport } from "../intake/statusReport";
+import type { MembershipWithDrift } from "../intake/driftView";
+import { driftLine } from "./driftText";
 
 /** Plain text for a terminal: one line per fact, the IDs in full (they are what a person copies into the next command). */
 
@@ -44,6 +46,8 @@ export function formatScaleSetView(v: ScaleSetView): string {
     lines.push(
       `    declared ${m.declaredAt} by ${m.declaredBy.name} (${m.declaredBy.id}, ${m.declaredBy.via}) (request ${m.requestId}); outcome at ${m.outcome.at}${m.outcome.appliedEtag ? `, applied on ETag ${m.outcome.appliedEtag}` : ""}`,
     );
+    const drift = driftLine((m as Partial<MembershipWithDrift>).drift);
+    if (drift) lines.push(drift);
     for (const i of m.instances)
       lines.push(`    instance ${i.instanceId}: ${i.state}${i.stale ? " (stale)" : ""}${i.etag ? `  ETag ${i.etag}` : ""}${i.note ? `  ${i.note}` : ""}`);
   }

@@ -4,6 +4,7 @@ import type { Accepted } from "../intake/acceptDeclaration";
 import type { ScaleSetView } from "../intake/observedState";
 import type { StatusReport } from "../intake/statusReport";
 import { ApiError, callApi, UnreachableError, type ClientOptions } from "./client";
+import { formatDryRun, formatPlan } from "./planText";
 import { formatAccepted, formatPoison, formatScaleSetView, formatStatus } from "./format";
 
 /** `poolsync declare|status|poison`: a thin client of the HTTP API (docs/api.md), so it works against any deployment. */
@@ -14,7 +15,9 @@ export const USAGE = `usage: poolsync <command> [options]
 
 commands:
   declare --scale-set ID|--target ID --pool ID --state present|absent [--ip-configuration NAME|--ip-version IPv4|IPv6]
-                      declare a scale set's or a VM's membership in a backend pool (PUT /api/memberships)
+                      declare a scale set's or a VM's membership in a backend pool (PUT /api/memberships);
+                      --dry-run: what it would store and write, storing and writing nothing
+  plan TARGET_ID      what a reconcile of the scale set or VM would write now (GET /api/plan)
   status [--scale-set ID|--target ID]
                       counts and declared vs observed (GET /api/status, or GET /api/memberships for one target)
   poison              list the poison queue's messages with their reasons (GET /api/status?poison=1)
@@ -50,10 +53,12 @@ const OPTIONS = {
   pool: { type: "string" },
   "ip-configuration": { type: "string" },
   state: { type: "string" },
+  "dry-run": { type: "boolean" },
 } as const;
 
 const ALLOWED: Record<string, readonly string[]> = {
-  declare: ["scale-set", "target", "pool", "ip-configuration", "ip-version", "state"],
+  declare: ["scale-set", "target", "pool", "ip-configuration", "ip-version", "state", "dry-run"],
+  plan: [],
   status: ["scale-set", "target"],
   poison: [],
 };
@@ -84,7 +89,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (command === undefined) throw new UsageError("no command given");
     const allowed = ALLOWED[command];
     if (!allowed) throw new UsageError(`unknown command "${command}"`);
-    if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+    if (positionals.length > (command === "plan" ? 2 : 1)) throw new UsageError(`unexpected argument "${positionals[1]}"`);
     const misplaced = (["scale-set", "pool", "ip-configuration", "state"] as const).filter((o) => values[o] !== undefined && !allowed.includes(o));
     if (misplaced.length > 0) throw new UsageError(`${command} takes no --${misplaced[0]}`);
     const client: ClientOptions = {
@@ -115,8 +120,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
         ...(values["ip-configuration"] ? { ipConfiguration: values["ip-configuration"] } : {}),
         ...(values["ip-version"] ? { ipVersion: values["ip-version"] } : {}),
       };
+      if (values["dry-run"]) {
+        const dry = (await callApi(client, "PUT", "api/memberships?dryRun=true", body)) as Parameters<typeof formatDryRun>[0];
+        print(dry, () => formatDryRun(dry));
+        return EXIT.ok;
+      }
       const accepted = (await callApi(client, "PUT", "api/memberships", body)) as Accepted;
       print(accepted, () => formatAccepted(accepted));
+    } else if (command === "plan") {
+      const targetId = positionals[1];
+      if (!targetId) throw new UsageError("plan needs a target ID (a scale set or VM)");
+      const plan = (await callApi(client, "GET", `api/plan?targetId=${encodeURIComponent(targetId)}`)) as Parameters<typeof formatPlan>[0];
+      print(plan, () => formatPlan(plan));
     } else if (command === "status") {
       const scaleSetId = values["scale-set"];
       const targetId = values.target;

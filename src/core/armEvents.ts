@@ -1,4 +1,5 @@
 import { isSystemEvent, type KnownSystemEventTypes } from "@azure/eventgrid";
+import { callerOf, type EventCaller } from "./eventCaller";
 import { parseComputeId, parseNicId, parseVmId, type InstanceRef, type NicRef, type ScaleSetRef, type VmRef } from "./resourceIds";
 import { ok, refuse, type Result } from "./result";
 
@@ -34,6 +35,8 @@ export interface ArmResourceEvent {
   correlationId: string | undefined;
   /** A delete of exactly this resource (not of a child, such as an extension). */
   isDeleteOfTarget: boolean;
+  /** Who wrote: kept beside the row it invalidates, to attribute a drift it causes. */
+  caller: EventCaller;
 }
 
 /** An event about a NIC or a top-level VM: where Flexible scale sets' and standalone VMs' membership lives. */
@@ -142,6 +145,7 @@ export function classifyEvent(raw: unknown): EventVerdict {
       operationName: stringField(e.data, "operationName") ?? "",
       clientRequestId,
       correlationId: stringField(e.data, "correlationId"),
+      caller: callerOf(e.data, e.id, e.time),
     };
     return {
       kind: "nic-or-vm",
@@ -158,6 +162,7 @@ export function classifyEvent(raw: unknown): EventVerdict {
       operationName: stringField(e.data, "operationName") ?? "",
       clientRequestId,
       correlationId: stringField(e.data, "correlationId"),
+      caller: callerOf(e.data, e.id, e.time),
       isDeleteOfTarget: type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === (target.value.kind === "instance" ? 11 : 9),
     },
   };

@@ -1,5 +1,8 @@
 import type { Config } from "../config";
 import type { Clock, DeclarationStore, Logger, TimerStateStore } from "../core/ports";
+import type { DriftStore } from "../core/drift";
+import type { TargetHistory } from "../core/history";
+import type { PlanPort } from "./dryRun";
 import type { TargetRef } from "../core/resourceIds";
 import type { StatusDeps } from "./statusReport";
 
@@ -16,6 +19,12 @@ export interface IntakeServices {
   problems: StatusDeps["problems"];
   queue: StatusDeps["queue"];
   timerState?: Pick<TimerStateStore, "read">;
+  /** Each declaration's most recent drift, for the memberships view and the status page. */
+  drifts?: Pick<DriftStore, "listForTarget">;
+  /** What a reconcile would write now (reads only): the plan route and dry runs. */
+  plan?: PlanPort["plan"];
+  /** Each target's timeline (GET /api/history, the status page's last entries). */
+  history?: Pick<TargetHistory, "page">;
   /** A new declaration of this target: open or join its gathered reconcile (or enqueue one, window off). */
   scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
   /** Creates the tables and queues if missing. */

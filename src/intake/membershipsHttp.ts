@@ -9,6 +9,7 @@ import { readJsonBody, type BodySource } from "./jsonBody";
 import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
 import { authorize, ROLES, type Caller } from "./principal";
 import { loadScaleSetView } from "./scaleSetView";
+import { dryRunDeclaration, dryRunOf, dryRunProblem } from "./dryRun";
 
 export const MEMBERSHIPS_METHODS = ["GET", "PUT"] as const;
 
@@ -41,7 +42,10 @@ async function declare(request: Request, s: IntakeServices, caller: Caller): Pro
   if (!body.ok) return problemResponse(body.problem);
   const parsed = parseDeclareRequest(body.value, s.config.scopes, s.config.bindings);
   if (!parsed.ok) return problemResponse(parsed.problem);
+  const dryRun = dryRunOf(request.query);
+  if (dryRun === "invalid") return dryRunProblem();
   await s.ready();
+  if (dryRun && s.plan) return dryRunDeclaration(parsed.value, caller, { plan: s.plan, now: s.clock.now });
   const accepted = await acceptDeclaration(parsed.value, caller, {
     declarations: s.declarations,
     scheduleDeclared: s.scheduleDeclared,
@@ -74,6 +78,12 @@ async function show(request: Request, s: IntakeServices): Promise<HttpResponseIn
   if (!ref.ok) return problemResponse(problem(400, "invalid_field", `${field}: ${ref.reason}`, field));
   if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
   await s.ready();
-  const view = await loadScaleSetView(ref.value, { declarations: s.declarations, cache: s.cache, now: s.clock.now, cacheTtlMs: s.config.cacheTtlMs });
+  const view = await loadScaleSetView(ref.value, {
+    declarations: s.declarations,
+    cache: s.cache,
+    now: s.clock.now,
+    cacheTtlMs: s.config.cacheTtlMs,
+    drifts: s.drifts,
+  });
   return jsonResponse(200, { targetId: view.scaleSetId, targetKind: ref.value.kind, ...view });
 }

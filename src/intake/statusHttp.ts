@@ -46,6 +46,8 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
         now: s.clock.now,
         cacheTtlMs: s.config.cacheTtlMs,
         ...(s.timerState ? { timerState: s.timerState } : {}),
+        ...(s.drifts ? { drifts: s.drifts } : {}),
+        ...(s.history ? { history: s.history } : {}),
       },
       { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(request.query.get("poison")) },
     );

@@ -2,6 +2,10 @@ import { parseBackendPoolId, parseScaleSetId, parseTargetId } from "../core/reso
 import { html, Safe } from "./html";
 import type { MembershipView, Observation, ScaleSetView } from "./observedState";
 import type { StatusReport } from "./statusReport";
+import { driftNote } from "./driftHtml";
+import { historyList } from "./historyHtml";
+import type { HistoryEntry } from "../core/history";
+import type { MembershipWithDrift } from "./driftView";
 
 /**
  * The status page: the same report as the JSON, for a person. One self-contained document (inline CSS, no script,
@@ -114,7 +118,7 @@ function membershipRow(m: MembershipView, now: number): Safe {
               </div>`
       }
     </td>
-    <td><span class="badge ${syncClass}">${syncText}</span></td>
+    <td><span class="badge ${syncClass}">${syncText}</span>${driftNote((m as Partial<MembershipWithDrift>).drift)}</td>
     <td>
       <span class="badge ${OUTCOME_CLASS[m.outcome.kind] ?? "idle"}">${m.outcome.kind}</span
       ><span class="note">${ago(m.outcome.at, now)}${m.attempts > 0 ? ` · ${m.attempts} failed attempt${m.attempts > 1 ? "s" : ""}` : ""}</span>${
@@ -169,6 +173,7 @@ function scaleSetSection(v: ScaleSetView, now: number): Safe {
             </ul>`
         : ""
     }
+    ${historyList((v as ScaleSetView & { history?: HistoryEntry[] }).history)}
   </section>`;
 }
 

@@ -4,6 +4,9 @@ import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
 import type { CachedPartition, ProblemLog, TimerState, TimerStateStore } from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
 import { cacheCensus, type CacheCensus } from "./cacheCensus";
+import type { DriftStore } from "../core/drift";
+import type { TargetHistory } from "../core/history";
+import { withDrift } from "./driftView";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
 import { peekPoison, type PoisonMessage } from "./poisonMessages";
 
@@ -53,6 +56,10 @@ export interface StatusDeps {
   now: () => number;
   cacheTtlMs: number;
   timerState?: Pick<TimerStateStore, "read">;
+  /** Each declaration's most recent drift (absent: none shown). */
+  drifts?: Pick<DriftStore, "listForTarget">;
+  /** Each target's last history entries (absent: none shown). */
+  history?: Pick<TargetHistory, "page">;
 }
 
 export interface StatusOptions {
@@ -145,9 +152,15 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   const scaleSetsTruncated = chosen.length > maxScaleSets;
   chosen = chosen.slice(0, maxScaleSets);
   const scaleSets = await Promise.all(
-    chosen.map(async (g) =>
-      observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), { now, ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled }),
-    ),
+    chosen.map(async (g) => {
+      const view = observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), {
+        now,
+        ttlMs: deps.cacheTtlMs,
+        cacheEnabled: deps.cache.enabled,
+      });
+      const drifted = deps.drifts ? withDrift(view, await deps.drifts.listForTarget(g.ref)) : view;
+      return deps.history ? { ...drifted, history: (await deps.history.page(g.ref.id, 8)).entries } : drifted;
+    }),
   );
 
   const { staleEntries, ...cache } = census;

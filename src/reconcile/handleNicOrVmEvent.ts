@@ -28,6 +28,7 @@ export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Prom
   }
   if (isOwnWrite(e, entry)) return log("own-write");
   if (entry) await deps.cache.markStale(e.target, reason);
+  if (entry) await deps.writers?.record(e.target.id, e.caller);
   return log(owner && (await wake(owner, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated");
 }
 

@@ -52,6 +52,7 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
     return "own-write";
   }
   await deps.cache.markStale(e.target, reason);
+  await deps.writers?.record(e.target.id, e.caller);
   // An instance write changes its scale set's ETag too, shortly afterwards.
   if (e.target.kind === "instance") await deps.cache.markStale(scaleSet, reason);
 

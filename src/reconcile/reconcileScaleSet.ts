@@ -12,6 +12,7 @@ import { awaitingCrpRollout } from "./crpRollout";
 import { activeDeclarations } from "./activeDeclarations";
 import { isolateFailures } from "./isolateFailures";
 import { CallStats } from "./callStats";
+import { DriftWatch, vmDriftView } from "./driftWatch";
 import { readThroughGroup } from "./groupRead";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
@@ -53,6 +54,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     return report("unchanged", declarations.length, { reason: `${waiting} failed declaration(s) wait for their retry time` });
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
   const intents = active.map(toIntent);
+  const drift = new DriftWatch(ref, active, intents, deps);
 
   try {
     const read = await cache.readPartition(ref);
@@ -67,6 +69,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       return report("refused", declarations.length, { reason });
     }
 
+    drift.observe([{ kind: "model", ids: [ref.id], nics: model.nics }]);
     // A terminal answer (400, 403) fails only the intents whose own write fails: the rest are written without them.
     const modelWrite = await isolateFailures(intents.length, model, (idx, m) =>
       writeModel(
@@ -99,11 +102,15 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         ([d, o]) => record(d, o),
       );
       await mapLimit([...failedWrites], 8, ([i, reason]) => record(active[i]!, outcomes.failed(reason, config.failedRetryMs)));
+      drift.observe(vms.flatMap(vmDriftView));
+      await drift.settle(true);
       return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
     }
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
     const instances = await instancesOf(ref, cached, model, rollsOut ? [] : held.map((i) => intents[i]!), compute, deps);
+    // Instances CRP is still rolling the model out to lag it by design: that is no drift.
+    if (!rollsOut) drift.observe(instances.filter((i) => !isDeleting(i.provisioningState)).map((i) => ({ kind: "instance", ids: [i.id], nics: i.nics })));
     const instanceWrite = rollsOut
       ? { state: { written: 0, instances }, failed: new Map<number, string>() }
       : await isolateFailures(held.length, { written: 0, instances }, (idx, st) =>
@@ -141,6 +148,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         });
       },
     );
+    await drift.settle(true);
     const recheck = rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
     return report(
       stats.writes > 0 ? "applied" : "unchanged",
@@ -148,6 +156,7 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {},
     );
   } catch (err) {
+    await drift.settle(false);
     return settleFailure(err, { target: ref, trigger, active, declarations: declarations.length, outcomes, report }, deps);
   }
 }

@@ -5,6 +5,7 @@ import type { VmRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { activeDeclarations } from "./activeDeclarations";
 import { CallStats } from "./callStats";
+import { DriftWatch, vmDriftView } from "./driftWatch";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { rememberVm, vmOutcomes } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
@@ -35,6 +36,7 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
   const { active } = await activeDeclarations(ref, declarations, outcomes, config, deps.clock.now());
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
   const intents = active.map(toIntent);
+  const drift = new DriftWatch(ref, active, intents, deps);
 
   try {
     // One GET: a VM's NIC list changes rarely, but a VM that is gone must be seen as gone.
@@ -46,8 +48,11 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
     if (result.gone) throw new BeingDeletedError(`${ref.id} or its NIC went away during the reconcile`);
     const each = vmOutcomes(active, intents, [result], undefined, (reason) => outcomes.failed(reason, config.failedRetryMs));
     await Promise.all(active.map((d, i) => outcomes.record(d, each[i] as Omit<Outcome, "at">)));
+    drift.observe(vmDriftView(result));
+    await drift.settle(true);
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
   } catch (err) {
+    await drift.settle(false);
     return settleFailure(err, { target: ref, trigger, active, declarations: declarations.length, outcomes, report }, deps);
   }
 }

@@ -1,6 +1,7 @@
 import type { ArmResourceEvent, NicOrVmEvent } from "../core/armEvents";
 import type { CachedEntry, DeclarationStore, EventDebounce, Logger, ModelCache, WorkQueue } from "../core/ports";
 import type { Scope } from "../core/scopes";
+import type { LastWriters } from "../core/drift";
 
 /** What every ARM event handler (scale sets and instances; NICs and VMs) needs, answers, and tests alike. */
 
@@ -13,6 +14,8 @@ export interface EventDeps {
   log: Logger;
   now: () => number;
   debounceMs: number;
+  /** Where the last foreign writer of each resource is kept, for drift attribution. */
+  writers?: LastWriters;
 }
 
 export type EventOutcome = "malformed" | "ignored" | "out-of-scope" | "own-write" | "invalidated" | "invalidated+reconcile" | "deleted" | "deleted+reconcile";

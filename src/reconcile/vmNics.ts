@@ -48,6 +48,8 @@ export interface VmNicResult {
   view: NicConfiguration[];
   /** One per intent: whether it could be placed on this VM at all. */
   outcomes: IntentOutcome[];
+  /** What the NICs held before this pass wrote them (drift is judged on it), with each NIC's ID. */
+  before?: { nicIds: string[]; view: NicConfiguration[] };
 }
 
 const lower = (s: string | undefined) => (s ?? "").toLowerCase();
@@ -74,7 +76,7 @@ const sameNames = (a: readonly string[], b: readonly string[]) => {
  * or the NIC itself), or the only one; a NIC of a Flexible VM is the one of the VM's own NIC configurations with its
  * primary flag and its ip configuration names. A NIC that matches none, or several, is left unplaced with the reason.
  */
-function viewOf(vm: VmModel, nics: readonly NicModel[]): VmView {
+export function viewOf(vm: VmModel, nics: readonly NicModel[]): VmView {
   const flagged = nics.findIndex((n) => lower(n.id) === lower(vm.primaryNicId) || n.nic["primary"] === true);
   const primary = flagged >= 0 ? flagged : nics.length === 1 ? 0 : -1;
   const configs = vm.nicConfigurations ?? [];
@@ -128,7 +130,7 @@ function outcomesOn(view: VmView, intents: readonly PoolIntent[]): IntentOutcome
   });
 }
 
-function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
+export function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
 }
 
@@ -168,6 +170,7 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], _
     if (isGone(err)) return done(none, 0, true);
     throw err;
   }
+  const before = { nicIds: refs.map((r) => r.id), view: viewOf(vm, nics).nics };
   let written = 0;
   // NICs one after another: each plan sees what the earlier writes left, so a pool lands on one NIC only.
   for (let i = 0; i < refs.length; i++) {
@@ -209,5 +212,5 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], _
     nics[i] = result.model;
     if (result.kind === "written") written++;
   }
-  return done(viewOf(vm, nics), written, false);
+  return { ...done(viewOf(vm, nics), written, false), before };
 }

@@ -2,6 +2,7 @@ import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import type { CallStats } from "./callStats";
+import type { DriftDeps } from "./driftWatch";
 import type { WritePacer } from "../pacing/writePacer";
 
 /**
@@ -24,6 +25,8 @@ export interface ReconcileDeps {
   pacer: WritePacer;
   newRequestId: () => string;
   random?: () => number;
+  /** Drift attribution (off when absent). */
+  drift?: DriftDeps;
 }
 
 export type ReconcileResult =

@@ -66,7 +66,7 @@ describe("the app's registered functions (what the host indexes)", () => {
   });
 
   it("no other function; the host's key check comes back only with the key fallback (POOLSYNC_AUTH=key)", () => {
-    expect(fns.map((f) => f.name).sort()).toEqual(["applyBackendPools", "memberships", "onResourceEvent", "reconcileStale", "status"]);
+    expect(fns.map((f) => f.name).sort()).toEqual(["applyBackendPools", "history", "memberships", "onResourceEvent", "plan", "reconcileStale", "status"]);
     expect(httpAuthLevel({ POOLSYNC_AUTH: "key" })).toBe("function");
     expect(httpAuthLevel({ POOLSYNC_AUTH: " Key " })).toBe("function");
     expect(httpAuthLevel({ POOLSYNC_AUTH: "entra" })).toBe("anonymous");

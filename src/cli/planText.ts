@@ -1,0 +1,40 @@
+/** A plan (GET /api/plan, or a dry run's) for the terminal: one line per write, then each ip configuration's change. */
+
+interface PlanLike {
+  targetId: string;
+  declarations: number;
+  writes: {
+    kind: string;
+    id: string;
+    ifMatch: string;
+    ipConfigurations: { nicConfiguration: string; ipConfiguration: string; gain: string[]; lose: string[] }[];
+    basedOn: { source: string; ageMs: number };
+  }[];
+  skipped?: { backendPoolId: string; ipConfiguration: string; reason: string }[];
+  unplaceable?: { backendPoolId: string; ipConfiguration: string; reason: string }[];
+  basedOn: { source: string; oldestAgeMs: number };
+}
+
+export function formatPlan(p: PlanLike): string {
+  const lines = [
+    `plan for ${p.targetId}: ${p.writes.length === 0 ? "nothing to write" : `${p.writes.length} write${p.writes.length === 1 ? "" : "s"}`} (${p.declarations} declaration${p.declarations === 1 ? "" : "s"}; based on ${p.basedOn.source}, oldest ${Math.round(p.basedOn.oldestAgeMs / 1000)} s old)`,
+  ];
+  for (const w of p.writes) {
+    lines.push(`  ${w.kind} ${w.id}  If-Match ${w.ifMatch}  (${w.basedOn.source}, ${Math.round(w.basedOn.ageMs / 1000)} s old)`);
+    for (const c of w.ipConfigurations) {
+      for (const g of c.gain) lines.push(`    ${c.nicConfiguration}/${c.ipConfiguration}  + ${g}`);
+      for (const l of c.lose) lines.push(`    ${c.nicConfiguration}/${c.ipConfiguration}  - ${l}`);
+    }
+  }
+  for (const s of p.skipped ?? []) lines.push(`  not written: ${s.backendPoolId} (${s.ipConfiguration || "primary"}): ${s.reason}`);
+  for (const u of p.unplaceable ?? []) lines.push(`  would fail: ${u.backendPoolId} (${u.ipConfiguration || "primary"}): ${u.reason}`);
+  return lines.join("\n");
+}
+
+export function formatDryRun(d: { wouldStore: { state: string; backendPoolId: string; targetId: string }; plan: PlanLike }): string {
+  return [
+    `dry run: nothing stored, queued or written`,
+    `would store: ${d.wouldStore.state} ${d.wouldStore.backendPoolId} on ${d.wouldStore.targetId}`,
+    formatPlan(d.plan),
+  ].join("\n");
+}

@@ -1,0 +1,70 @@
+/**
+ * A target's history: a bounded timeline (the last HISTORY_MAX_ENTRIES, none older than HISTORY_MAX_AGE_MS) of what
+ * happened to it: declarations and who made them, each write poolsync made, each drift with its attribution, each
+ * failure with its reason. For people; nothing decides anything from it.
+ */
+
+export const HISTORY_MAX_ENTRIES = 200;
+export const HISTORY_MAX_AGE_MS = 30 * 24 * 3_600_000;
+
+export type HistoryEntry =
+  | {
+      at: string;
+      kind: "declaration";
+      backendPoolId: string;
+      ipConfiguration: string;
+      state: string;
+      by: { id: string; name?: string; via: string };
+      requestId: string;
+    }
+  | {
+      at: string;
+      kind: "write";
+      resourceId: string;
+      resourceKind: string;
+      etagBefore: string;
+      etagAfter: string;
+      added: string[];
+      removed: string[];
+      outcome: string;
+      clientRequestId: string;
+    }
+  | {
+      at: string;
+      kind: "drift";
+      backendPoolId: string;
+      ipConfiguration: string;
+      resourceId: string;
+      by: { name: string; id: string; appId: string };
+      operation: string;
+      correlationId: string;
+      source: string;
+      repairedAt: string | null;
+    }
+  | { at: string; kind: "failure"; result: string; reason: string };
+
+export interface HistoryPage {
+  entries: HistoryEntry[];
+  /** Pass as `cursor` for the next (older) page; absent on the last page. */
+  next?: string;
+}
+
+export interface TargetHistory {
+  /** One blind insert: no read first. */
+  append(targetId: string, entry: HistoryEntry): Promise<void>;
+  /** Newest first. */
+  page(targetId: string, limit: number, cursor?: string): Promise<HistoryPage>;
+  /** Removes what is beyond the bound in every target's timeline; returns how many entries went. */
+  prune(now: number): Promise<number>;
+}
+
+/** "present:<pool>" / "absent:<pool>", as the write log names the pools a write moves, split into added and removed. */
+export function poolsMoved(pools: readonly string[]): { added: string[]; removed: string[] } {
+  const added: string[] = [];
+  const removed: string[] = [];
+  for (const p of pools) {
+    const i = p.indexOf(":");
+    (p.slice(0, i) === "absent" ? removed : added).push(p.slice(i + 1));
+  }
+  return { added, removed };
+}

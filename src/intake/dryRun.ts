@@ -1,0 +1,51 @@
+import type { Declaration, DeclaredBy } from "../core/declarations";
+import type { TargetRef } from "../core/resourceIds";
+import type { DeclareRequest } from "./declareRequest";
+import { jsonResponse, problem, problemResponse } from "./problem";
+
+/** What a dry run and the plan route need of the app: the reconcile's plan, which reads but never writes. */
+export interface PlanPort {
+  plan(ref: TargetRef, extra?: Declaration): Promise<unknown>;
+}
+
+/** `?dryRun=true` (or `1`): validate and plan, store and enqueue nothing. Anything else but false/0/absent is refused. */
+export function dryRunOf(query: { get(name: string): string | null }): boolean | "invalid" {
+  const raw = query.get("dryRun");
+  if (raw === null || raw === "" || raw === "false" || raw === "0") return false;
+  return raw === "true" || raw === "1" ? true : "invalid";
+}
+
+/**
+ * The declaration a real PUT would store, and the plan of the target with it in place of the stored one of its
+ * key: validated exactly as a real declaration (the caller has passed the same parse, scopes, bindings and role).
+ */
+export async function dryRunDeclaration(
+  req: DeclareRequest,
+  caller: DeclaredBy,
+  deps: PlanPort & { now: () => number },
+): Promise<ReturnType<typeof jsonResponse>> {
+  const declaration: Declaration = {
+    scaleSetId: req.target.id,
+    backendPoolId: req.pool.id,
+    ipConfiguration: req.ipConfiguration,
+    state: req.state,
+    declaredAt: new Date(deps.now()).toISOString(),
+    requestId: "dry-run",
+    declaredBy: { id: caller.id, name: caller.name, via: caller.via },
+  };
+  const plan = await deps.plan(req.target, declaration);
+  return jsonResponse(200, {
+    dryRun: true,
+    wouldStore: {
+      targetId: req.target.id,
+      backendPoolId: req.pool.id,
+      ipConfiguration: req.ipVersion ? null : req.ipConfiguration || null,
+      ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
+      state: req.state,
+      declaredBy: declaration.declaredBy,
+    },
+    plan,
+  });
+}
+
+export const dryRunProblem = () => problemResponse(problem(400, "invalid_field", "dryRun: must be true or false", "dryRun"));
