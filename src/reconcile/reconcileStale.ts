@@ -35,7 +35,7 @@ export interface StaleDeps {
   compute: ComputePort;
   cache: ModelCache;
   timerState: TimerStateStore;
-  declarations: DeclarationStore & { listAll(): AsyncIterable<StoredDeclaration> };
+  declarations: DeclarationStore & { listAll(opts?: { purge?: boolean }): AsyncIterable<StoredDeclaration> };
   queue: WorkQueue;
   /** Chains of re-enqueued reconciles in progress (optional: without it every retry starts at attempt 0). */
   attempts?: Pick<ReconcileAttempts, "list">;
@@ -121,7 +121,8 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   const declared = new Map<string, { ref: ScaleSetRef; decls: StoredDeclaration[] }>();
   const retryDue = new Map<string, string>();
   const vmRetries = new Map<string, string>();
-  for await (const d of deps.declarations.listAll()) {
+  // The timer, not a reader, drops removal marks past their retention.
+  for await (const d of deps.declarations.listAll({ purge: true })) {
     const target = parseTargetId(d.scaleSetId);
     if (!target.ok) continue;
     if (d.state === "absent" && d.outcome.kind === "applied" && d.outcome.appliedEverywhere) {
