@@ -51,12 +51,6 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
     deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome: "own-write" });
     return "own-write";
   }
-  // A row is written only for what poolsync holds (a cached row) or serves (declarations: a reconcile's create-only
-  // store must then fail): a forged event for an ID that does not exist costs one read, never a new row.
-  if (!entry && (await deps.declarations.listForTarget(scaleSet)).length === 0) {
-    deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, outcome: "ignored", reason: "neither cached nor declared" });
-    return "ignored";
-  }
   await deps.cache.markStale(e.target, reason);
   // An instance write changes its scale set's ETag too, shortly afterwards.
   if (e.target.kind === "instance") await deps.cache.markStale(scaleSet, reason);
