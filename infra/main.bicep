@@ -23,6 +23,11 @@ param poolsyncScopes string
 @description('POOLSYNC_BINDINGS (required, no default): which scale sets and VMs may join which backend pools (rules `target prefix => pool prefix`, `*` = one segment, separated by `;`; docs/api.md). To allow every pairing inside poolsyncScopes, say so with an explicit rule: `/subscriptions/* => /subscriptions/*`.')
 param poolsyncBindings string
 
+@secure()
+@minLength(32)
+@description('POOLSYNC_CACHE_KEY: the HMAC key of poolsync\'s cache rows, one for every host (docs/bindings.md). Default: 72 random characters made at this deployment, so a redeployment rotates it (one ARM re-read per cached row). Pass your own to keep it.')
+param poolsyncCacheKey string = concat(newGuid(), newGuid())
+
 @minLength(1)
 @description('Application (client) ID of the Microsoft Entra app registration that callers get tokens for and that defines the app roles poolsync.Read and poolsync.Declare (infra/README.md). App Service authentication validates the tokens; the app checks the roles.')
 param authClientId string
@@ -127,6 +132,7 @@ module app 'main.json' = {
     location: location
     poolsyncScopes: poolsyncScopes
     poolsyncBindings: poolsyncBindings
+    poolsyncCacheKey: poolsyncCacheKey
     authClientId: authClientId
     authTenantId: empty(authTenantId) ? null : authTenantId
     appSubnetId: appSubnetId

@@ -43,13 +43,17 @@ export function encodeClientPrincipal(p: TestPrincipal): string {
   return Buffer.from(JSON.stringify({ auth_typ: "aad", name_typ: "name", role_typ: "roles", claims }), "utf8").toString("base64");
 }
 
-/** The headers the host sees; or why the request is refused (401), as App Service refuses a bad token. */
-export function applyAppServiceAuthentication(headers: IncomingHttpHeaders): { headers: IncomingHttpHeaders } | { refused: string } {
+/**
+ * The headers the host sees; or why the request is refused (401), as App Service refuses a bad token. The test
+ * principal is honoured only in the runtime's explicit test mode (`testPrincipals`); otherwise it is dropped like any
+ * client-sent principal header, and the caller is anonymous.
+ */
+export function applyAppServiceAuthentication(headers: IncomingHttpHeaders, testPrincipals = false): { headers: IncomingHttpHeaders } | { refused: string } {
   const out: IncomingHttpHeaders = {};
   for (const [k, v] of Object.entries(headers))
     if (!k.toLowerCase().startsWith("x-ms-client-principal") && k.toLowerCase() !== TEST_PRINCIPAL_HEADER) out[k] = v;
   const raw = headers[TEST_PRINCIPAL_HEADER];
-  if (raw === undefined) return { headers: out };
+  if (raw === undefined || !testPrincipals) return { headers: out };
   const parsed = parseTestPrincipal(Array.isArray(raw) ? raw.join(",") : raw);
   if (typeof parsed === "string") return { refused: parsed };
   out["x-ms-client-principal"] = encodeClientPrincipal(parsed);

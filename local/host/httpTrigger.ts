@@ -8,6 +8,8 @@ export interface HttpTarget {
   bindingName: string;
   methods: string[];
   route: CompiledRoute;
+  /** The trigger's authLevel (anonymous, function, admin), lower case. */
+  authLevel: string;
   invoke: (input: InvocationInput) => Promise<RpcInvocationResponse>;
 }
 
@@ -20,13 +22,14 @@ export interface HttpResult {
 export function httpTarget(
   functionName: string,
   bindingName: string,
-  trigger: { route?: unknown; methods?: unknown },
+  trigger: { route?: unknown; methods?: unknown; authLevel?: unknown },
   routePrefix: string,
   invoke: HttpTarget["invoke"],
 ): HttpTarget {
   const route = typeof trigger.route === "string" && trigger.route.length > 0 ? trigger.route : functionName;
   const methods = Array.isArray(trigger.methods) ? trigger.methods.map((m) => String(m).toUpperCase()) : ["GET", "POST"];
-  return { functionName, bindingName, methods, route: compileRoute(routePrefix, route.replace(/^\/+/, "")), invoke };
+  const authLevel = typeof trigger.authLevel === "string" ? trigger.authLevel.toLowerCase() : "function";
+  return { functionName, bindingName, methods, authLevel, route: compileRoute(routePrefix, route.replace(/^\/+/, "")), invoke };
 }
 
 /** Route precedence like ASP.NET's: literal segments beat parameters, catch-alls come last. */

@@ -17,6 +17,8 @@ import { startRuntimeServer, type RuntimeServer } from "./server";
 import { loadLocalSettings, resolvePlaceholders } from "./settings";
 import { resolveStorageConnection } from "./storageConnection";
 import { TimerListener } from "./timerTrigger";
+import { isLoopbackName } from "./requestGuard";
+import { randomBytes } from "node:crypto";
 
 export interface LocalRuntimeOptions {
   /** Built entry points; default: package.json's `main` in appDir. */
@@ -28,6 +30,15 @@ export interface LocalRuntimeOptions {
   /** 7071 as under `func start`; 0 picks a free port. */
   port?: number;
   host?: string;
+  /** Listen beyond loopback (`host` 0.0.0.0 or a LAN address): refused unless set (`npm run local -- --allow-remote`). */
+  allowRemote?: boolean;
+  /**
+   * Honour `x-test-client-principal` (tests, demos): default the setting POOLSYNC_LOCAL_TEST_PRINCIPALS=true, else
+   * off, and the header is dropped like any client-sent principal.
+   */
+  testPrincipals?: boolean;
+  /** The Event Grid webhook's key; default the setting POOLSYNC_LOCAL_WEBHOOK_KEY, else a random one per start. */
+  webhookKey?: string;
   /** What `UseDevelopmentStorage=true` (and a missing AzureWebJobsStorage) means; default: Azurite's standard ports. */
   storageConnectionString?: string;
   /** Overrides host.json's `extensions.queues` (tests use short intervals). */
@@ -81,6 +92,50 @@ function packageMain(appDir: string): string {
   return pkg.main;
 }
 
+/**
+ * The runtime's own safety (issue 26), checked before anything starts: loopback unless allowRemote; the test principal
+ * only in test mode; a webhook key; and against an ARM that is not on this machine, real callers' authentication:
+ * POOLSYNC_AUTH=key with POOLSYNC_LOCAL_FUNCTION_KEY (32+ characters, checked on every function-level route) and no
+ * test principals, since the developer's own credentials would otherwise write for anyone who reaches the port.
+ */
+function localGuard(opts: LocalRuntimeOptions, settings: Record<string, string>) {
+  const listenHost = opts.host ?? "127.0.0.1";
+  const allowRemote = opts.allowRemote ?? false;
+  if (!isLoopbackName(listenHost) && !allowRemote)
+    throw new Error(`the local runtime listens on loopback only: host ${JSON.stringify(listenHost)} needs --allow-remote (allowRemote)`);
+  const testPrincipals = opts.testPrincipals ?? isTruthySetting(settings.POOLSYNC_LOCAL_TEST_PRINCIPALS);
+  const webhookKey = opts.webhookKey ?? settings.POOLSYNC_LOCAL_WEBHOOK_KEY ?? randomBytes(24).toString("base64url");
+  const functionKey = settings.POOLSYNC_LOCAL_FUNCTION_KEY?.trim() || undefined;
+  if (functionKey !== undefined && functionKey.length < 32) throw new Error("POOLSYNC_LOCAL_FUNCTION_KEY must be at least 32 characters (random)");
+  // poolsync (its POOLSYNC_SCOPES set) without ARM_ENDPOINT talks to Azure's; another app (a test fixture) to none.
+  const arm = settings.ARM_ENDPOINT ?? (settings.POOLSYNC_SCOPES ? "https://management.azure.com" : undefined);
+  let armHost = "127.0.0.1";
+  try {
+    if (arm !== undefined) armHost = new URL(arm).hostname;
+  } catch {
+    throw new Error(`ARM_ENDPOINT ${JSON.stringify(arm)} is not a URL`);
+  }
+  if (!isLoopbackName(armHost)) {
+    const missing = [
+      (settings.POOLSYNC_AUTH ?? "").trim().toLowerCase() !== "key" ? "POOLSYNC_AUTH=key" : "",
+      functionKey === undefined ? "POOLSYNC_LOCAL_FUNCTION_KEY" : "",
+      testPrincipals ? "test principals off (POOLSYNC_LOCAL_TEST_PRINCIPALS)" : "",
+    ].filter(Boolean);
+    if (missing.length > 0)
+      throw new Error(
+        `ARM_ENDPOINT ${arm ?? ""} is not on this machine: the local runtime refuses to start without real authentication of its callers (${missing.join(", ")})`,
+      );
+  }
+  if (allowRemote && functionKey === undefined)
+    throw new Error("--allow-remote (allowRemote) needs POOLSYNC_LOCAL_FUNCTION_KEY: callers beyond this machine must hold a key");
+  return { allowRemote, testPrincipals, webhookKey, ...(functionKey ? { functionKey } : {}) };
+}
+
+/** A webhook URL as printed: its key left out (the URL in `functions` carries it, for whoever delivers events). */
+export function withoutKey(url: string): string {
+  return url.replace(/&code=[^&]*/, "");
+}
+
 function isTruthySetting(v: string | undefined): boolean {
   return !!v && ["true", "1"].includes(v.trim().toLowerCase());
 }
@@ -99,6 +154,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   }
   // This runtime strips client-sent principal headers itself, as App Service authentication does (server.ts).
   settings.POOLSYNC_PRINCIPAL_STRIPPED_BY ??= "the poolsync local runtime";
+  const guard = localGuard(opts, settings);
   Object.assign(process.env, settings);
   const env = process.env as Record<string, string | undefined>;
 
@@ -209,6 +265,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const server: RuntimeServer = await startRuntimeServer({
     host: opts.host ?? "127.0.0.1",
     port: opts.port ?? 7071,
+    ...guard,
     http,
     eventGrid,
     inFlight,
@@ -220,7 +277,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const url = `http://${host}:${server.port}`;
   for (const f of functions) {
     if (f.triggerType.toLowerCase() === "httptrigger") f.url = `${url}${f.url ?? ""}`;
-    if (f.triggerType.toLowerCase() === "eventgridtrigger") f.url = `${url}${EVENT_GRID_WEBHOOK_PATH}?functionName=${encodeURIComponent(f.name)}`;
+    if (f.triggerType.toLowerCase() === "eventgridtrigger")
+      f.url = `${url}${EVENT_GRID_WEBHOOK_PATH}?functionName=${encodeURIComponent(f.name)}&code=${encodeURIComponent(guard.webhookKey)}`;
   }
 
   try {
@@ -268,7 +326,7 @@ export function describeFunctions(functions: RuntimeFunction[]): string {
         detail = `timerTrigger  schedule="${f.schedule ?? "?"}"${f.nextOccurrence ? ` next=${f.nextOccurrence.toISOString()}` : ""}`;
         break;
       case "eventgridtrigger":
-        detail = `eventGridTrigger  ${f.url ?? ""}`;
+        detail = `eventGridTrigger  ${withoutKey(f.url ?? "")}`;
         break;
       default:
         detail = f.triggerType;

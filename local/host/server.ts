@@ -5,6 +5,7 @@ import { applyAppServiceAuthentication } from "./clientPrincipal";
 import { splitPath } from "./httpRoute";
 import { fromRpcHttpResponse, toRpcHttpRequest, type HttpTarget } from "./httpTrigger";
 import type { InFlight } from "./inflight";
+import { hostAllowed, keyMatches, MAX_REQUEST_BODY_BYTES } from "./requestGuard";
 
 export interface RuntimeServerOptions {
   host: string;
@@ -13,6 +14,18 @@ export interface RuntimeServerOptions {
   eventGrid: ReadonlyMap<string, EventGridTarget>;
   inFlight: InFlight;
   onError: (functionName: string, err: unknown) => void;
+  /** Listen beyond loopback (0.0.0.0, a LAN address): refused unless set. */
+  allowRemote?: boolean;
+  /** Host names served besides loopback's when allowRemote (the machine's name, as callers address it). */
+  allowedHosts?: readonly string[];
+  /** Honour `x-test-client-principal` (tests and demos only): off, the header is dropped like any client-sent principal. */
+  testPrincipals?: boolean;
+  /** The Event Grid extension's key: the webhook answers 401 without it (`?code=` or `x-functions-key`). */
+  webhookKey: string;
+  /** A function key: function-level routes answer 401 without it. Unset: not checked (loopback only). */
+  functionKey?: string;
+  /** Largest request body taken (default: the Functions host's 100 MiB). */
+  maxBodyBytes?: number;
 }
 
 export interface RuntimeServer {
@@ -21,10 +34,24 @@ export interface RuntimeServer {
   close(): Promise<void>;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+class BodyTooLarge extends Error {}
+
+/** The body, or BodyTooLarge past `max` bytes (announced by Content-Length or counted as it arrives). */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    if (Number(req.headers["content-length"] ?? 0) > max) return reject(new BodyTooLarge());
     const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        req.removeAllListeners("data");
+        req.resume();
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(c);
+    });
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
@@ -55,11 +82,32 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
   async function handle(req: IncomingMessage, rawRes: ServerResponse): Promise<void> {
     const res = rawRes;
     const reply = (status: number, headers: [string, string][] | Record<string, string>, body?: Buffer | string) => send(res, status, headers, body, closing);
-    const url = new URL(req.url ?? "/", `http://${req.headers.host ?? `${opts.host}:${port}`}`);
+    // DNS rebinding: a page of another site whose name now resolves to 127.0.0.1 still sends its own name.
+    if (!hostAllowed(req.headers.host, { listenHost: opts.host, allowRemote: opts.allowRemote ?? false, allowedHosts: opts.allowedHosts ?? [] })) {
+      reply(421, { "content-type": "text/plain; charset=utf-8" }, `Host ${JSON.stringify(req.headers.host ?? "")} is not served here\n`);
+      req.resume();
+      return;
+    }
+    const url = new URL(req.url ?? "/", `http://${opts.host.includes(":") ? `[${opts.host}]` : opts.host}:${port}`);
     const method = (req.method ?? "GET").toUpperCase();
-    const body = await readBody(req);
+    let body: Buffer;
+    try {
+      body = await readBody(req, opts.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES);
+    } catch (err) {
+      if (!(err instanceof BodyTooLarge)) throw err;
+      reply(413, { "content-type": "text/plain; charset=utf-8", connection: "close" }, "Request body too large\n");
+      return;
+    }
+    const presentedKey = (): string | null => {
+      const header = req.headers["x-functions-key"];
+      return (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("code");
+    };
 
     if (url.pathname.replace(/\/+$/, "").toLowerCase() === EVENT_GRID_WEBHOOK_PATH) {
+      if (!keyMatches(presentedKey(), opts.webhookKey)) {
+        reply(401, { "content-type": "text/plain; charset=utf-8" }, "The Event Grid webhook needs its key (?code=)\n");
+        return;
+      }
       const header = req.headers["aeg-event-type"];
       const result = await opts.inFlight.run(() =>
         handleEventGridWebhook(url.searchParams.get("functionName"), Array.isArray(header) ? header[0] : header, body.toString("utf8"), opts.eventGrid),
@@ -79,7 +127,11 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
       if (!target.methods.includes(method)) continue;
       const params = target.route.match(segments);
       if (!params) continue;
-      const auth = applyAppServiceAuthentication(req.headers);
+      if (opts.functionKey !== undefined && target.authLevel !== "anonymous" && !keyMatches(presentedKey(), opts.functionKey)) {
+        reply(401, {});
+        return;
+      }
+      const auth = applyAppServiceAuthentication(req.headers, opts.testPrincipals ?? false);
       if ("refused" in auth) {
         reply(401, { "content-type": "text/plain; charset=utf-8" }, `${auth.refused}\n`);
         return;

@@ -27,6 +27,7 @@ export const USAGE = `usage: npm run local -- [options]        (or: node dist/lo
   --event-delay-ms N   delay of the simulator's ARM events to the webhook  POOLSYNC_LOCAL_EVENT_DELAY_MS default 1000
   --no-events          deliver no ARM events (as in Azure without a subscription: the timer covers)  POOLSYNC_LOCAL_EVENTS=false
   --host H             the runtime's listen address                       default 127.0.0.1
+  --allow-remote       let --host be beyond loopback (needs POOLSYNC_LOCAL_FUNCTION_KEY)
   --hosts N            N Functions hosts (processes) on ports --port, --port+1, ...  POOLSYNC_LOCAL_HOSTS  default 1
   --throttling         the simulator enforces CRP's and ARM's buckets (429s)          POOLSYNC_LOCAL_THROTTLING=true
   -h, --help
@@ -41,6 +42,8 @@ export class UsageError extends Error {
 export interface LocalOptions {
   appDir: string;
   host: string;
+  /** --allow-remote: the runtime may listen beyond loopback (it then needs POOLSYNC_LOCAL_FUNCTION_KEY). */
+  allowRemote?: boolean;
   runtimePort: number;
   /** The simulator to start, or undefined when ARM_ENDPOINT is elsewhere (real Azure). */
   simulator: { port: number } | undefined;
@@ -76,6 +79,9 @@ const LOCAL_SETTINGS = [
   "POOLSYNC_LOCAL_EVENT_DELAY_MS",
   "POOLSYNC_LOCAL_EVENTS",
   "POOLSYNC_LOCAL_HOSTS",
+  "POOLSYNC_LOCAL_TEST_PRINCIPALS",
+  "POOLSYNC_LOCAL_WEBHOOK_KEY",
+  "POOLSYNC_LOCAL_FUNCTION_KEY",
   "POOLSYNC_LOCAL_THROTTLING",
 ];
 
@@ -109,6 +115,7 @@ const OPTIONS = {
   data: { type: "string" },
   "event-delay-ms": { type: "string" },
   host: { type: "string" },
+  "allow-remote": { type: "boolean" },
   hosts: { type: "string" },
   "no-events": { type: "boolean" },
   throttling: { type: "boolean" },
@@ -234,6 +241,7 @@ export function resolveLocalOptions(
   return {
     appDir,
     host: flag("--host") ?? "127.0.0.1",
+    allowRemote: flags["--allow-remote"] === true,
     hosts,
     throttling,
     runtimePort,

@@ -6,7 +6,7 @@ import type { QueueHostOptions } from "../host/hostConfig";
 import { startHosts, type HostHandle } from "../host/hosts";
 import type { InvocationLogger } from "../host/invoke";
 import type { LocalOptions } from "./localOptions";
-import { startLocalRuntime, type LocalRuntime } from "../host/runtime";
+import { startLocalRuntime, withoutKey, type LocalRuntime } from "../host/runtime";
 
 /**
  * The whole app on one machine, as `npm run local` and `npm run demo` run it: Azurite (reused when its ports are
@@ -120,6 +120,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       appDir: opts.appDir,
       settings,
       host: opts.host,
+      ...(opts.allowRemote ? { allowRemote: true } : {}),
       ...(opts.azurite ? { storageConnectionString } : {}),
       ...(opts.queues ? { queues: opts.queues } : {}),
       ...(opts.timerStatus ? { timerStatus: opts.timerStatus } : {}),
@@ -158,7 +159,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         );
         lines.push(
           forwarder
-            ? `ARM events: simulator → ${webhooks.length ? webhooks.join(", ") : "(no Event Grid function)"}${hosts.length > 1 ? " (each event to one host, in turn)" : ""} after ${opts.events?.delayMs ?? 0} ms`
+            ? `ARM events: simulator → ${webhooks.length ? webhooks.map(withoutKey).join(", ") : "(no Event Grid function)"}${hosts.length > 1 ? " (each event to one host, in turn)" : ""} after ${opts.events?.delayMs ?? 0} ms`
             : `ARM events: off (--no-events); the reconcileStale timer covers drift`,
         );
       } else {

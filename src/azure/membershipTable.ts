@@ -183,13 +183,17 @@ export class MembershipTable implements DeclarationStore {
    * Every declaration, one partition at a time; for the timer and the status view. Removal marks past their
    * retention are dropped on the way (conditionally: a row re-declared meanwhile is never touched).
    */
-  async *listAll(): AsyncGenerator<StoredDeclaration> {
+  /**
+   * Every live declaration. `purge`: also drop removal marks past their retention, as the timer does; a reader such
+   * as GET /api/status leaves them (a GET makes no writes).
+   */
+  async *listAll(opts: { purge?: boolean } = {}): AsyncGenerator<StoredDeclaration> {
     for await (const row of this.table.listEntities<Row>()) {
       if (!row.removedAt) {
         yield toStored(row);
         continue;
       }
-      if (this.now() - Date.parse(row.removedAt) < REMOVED_RETENTION_MS) continue;
+      if (!opts.purge || this.now() - Date.parse(row.removedAt) < REMOVED_RETENTION_MS) continue;
       await this.table.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag }).catch((err: unknown) => {
         if (statusOf(err) !== 412 && statusOf(err) !== 404) throw err;
       });

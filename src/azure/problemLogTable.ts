@@ -14,14 +14,25 @@ export class ProblemLogTable implements ProblemLog, ScaleSetRows {
   /** Kept even with the cache off: it is a record for people, not a cached model. */
   async record(ref: TargetRef, problem: ReconcileProblem): Promise<void> {
     await this.table.upsertEntity(
-      { partitionKey: PROBLEMS_PARTITION, rowKey: cachePartition(ref), ...problem, reason: problem.reason.slice(0, 1024) },
+      {
+        partitionKey: PROBLEMS_PARTITION,
+        rowKey: cachePartition(ref),
+        ...problem,
+        reason: problem.reason.slice(0, 1024),
+        // At most 20 instances, each reason cut: a row stays far below Table's 64 KiB property limit.
+        instanceFailures: problem.instanceFailures
+          ? JSON.stringify(problem.instanceFailures.slice(0, 20).map((f) => ({ instanceId: f.instanceId.slice(0, 64), reason: f.reason.slice(0, 1024) })))
+          : undefined,
+      },
       "Replace",
     );
   }
 
   async list(max = 200): Promise<ReconcileProblem[]> {
     const out: ReconcileProblem[] = [];
-    const rows = this.table.listEntities<ReconcileProblem>({ queryOptions: { filter: odata`PartitionKey eq ${PROBLEMS_PARTITION}` } });
+    const rows = this.table.listEntities<Omit<ReconcileProblem, "instanceFailures"> & { instanceFailures?: string }>({
+      queryOptions: { filter: odata`PartitionKey eq ${PROBLEMS_PARTITION}` },
+    });
     for await (const row of rows) {
       out.push({
         scaleSetId: row.scaleSetId,
@@ -30,6 +41,7 @@ export class ProblemLogTable implements ProblemLog, ScaleSetRows {
         preconditionFailures: Number(row.preconditionFailures ?? 0),
         throttles: Number(row.throttles ?? 0),
         reason: row.reason ?? "",
+        ...(row.instanceFailures ? { instanceFailures: parseInstanceFailures(row.instanceFailures) } : {}),
       });
       if (out.length >= max) break;
     }
@@ -38,5 +50,19 @@ export class ProblemLogTable implements ProblemLog, ScaleSetRows {
 
   async forget(ref: TargetRef): Promise<void> {
     await unless404(() => this.table.deleteEntity(PROBLEMS_PARTITION, cachePartition(ref)));
+  }
+}
+
+/** The stored list, read as untrusted: anything but {instanceId, reason} strings is left out. */
+function parseInstanceFailures(text: string): { instanceId: string; reason: string }[] {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (!Array.isArray(v)) return [];
+    return v
+      .filter((f): f is { instanceId: string; reason: string } => typeof f?.instanceId === "string" && typeof f?.reason === "string")
+      .slice(0, 20)
+      .map((f) => ({ instanceId: f.instanceId, reason: f.reason }));
+  } catch {
+    return [];
   }
 }

@@ -7,12 +7,17 @@ import { retryAfterMs } from "./armErrors";
 /**
  * Keeps this process's ARM reads (GETs, LISTs and operation polls alike) inside ARM's per-subscription read
  * bucket: a read waits for its token rather than earn a 429. A 429 that comes anyway (other clients share the
- * bucket) closes it until Retry-After. A wait longer than `maxWaitMs` is not slept out inside the invocation: the
+ * bucket) closes what it names until Retry-After: a CRP 429 names its policies (`details[].target`, e.g.
+ * `GetVMScaleSet3Min`, `HighCostGetVMScaleSet30Min`), and then closes only reads of the same kind (method and path with
+ * the names left out), or of the same resource for a `…Resource` policy; a 429 naming none (ARM's own subscription
+ * bucket) closes every read of the subscription. A wait longer than `maxWaitMs` is not slept out inside the invocation: the
  * read fails at once as throttled, with the wait as its Retry-After, so the reconcile re-enqueues itself (and the
  * timer records when to come back). A wait is abandoned as soon as the request is aborted (its timeout).
  */
 export class ReadPacer {
   private readonly states = new Map<string, BucketState>();
+  /** Reads a named CRP bucket closed: key (readKey) → until when. */
+  private readonly closed = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock,
@@ -23,10 +28,11 @@ export class ReadPacer {
     return this.states.get(sub) ?? { tokens: READ_BUDGET.capacity, at: this.clock.now() };
   }
 
-  async acquire(sub: string, signal?: AbortSignalLike): Promise<void> {
+  async acquire(sub: string, signal?: AbortSignalLike, path?: string): Promise<void> {
     for (;;) {
       if (signal?.aborted) throw aborted();
-      const wait = waitForToken(READ_BUDGET, this.state(sub), this.clock.now());
+      const now = this.clock.now();
+      const wait = Math.max(waitForToken(READ_BUDGET, this.state(sub), now), path === undefined ? 0 : this.closedFor(path, now));
       if (wait === 0) break;
       if (wait > this.maxWaitMs) {
         throw new ThrottledError(
@@ -51,19 +57,77 @@ export class ReadPacer {
     this.states.set(sub, emptyUntil(this.clock.now() + retryAfter));
   }
 
+  /** A 429 that named CRP's buckets: reads like `path` (or of its very resource, for per-resource buckets) wait. */
+  throttledBucket(path: string, buckets: string[], retryAfter: number): void {
+    const key = buckets.every((b) => /Resource$/i.test(b)) ? resourceKey(path) : shapeKey(path);
+    this.closed.set(key, Math.max(this.closed.get(key) ?? 0, this.clock.now() + retryAfter));
+  }
+
+  private closedFor(path: string, now: number): number {
+    let wait = 0;
+    for (const key of [resourceKey(path), shapeKey(path)]) {
+      const until = this.closed.get(key);
+      if (until === undefined) continue;
+      if (until <= now) this.closed.delete(key);
+      else wait = Math.max(wait, until - now);
+    }
+    return wait;
+  }
+
   /** The pipeline policy: every GET to a subscription's resources goes through its bucket. */
   policy(): PipelinePolicy {
     return {
       name: "poolsyncReadPacing",
       sendRequest: async (request, next) => {
-        const sub = request.method === "GET" ? /\/subscriptions\/([^/?]+)/i.exec(new URL(request.url).pathname)?.[1]?.toLowerCase() : undefined;
+        const path = new URL(request.url).pathname;
+        const sub = request.method === "GET" ? /\/subscriptions\/([^/?]+)/i.exec(path)?.[1]?.toLowerCase() : undefined;
         if (!sub) return next(request);
-        await this.acquire(sub, request.abortSignal);
+        await this.acquire(sub, request.abortSignal, path);
         const response = await next(request);
-        if (response.status === 429) this.throttled(sub, retryAfterMs(response.headers.get("retry-after"), 60_000));
+        if (response.status === 429) {
+          const wait = retryAfterMs(response.headers.get("retry-after"), 60_000);
+          const buckets = namedBuckets(response.bodyAsText);
+          if (buckets.length > 0) this.throttledBucket(path, buckets, wait);
+          else this.throttled(sub, wait);
+        }
         return response;
       },
     };
+  }
+}
+
+/** The resource a read is about, as one key (case-insensitive, as ARM's paths are). */
+const resourceKey = (path: string) => `resource:${decodeURIComponent(path).toLowerCase().replace(/\/+$/, "")}`;
+
+/** The kind of read: its path with every name left out (`/subscriptions/*\/resourcegroups/*\/providers/…/*`). */
+function shapeKey(path: string): string {
+  const segments = decodeURIComponent(path).toLowerCase().replace(/\/+$/, "").split("/");
+  // Segments alternate collection / name after the leading "" ; "providers" is followed by a namespace, not a name.
+  const out: string[] = [];
+  for (let i = 1; i < segments.length; i++) {
+    const s = segments[i]!;
+    out.push(s);
+    if (s === "providers" && i + 1 < segments.length) out.push(segments[++i]!);
+    else if (i + 1 < segments.length) {
+      out.push("*");
+      i++;
+    }
+  }
+  return `shape:/${out.join("/")}`;
+}
+
+/** CRP's policy names in a 429's body (top-level or under `error`), `details[].target`; none for ARM's own 429. */
+export function namedBuckets(body: string | null | undefined): string[] {
+  if (!body) return [];
+  try {
+    const parsed = JSON.parse(body) as { details?: unknown; error?: { details?: unknown } };
+    const details = Array.isArray(parsed.details) ? parsed.details : Array.isArray(parsed.error?.details) ? parsed.error.details : [];
+    return details
+      .map((d: unknown) => (d as { target?: unknown }).target)
+      .filter((t): t is string => typeof t === "string" && /^[A-Za-z0-9./]{1,128}$/.test(t))
+      .slice(0, 16);
+  } catch {
+    return [];
   }
 }
 

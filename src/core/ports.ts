@@ -133,6 +133,8 @@ export interface ReconcileProblem {
   preconditionFailures: number;
   throttles: number;
   reason: string;
+  /** Instances whose own write ARM refused in that pass, each with ARM's reason. */
+  instanceFailures?: { instanceId: string; reason: string }[];
 }
 
 export interface ProblemLog {

@@ -195,6 +195,7 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
   const recent = [
     ...r.recent.preconditionFailures.map((p) => ({ ...p, what: "412 precondition failed" })),
     ...r.recent.throttles.map((p) => ({ ...p, what: "throttled" })),
+    ...(r.recent.instanceFailures ?? []).map((p) => ({ ...p, what: "instance refused its write" })),
   ];
   const page = html`<!doctype html>
     <html lang="en">
@@ -231,8 +232,8 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
               : r.scaleSets.map((v) => scaleSetSection(v, now))
           }
           ${r.scaleSetsTruncated ? html`<p class="empty">More scale sets have declarations than are shown; ask for one with ?scaleSetId=…</p>` : ""}
-          <section aria-label="recent 412s and throttles">
-            <h2>Recent 412s and throttles</h2>
+          <section aria-label="recent 412s, throttles and refused instances">
+            <h2>Recent 412s, throttles and refused instances</h2>
             <div class="sub">
               Each scale set's last reconcile that met a 412 or a throttle, and declarations whose outcome names one; every single write is in the logs
               (arm.write).

@@ -35,7 +35,7 @@ export interface StatusReport {
    * 412s and throttles that left a trace in Storage: outcomes that name them, cache rows a 412 invalidated. A 412
    * that the reconcile's own re-read resolved leaves none (it is in the logs as arm.write with outcome 412).
    */
-  recent: { preconditionFailures: RecentProblem[]; throttles: RecentProblem[] };
+  recent: { preconditionFailures: RecentProblem[]; throttles: RecentProblem[]; instanceFailures?: RecentProblem[] };
   scaleSets: ScaleSetView[];
   /** More scale sets have declarations than the report shows. */
   scaleSetsTruncated: boolean;
@@ -89,7 +89,8 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   const byOutcome = Object.fromEntries(OUTCOME_KINDS.map((k) => [k, 0])) as Record<OutcomeKind, number>;
   const byState = { present: 0, absent: 0 };
   const groups = new Map<string, { ref: TargetRef; declarations: StoredDeclaration[] }>();
-  const recent: StatusReport["recent"] = { preconditionFailures: [], throttles: [] };
+  const instanceFailures: RecentProblem[] = [];
+  const recent: StatusReport["recent"] = { preconditionFailures: [], throttles: [], instanceFailures };
   let total = 0;
   let truncated = false;
 
@@ -138,6 +139,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     if (p.preconditionFailures > 0)
       recent.preconditionFailures.push({ scaleSetId: p.scaleSetId, at: p.at, reason: `${p.preconditionFailures} × 412 · ${detail}` });
     if (p.throttles > 0 || THROTTLE.test(p.reason)) recent.throttles.push({ scaleSetId: p.scaleSetId, at: p.at, reason: detail });
+    for (const f of p.instanceFailures ?? []) instanceFailures.push({ scaleSetId: p.scaleSetId, instanceId: f.instanceId, at: p.at, reason: f.reason });
   }
   for (const e of census.staleEntries) {
     if (PRECONDITION.test(e.reason))
@@ -146,6 +148,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   const newestFirst = (a: RecentProblem, b: RecentProblem) => b.at.localeCompare(a.at);
   recent.preconditionFailures.sort(newestFirst).splice(50);
   recent.throttles.sort(newestFirst).splice(50);
+  instanceFailures.sort(newestFirst).splice(50);
 
   let chosen = [...groups.values()].sort((a, b) => a.ref.key.localeCompare(b.ref.key));
   if (opts.scaleSet) chosen = [groups.get(opts.scaleSet.key) ?? { ref: opts.scaleSet, declarations: [] }];

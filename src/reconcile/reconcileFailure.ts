@@ -23,6 +23,11 @@ export interface FailedReconcile {
   declarations: number;
   outcomes: OutcomeRecorder;
   report(result: ReconcileResult, declarations: number, extra?: Partial<ReconcileReport>): ReconcileReport;
+  /**
+   * Declarations this stop must not mark failed: those already applied (a stop of a later pass does not undo them)
+   * and those this pass settled itself (written, or failed alone and recorded then).
+   */
+  spare?: (d: StoredDeclaration) => boolean;
 }
 
 export async function settleFailure(
@@ -31,6 +36,7 @@ export async function settleFailure(
   deps: { cache: Pick<ModelCache, "evictScaleSet">; log: Logger; config: Pick<Config, "maxAttempts" | "failedRetryMs"> },
 ): Promise<ReconcileReport> {
   const { active, declarations, outcomes, report, trigger } = f;
+  const failing = f.spare ? active.filter((d) => !f.spare!(d)) : active;
   if (err instanceof NotFoundError) {
     await deps.cache.evictScaleSet(f.target);
     await outcomes.recordAll(active, { kind: "target-deleted", reason: err.message });
@@ -44,14 +50,14 @@ export async function settleFailure(
   if (retry) {
     if (trigger.attempt + 1 > deps.config.maxAttempts) {
       const reason = `gave up after ${trigger.attempt} re-enqueued attempts: ${retry.why}`;
-      await outcomes.recordAll(active, outcomes.failed(reason, deps.config.failedRetryMs));
+      await outcomes.recordAll(failing, outcomes.failed(reason, deps.config.failedRetryMs));
       return report("failed", declarations, { reason });
     }
     return report("requeued", declarations, { requeueAfterMs: retry.delayMs, reason: retry.why });
   }
   const reason = err instanceof MissingEtagError ? err.message : describeError(err);
   deps.log.error("reconcile.error", { targetId: f.target.id, error: reason });
-  await outcomes.recordAll(active, outcomes.failed(reason, deps.config.failedRetryMs));
+  await outcomes.recordAll(failing, outcomes.failed(reason, deps.config.failedRetryMs));
   return report("failed", declarations, { reason });
 }
 

@@ -60,7 +60,8 @@ export function triggerSource(reason: string): "event" | "timer" | "declare" | "
   return "other";
 }
 
-const worthRecording = (r: ReconcileReport) => r.preconditionFailures > 0 || r.throttles > 0 || r.result === "requeued" || r.result === "failed";
+const worthRecording = (r: ReconcileReport) =>
+  r.preconditionFailures > 0 || r.throttles > 0 || r.result === "requeued" || r.result === "failed" || (r.instanceFailures?.length ?? 0) > 0;
 
 export class ReconcileRunner {
   /** Step 1, exposed for draining at shutdown (`idle()`). */
@@ -118,7 +119,12 @@ export class ReconcileRunner {
         result: report.result,
         preconditionFailures: report.preconditionFailures,
         throttles: report.throttles,
-        reason: report.reason ?? `${report.preconditionFailures} precondition failures resolved by re-reading`,
+        reason:
+          report.reason ??
+          (report.instanceFailures?.length
+            ? `${report.instanceFailures.length} instance(s) refused their own write`
+            : `${report.preconditionFailures} precondition failures resolved by re-reading`),
+        ...(report.instanceFailures?.length ? { instanceFailures: report.instanceFailures } : {}),
       });
     }
     const outcome = queueOutcomeOf(report);

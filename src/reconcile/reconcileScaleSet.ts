@@ -1,5 +1,5 @@
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
-import { BeingDeletedError, NotFoundError } from "../core/errors";
+import { BeingDeletedError, describeError, FatalError, NotFoundError } from "../core/errors";
 import { rebornInstanceIds } from "../core/incarnation";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
@@ -10,7 +10,7 @@ import { inScopes } from "../core/scopes";
 import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
 import { awaitingCrpRollout } from "./crpRollout";
 import { activeDeclarations } from "./activeDeclarations";
-import { isolateFailures } from "./isolateFailures";
+import { isolateFailures, ISOLATION_WRITES_PER_PASS, type IsolationHooks } from "./isolateFailures";
 import { CallStats } from "./callStats";
 import { DriftWatch, vmDriftView } from "./driftWatch";
 import { readThroughGroup } from "./groupRead";
@@ -55,12 +55,30 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
   const intents = active.map(toIntent);
   const drift = new DriftWatch(ref, active, intents, deps);
+  // What this pass learnt, kept if it throws: a declaration that failed alone is recorded at once (the next attempt
+  // skips it), and one whose write went through is never marked failed by a later stop of the same pass.
+  const settled = new Set<StoredDeclaration>();
+  const budget = { left: ISOLATION_WRITES_PER_PASS };
+  const hooksFor = (toIntentIndex: (i: number) => number): IsolationHooks => ({
+    budget,
+    onFailed: async (i, reason) => {
+      const d = active[toIntentIndex(i)]!;
+      settled.add(d);
+      await record(d, outcomes.failed(reason, config.failedRetryMs));
+    },
+    onWritten: (indices) => indices.forEach((i) => settled.add(active[toIntentIndex(i)]!)),
+  });
+  let instanceFailures: { instanceId: string; reason: string }[] = [];
+  // The model as last read or written: a declaration it already holds is applied, whatever stops this pass later.
+  let known: ScaleSetModel | undefined;
+  const alreadyApplied = (d: StoredDeclaration) => d.outcome.kind === "applied" || (known !== undefined && intentSatisfied(known.nics, toIntent(d)) === true);
 
   try {
     const read = await cache.readPartition(ref);
     // A fresh reconcile still needs the rows' Table ETags (to store what it reads), but none of their models.
     const cached: CachedPartition = trigger.fresh ? forgetModels(read) : read;
     let model = await modelOf(ref, cached, compute, deps);
+    known = model;
     if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
     const mode = orchestrationModeOf(model);
     if (!mode) {
@@ -71,15 +89,19 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
 
     drift.observe([{ kind: "model", ids: [ref.id], nics: model.nics }]);
     // A terminal answer (400, 403) fails only the intents whose own write fails: the rest are written without them.
-    const modelWrite = await isolateFailures(intents.length, model, (idx, m) =>
-      writeModel(
-        ref,
-        m,
-        idx.map((i) => intents[i]!),
-        compute,
-        deps,
-        trigger,
-      ),
+    const modelWrite = await isolateFailures(
+      intents.length,
+      model,
+      (idx, m) =>
+        writeModel(
+          ref,
+          m,
+          idx.map((i) => intents[i]!),
+          compute,
+          deps,
+          trigger,
+        ).then((written) => (known = written)),
+      hooksFor((i) => i),
     );
     model = modelWrite.state;
     const failedWrites = modelWrite.failed;
@@ -101,7 +123,6 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         8,
         ([d, o]) => record(d, o),
       );
-      await mapLimit([...failedWrites], 8, ([i, reason]) => record(active[i]!, outcomes.failed(reason, config.failedRetryMs)));
       drift.observe(vms.flatMap(vmDriftView));
       await drift.settle(true);
       return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
@@ -113,14 +134,24 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     if (!rollsOut) drift.observe(instances.filter((i) => !isDeleting(i.provisioningState)).map((i) => ({ kind: "instance", ids: [i.id], nics: i.nics })));
     const instanceWrite = rollsOut
       ? { state: { written: 0, instances }, failed: new Map<number, string>() }
-      : await isolateFailures(held.length, { written: 0, instances }, (idx, st) =>
-          writeInstances(
-            ref,
-            st.instances,
-            idx.map((i) => intents[held[i]!]!),
-            compute,
-            deps,
-          ).then((r) => ({ written: st.written + r.written, instances: r.instances })),
+      : await isolateFailures(
+          held.length,
+          { written: 0, instances },
+          (idx, st) =>
+            writeInstances(
+              ref,
+              st.instances,
+              idx.map((i) => intents[held[i]!]!),
+              compute,
+              deps,
+            ).then((r) => {
+              instanceFailures = [
+                ...instanceFailures.filter((f) => !r.refused.has(f.instanceId)),
+                ...[...r.refused].map(([instanceId, reason]) => ({ instanceId, reason })),
+              ];
+              return { written: st.written + r.written, instances: r.instances };
+            }),
+          hooksFor((i) => held[i]!),
         );
     for (const [i, reason] of instanceWrite.failed) failedWrites.set(held[i]!, reason);
     const after = instanceWrite.state;
@@ -134,11 +165,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       8,
       ([d, i]) => {
         const placed = modelEdit.outcomes[i];
-        const writeFailure = failedWrites.get(i);
-        if (writeFailure !== undefined || (placed && !placed.ok)) {
-          const reason = writeFailure ?? (placed && !placed.ok ? placed.reason : "");
-          return record(d, outcomes.failed(reason, config.failedRetryMs));
-        }
+        // Recorded the moment its write failed alone (isolateFailures' onFailed).
+        if (failedWrites.has(i)) return Promise.resolve();
+        if (placed && !placed.ok) return record(d, outcomes.failed(placed.reason, config.failedRetryMs));
         const intent = intents[i] as PoolIntent;
         const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
         return record(d, {
@@ -150,14 +179,17 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     );
     await drift.settle(true);
     const recheck = rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
-    return report(
-      stats.writes > 0 ? "applied" : "unchanged",
-      declarations.length,
-      recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {},
-    );
+    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, {
+      ...(recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {}),
+      ...(instanceFailures.length > 0 ? { instanceFailures } : {}),
+    });
   } catch (err) {
     await drift.settle(false);
-    return settleFailure(err, { target: ref, trigger, active, declarations: declarations.length, outcomes, report }, deps);
+    return settleFailure(
+      err,
+      { target: ref, trigger, active, declarations: declarations.length, outcomes, report, spare: (d) => settled.has(d) || alreadyApplied(d) },
+      deps,
+    );
   }
 }
 
@@ -262,15 +294,20 @@ function needsWrite(i: InstanceModel, intents: PoolIntent[]): boolean {
   return !isDeleting(i.provisioningState) && applyIntents(i.nics, intents).nics !== undefined;
 }
 
-/** Each instance whose own configuration differs, with its own ETag, a bounded number at a time. */
+/**
+ * Each instance whose own configuration differs, with its own ETag, a bounded number at a time. An instance ARM
+ * refuses (400/403: a dangling ASG or NSG in its own configuration) is that instance's problem, not the intents':
+ * it is returned in `refused` and the others are written; the intents the model took stay applied.
+ */
 async function writeInstances(
   ref: ScaleSetRef,
   instances: InstanceModel[],
   intents: PoolIntent[],
   compute: ComputePort,
   deps: ReconcileDeps,
-): Promise<{ written: number; instances: InstanceModel[] }> {
+): Promise<{ written: number; instances: InstanceModel[]; refused: Map<string, string> }> {
   let written = 0;
+  const refused = new Map<string, string>();
   // What each instance holds after our writes (or vanished: scaled in under us).
   const current = new Map(instances.map((i) => [i.instanceId, i] as const));
   const targets = instances.filter((i) => needsWrite(i, intents));
@@ -295,10 +332,16 @@ async function writeInstances(
       },
       first,
       deps,
-    );
+    ).catch((err: unknown) => {
+      if (!(err instanceof FatalError)) throw err;
+      refused.set(first.instanceId, describeError(err));
+      deps.log.warn("instance.refused", { scaleSetId: ref.id, instanceId: first.instanceId, error: describeError(err) });
+      return undefined;
+    });
+    if (!result) return;
     if (result.kind === "gone") current.delete(first.instanceId);
     else current.set(result.model.instanceId, result.model);
     if (result.kind === "written") written++;
   });
-  return { written, instances: [...current.values()] };
+  return { written, instances: [...current.values()], refused };
 }

@@ -36,7 +36,7 @@ export interface StaleDeps {
   compute: ComputePort;
   cache: ModelCache;
   timerState: TimerStateStore;
-  declarations: DeclarationStore & { listAll(): AsyncIterable<StoredDeclaration> };
+  declarations: DeclarationStore & { listAll(opts?: { purge?: boolean }): AsyncIterable<StoredDeclaration> };
   queue: WorkQueue;
   /** Chains of re-enqueued reconciles in progress (optional: without it every retry starts at attempt 0). */
   attempts?: Pick<ReconcileAttempts, "list">;
@@ -123,7 +123,8 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   const retryDue = new Map<string, string>();
   const vmRetries = new Map<string, string>();
   let oldestPending = Infinity;
-  for await (const d of deps.declarations.listAll()) {
+  // The timer, not a reader, drops removal marks past their retention.
+  for await (const d of deps.declarations.listAll({ purge: true })) {
     if (d.outcome.kind === "pending") oldestPending = Math.min(oldestPending, Date.parse(d.declaredAt) || now);
     const target = parseTargetId(d.scaleSetId);
     if (!target.ok) continue;

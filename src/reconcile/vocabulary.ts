@@ -55,6 +55,8 @@ export interface ReconcileReport {
   durationMs: number;
   requeueAfterMs?: number;
   reason?: string;
+  /** Instances ARM refused a write to (400/403 about their own configuration): their problem, not the declarations'. */
+  instanceFailures?: { instanceId: string; reason: string }[];
 }
 
 export interface ReconcileTrigger {

@@ -138,7 +138,12 @@ describe("MembershipTable", () => {
     const { stored } = await clocked.upsert(ref, declaration({ state: "absent" }));
     expect(await clocked.remove(ref, stored)).toBe(true);
     at += REMOVED_RETENTION_MS + 1;
+    // A reader (GET /api/status) makes no writes: the mark stays until the timer's listing purges it.
     for await (const d of clocked.listAll()) expect(d).toBeUndefined();
+    const kept = [];
+    for await (const r of client.listEntities()) kept.push(r);
+    expect(kept).toHaveLength(1);
+    for await (const d of clocked.listAll({ purge: true })) expect(d).toBeUndefined();
     const rows = [];
     for await (const r of client.listEntities()) rows.push(r);
     expect(rows).toEqual([]);

@@ -67,6 +67,7 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
         POOLSYNC_RECONCILE_SCHEDULE: "*/2 * * * * *",
         POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
         POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
+        POOLSYNC_LOCAL_WEBHOOK_KEY: "e2e-webhook-key",
       },
     );
     sim = simClient(`https://127.0.0.1:${simPort}`);
@@ -91,7 +92,7 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
   });
 
   it("answers the Event Grid validation handshake on the host's webhook path", async () => {
-    const res = await fetch(`${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent`, {
+    const res = await fetch(`${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent&code=e2e-webhook-key`, {
       method: "POST",
       headers: { "content-type": "application/json", "aeg-event-type": "SubscriptionValidation" },
       body: JSON.stringify([{ id: "v1", eventType: "Microsoft.EventGrid.SubscriptionValidationEvent", data: { validationCode: "e2e-code" } }]),

@@ -4,7 +4,7 @@ import { EventDebounceTable } from "../../src/azure/eventDebounceTable";
 import { DEMO } from "../support/harness";
 import { cloudEvent, eventGridEvent } from "../support/armEventSamples";
 import { scaleSetRef } from "../support/refs";
-import { startIntakeApp, waitFor, type IntakeApp } from "../intake/support";
+import { INTAKE_WEBHOOK_KEY, startIntakeApp, waitFor, type IntakeApp } from "../intake/support";
 
 /**
  * Adversarial ARM events through the local runtime's Event Grid webhook (the host's path, the built
@@ -53,7 +53,7 @@ const eventsLogged = () => app.appLogs.filter((l) => l.event === "event" || l.ev
 
 beforeAll(async () => {
   app = await startIntakeApp({ reconcile: true, env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "30" } });
-  hook = `${app.url}/runtime/webhooks/eventgrid?functionName=onResourceEvent`;
+  hook = `${app.url}/runtime/webhooks/eventgrid?functionName=onResourceEvent&code=${INTAKE_WEBHOOK_KEY}`;
   cache = new EtagCacheTable(app.cache, true);
   await app.queue.createIfNotExists();
   await app.queue.sendMessage(

@@ -41,6 +41,18 @@ describe("the HTTP API behind Microsoft Entra ID", () => {
     expect(settings.get("POOLSYNC_BINDINGS")).toBe("[parameters('poolsyncBindings')]");
   });
 
+  it("every host shares one cache key: POOLSYNC_CACHE_KEY from a securestring parameter, random by default and long enough", () => {
+    const settings = appSettings(main);
+    expect(settings.get("POOLSYNC_CACHE_KEY")).toBe("[parameters('poolsyncCacheKey')]");
+    const p = main.parameters?.poolsyncCacheKey as { type?: string; defaultValue?: unknown; minLength?: number } | undefined;
+    // securestring: ARM keeps it out of the deployment's history and outputs.
+    expect(p?.type).toBe("securestring");
+    expect(p?.minLength).toBe(32);
+    // Two GUIDs (72 characters), made once per deployment: newGuid() is allowed only in a parameter default.
+    expect(p?.defaultValue).toBe("[concat(newGuid(), newGuid())]");
+    expect(JSON.stringify(main.outputs ?? {})).not.toContain("poolsyncCacheKey");
+  });
+
   it("no basic auth: FTP and SCM publishing credentials are off", () => {
     expect(child("basicPublishingCredentialsPolicies", "ftp").properties).toEqual({ allow: false });
     expect(child("basicPublishingCredentialsPolicies", "scm").properties).toEqual({ allow: false });

@@ -71,6 +71,8 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     ...opts.env,
   };
   const rt = await startLocalRuntime({
+    testPrincipals: true,
+    webhookKey: INTAKE_WEBHOOK_KEY,
     appDir: APP_DIR,
     entryGlob: APP_GLOB,
     settings,
@@ -155,6 +157,9 @@ export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean,
 }
 
 /** A caller as App Service authentication would present it, through the local runtime's test principal header. */
+/** The Event Grid webhook's key of these runtimes (the local runtime requires one). */
+export const INTAKE_WEBHOOK_KEY = "intake-webhook-key";
+
 export const asPrincipal = (id: string, name: string, roles: string[]) => ({ "x-test-client-principal": JSON.stringify({ id, name, roles }) });
 
 export const json = (body: unknown): RequestInit => ({

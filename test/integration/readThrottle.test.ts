@@ -10,8 +10,10 @@ import { scaleSetRef } from "../support/refs";
  * ends as soon as the request is aborted.
  */
 const ref = scaleSetRef(DEMO.scaleSetId);
+/** ARM's own read throttle (it names no CRP bucket): every read of the subscription waits. */
+const ARM_READS_429 = { error: { code: "TooManyRequests", message: "Number of read requests for subscription exceeded the limit." } };
 const throttleNextGet = (h: Harness, seconds: number) =>
-  h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", retryAfterSeconds: seconds });
+  h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", status: 429, retryAfterSeconds: seconds, body: ARM_READS_429 });
 
 describe("a read 429 and the reads after it", () => {
   let h: Harness | undefined;
@@ -59,5 +61,40 @@ describe("a read 429 and the reads after it", () => {
     const err = await h.services.compute.getScaleSet(ref).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(err).toBeInstanceOf(TransientError);
+  });
+
+  it("a 429 naming a CRP bucket closes reads of that kind only: the scale set's instance LIST still goes (issue 26)", async () => {
+    h = await startHarness({ env: { POOLSYNC_PACING_MAX_WAIT_SECONDS: "5" } });
+    h.sim.control.injectFault({
+      method: "GET",
+      path: "virtualMachineScaleSets/etag-k8s-mp-0$",
+      status: 429,
+      retryAfterSeconds: 600,
+      body: {
+        code: "OperationNotAllowed",
+        message: "The server rejected the request because too many requests have been received for this subscription.",
+        details: [{ code: "TooManyRequests", target: "GetVMScaleSet3Min", message: '{"operationGroup":"GetVMScaleSet3Min"}' }],
+      },
+    });
+    await expect(h.services.compute.getScaleSet(ref)).rejects.toBeInstanceOf(ThrottledError);
+    // Another bucket (HighCostGetVMScaleSet…): answered, not paced for 600 s.
+    expect((await h.services.compute.listInstances(ref)).length).toBeGreaterThan(0);
+    // The same kind of read waits out the Retry-After (here: refused at once as throttled, past the 5 s cap).
+    const gets = h.sim.control.stats().gets;
+    await expect(h.services.compute.getScaleSet(ref)).rejects.toBeInstanceOf(ThrottledError);
+    expect(h.sim.control.stats().gets).toBe(gets);
+  });
+
+  it("a 429 naming no bucket (ARM's own subscription reads) still closes every read of the subscription", async () => {
+    h = await startHarness({ env: { POOLSYNC_PACING_MAX_WAIT_SECONDS: "5" } });
+    h.sim.control.injectFault({
+      method: "GET",
+      path: "virtualMachineScaleSets/etag-k8s-mp-0$",
+      status: 429,
+      retryAfterSeconds: 600,
+      body: ARM_READS_429,
+    });
+    await expect(h.services.compute.getScaleSet(ref)).rejects.toBeInstanceOf(ThrottledError);
+    await expect(h.services.compute.listInstances(ref)).rejects.toBeInstanceOf(ThrottledError);
   });
 });

@@ -14,6 +14,7 @@ const lines: string[] = [];
 beforeAll(async () => {
   await queueService().getQueueClient(fixture.queue).create();
   rt = await startLocalRuntime({
+    webhookKey: "runtime-test-webhook-key",
     appDir: APP_DIR,
     entryGlob: FIXTURE_GLOB,
     settings: fixture.settings,
@@ -31,7 +32,7 @@ afterAll(async () => {
 
 const records = (fn: string) => readRecords(fixture.file).filter((r) => r.fn === fn);
 const webhook = (functionName: string, eventType: string | undefined, body: unknown) =>
-  fetch(`${rt.url}/runtime/webhooks/eventgrid?functionName=${functionName}`, {
+  fetch(`${rt.url}/runtime/webhooks/eventgrid?functionName=${functionName}&code=runtime-test-webhook-key`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(eventType ? { "aeg-event-type": eventType } : {}) },
     body: typeof body === "string" ? body : JSON.stringify(body),

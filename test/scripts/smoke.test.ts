@@ -21,6 +21,8 @@ async function startLocal(env: Record<string, string>): Promise<{ url: string; a
       POOLSYNC_QUEUE: `${tag}q`,
       POOLSYNC_MEMBERSHIPS_TABLE: `${tag}mem`,
       POOLSYNC_CACHE_TABLE: `${tag}cache`,
+      // The smoke run's --test-principal: honoured only in the local runtime's explicit test mode.
+      POOLSYNC_LOCAL_TEST_PRINCIPALS: "true",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
