@@ -71,6 +71,7 @@ export async function probe(appDir: string, functionName: string, inputs: ProbeI
   const main = (JSON.parse(readFileSync(join(appDir, "package.json"), "utf8")) as { main: string }).main;
   const files = expandGlob(main, appDir);
   const t0 = performance.now();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the probe times CommonJS loading of each entry file as the Functions host does
   for (const file of files) withLoadingEntry(file, () => require(file));
   const registered = performance.now();
   const functions = capturedFunctions();

@@ -79,6 +79,7 @@ function authHeaders(auth: SmokeOptions["auth"]): Record<string, string> {
 }
 
 /** One ARM call over https, trusting `ca` when given (the simulator's self-signed certificate). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form ARM JSON body walked by the smoke run
 function arm(o: SmokeOptions, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const url = new URL(`${o.armEndpoint}${path}?api-version=${SCALE_SET_API_VERSION}`);
   const payload = body === undefined ? undefined : JSON.stringify(body);

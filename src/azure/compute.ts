@@ -116,6 +116,7 @@ function answerFacts(raw: RawAnswer | undefined): { etag: string | undefined } {
  * Compute, and on Flex Consumption each function group cold-starts on instances of its own.
  */
 function computeSdk(): typeof import("@azure/arm-compute") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first ARM call on purpose (cold start), not with this module
   return require("@azure/arm-compute") as typeof import("@azure/arm-compute");
 }
 

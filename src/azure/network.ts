@@ -36,6 +36,7 @@ function toNicModel(nic: NetworkInterface, fallbackId: string): NicModel {
 
 /** Loaded on the first NIC call, not with this module (see computeSdk in ./compute). */
 function networkSdk(): typeof import("@azure/arm-network") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first NIC call on purpose (cold start), not with this module
   return require("@azure/arm-network") as typeof import("@azure/arm-network");
 }
 

@@ -18,7 +18,7 @@ describe("MembershipTable.upsert under a concurrent delete", () => {
   });
 
   it("a row deleted between the read and the replace is created again, not a storage error", async () => {
-    let table: TableClient | undefined;
+    let table: TableClient | undefined = undefined; // set once the harness names the table
     let armed = false;
     // Plays the other process: just before the first conditional replace of a memberships row, the row goes.
     const deleteFirst: PipelinePolicy = {

@@ -8,7 +8,6 @@ import { StorageWorkQueue } from "../../src/azure/workQueue";
 import { systemClock } from "../../src/app/systemClock";
 import { leasedReconcile, type LeasedDeps } from "../../src/reconcile/leasedReconcile";
 import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/vocabulary";
-import { decodeQueueBody } from "../support/queueBody";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 

@@ -90,7 +90,7 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
   });
 
   it("without any budget header the documented budgets apply: 12 writes to a scale set, then one each 15 s", () => {
-    let now = 0;
+    const now = 0;
     const pacer = new WritePacer(() => now);
     const ref = scaleSetRef(VMSS);
     for (const o of observationsOf("PUT", VMSS, headers({}))) learnWriteBudget(pacer, o);
@@ -104,7 +104,6 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
   it("a 3Min window nearly spent slows this host's writes to every scale set of the subscription", () => {
     const now = 0;
     const pacer = new WritePacer(() => now);
-    const ref = scaleSetRef(VMSS);
     for (const o of observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSet3Min;0" })))
       learnWriteBudget(pacer, o);
     expect(pacer.waitMs(scaleSetRef(VMSS.replace("vmss-1", "vmss-2")))).toBeGreaterThan(0);

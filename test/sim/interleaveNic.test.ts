@@ -54,7 +54,7 @@ async function step(w: WriterState, useIfMatch: boolean, clock: number): Promise
 
 async function run(schedule: Who[], useIfMatch: boolean): Promise<{ survivors: string[]; writers: Record<Who, WriterState>; status412: number }> {
   sim.control.reset({ seed: "demo" });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   NIC = (sim.control.virtualMachines(FLEX)[0] as any).properties.networkProfile.networkInterfaces[0].id as string;
   const writers: Record<Who, WriterState> = {
     A: { ipConfiguration: "ipConfig0", pool: POOL_ID, phase: "get", getAt: -1, putAt: -1 },
