@@ -2,7 +2,6 @@ import { checkBinding, type BindingRule } from "../core/bindings";
 import { capRefusal } from "./intakeCap";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
 import { isLeading, parseQueueMessage, reasonOf, targetIdOf, type DeclareMessage } from "../core/messages";
-import { versionSelectorText } from "../core/networkProfile";
 import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
@@ -44,7 +43,9 @@ function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): 
   return {
     scaleSetId: targetIdOf(m),
     backendPoolId: m.backendPoolId,
-    ipConfiguration: m.ipVersion ? versionSelectorText(m.ipVersion) : (m.ipConfiguration ?? ""),
+    // Messages of every version carry the IP version as a field of its own (ipVersion): nothing to decode here.
+    ipConfiguration: m.ipConfiguration ?? "",
+    ...(m.ipVersion ? { ipVersion: m.ipVersion } : {}),
     state: m.state,
     // A redelivery of the same message carries the same id, so it is recognised as the same declaration.
     requestId: m.requestId ?? `queue-${meta.id}`,
