@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { parseBindings } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
-import { MIN_KEY_CHARS } from "./azure/cacheRowMac";
 
 /**
  * Every setting poolsync reads, validated once, with its default. A missing or malformed setting fails at start
@@ -114,6 +113,9 @@ function setting<const K extends string, S extends z.ZodType>(spec: SettingSpec<
 }
 
 const toMs = (unit: number) => (n: number) => Math.round(n * unit);
+
+/** At least this many characters of POOLSYNC_CACHE_KEY. */
+export const MIN_KEY_CHARS = 32;
 
 const cacheKey = z
   .string()

@@ -9,8 +9,8 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
  */
 
 export const MAC_COLUMN = "mac";
-/** At least this many characters of POOLSYNC_CACHE_KEY. */
-export const MIN_KEY_CHARS = 32;
+/** Declared with the setting it bounds (config sits below azure/). */
+export { MIN_KEY_CHARS } from "../config";
 
 export interface MacFields {
   partitionKey: string;
