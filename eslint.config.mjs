@@ -26,12 +26,4 @@ export default defineConfig(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
     },
   },
-  // ---- TEMPORARY (issue 24): delete this block after the src/ restructure is merged. ----
-  // src/ is being moved by another branch, so its findings are not fixed here. The only one today:
-  //   src/core/bindings.ts:25  unused eslint-disable directive (no-control-regex reports nothing there): delete it.
-  {
-    files: ["src/**/*.ts"],
-    linterOptions: { reportUnusedDisableDirectives: "off" },
-  },
-  // ---- end TEMPORARY ----
 );

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseBindings, type BindingRule } from "./core/bindings";
+import { parseBindings } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
 
 /**
@@ -94,113 +94,224 @@ const bindings = z.string().transform((v, ctx) => {
   return parsed.value;
 });
 
-/** Setting name → schema and default (undefined default = required). The infra template sets each of these. */
+/**
+ * One declaration of a setting: the Config field it fills (`key`), how its text is read (`schema`, ending in the
+ * field's value), its `default` (undefined = required) and what it means (`doc`, the table in docs/settings.md).
+ * `template` says why infra/main.json does not set it to the default: `secret` (the template provisions it itself)
+ * or `unset` (left to the platform or the operator).
+ */
+export interface SettingSpec<K extends string = string, S extends z.ZodType = z.ZodType> {
+  key: K;
+  schema: S;
+  default: string | undefined;
+  doc: string;
+  template?: "secret" | "unset";
+}
+
+function setting<const K extends string, S extends z.ZodType>(spec: SettingSpec<K, S>): SettingSpec<K, S> {
+  return spec;
+}
+
+const toMs = (unit: number) => (n: number) => Math.round(n * unit);
+
+/** At least this many characters of POOLSYNC_CACHE_KEY. */
+export const MIN_KEY_CHARS = 32;
+
+const cacheKey = z
+  .string()
+  .trim()
+  .refine((v) => v === "" || v.length >= MIN_KEY_CHARS, `must be at least ${MIN_KEY_CHARS} characters (random)`);
+
+/** Setting name → its declaration. Config, loadConfig and docs/settings.md are derived from these. */
 export const SETTINGS = {
-  POOLSYNC_SCOPES: { schema: scopes, default: undefined, doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs." },
-  POOLSYNC_BINDINGS: {
+  POOLSYNC_SCOPES: setting({
+    key: "scopes",
+    schema: scopes,
+    default: undefined,
+    doc: "Subscriptions or resource groups poolsync may read and write, comma-separated ARM IDs.",
+  }),
+  POOLSYNC_BINDINGS: setting({
+    key: "bindings",
     schema: bindings,
     default: undefined,
     doc: "Which targets may join which backend pools (docs/bindings.md): rules `[scaleSets|vms|both:] target => pool` of ARM ID prefixes (`*` = any one segment, `{sub}` = the same segment on both sides), separated by `;`; `*` alone = any pairing inside POOLSYNC_SCOPES. Checked at intake and before every write, for present and absent alike.",
-  },
-  POOLSYNC_AUTH: {
+  }),
+  POOLSYNC_AUTH: setting({
+    key: "auth",
     schema: z.enum(["entra", "key"]),
     default: "entra",
-    doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles poolsync.Read / poolsync.Declare from x-ms-client-principal; key = the documented fallback: a function key, holders may do everything.",
-  },
-  ARM_ENDPOINT: { schema: httpUrl, default: "https://management.azure.com", doc: "Azure Resource Manager endpoint; the simulator's URL locally." },
-  POOLSYNC_ARM_CREDENTIAL: {
+    doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles `poolsync.Read` (status, show) and `poolsync.Declare` (declare) read from `x-ms-client-principal`; key = the documented fallback: a function key, whose holders may do everything (docs/api.md).",
+  }),
+  ARM_ENDPOINT: setting({
+    key: "armEndpoint",
+    schema: httpUrl,
+    default: "https://management.azure.com",
+    doc: "Azure Resource Manager endpoint; the simulator's URL locally.",
+  }),
+  POOLSYNC_ARM_CREDENTIAL: setting({
+    key: "armCredential",
     schema: z.enum(["auto", "default", "managedIdentity", "static"]),
     default: "auto",
-    doc: "managedIdentity = the app's managed identity (AZURE_CLIENT_ID picks a user-assigned one); default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), managedIdentity in App Service (IDENTITY_ENDPOINT set), default otherwise.",
-  },
-  POOLSYNC_ARM_STATIC_TOKEN: {
+    doc: "managedIdentity = the app's managed identity (`AZURE_CLIENT_ID` picks a user-assigned one); default = DefaultAzureCredential; static = a fixed bearer token (the simulator). auto picks static only for a loopback endpoint (127.0.0.1, ::1, localhost), managedIdentity in App Service (`IDENTITY_ENDPOINT` set), default otherwise.",
+  }),
+  POOLSYNC_ARM_STATIC_TOKEN: setting({
+    key: "armStaticToken",
     schema: z.string().min(1),
     default: "poolsync-simulator-token",
     doc: "The bearer token sent with the static credential (the simulator accepts any).",
-  },
-  POOLSYNC_QUEUE: { schema: queueName, default: "backendpool-updates", doc: "Queue of declare/reconcile messages; its poison queue is <name>-poison." },
-  POOLSYNC_MEMBERSHIPS_TABLE: { schema: tableName, default: "memberships", doc: "Table of declared memberships (the durable intent)." },
-  POOLSYNC_CACHE_TABLE: { schema: tableName, default: "etagcache", doc: "Table of cached scale set / instance models with their ARM ETags." },
-  POOLSYNC_CACHE_ENABLED: { schema: boolean, default: "true", doc: "false = always GET from ARM before a write (the cache is only an optimisation)." },
-  POOLSYNC_CACHE_TTL_SECONDS: {
-    schema: positiveInt(86_400),
+  }),
+  POOLSYNC_QUEUE: setting({
+    key: "queueName",
+    schema: queueName,
+    default: "backendpool-updates",
+    doc: "Queue of declare/reconcile messages; its poison queue is <name>-poison.",
+  }),
+  POOLSYNC_MEMBERSHIPS_TABLE: setting({
+    key: "membershipsTable",
+    schema: tableName,
+    default: "memberships",
+    doc: "Table of declared memberships (the durable intent).",
+  }),
+  POOLSYNC_CACHE_TABLE: setting({
+    key: "cacheTable",
+    schema: tableName,
+    default: "etagcache",
+    doc: "Table of cached scale set / instance models with their ARM ETags.",
+  }),
+  POOLSYNC_CACHE_ENABLED: setting({
+    key: "cacheEnabled",
+    schema: boolean,
+    default: "true",
+    doc: "false = always GET from ARM before a write (the cache is only an optimisation).",
+  }),
+  POOLSYNC_CACHE_TTL_SECONDS: setting({
+    key: "cacheTtlMs",
+    schema: positiveInt(86_400).transform(toMs(1000)),
     default: "600",
     doc: "Age after which a cached model is re-read before use and revisited by the timer: with an event lost, a deleted scale set or another writer's change shows within one TTL plus one timer period.",
-  },
-  POOLSYNC_MAX_PRECONDITION_RETRIES: { schema: nonNegativeInt(20), default: "5", doc: "Re-reads after a 412 within one reconcile before it is re-enqueued." },
-  POOLSYNC_INSTANCE_CONCURRENCY: {
+  }),
+  POOLSYNC_MAX_PRECONDITION_RETRIES: setting({
+    key: "maxPreconditionRetries",
+    schema: nonNegativeInt(20),
+    default: "5",
+    doc: "Re-reads after a 412 within one reconcile before it is re-enqueued.",
+  }),
+  POOLSYNC_INSTANCE_CONCURRENCY: setting({
+    key: "instanceConcurrency",
     schema: positiveInt(64),
     default: "10",
     doc: "Instance writes in flight at once for one scale set (each instance has its own CRP budget; the shared ones are paced).",
-  },
-  POOLSYNC_EVENT_DEBOUNCE_SECONDS: { schema: nonNegativeInt(3_600), default: "10", doc: "At most one event-triggered reconcile per scale set per window." },
-  POOLSYNC_RECONCILE_SCHEDULE: { schema: z.string().trim().min(1), default: "0 */5 * * * *", doc: "NCRONTAB schedule of the reconcileStale timer." },
-  POOLSYNC_RECONCILE_MAX_READS: {
+  }),
+  POOLSYNC_EVENT_DEBOUNCE_SECONDS: setting({
+    key: "eventDebounceMs",
+    schema: nonNegativeInt(3_600).transform(toMs(1000)),
+    default: "10",
+    doc: "At most one event-triggered reconcile per scale set per window.",
+  }),
+  POOLSYNC_RECONCILE_SCHEDULE: setting({
+    key: "reconcileSchedule",
+    schema: z.string().trim().min(1),
+    default: "0 */5 * * * *",
+    doc: "NCRONTAB schedule of the reconcileStale timer.",
+  }),
+  POOLSYNC_RECONCILE_MAX_READS: setting({
+    key: "reconcileMaxReads",
     schema: positiveInt(100_000),
     default: "200",
     doc: "ARM requests the timer may spend in one run: each page of a resource group's scale set LIST, each GET and each VM LIST counts one.",
-  },
-  POOLSYNC_IDLE_EVICT_HOURS: {
-    schema: positiveInt(24 * 365),
+  }),
+  POOLSYNC_IDLE_EVICT_HOURS: setting({
+    key: "idleEvictMs",
+    schema: positiveInt(24 * 365).transform(toMs(3_600_000)),
     default: "24",
     doc: "Cache rows of scale sets nobody declares for and nobody touched for this long are evicted.",
-  },
-  POOLSYNC_ARM_CA_FILE: {
+  }),
+  POOLSYNC_ARM_CA_FILE: setting({
+    key: "armCaFile",
     schema: z.string(),
     default: "",
     doc: "PEM file of an extra CA to trust for ARM_ENDPOINT (the simulator's test certificate); empty = the system's CAs only.",
-  },
-  POOLSYNC_ARM_TIMEOUT_SECONDS: {
-    schema: positiveInt(600),
+  }),
+  POOLSYNC_ARM_TIMEOUT_SECONDS: setting({
+    key: "armTimeoutMs",
+    schema: positiveInt(600).transform(toMs(1000)),
     default: "30",
     doc: "Timeout of one ARM request; a write that timed out is re-checked from fresh state.",
-  },
-  POOLSYNC_TABLE_TIMEOUT_SECONDS: {
-    schema: positiveInt(600),
+  }),
+  POOLSYNC_TABLE_TIMEOUT_SECONDS: setting({
+    key: "tableTimeoutMs",
+    schema: positiveInt(600).transform(toMs(1000)),
     default: "30",
     doc: "Timeout of one Table Storage request: a storage account that accepts and never answers fails the call instead of holding the invocation.",
-  },
-  POOLSYNC_OPERATION_MAX_WAIT_SECONDS: {
-    schema: positiveInt(3_600),
+  }),
+  POOLSYNC_OPERATION_MAX_WAIT_SECONDS: setting({
+    key: "operationMaxWaitMs",
+    schema: positiveInt(3_600).transform(toMs(1000)),
     default: "300",
     doc: "How long one invocation waits for a Compute long-running operation before re-enqueueing.",
-  },
-  POOLSYNC_OPERATION_POLL_SECONDS: {
-    schema: positiveSeconds(600),
+  }),
+  POOLSYNC_OPERATION_POLL_SECONDS: setting({
+    key: "operationPollMs",
+    schema: positiveSeconds(600).transform(toMs(1000)),
     default: "5",
     doc: "Polling interval of long-running operations when ARM sends no Retry-After or Retry-After: 0 (as the Azure SDKs read it); fractions allowed.",
-  },
-  POOLSYNC_MAX_ATTEMPTS: {
+  }),
+  POOLSYNC_MAX_ATTEMPTS: setting({
+    key: "maxAttempts",
     schema: positiveInt(100),
     default: "8",
     doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed.",
-  },
-  POOLSYNC_PACING_ENABLED: { schema: boolean, default: "true", doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429." },
-  POOLSYNC_PACING_MAX_WAIT_SECONDS: {
-    schema: nonNegativeInt(600),
+  }),
+  POOLSYNC_PACING_ENABLED: setting({
+    key: "pacingEnabled",
+    schema: boolean,
+    default: "true",
+    doc: "Spread writes inside CRP's and ARM's write budgets instead of running into 429.",
+  }),
+  POOLSYNC_PACING_MAX_WAIT_SECONDS: setting({
+    key: "pacingMaxWaitMs",
+    schema: nonNegativeInt(600).transform(toMs(1000)),
     default: "5",
     doc: "Longest pause for the write or read budget (a read 429's Retry-After included) inside one invocation; a longer one re-enqueues the reconcile.",
-  },
-  POOLSYNC_DECLARE_WINDOW_SECONDS: {
-    schema: nonNegativeInt(300),
+  }),
+  POOLSYNC_DECLARE_WINDOW_SECONDS: setting({
+    key: "declareWindowMs",
+    schema: nonNegativeInt(300).transform(toMs(1000)),
     default: "2",
     doc: "Declarations of one scale set arriving close together share a reconcile, across instances: the first of a quiet scale set (no window for twice this long, host not in a backlog) reconciles at once; the next enqueues one for the window's end (at once if the host is busy), joined by others until its pass runs. 0 = at once.",
-  },
-  POOLSYNC_GATHER_MILLISECONDS: {
+  }),
+  POOLSYNC_GATHER_MILLISECONDS: setting({
+    key: "gatherMs",
     schema: nonNegativeInt(60_000),
     default: "250",
     doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write.",
-  },
-  POOLSYNC_FAILED_RETRY_SECONDS: {
-    schema: positiveInt(86_400),
+  }),
+  POOLSYNC_FAILED_RETRY_SECONDS: setting({
+    key: "failedRetryMs",
+    schema: positiveInt(86_400).transform(toMs(1000)),
     default: "300",
     doc: "When a declaration whose last attempt failed is tried again by the timer.",
-  },
-  POOLSYNC_RECONCILE_LEASE_SECONDS: {
-    schema: positiveInt(3_600),
+  }),
+  POOLSYNC_RECONCILE_LEASE_SECONDS: setting({
+    key: "reconcileLeaseMs",
+    schema: positiveInt(3_600).transform(toMs(1000)),
     default: "60",
     doc: "One reconcile of a scale set at a time across hosts: the lease a reconcile holds (renewed while it runs); a host that dies holding it lets go after this long.",
-  },
+  }),
+  POOLSYNC_CACHE_KEY: setting({
+    key: "cacheKey",
+    schema: cacheKey,
+    default: "",
+    template: "secret",
+    doc: "HMAC key of cache rows, the same on every host (docs/bindings.md); empty = a random key per process, so a host reads only the rows it stored.",
+  }),
+  POOLSYNC_PRINCIPAL_STRIPPED_BY: setting({
+    key: "principalStrippedBy",
+    schema: z.string().trim(),
+    default: "",
+    template: "unset",
+    doc: "Names the platform that strips a client's own x-ms-client-principal where App Service authentication does not (WEBSITE_AUTH_ENABLED); empty = with POOLSYNC_AUTH=entra outside it, the API refuses every call.",
+  }),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -214,48 +325,24 @@ export function httpAuthLevel(env: Record<string, string | undefined> = process.
   return (env.POOLSYNC_AUTH ?? "").trim().toLowerCase() === "key" ? "function" : "anonymous";
 }
 
-export interface Config {
-  scopes: Scope[];
-  bindings: BindingRule[];
-  auth: "entra" | "key";
+type Settings = typeof SETTINGS;
+
+/** Each setting's value, under its key. */
+export type SettingValues = { -readonly [N in SettingName as Settings[N]["key"]]: z.output<Settings[N]["schema"]> };
+
+export type Config = Omit<SettingValues, "armCredential" | "principalStrippedBy"> & {
+  /** "auto" resolved (see POOLSYNC_ARM_CREDENTIAL). */
+  armCredential: "default" | "managedIdentity" | "static";
   /**
    * Set when POOLSYNC_AUTH is entra in App Service but App Service authentication is off: then nothing strips a
    * forged x-ms-client-principal, so the API refuses every call rather than trust it.
    */
   authUnprotected?: string;
-  armEndpoint: string;
-  armCredential: "default" | "managedIdentity" | "static";
   /** The user-assigned identity for ARM (AZURE_CLIENT_ID, as DefaultAzureCredential reads it). */
   armClientId?: string;
-  armStaticToken: string;
-  queueName: string;
   poisonQueueName: string;
-  membershipsTable: string;
-  cacheTable: string;
-  cacheEnabled: boolean;
-  /** POOLSYNC_CACHE_KEY: the HMAC key of cache rows ("" = a random key per process; see docs/bindings.md). */
-  cacheKey: string;
-  cacheTtlMs: number;
-  maxPreconditionRetries: number;
-  instanceConcurrency: number;
-  eventDebounceMs: number;
-  reconcileSchedule: string;
-  reconcileMaxReads: number;
-  idleEvictMs: number;
-  failedRetryMs: number;
-  armTimeoutMs: number;
-  tableTimeoutMs: number;
-  armCaFile: string;
-  operationMaxWaitMs: number;
-  operationPollMs: number;
-  maxAttempts: number;
-  pacingEnabled: boolean;
-  pacingMaxWaitMs: number;
-  gatherMs: number;
-  declareWindowMs: number;
-  reconcileLeaseMs: number;
   storage: StorageConnection;
-}
+};
 
 /**
  * The AzureWebJobsStorage connection, as the Functions host reads it: a connection string (Azurite locally), or
@@ -310,7 +397,7 @@ function read<N extends SettingName>(
   name: N,
   problems: string[],
 ): z.output<(typeof SETTINGS)[N]["schema"]> | undefined {
-  const spec = SETTINGS[name];
+  const spec: SettingSpec = SETTINGS[name];
   // An empty setting counts as unset: app settings cannot always be deleted, only blanked.
   const given = env[name];
   const raw = given === undefined || given.trim() === "" ? spec.default : given;
@@ -320,102 +407,39 @@ function read<N extends SettingName>(
   }
   const parsed = (spec.schema as z.ZodType).safeParse(raw);
   if (!parsed.success) {
-    problems.push(`${name}=${JSON.stringify(raw)} ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+    const shown = spec.template === "secret" ? "" : `=${JSON.stringify(raw)}`;
+    problems.push(`${name}${shown} ${parsed.error.issues.map((i) => i.message).join("; ")}`);
     return undefined;
   }
   return parsed.data as z.output<(typeof SETTINGS)[N]["schema"]>;
 }
 
 /** Reads and validates every setting; throws one ConfigError listing every problem. */
-/** POOLSYNC_CACHE_KEY's shortest length: a key for an HMAC, random, of at least this many characters. */
-export const MIN_CACHE_KEY_CHARS = 32;
-
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const problems: string[] = [];
-  const values = {
-    scopes: read(env, "POOLSYNC_SCOPES", problems),
-    bindings: read(env, "POOLSYNC_BINDINGS", problems),
-    auth: read(env, "POOLSYNC_AUTH", problems),
-    armEndpoint: read(env, "ARM_ENDPOINT", problems),
-    armCredential: read(env, "POOLSYNC_ARM_CREDENTIAL", problems),
-    armStaticToken: read(env, "POOLSYNC_ARM_STATIC_TOKEN", problems),
-    queueName: read(env, "POOLSYNC_QUEUE", problems),
-    membershipsTable: read(env, "POOLSYNC_MEMBERSHIPS_TABLE", problems),
-    cacheTable: read(env, "POOLSYNC_CACHE_TABLE", problems),
-    cacheEnabled: read(env, "POOLSYNC_CACHE_ENABLED", problems),
-    cacheTtlSeconds: read(env, "POOLSYNC_CACHE_TTL_SECONDS", problems),
-    maxPreconditionRetries: read(env, "POOLSYNC_MAX_PRECONDITION_RETRIES", problems),
-    instanceConcurrency: read(env, "POOLSYNC_INSTANCE_CONCURRENCY", problems),
-    eventDebounceSeconds: read(env, "POOLSYNC_EVENT_DEBOUNCE_SECONDS", problems),
-    reconcileSchedule: read(env, "POOLSYNC_RECONCILE_SCHEDULE", problems),
-    reconcileMaxReads: read(env, "POOLSYNC_RECONCILE_MAX_READS", problems),
-    idleEvictHours: read(env, "POOLSYNC_IDLE_EVICT_HOURS", problems),
-    failedRetrySeconds: read(env, "POOLSYNC_FAILED_RETRY_SECONDS", problems),
-    armTimeoutSeconds: read(env, "POOLSYNC_ARM_TIMEOUT_SECONDS", problems),
-    tableTimeoutSeconds: read(env, "POOLSYNC_TABLE_TIMEOUT_SECONDS", problems),
-    armCaFile: read(env, "POOLSYNC_ARM_CA_FILE", problems),
-    operationMaxWaitSeconds: read(env, "POOLSYNC_OPERATION_MAX_WAIT_SECONDS", problems),
-    operationPollSeconds: read(env, "POOLSYNC_OPERATION_POLL_SECONDS", problems),
-    maxAttempts: read(env, "POOLSYNC_MAX_ATTEMPTS", problems),
-    pacingEnabled: read(env, "POOLSYNC_PACING_ENABLED", problems),
-    pacingMaxWaitSeconds: read(env, "POOLSYNC_PACING_MAX_WAIT_SECONDS", problems),
-    gatherMs: read(env, "POOLSYNC_GATHER_MILLISECONDS", problems),
-    declareWindowSeconds: read(env, "POOLSYNC_DECLARE_WINDOW_SECONDS", problems),
-    reconcileLeaseSeconds: read(env, "POOLSYNC_RECONCILE_LEASE_SECONDS", problems),
-    storage: readStorage(env, problems),
-  };
-  // Read here, not in SETTINGS: a secret, which the template provisions itself (docs/bindings.md), not a plain value.
-  const cacheKey = env.POOLSYNC_CACHE_KEY?.trim() ?? "";
-  if (cacheKey !== "" && cacheKey.length < MIN_CACHE_KEY_CHARS) problems.push(`POOLSYNC_CACHE_KEY must be at least ${MIN_CACHE_KEY_CHARS} characters (random)`);
-  if (problems.length > 0) {
+  const values: Record<string, unknown> = {};
+  for (const name of Object.keys(SETTINGS) as SettingName[]) values[SETTINGS[name].key] = read(env, name, problems);
+  const storage = readStorage(env, problems);
+  if (problems.length > 0 || storage === undefined) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
   }
-  const v = values as { [K in keyof typeof values]: NonNullable<(typeof values)[K]> };
+  const { armCredential, principalStrippedBy, ...v } = values as SettingValues;
   return {
-    scopes: v.scopes,
-    bindings: v.bindings,
-    auth: v.auth,
+    ...v,
     // The principal header is trusted only where something strips a client's own copy: App Service authentication
     // (WEBSITE_AUTH_ENABLED=True), or a platform the operator names (POOLSYNC_PRINCIPAL_STRIPPED_BY). Anywhere else
     // (func start, the Functions image on another host) anyone could send it, so the API refuses every call instead.
-    ...(v.auth === "entra" && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED?.trim() ?? "") && !env.POOLSYNC_PRINCIPAL_STRIPPED_BY?.trim()
+    ...(v.auth === "entra" && !/^true$/i.test(env.WEBSITE_AUTH_ENABLED?.trim() ?? "") && !principalStrippedBy
       ? {
           authUnprotected:
             "POOLSYNC_AUTH is entra but nothing is known to strip a client's x-ms-client-principal (WEBSITE_AUTH_ENABLED is not True and POOLSYNC_PRINCIPAL_STRIPPED_BY is unset)",
         }
       : {}),
-    armEndpoint: v.armEndpoint,
     // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
     // In App Service only the managed identity: DefaultAzureCredential would try environment secrets first.
-    armCredential:
-      v.armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : env.IDENTITY_ENDPOINT ? "managedIdentity" : "default") : v.armCredential,
+    armCredential: armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : env.IDENTITY_ENDPOINT ? "managedIdentity" : "default") : armCredential,
     ...(env.AZURE_CLIENT_ID?.trim() ? { armClientId: env.AZURE_CLIENT_ID.trim() } : {}),
-    armStaticToken: v.armStaticToken,
-    queueName: v.queueName,
     poisonQueueName: `${v.queueName}-poison`,
-    membershipsTable: v.membershipsTable,
-    cacheTable: v.cacheTable,
-    cacheEnabled: v.cacheEnabled,
-    cacheKey,
-    cacheTtlMs: v.cacheTtlSeconds * 1000,
-    maxPreconditionRetries: v.maxPreconditionRetries,
-    instanceConcurrency: v.instanceConcurrency,
-    eventDebounceMs: v.eventDebounceSeconds * 1000,
-    reconcileSchedule: v.reconcileSchedule,
-    reconcileMaxReads: v.reconcileMaxReads,
-    idleEvictMs: v.idleEvictHours * 3_600_000,
-    failedRetryMs: v.failedRetrySeconds * 1000,
-    armTimeoutMs: v.armTimeoutSeconds * 1000,
-    tableTimeoutMs: v.tableTimeoutSeconds * 1000,
-    armCaFile: v.armCaFile,
-    operationMaxWaitMs: v.operationMaxWaitSeconds * 1000,
-    operationPollMs: Math.round(v.operationPollSeconds * 1000),
-    maxAttempts: v.maxAttempts,
-    pacingEnabled: v.pacingEnabled,
-    pacingMaxWaitMs: v.pacingMaxWaitSeconds * 1000,
-    gatherMs: v.gatherMs,
-    declareWindowMs: v.declareWindowSeconds * 1000,
-    reconcileLeaseMs: v.reconcileLeaseSeconds * 1000,
-    storage: v.storage,
+    storage,
   };
 }

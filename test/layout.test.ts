@@ -27,9 +27,7 @@ describe("what each part of the repository may import", () => {
     expect(layerViolations(ROOT)).toEqual([]);
   });
 
-  // sim/ has two cycles of its own (state ↔ its resource modules, http/compute ↔ http/network), being removed on another
-  // branch; importCycles takes it as it is, and "sim" joins this list once they are gone.
-  it.each(["src", "local"])("no import cycle among the files of %s/", (part) => {
+  it.each(["src", "sim", "local"])("no import cycle among the files of %s/", (part) => {
     expect(importCycles(ROOT, part)).toEqual([]);
   });
 
@@ -106,7 +104,7 @@ describe("what each part of the repository may import", () => {
       } finally {
         rmSync(cyclic, { recursive: true, force: true });
       }
-      });
+    });
 
     it("names each file of local/host/ that imports the app, the simulator, the stack or the demo", () => {
       mkdirSync(join(tree, "local", "host"), { recursive: true });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../src/config";
@@ -38,5 +38,12 @@ describe("README", () => {
     const folders = new Set(tracked.flatMap((f) => (f.includes("/") ? [`${path.posix.dirname(f)}/`] : [])));
     const named = (folder: string) => listed.has(folder) || trees.some((t) => folder.startsWith(t)) || layout.includes(folder.replace(/\/$/, ""));
     expect([...folders].filter((f) => !named(f))).toEqual([]);
+  });
+
+  it("names six files to read first, each at its current path", () => {
+    const section = /## Read these first\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? "";
+    const files = [...section.matchAll(/^\d+\. `([^`]+)`/gm)].map((m) => m[1]!);
+    expect(files).toHaveLength(6);
+    for (const f of files) expect(existsSync(path.resolve(__dirname, "..", f)), f).toBe(true);
   });
 });

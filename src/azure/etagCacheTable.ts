@@ -103,6 +103,34 @@ export class EtagCacheTable implements ModelCache {
     private readonly mac: CacheRowMac = new CacheRowMac(""),
   ) {}
 
+  /**
+   * Every row of the scale set partitions, small columns only, for the status census; no table yet = none. Keys
+   * of scale set partitions start with the encoded "/" (see tableKeys); the "~…" partitions are other stores'.
+   */
+  async *censusRows(): AsyncIterable<{ scaleSetId: string; instanceId?: string; stale: boolean; staleReason?: string; staleAt?: number; readAt?: number }> {
+    const rows = this.table.listEntities<{ resourceId?: string; stale?: boolean; staleReason?: string; staleAt?: number; readAt?: number }>({
+      queryOptions: { select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleReason", "staleAt", "readAt"] },
+    });
+    try {
+      for await (const row of rows) {
+        const partitionKey = row.partitionKey ?? "";
+        const rowKey = row.rowKey ?? "";
+        if (!partitionKey.startsWith("%2F")) continue;
+        const instanceId = rowKey.startsWith("vm-") ? rowKey.slice(3) : undefined;
+        yield {
+          scaleSetId: decodeKey(partitionKey),
+          ...(instanceId !== undefined ? { instanceId } : {}),
+          stale: row.stale === true,
+          ...(row.staleReason ? { staleReason: row.staleReason } : {}),
+          ...(row.staleAt !== undefined ? { staleAt: Number(row.staleAt) } : {}),
+          ...(row.readAt !== undefined ? { readAt: Number(row.readAt) } : {}),
+        };
+      }
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+    }
+  }
+
   async readPartition(scaleSet: TargetRef): Promise<CachedPartition> {
     const out: CachedPartition = { scaleSet: undefined, instances: new Map() };
     if (!this.enabled) return out;

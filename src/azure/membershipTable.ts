@@ -1,5 +1,14 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
-import { declarationKey, type Declaration, type DeclaredBy, type Outcome, type OutcomeKind, type StoredDeclaration } from "../core/declarations";
+import {
+  declarationKey,
+  fromIpSelectorText,
+  ipSelectorText,
+  type Declaration,
+  type DeclaredBy,
+  type Outcome,
+  type OutcomeKind,
+  type StoredDeclaration,
+} from "../core/declarations";
 import type { DeclarationStore, UpsertResult } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
@@ -51,7 +60,7 @@ function toStored(row: TableEntityResult<Row>): StoredDeclaration {
   return {
     scaleSetId: row.scaleSetId,
     backendPoolId: row.backendPoolId,
-    ipConfiguration: row.ipConfiguration,
+    ...fromIpSelectorText(row.ipConfiguration),
     state: row.state === "absent" ? "absent" : "present",
     declaredAt: row.declaredAt,
     requestId: row.requestId,
@@ -90,7 +99,11 @@ export class MembershipTable implements DeclarationStore {
       rowKey: encodeKey(declarationKey(d)),
       scaleSetId: d.scaleSetId,
       backendPoolId: d.backendPoolId,
-      ipConfiguration: d.ipConfiguration,
+      // The IP version stays encoded in this column ("@IPv6", "nic/@IPv6") as every earlier version wrote it, and
+      // decoded into Declaration.ipVersion on read (toStored): rows stored before the field existed read the same,
+      // and a host of the previous version, during a rolling deployment, reads rows this one wrote. The row key
+      // (declarationKey) holds the same text, so the identity of a stored declaration does not change.
+      ipConfiguration: ipSelectorText(d),
       state: d.state,
       declaredAt: d.declaredAt,
       requestId: d.requestId,

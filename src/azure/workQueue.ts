@@ -45,6 +45,33 @@ export class StorageWorkQueue implements WorkQueue {
     private readonly timeScale = 1,
   ) {}
 
+  get name(): string {
+    return this.queue.name;
+  }
+
+  get poisonName(): string {
+    return this.poison.name;
+  }
+
+  /** Approximate messages waiting (Storage's count); 0 for a queue not created yet. */
+  depth(): Promise<number> {
+    return depthOf(this.queue);
+  }
+
+  poisonDepth(): Promise<number> {
+    return depthOf(this.poison);
+  }
+
+  /** Up to `max` (at most 32) poison messages, left in place. */
+  async peekPoison(max: number): Promise<{ messageId: string; insertedOn: Date; dequeueCount: number; messageText: string }[]> {
+    try {
+      return (await this.poison.peekMessages({ numberOfMessages: max })).peekedMessageItems;
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return [];
+      throw err;
+    }
+  }
+
   async enqueueReconcile(targetId: string, reason: string, opts: ReconcileRequest = {}): Promise<void> {
     const message: ReconcileMessage = {
       v: 1,
@@ -84,5 +111,14 @@ export class StorageWorkQueue implements WorkQueue {
   async sendToPoison(received: unknown, reason: string): Promise<void> {
     const text = typeof received === "string" ? received : JSON.stringify(received);
     await this.poison.sendMessage(poisonEnvelope(text, reason, new Date().toISOString()));
+  }
+}
+
+async function depthOf(q: QueueClient): Promise<number> {
+  try {
+    return (await q.getProperties()).approximateMessagesCount ?? 0;
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode === 404) return 0;
+    throw err;
   }
 }

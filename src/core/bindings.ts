@@ -33,7 +33,6 @@ const PLACEHOLDER = /^\{[A-Za-z][A-Za-z0-9]*\}$/;
 function parsePrefix(side: string, what: string): Result<string[]> {
   const trimmed = side.trim();
   if (!trimmed.startsWith("/subscriptions/")) return refuse(`${what} "${trimmed}" must be an ARM ID prefix starting with /subscriptions/`);
-  // eslint-disable-next-line no-control-regex
   if (/[^\x21-\x7e]/.test(trimmed)) return refuse(`${what} "${trimmed}" may hold only printable ASCII without spaces`);
   const segs = segments(trimmed);
   if (segs.some((s) => s === "." || s === "..")) return refuse(`${what} "${trimmed}" must not contain "." or ".." segments`);

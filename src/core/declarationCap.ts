@@ -31,7 +31,7 @@ export const MAX_DECLARATIONS_PER_CALLER = 50;
 
 export function capRefusal(
   held: readonly StoredDeclaration[],
-  d: Pick<Declaration, "state" | "backendPoolId" | "ipConfiguration" | "declaredBy">,
+  d: Pick<Declaration, "state" | "backendPoolId" | "ipConfiguration" | "ipVersion" | "declaredBy">,
 ): string | undefined {
   if (d.state === "absent") return undefined;
   const key = declarationKey(d);

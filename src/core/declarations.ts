@@ -1,13 +1,18 @@
-import type { PoolIntent } from "./networkProfile";
-import { parseSelector } from "./networkProfile";
+import type { IpConfigSelector, IpVersion, PoolIntent } from "./networkProfile";
+import { parseSelector, selectorText } from "./networkProfile";
 
 /** A user's intent for one (scale set, backend pool, ip configuration), as stored in the memberships table. */
 export interface Declaration {
   /** Any target's ID (scale set or VM). Named so in the table and in older hosts' messages: renaming would break stored rows. */
   scaleSetId: string;
   backendPoolId: string;
-  /** "" = the primary ip configuration of the primary NIC; else "ipconfig" or "nic/ipconfig". */
+  /**
+   * Without ipVersion: "" = the primary ip configuration of the primary NIC; else "ipconfig" or "nic/ipconfig".
+   * With ipVersion: the NIC configuration whose ip configuration of that version is meant ("" = the primary NIC).
+   */
   ipConfiguration: string;
+  /** The ip configuration of this IP version (dual stack). Stored inside the ipConfiguration column: see membershipTable. */
+  ipVersion?: IpVersion;
   state: "present" | "absent";
   declaredAt: string;
   requestId: string;
@@ -52,12 +57,33 @@ export interface StoredDeclaration extends Declaration {
 }
 
 export function toIntent(d: Declaration): PoolIntent {
-  return { backendPoolId: d.backendPoolId, selector: parseSelector(d.ipConfiguration || undefined), state: d.state };
+  return { backendPoolId: d.backendPoolId, selector: selectorOf(d), state: d.state };
+}
+
+/** Which ip configuration the declaration is about, from its two fields. */
+export function selectorOf(d: Pick<Declaration, "ipConfiguration" | "ipVersion">): IpConfigSelector {
+  if (d.ipVersion) return d.ipConfiguration ? { kind: "version", nic: d.ipConfiguration, version: d.ipVersion } : { kind: "version", version: d.ipVersion };
+  return parseSelector(d.ipConfiguration || undefined);
+}
+
+/**
+ * The selector as one text, as every version before the ipVersion field stored it ("@IPv6", "nic/@IPv6" for a
+ * version): the row key and the ipConfiguration column keep this form, so stored rows keep their keys.
+ */
+export function ipSelectorText(d: Pick<Declaration, "ipConfiguration" | "ipVersion">): string {
+  return selectorText(selectorOf(d));
+}
+
+/** The fields of a selector text as stored (the inverse of ipSelectorText). */
+export function fromIpSelectorText(text: string): Pick<Declaration, "ipConfiguration" | "ipVersion"> {
+  const selector = parseSelector(text || undefined);
+  if (selector.kind === "version") return { ipConfiguration: selector.nic ?? "", ipVersion: selector.version };
+  return { ipConfiguration: text };
 }
 
 /** Identity of a declaration within its scale set: pool and ip configuration, case-insensitive. */
-export function declarationKey(d: Pick<Declaration, "backendPoolId" | "ipConfiguration">): string {
-  return `${d.backendPoolId.toLowerCase()}|${d.ipConfiguration.toLowerCase()}`;
+export function declarationKey(d: Pick<Declaration, "backendPoolId" | "ipConfiguration" | "ipVersion">): string {
+  return `${d.backendPoolId.toLowerCase()}|${ipSelectorText(d).toLowerCase()}`;
 }
 
 /** A declaration that failed on its own, with a retry time still to come: writing it sooner would only fail again. */

@@ -47,6 +47,7 @@ export async function acceptDeclaration(
     scaleSetId: req.target.id,
     backendPoolId: req.pool.id,
     ipConfiguration: req.ipConfiguration,
+    ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
     state: req.state,
     declaredAt: new Date(deps.now()).toISOString(),
     requestId: deps.newRequestId(),

@@ -1,6 +1,3 @@
-import type { TableClient } from "@azure/data-tables";
-import { decodeKey } from "../core/tableKeys";
-
 /**
  * Counts of the ETag cache from one scan of its small columns (the models stay on the server), and the rows
  * that are stale or past the TTL: the entries the timer will re-read next.
@@ -28,14 +25,20 @@ export interface CacheCensus {
   truncated: boolean;
 }
 
-interface CensusRow {
-  partitionKey: string;
-  rowKey: string;
-  resourceId?: string;
-  stale?: boolean;
+/** One cache row of a scale set's partition, its small columns only (the model stays on the server). */
+export interface CensusRow {
+  scaleSetId: string;
+  /** Absent for the scale set's own row. */
+  instanceId?: string;
+  stale: boolean;
   staleReason?: string;
   staleAt?: number;
   readAt?: number;
+}
+
+/** The cache as the census reads it (src/azure's EtagCacheTable); no table yet = no rows. */
+export interface CensusSource {
+  censusRows(): AsyncIterable<CensusRow>;
 }
 
 export interface CensusOptions {
@@ -46,10 +49,7 @@ export interface CensusOptions {
   maxListed?: number;
 }
 
-/** Keys of scale set partitions start with the encoded "/" (see tableKeys); anything else is bookkeeping. */
-const isScaleSetPartition = (pk: string) => pk.startsWith("%2F");
-
-export async function cacheCensus(table: TableClient, o: CensusOptions): Promise<CacheCensus> {
+export async function cacheCensus(source: CensusSource, o: CensusOptions): Promise<CacheCensus> {
   const census: CacheCensus = {
     enabled: o.enabled,
     rows: 0,
@@ -64,34 +64,24 @@ export async function cacheCensus(table: TableClient, o: CensusOptions): Promise
   if (!o.enabled) return census;
   const maxRows = o.maxRows ?? 20_000;
   const listed: (StaleEntry & { at: number })[] = [];
-  const rows = table.listEntities<CensusRow>({
-    queryOptions: { select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleReason", "staleAt", "readAt"] },
-  });
-  try {
-    for await (const row of rows) {
-      if (!isScaleSetPartition(row.partitionKey)) continue;
-      if (census.rows >= maxRows) {
-        census.truncated = true;
-        break;
-      }
-      census.rows++;
-      const instanceId = row.rowKey.startsWith("vm-") ? row.rowKey.slice(3) : undefined;
-      if (instanceId === undefined) census.scaleSets++;
-      else census.instances++;
-      const readAt = Number(row.readAt ?? 0);
-      const scaleSetId = decodeKey(row.partitionKey);
-      if (row.stale === true) {
-        census.stale++;
-        const at = Number(row.staleAt ?? 0);
-        listed.push({ scaleSetId, ...(instanceId ? { instanceId } : {}), reason: row.staleReason || "marked stale", since: new Date(at).toISOString(), at });
-      } else if (readAt > 0 && o.now - readAt >= o.ttlMs) {
-        census.expired++;
-        listed.push({ scaleSetId, ...(instanceId ? { instanceId } : {}), reason: "past the TTL", since: new Date(readAt).toISOString(), at: readAt });
-      }
+  for await (const row of source.censusRows()) {
+    if (census.rows >= maxRows) {
+      census.truncated = true;
+      break;
     }
-  } catch (err) {
-    // No table yet (nothing was ever cached): zero rows, not an error.
-    if ((err as { statusCode?: number }).statusCode !== 404) throw err;
+    census.rows++;
+    const { scaleSetId, instanceId } = row;
+    if (instanceId === undefined) census.scaleSets++;
+    else census.instances++;
+    const readAt = row.readAt ?? 0;
+    if (row.stale) {
+      census.stale++;
+      const at = row.staleAt ?? 0;
+      listed.push({ scaleSetId, ...(instanceId ? { instanceId } : {}), reason: row.staleReason || "marked stale", since: new Date(at).toISOString(), at });
+    } else if (readAt > 0 && o.now - readAt >= o.ttlMs) {
+      census.expired++;
+      listed.push({ scaleSetId, ...(instanceId ? { instanceId } : {}), reason: "past the TTL", since: new Date(readAt).toISOString(), at: readAt });
+    }
   }
   census.staleEntries = listed
     .sort((a, b) => a.at - b.at)

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { declareMessageV1, formatIssues } from "../core/messages";
 import { checkBinding, type BindingRule } from "../core/bindings";
-import { versionSelectorText } from "../core/networkProfile";
 import { parseBackendPoolId, parseScaleSetId, parseTargetId, type BackendPoolRef, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import { problem, type Parsed, type ProblemCode } from "./problem";
@@ -55,7 +54,7 @@ export interface DeclareRequest {
   /** Which field named it, for messages that echo the caller's words. */
   targetField: "scaleSetId" | "targetId";
   pool: BackendPoolRef;
-  /** "" = the primary ip configuration of the primary NIC, as the memberships table stores it ("@IPv6": by version). */
+  /** "" = the primary ip configuration of the primary NIC (or, with ipVersion, the primary NIC's one of that version). */
   ipConfiguration: string;
   ipVersion?: "IPv4" | "IPv6";
   state: "present" | "absent";
@@ -116,7 +115,7 @@ export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bin
       target: scaleSet.value,
       targetField: field,
       pool: pool.value,
-      ipConfiguration: ipVersion ? versionSelectorText(ipVersion) : (parsed.data.ipConfiguration ?? ""),
+      ipConfiguration: ipVersion ? "" : (parsed.data.ipConfiguration ?? ""),
       ...(ipVersion ? { ipVersion } : {}),
       state: parsed.data.state,
     },

@@ -1,4 +1,4 @@
-import { toIntent, type StoredDeclaration } from "../core/declarations";
+import { ipSelectorText, toIntent, type StoredDeclaration } from "../core/declarations";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { intentSatisfied, type NicConfiguration } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition } from "../core/ports";
@@ -132,7 +132,7 @@ export function observeScaleSet(scaleSetId: string, declarations: readonly Store
       const perInstance = instances.map(([instanceId, entry]) => ({ instanceId, ...observe(entry, d, o) }));
       return {
         backendPoolId: d.backendPoolId,
-        ipConfiguration: d.ipConfiguration || null,
+        ipConfiguration: ipSelectorText(d) || null,
         declared: d.state,
         declaredAt: d.declaredAt,
         requestId: d.requestId,

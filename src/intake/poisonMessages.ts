@@ -1,5 +1,3 @@
-import type { QueueClient } from "@azure/storage-queue";
-
 /** One message of the poison queue, decoded as far as it can be. */
 export interface PoisonMessage {
   messageId: string;
@@ -57,17 +55,29 @@ export function describePoison(text: string): Pick<PoisonMessage, "reason" | "re
   return { reason: "failed on every delivery (moved after maxDequeueCount)", received: decoded, ...(scaleSetId ? { scaleSetId } : {}) };
 }
 
-export async function peekPoison(poison: QueueClient, max = MAX_PEEK): Promise<PoisonMessage[]> {
-  try {
-    const got = await poison.peekMessages({ numberOfMessages: Math.min(MAX_PEEK, Math.max(1, max)) });
-    return got.peekedMessageItems.map((m) => ({
-      messageId: m.messageId,
-      insertedOn: m.insertedOn.toISOString(),
-      dequeueCount: m.dequeueCount,
-      ...describePoison(m.messageText),
-    }));
-  } catch (err) {
-    if ((err as { statusCode?: number }).statusCode === 404) return [];
-    throw err;
-  }
+/** A message as peeked, undecoded. */
+export interface PeekedMessage {
+  messageId: string;
+  insertedOn: Date;
+  dequeueCount: number;
+  messageText: string;
+}
+
+/** The work queue as the status report reads it (src/azure's StorageWorkQueue); a queue not created yet is empty. */
+export interface QueueStatusSource {
+  readonly name: string;
+  readonly poisonName: string;
+  depth(): Promise<number>;
+  poisonDepth(): Promise<number>;
+  peekPoison(max: number): Promise<PeekedMessage[]>;
+}
+
+export async function peekPoison(queue: Pick<QueueStatusSource, "peekPoison">, max = MAX_PEEK): Promise<PoisonMessage[]> {
+  const got = await queue.peekPoison(Math.min(MAX_PEEK, Math.max(1, max)));
+  return got.map((m) => ({
+    messageId: m.messageId,
+    insertedOn: m.insertedOn.toISOString(),
+    dequeueCount: m.dequeueCount,
+    ...describePoison(m.messageText),
+  }));
 }

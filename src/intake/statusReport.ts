@@ -1,14 +1,12 @@
-import type { TableClient } from "@azure/data-tables";
-import type { QueueClient } from "@azure/storage-queue";
 import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
 import type { CachedPartition, ProblemLog, TimerState, TimerStateStore } from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
-import { cacheCensus, type CacheCensus } from "./cacheCensus";
+import { cacheCensus, type CacheCensus, type CensusSource } from "./cacheCensus";
 import type { DriftStore } from "../core/drift";
 import type { TargetHistory } from "../core/history";
 import { withDrift } from "./driftView";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
-import { peekPoison, type PoisonMessage } from "./poisonMessages";
+import { peekPoison, type PoisonMessage, type QueueStatusSource } from "./poisonMessages";
 
 /**
  * What `GET /api/status` answers: counts over the whole app, then per scale set the declared vs observed view,
@@ -46,13 +44,12 @@ export interface StatusReport {
 
 export interface StatusDeps {
   declarations: { listAll(): AsyncIterable<StoredDeclaration> };
-  cache: {
+  cache: CensusSource & {
     readonly enabled: boolean;
-    readonly table: TableClient;
     readPartition(ref: TargetRef): Promise<CachedPartition>;
   };
   problems: Pick<ProblemLog, "list">;
-  queue: { readonly queue: QueueClient; readonly poison: QueueClient };
+  queue: QueueStatusSource;
   now: () => number;
   cacheTtlMs: number;
   timerState?: Pick<TimerStateStore, "read">;
@@ -73,15 +70,6 @@ export interface StatusOptions {
 const PRECONDITION = /precondition|\b412\b/i;
 const THROTTLE = /throttl|\b429\b|too many requests/i;
 
-async function depthOf(q: QueueClient): Promise<number> {
-  try {
-    return (await q.getProperties()).approximateMessagesCount ?? 0;
-  } catch (err) {
-    if ((err as { statusCode?: number }).statusCode === 404) return 0;
-    throw err;
-  }
-}
-
 export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): Promise<StatusReport> {
   const now = deps.now();
   const maxDeclarations = opts.maxDeclarations ?? 10_000;
@@ -95,10 +83,10 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   let truncated = false;
 
   const [census, depth, poisonDepth, poison, problems, timer] = await Promise.all([
-    cacheCensus(deps.cache.table, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
-    depthOf(deps.queue.queue),
-    depthOf(deps.queue.poison),
-    opts.includePoison ? peekPoison(deps.queue.poison) : Promise.resolve(undefined),
+    cacheCensus(deps.cache, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
+    deps.queue.depth(),
+    deps.queue.poisonDepth(),
+    opts.includePoison ? peekPoison(deps.queue) : Promise.resolve(undefined),
     deps.problems.list().catch((err: { statusCode?: number }) => {
       if (err.statusCode === 404) return [];
       throw err;
@@ -172,7 +160,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     declarations: { total, byOutcome, byState, truncated },
     cache,
     staleEntries,
-    queue: { name: deps.queue.queue.name, depth, poisonName: deps.queue.poison.name, poison: poisonDepth },
+    queue: { name: deps.queue.name, depth, poisonName: deps.queue.poisonName, poison: poisonDepth },
     recent,
     scaleSets,
     scaleSetsTruncated,

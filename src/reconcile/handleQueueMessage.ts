@@ -46,7 +46,9 @@ function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): 
   return {
     scaleSetId: targetIdOf(m),
     backendPoolId: m.backendPoolId,
-    ipConfiguration: m.ipVersion ? versionSelectorText(m.ipVersion) : (m.ipConfiguration ?? ""),
+    // Messages of every version carry the IP version as a field of its own (ipVersion): nothing to decode here.
+    ipConfiguration: m.ipConfiguration ?? "",
+    ...(m.ipVersion ? { ipVersion: m.ipVersion } : {}),
     state: m.state,
     // A redelivery of the same message carries the same id, so it is recognised as the same declaration.
     requestId: m.requestId ?? `queue-${meta.id}`,

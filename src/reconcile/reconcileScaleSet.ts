@@ -11,6 +11,7 @@ import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
 import { awaitingCrpRollout } from "./crpRollout";
 import { activeDeclarations } from "./activeDeclarations";
 import { isolateFailures, ISOLATION_WRITES_PER_PASS, type IsolationHooks } from "./isolateFailures";
+import { listAndStoreInstances } from "./listInstances";
 import { CallStats } from "./callStats";
 import { DriftWatch, vmDriftView } from "./driftWatch";
 import { readThroughGroup } from "./groupRead";
@@ -268,26 +269,7 @@ async function instancesOf(
     const rows = entries.map((e) => e.model as InstanceModel);
     if (!rows.some((i) => needsWrite(i, intents))) return rows;
   }
-  const listed = await compute.listInstances(ref);
-  const earlier = entries.flatMap((e) => (e.model ? [e.model] : []));
-  const reborn = rebornInstanceIds(earlier, listed);
-  if (reborn.length > 0)
-    deps.log.warn("instance.reborn", {
-      scaleSetId: ref.id,
-      instanceIds: reborn,
-      reason: "instance ID reused by a new VM (vmId differs from the cached row's)",
-    });
-  const seen = new Set(listed.map((i) => i.instanceId));
-  // Listed after `model` was read: its ETag vouches for these rows as long as ARM still answers it.
-  await mapLimit(listed, 8, (inst) =>
-    deps.cache.storeInstance(instanceRef(ref, inst.instanceId), inst, cached.instances.get(inst.instanceId)?.rowEtag, undefined, model.etag).then(() => {}),
-  );
-  await mapLimit(
-    [...cached.instances.keys()].filter((id) => !seen.has(id)),
-    8,
-    (id) => deps.cache.evictInstance(instanceRef(ref, id)),
-  );
-  return listed;
+  return listAndStoreInstances(ref, cached, model.etag, compute, deps);
 }
 
 function needsWrite(i: InstanceModel, intents: PoolIntent[]): boolean {

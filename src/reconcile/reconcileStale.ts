@@ -10,19 +10,21 @@ import type {
   DeclarationStore,
   Logger,
   ModelCache,
+  ReconcileAttempt,
   ReconcileAttempts,
   RefreshCandidate,
   TimerState,
   TimerStateStore,
   WorkQueue,
 } from "../core/ports";
-import { instanceRef, parseScaleSetId, parseTargetId, type ScaleSetRef } from "../core/resourceIds";
+import { parseScaleSetId, parseTargetId, type ScaleSetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { mapLimit } from "../core/retryPolicy";
 import { CallStats } from "./callStats";
 import { orchestrationModeOf } from "./vmMembership";
 import { groupKeyOf, listPays, listResourceGroup } from "./listResourceGroup";
 import { setOldestPendingAge } from "../telemetry/gauges";
+import { listAndStoreInstances, storeInstances } from "./listInstances";
 
 /**
  * The timer's safety net for lost, late or filtered events and ageing entries, on a strict ARM read budget counted
@@ -88,12 +90,89 @@ function needsModelOf(v: Visit): boolean {
  */
 export const STUCK_PENDING_MS = 10 * 60_000;
 
+/** What one run shares between its phases; each phase reads it and adds to it, in the order reconcileStale calls them. */
+interface RunState {
+  deps: StaleDeps;
+  now: number;
+  stats: CallStats;
+  /** deps.compute, counted against the read budget. */
+  compute: ComputePort;
+  summary: StaleRunSummary;
+  /** Declared scale sets, by key, with their declarations. */
+  declared: Map<string, { ref: ScaleSetRef; decls: StoredDeclaration[] }>;
+  /** Chains of re-enqueued reconciles, by target key. */
+  chains: Map<string, ReconcileAttempt>;
+  /** Scale sets already asked for a reconcile in this run. */
+  asked: Set<string>;
+  /** Key of the last uncached scale set visited (where the next run goes on), "" once every visit is done. */
+  cursor: string;
+  /** Where a resource group's LIST stopped on the budget, to go on from next run. */
+  resume: TimerState["resume"];
+}
+
+/** What a group's LIST gave one of its visits: the partition read before the LIST, and the model, if listed. */
+interface Prefetched {
+  partition: CachedPartition;
+  model: ScaleSetModel | undefined;
+  stored: boolean;
+}
+
 export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> {
   const started = deps.clock.now();
-  const now = started;
   const stats = new CallStats();
-  const compute = stats.wrap(deps.compute);
-  const s: StaleRunSummary = {
+  const run: RunState = {
+    deps,
+    now: started,
+    stats,
+    compute: stats.wrap(deps.compute),
+    summary: emptySummary(),
+    declared: new Map(),
+    chains: new Map(),
+    asked: new Set(),
+    cursor: "",
+    resume: undefined,
+  };
+  const finish = () => finishSummary(run, started);
+
+  const { retryDue, vmRetries } = await scanDeclarations(run);
+  await askDueChains(run, retryDue, vmRetries);
+  const visits = await scanCache(run);
+
+  const state = await deps.timerState.read();
+  if (state.notBefore > run.now) {
+    run.summary.skippedUntil = state.notBefore;
+    return finish();
+  }
+  run.cursor = state.cursor;
+  run.resume = state.resume;
+
+  const { inScope, cachedKeys } = await planVisits(run, visits, state.cursor);
+  const listGroups = prefetchGroups(run, inScope, cachedKeys);
+  const prefetched = new Map<string, Prefetched>();
+  try {
+    for (const v of inScope) {
+      const listGroup = listGroups.get(groupKeyOf(v.ref));
+      if (listGroup && needsModelOf(v) && !prefetched.has(v.key)) await prefetchGroup(run, v.ref, listGroup, prefetched);
+      await visit(run, v, prefetched.get(v.key));
+    }
+    run.cursor = "";
+  } catch (err) {
+    if (err instanceof ThrottledError) {
+      run.summary.throttledUntil = deps.clock.now() + err.retryAfterMs;
+      deps.log.warn("reconcileStale.throttled", { retryAfterMs: err.retryAfterMs, error: describeError(err) });
+      const summary = finish();
+      await saveState(run, state, summary, run.summary.throttledUntil);
+      return summary;
+    }
+    if (!(err instanceof BudgetSpent)) throw err;
+  }
+  const summary = finish();
+  await saveState(run, state, summary, 0);
+  return summary;
+}
+
+function emptySummary(): StaleRunSummary {
+  return {
     visited: 0,
     refreshed: 0,
     evicted: 0,
@@ -108,18 +187,22 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     notListed: 0,
     durationMs: 0,
   };
-  const finish = () => {
-    s.readsUsed = stats.reads;
-    s.listPages = stats.byCall["listScaleSetsPage"] ?? 0;
-    s.scaleSetGets = stats.byCall["getScaleSet"] ?? 0;
-    s.instanceLists = stats.byCall["listInstances"] ?? 0;
-    s.durationMs = deps.clock.now() - started;
-    deps.log.info("reconcileStale", { ...s });
-    return s;
-  };
+}
 
-  // Declarations: grouped per scale set; failed ones due for a retry and finished absents handled on the way.
-  const declared = new Map<string, { ref: ScaleSetRef; decls: StoredDeclaration[] }>();
+function finishSummary(run: RunState, started: number): StaleRunSummary {
+  const s = run.summary;
+  s.readsUsed = run.stats.reads;
+  s.listPages = run.stats.byCall["listScaleSetsPage"] ?? 0;
+  s.scaleSetGets = run.stats.byCall["getScaleSet"] ?? 0;
+  s.instanceLists = run.stats.byCall["listInstances"] ?? 0;
+  s.durationMs = run.deps.clock.now() - started;
+  run.deps.log.info("reconcileStale", { ...s });
+  return s;
+}
+
+/** Scan declarations: grouped per scale set; failed ones due for a retry and finished absents handled on the way. */
+async function scanDeclarations(run: RunState): Promise<{ retryDue: Map<string, string>; vmRetries: Map<string, string> }> {
+  const { deps, now, declared } = run;
   const retryDue = new Map<string, string>();
   const vmRetries = new Map<string, string>();
   let oldestPending = Infinity;
@@ -129,14 +212,12 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     const target = parseTargetId(d.scaleSetId);
     if (!target.ok) continue;
     if (d.state === "absent" && d.outcome.kind === "applied" && d.outcome.appliedEverywhere) {
-      if (await deps.declarations.remove(target.value, d)) s.removedDeclarations++;
+      if (await deps.declarations.remove(target.value, d)) run.summary.removedDeclarations++;
       continue;
     }
     // A VM target has no model to look at here: its failed or stuck declarations are retried, its NICs are read by its reconcile.
     if (target.value.kind === "vm") {
-      if (dueForRetry(d, now) || (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS)) {
-        vmRetries.set(target.value.key, target.value.id);
-      }
+      if (dueForRetry(d, now) || stuckPending(d, now)) vmRetries.set(target.value.key, target.value.id);
       continue;
     }
     const scaleSet = target.value;
@@ -144,37 +225,52 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     group.decls.push(d);
     declared.set(scaleSet.key, group);
     if (dueForRetry(d, now)) retryDue.set(scaleSet.key, "timer: retry of a failed declaration");
-    else if (d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS && !retryDue.has(scaleSet.key)) {
+    else if (d.outcome.kind === "pending" && stuckPending(d, now) && !retryDue.has(scaleSet.key)) {
       retryDue.set(scaleSet.key, `timer: declaration pending since ${d.outcome.at}`);
     }
   }
   setOldestPendingAge(oldestPending === Infinity ? 0 : now - oldestPending);
+  return { retryDue, vmRetries };
+}
+
+function stuckPending(d: StoredDeclaration, now: number): boolean {
+  return d.outcome.kind === "pending" && now - Date.parse(d.outcome.at) >= STUCK_PENDING_MS;
+}
+
+/**
+ * A scale set whose reconcile re-enqueued itself has a message on the way (invisible until its Retry-After):
+ * nothing to add until that time has well passed. After that the message was lost, and the chain goes on from
+ * its attempt count rather than from zero, so POOLSYNC_MAX_ATTEMPTS bounds it.
+ */
+function waiting(run: RunState, key: string): boolean {
+  const chain = run.chains.get(key);
+  return chain !== undefined && run.now < chain.nextAttemptAt + STUCK_PENDING_MS;
+}
+
+/** Due chains: a reconcile for each VM and scale set whose declaration is due for a retry or stuck pending. */
+async function askDueChains(run: RunState, retryDue: Map<string, string>, vmRetries: Map<string, string>): Promise<void> {
+  const { deps, summary: s } = run;
   for (const id of vmRetries.values()) {
     await deps.queue.enqueueReconcile(id, "timer: retry of a failed or pending declaration");
     s.enqueued++;
   }
-  // A scale set whose reconcile re-enqueued itself has a message on the way (invisible until its Retry-After):
-  // nothing to add until that time has well passed. After that the message was lost, and the chain goes on from
-  // its attempt count rather than from zero, so POOLSYNC_MAX_ATTEMPTS bounds it.
-  const chains = deps.attempts ? await deps.attempts.list() : new Map<string, never>();
-  const waiting = (key: string) => {
-    const chain = chains.get(key);
-    return chain !== undefined && now < chain.nextAttemptAt + STUCK_PENDING_MS;
-  };
-  const asked = new Set<string>();
+  if (deps.attempts) run.chains = await deps.attempts.list();
   for (const [key, reason] of retryDue) {
-    const group = declared.get(key)!;
-    if (waiting(key)) {
+    const group = run.declared.get(key)!;
+    if (waiting(run, key)) {
       s.waitingForRetry++;
       continue;
     }
-    const chain = chains.get(key);
+    const chain = run.chains.get(key);
     await deps.queue.enqueueReconcile(group.ref.id, reason, chain ? { attempt: chain.attempt } : {});
-    asked.add(key);
+    run.asked.add(key);
     s.enqueued++;
   }
+}
 
-  // Cache rows: refresh candidates of declared scale sets; idle rows of undeclared ones are evicted, never read.
+/** Cache rows: refresh candidates of declared scale sets; idle rows of undeclared ones are evicted, never read. */
+async function scanCache(run: RunState): Promise<Map<string, Visit>> {
+  const { deps, now, declared } = run;
   const candidates = await deps.cache.listRefreshCandidates(now - deps.config.cacheTtlMs);
   const visits = new Map<string, Visit>();
   const idle = new Map<string, { ref: ScaleSetRef; newest: number }>();
@@ -196,31 +292,35 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   for (const { ref, newest } of idle.values()) {
     if (now - newest >= deps.config.idleEvictMs) {
       await deps.cache.evictScaleSet(ref);
-      s.evicted++;
+      run.summary.evicted++;
     }
   }
+  return visits;
+}
 
-  const state = await deps.timerState.read();
-  if (state.notBefore > now) {
-    s.skippedUntil = state.notBefore;
-    return finish();
-  }
-
-  // Oldest first; then declared scale sets the cache knows nothing of, in key order from where the last run stopped.
+/**
+ * Plan visits: oldest first; then declared scale sets the cache knows nothing of, in key order from where the
+ * last run stopped; only those inside the scopes.
+ */
+async function planVisits(run: RunState, visits: Map<string, Visit>, lastCursor: string): Promise<{ inScope: Visit[]; cachedKeys: Set<string> }> {
+  const { deps, declared } = run;
   const ordered = [...visits.values()].sort((a, b) => a.since - b.since);
   const uncached = [...declared.keys()].filter((k) => !visits.has(k)).sort();
-  const rotated = [...uncached.filter((k) => k > state.cursor), ...uncached.filter((k) => k <= state.cursor)];
+  const rotated = [...uncached.filter((k) => k > lastCursor), ...uncached.filter((k) => k <= lastCursor)];
   const cachedKeys = await deps.cache.listCachedScaleSets();
   for (const key of rotated) {
     if (cachedKeys.has(key)) continue;
     const group = declared.get(key)!;
     ordered.push({ key, ref: group.ref, scaleSetRow: undefined, instanceRows: [], since: Number.POSITIVE_INFINITY });
   }
-
-  // Resource groups where one LIST reads the models of several scale sets due for a read, in fewer requests than a GET each.
   const inScope = ordered.filter((v) => inScopes(deps.config.scopes, v.ref.subscriptionId, v.ref.resourceGroup));
+  return { inScope, cachedKeys };
+}
+
+/** Prefetch groups: resource groups where one LIST reads the models of several scale sets due for a read, in fewer requests than a GET each. */
+function prefetchGroups(run: RunState, inScope: Visit[], cachedKeys: Set<string>): Map<string, Visit[]> {
   const known = new Map<string, number>();
-  for (const key of new Set([...declared.keys(), ...cachedKeys])) {
+  for (const key of new Set([...run.declared.keys(), ...cachedKeys])) {
     const ref = parseScaleSetId(key);
     if (ref.ok) known.set(groupKeyOf(ref.value), (known.get(groupKeyOf(ref.value)) ?? 0) + 1);
   }
@@ -230,151 +330,132 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     const g = groupKeyOf(v.ref);
     dueByGroup.set(g, [...(dueByGroup.get(g) ?? []), v]);
   }
-  const listGroups = new Map([...dueByGroup].filter(([g, vs]) => deps.cache.enabled && listPays(vs.length, known.get(g) ?? 0)));
-  /** What a group's LIST gave each of its visits: the partition read before the LIST, and the model, if listed. */
-  const prefetched = new Map<string, { partition: CachedPartition; model: ScaleSetModel | undefined; stored: boolean }>();
-  let resume = state.resume;
+  return new Map([...dueByGroup].filter(([g, vs]) => run.deps.cache.enabled && listPays(vs.length, known.get(g) ?? 0)));
+}
 
-  let cursor = state.cursor;
-  try {
-    for (const v of inScope) {
-      const g = groupKeyOf(v.ref);
-      const listGroup = listGroups.get(g);
-      if (listGroup && needsModelOf(v) && !prefetched.has(v.key)) {
-        if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
-        // Every row's Table ETag is read BEFORE the LIST: a store conditional on it loses to an event's
-        // invalidation that came while the LIST was in flight, as after a GET.
-        const partitions = new Map<string, CachedPartition>();
-        await mapLimit(listGroup, 8, async (member) => void partitions.set(member.key, await deps.cache.readPartition(member.ref)));
-        const from = resume?.group === g ? resume.nextLink : undefined;
-        const listed = await listResourceGroup(
-          compute,
-          { subscriptionId: v.ref.subscriptionId, resourceGroup: v.ref.resourceGroup },
-          { maxPages: deps.config.reconcileMaxReads - stats.reads, ...(from ? { resumeFrom: from } : {}) },
-        );
-        resume = listed.resumeAt ? { group: g, nextLink: listed.resumeAt } : resume?.group === g ? undefined : resume;
-        for (const member of listGroup) {
-          const partition = partitions.get(member.key)!;
-          const model = listed.models.get(member.key);
-          // A cached row is refreshed at once, so the reads are not lost if the budget ends the run before its visit;
-          // a scale set new to the cache is stored with its instances, at its visit, or not at all.
-          let stored = false;
-          if (model && member.scaleSetRow !== undefined) {
-            await deps.cache.storeScaleSet(member.ref, model, member.scaleSetRow.rowEtag);
-            s.refreshed++;
-            stored = true;
-          }
-          if (!model && listed.complete) s.notListed++;
-          prefetched.set(member.key, { partition, model, stored });
-        }
-      }
-      const pre = prefetched.get(v.key);
-      const needsModel = needsModelOf(v);
-      const needsInstances = v.instanceRows.length > 0 || v.scaleSetRow === undefined;
-      // A scale set the LIST did not show falls back to a GET: only a GET's 404 says it is gone (a LIST may lag).
-      const modelCost = needsModel && !pre?.model ? 1 : 0;
-      // A scale set new to the cache needs its VM LIST too; other instance reads may be vouched for by the model's
-      // ETag (no read), so their budget is checked just before the VM LIST.
-      const newCost = v.scaleSetRow === undefined && needsInstances ? 1 : 0;
-      if (stats.reads + modelCost + newCost > deps.config.reconcileMaxReads) throw new BudgetSpent();
-      s.visited++;
-      const decls = declared.get(v.key)!.decls;
-      let drift = false;
-      try {
-        const partition = pre?.partition ?? (await deps.cache.readPartition(v.ref));
-        let model: ScaleSetModel | undefined = partition.scaleSet?.model;
-        if (needsModel) {
-          model = pre?.model ?? (await compute.getScaleSet(v.ref));
-          if (!pre?.stored) {
-            await deps.cache.storeScaleSet(v.ref, model, v.scaleSetRow?.rowEtag ?? partition.scaleSet?.rowEtag);
-            s.refreshed++;
-          }
-        }
-        // A Flexible scale set has no VMSS VMs to list (Azure refuses the API): its VMs' NICs are read by its reconcile.
-        const flexible = model !== undefined && orchestrationModeOf(model) !== "Uniform";
-        let instances: InstanceModel[] = flexible ? [] : [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
-        // Every instance write changes the scale set's ETag (CRP's own internal operation after each instance write): a
-        // model whose ETag is still the one read *before* the cached instances were listed vouches for them, which are
-        // only old (no event said any was written). Not one read after them: it may already hold a change the rows
-        // miss (an event lost, the scale set row re-read alone), and vouching would keep such a row fresh for good.
-        const cachedEtag = partition.scaleSet?.model?.etag;
-        const vouched =
-          needsModel &&
-          model !== undefined &&
-          cachedEtag !== undefined &&
-          model.etag === cachedEtag &&
-          partition.scaleSet?.stale === false &&
-          v.instanceRows.length === partition.instances.size &&
-          v.instanceRows.every((r) => !r.stale) &&
-          instances.length === partition.instances.size &&
-          [...partition.instances.values()].every((e) => e.listedUnder === model?.etag);
-        // Each instance row stored as listed under the model's ETag (vouched for, or listed just now after it).
-        const storeInstances = async () => {
-          for (const inst of instances)
-            await deps.cache.storeInstance(
-              instanceRef(v.ref, inst.instanceId),
-              inst,
-              partition.instances.get(inst.instanceId)?.rowEtag,
-              undefined,
-              model?.etag,
-            );
-          s.refreshed += instances.length;
-        };
-        if (vouched) {
-          await storeInstances();
-        } else if (needsInstances && !flexible) {
-          if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
-          instances = await compute.listInstances(v.ref);
-          const seen = new Set(instances.map((i) => i.instanceId));
-          // Listed after the model was read (this GET, or the cached row when only instance rows were due).
-          await storeInstances();
-          for (const id of partition.instances.keys()) if (!seen.has(id)) await deps.cache.evictInstance(instanceRef(v.ref, id));
-        }
-        const intents = decls.filter((d) => d.outcome.kind === "applied" || d.outcome.kind === "pending").map(toIntent);
-        drift = intents.some(
-          (intent) =>
-            (model ? intentSatisfied(model.nics, intent) === false : false) ||
-            instances.some((i) => (i.provisioningState ?? "").toLowerCase() !== "deleting" && intentSatisfied(i.nics, intent) === false),
-        );
-      } catch (err) {
-        if (err instanceof NotFoundError) {
-          await deps.cache.evictScaleSet(v.ref);
-          const at = new Date(deps.clock.now()).toISOString();
-          await mapLimit(decls, 8, (d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at }).then(() => undefined));
-          s.evicted++;
-          continue;
-        }
-        throw err;
-      }
-      if (!deps.cache.enabled || v.since === Number.POSITIVE_INFINITY) cursor = v.key;
-      if (drift) {
-        s.driftFound++;
-        // What ARM just showed differs from what is declared: the reconcile must see it too, not a cached row that
-        // may still claim otherwise (a store that lost a race, an instance the cache never listed). Not beside a
-        // re-enqueued reconcile still to come, nor twice in one run; a lost chain goes on with its count.
-        if (!waiting(v.key) && !asked.has(v.key)) {
-          const chain = chains.get(v.key);
-          await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", { fresh: true, ...(chain ? { attempt: chain.attempt } : {}) });
-          s.enqueued++;
-        }
-      }
+/** One group's LIST, at the first of its visits: every member's model, refreshed at once if it has a row. */
+async function prefetchGroup(run: RunState, ref: ScaleSetRef, listGroup: Visit[], prefetched: Map<string, Prefetched>): Promise<void> {
+  const { deps, stats } = run;
+  const g = groupKeyOf(ref);
+  if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
+  // Every row's Table ETag is read BEFORE the LIST: a store conditional on it loses to an event's
+  // invalidation that came while the LIST was in flight, as after a GET.
+  const partitions = new Map<string, CachedPartition>();
+  await mapLimit(listGroup, 8, async (member) => void partitions.set(member.key, await deps.cache.readPartition(member.ref)));
+  const resume = run.resume;
+  const from = resume?.group === g ? resume.nextLink : undefined;
+  const listed = await listResourceGroup(
+    run.compute,
+    { subscriptionId: ref.subscriptionId, resourceGroup: ref.resourceGroup },
+    { maxPages: deps.config.reconcileMaxReads - stats.reads, ...(from ? { resumeFrom: from } : {}) },
+  );
+  run.resume = listed.resumeAt ? { group: g, nextLink: listed.resumeAt } : resume?.group === g ? undefined : resume;
+  for (const member of listGroup) {
+    const partition = partitions.get(member.key)!;
+    const model = listed.models.get(member.key);
+    // A cached row is refreshed at once, so the reads are not lost if the budget ends the run before its visit;
+    // a scale set new to the cache is stored with its instances, at its visit, or not at all.
+    let stored = false;
+    if (model && member.scaleSetRow !== undefined) {
+      await deps.cache.storeScaleSet(member.ref, model, member.scaleSetRow.rowEtag);
+      run.summary.refreshed++;
+      stored = true;
     }
-    cursor = "";
-  } catch (err) {
-    if (err instanceof ThrottledError) {
-      s.throttledUntil = deps.clock.now() + err.retryAfterMs;
-      deps.log.warn("reconcileStale.throttled", { retryAfterMs: err.retryAfterMs, error: describeError(err) });
-      const summary = finish();
-      await deps.timerState.write({ notBefore: s.throttledUntil, cursor, ...(resume ? { resume } : {}), lastRun: lastRunOf(summary, deps.clock.now()) });
-      return summary;
-    }
-    if (!(err instanceof BudgetSpent)) throw err;
+    if (!model && listed.complete) run.summary.notListed++;
+    prefetched.set(member.key, { partition, model, stored });
   }
-  const summary = finish();
-  // Written every run that read ARM: the status report shows what the last run spent its reads on.
-  if (cursor !== state.cursor || resume !== state.resume || summary.readsUsed > 0)
-    await deps.timerState.write({ notBefore: 0, cursor, ...(resume ? { resume } : {}), lastRun: lastRunOf(summary, deps.clock.now()) });
-  return summary;
+}
+
+/** Visit: read what is due of one scale set (model, instances), store it, and ask for a reconcile if it drifted. */
+async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Promise<void> {
+  const { deps, stats, summary: s } = run;
+  const needsModel = needsModelOf(v);
+  const needsInstances = v.instanceRows.length > 0 || v.scaleSetRow === undefined;
+  // A scale set the LIST did not show falls back to a GET: only a GET's 404 says it is gone (a LIST may lag).
+  const modelCost = needsModel && !pre?.model ? 1 : 0;
+  // A scale set new to the cache needs its VM LIST too; other instance reads may be vouched for by the model's
+  // ETag (no read), so their budget is checked just before the VM LIST.
+  const newCost = v.scaleSetRow === undefined && needsInstances ? 1 : 0;
+  if (stats.reads + modelCost + newCost > deps.config.reconcileMaxReads) throw new BudgetSpent();
+  s.visited++;
+  const decls = run.declared.get(v.key)!.decls;
+  let drift: boolean;
+  try {
+    const partition = pre?.partition ?? (await deps.cache.readPartition(v.ref));
+    let model: ScaleSetModel | undefined = partition.scaleSet?.model;
+    if (needsModel) {
+      model = pre?.model ?? (await run.compute.getScaleSet(v.ref));
+      if (!pre?.stored) {
+        await deps.cache.storeScaleSet(v.ref, model, v.scaleSetRow?.rowEtag ?? partition.scaleSet?.rowEtag);
+        s.refreshed++;
+      }
+    }
+    // A Flexible scale set has no VMSS VMs to list (Azure refuses the API): its VMs' NICs are read by its reconcile.
+    const flexible = model !== undefined && orchestrationModeOf(model) !== "Uniform";
+    let instances: InstanceModel[] = flexible ? [] : [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
+    // Every instance write changes the scale set's ETag (CRP's own internal operation after each instance write): a
+    // model whose ETag is still the one read *before* the cached instances were listed vouches for them, which are
+    // only old (no event said any was written). Not one read after them: it may already hold a change the rows
+    // miss (an event lost, the scale set row re-read alone), and vouching would keep such a row fresh for good.
+    const cachedEtag = partition.scaleSet?.model?.etag;
+    const vouched =
+      needsModel &&
+      model !== undefined &&
+      cachedEtag !== undefined &&
+      model.etag === cachedEtag &&
+      partition.scaleSet?.stale === false &&
+      v.instanceRows.length === partition.instances.size &&
+      v.instanceRows.every((r) => !r.stale) &&
+      instances.length === partition.instances.size &&
+      [...partition.instances.values()].every((e) => e.listedUnder === model?.etag);
+    if (vouched) {
+      // Each instance row stored again as listed under the model's ETag, which vouches for it.
+      await storeInstances(v.ref, partition, instances, model?.etag, deps.cache);
+      s.refreshed += instances.length;
+    } else if (needsInstances && !flexible) {
+      if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
+      // Listed after the model was read (this GET, or the cached row when only instance rows were due).
+      instances = await listAndStoreInstances(v.ref, partition, model?.etag, run.compute, deps);
+      s.refreshed += instances.length;
+    }
+    const intents = decls.filter((d) => d.outcome.kind === "applied" || d.outcome.kind === "pending").map(toIntent);
+    drift = intents.some(
+      (intent) =>
+        (model ? intentSatisfied(model.nics, intent) === false : false) ||
+        instances.some((i) => (i.provisioningState ?? "").toLowerCase() !== "deleting" && intentSatisfied(i.nics, intent) === false),
+    );
+  } catch (err) {
+    if (err instanceof NotFoundError) {
+      await deps.cache.evictScaleSet(v.ref);
+      const at = new Date(deps.clock.now()).toISOString();
+      await mapLimit(decls, 8, (d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at }).then(() => undefined));
+      s.evicted++;
+      return;
+    }
+    throw err;
+  }
+  if (!deps.cache.enabled || v.since === Number.POSITIVE_INFINITY) run.cursor = v.key;
+  if (drift) {
+    s.driftFound++;
+    // What ARM just showed differs from what is declared: the reconcile must see it too, not a cached row that
+    // may still claim otherwise (a store that lost a race, an instance the cache never listed). Not beside a
+    // re-enqueued reconcile still to come, nor twice in one run; a lost chain goes on with its count.
+    if (!waiting(run, v.key) && !run.asked.has(v.key)) {
+      const chain = run.chains.get(v.key);
+      await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", { fresh: true, ...(chain ? { attempt: chain.attempt } : {}) });
+      s.enqueued++;
+    }
+  }
+}
+
+/**
+ * Save state: where the next run goes on, and (every run that read ARM) what this one spent its reads on, for the
+ * status report. A throttled run always writes, with the time before which the next run must not read.
+ */
+async function saveState(run: RunState, before: TimerState, summary: StaleRunSummary, notBefore: number): Promise<void> {
+  const { cursor, resume } = run;
+  if (notBefore === 0 && cursor === before.cursor && resume === before.resume && summary.readsUsed === 0) return;
+  await run.deps.timerState.write({ notBefore, cursor, ...(resume ? { resume } : {}), lastRun: lastRunOf(summary, run.deps.clock.now()) });
 }
 
 function lastRunOf(s: StaleRunSummary, at: number): NonNullable<TimerState["lastRun"]> {

@@ -43,7 +43,8 @@ const BUILT_IN_ROLES = {
   websiteContributor: "de139f84-1756-47ae-9be6-808fbbe84772",
 };
 
-const settingEntries = Object.entries(SETTINGS) as [string, { default: string | undefined }][];
+// A setting with `template` (a secret the template provisions itself, or one left to the platform) is not set to its default.
+const settingEntries = (Object.entries(SETTINGS) as [string, { default: string | undefined; template?: string }][]).filter(([, s]) => !s.template);
 
 /** Settings the template makes the deployer choose even where the code has a fallback (issue 26: bindings are real by default). */
 const TEMPLATE_REQUIRED = new Set(["POOLSYNC_BINDINGS"]);
