@@ -35,6 +35,7 @@ describe.each([
   it("returns the ETag NRP gave the NIC, so the next If-Match write passes", async () => {
     const config = loadConfig({
       POOLSYNC_SCOPES: `/subscriptions/${DEMO_SUBSCRIPTION}`,
+      POOLSYNC_BINDINGS: "*",
       ARM_ENDPOINT: sim.url,
       POOLSYNC_ARM_CA_FILE: SIM_CA_FILE,
       AzureWebJobsStorage: "UseDevelopmentStorage=true",

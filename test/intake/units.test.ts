@@ -14,6 +14,7 @@ import { renderStatusPage } from "../../src/intake/statusPage";
 import type { StatusReport } from "../../src/intake/statusReport";
 import { memoryLogger } from "../../src/app/logger";
 import { parseScope } from "../../src/core/scopes";
+import { parseBindings } from "../../src/core/bindings";
 import { DEMO } from "../support/harness";
 
 /** The pure parts of the intake, each with the exact answer it gives. */
@@ -117,7 +118,10 @@ describe("readJsonBody", () => {
 });
 
 describe("acceptDeclaration", () => {
-  const parsed = parseDeclareRequest({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }, scopes);
+  // Bindings are required since issue 26: "*" pairs anything inside the scopes.
+  const anyPairing = parseBindings("*");
+  if (!anyPairing.ok) throw new Error("the any-pairing rule no longer parses");
+  const parsed = parseDeclareRequest({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }, scopes, anyPairing.value);
   if (!parsed.ok) throw new Error(parsed.problem.message);
   const base = { log: memoryLogger(), now: () => Date.parse("2026-01-01T00:00:00Z"), newRequestId: () => "req-1" };
   const okSchedule = async () => "scheduled" as const;
