@@ -1,5 +1,4 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
-import type { TargetHistory } from "../core/history";
 import { HISTORY_MAX_ENTRIES } from "../core/history";
 import { parseTargetId } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";

@@ -2,7 +2,6 @@ import { checkBinding, type BindingRule } from "../core/bindings";
 import { capRefusal } from "../core/declarationCap";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
 import { isLeading, parseQueueMessage, reasonOf, targetIdOf, traceparentOf, type DeclareMessage, type QueueMessage } from "../core/messages";
-import { versionSelectorText } from "../core/networkProfile";
 import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";

@@ -1,6 +1,5 @@
 import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { BeingDeletedError, describeError, FatalError, NotFoundError } from "../core/errors";
-import { rebornInstanceIds } from "../core/incarnation";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, ComputePort } from "../core/ports";

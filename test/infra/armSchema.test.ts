@@ -78,7 +78,6 @@ describe("the schema check can fail", () => {
   });
 
   it("refuses bad monitoring resources: an action group short name over 12 characters, a log alert severity as text, a metric alert without its criteria type", () => {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form JSON document walked by the test
     const broken = (type: string, mutate: (props: Record<string, any>) => void) => {
       const t = main();
       const r = t.resources.find((x) => x.type === type);

@@ -11,7 +11,6 @@ import { readJson, type ArmTemplate } from "./templateChecks";
 /** azure.yaml, the GitHub Actions workflow and host.json against their published schemas; main.bicep against main.json. */
 
 const text = (path: string) => readFileSync(join(REPO_ROOT, path), "utf8");
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form JSON document walked by the test
 const yaml = (path: string) => parse(text(path)) as Record<string, any>;
 const main = readJson<ArmTemplate>("main.json");
 
@@ -135,7 +134,6 @@ describe("host.json", () => {
   beforeAll(() => {
     validate = compileHostJsonSchema();
   });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form JSON document walked by the test
   const host = JSON.parse(text("host.json")) as Record<string, any>;
 
   it("validates against SchemaStore's host.json schema, which refuses an unknown sampling setting", () => {

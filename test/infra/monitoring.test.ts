@@ -33,7 +33,6 @@ const APP_METRICS = [
 const logAlerts = resourcesOfType(main, "Microsoft.Insights/scheduledQueryRules");
 const metricAlerts = resourcesOfType(main, "Microsoft.Insights/metricAlerts");
 const alertKey = (r: ArmResource) => /'\{0\}-([a-z0-9-]+)'/.exec(r.name)?.[1];
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form JSON document walked by the test
 const criterion = (r: ArmResource) => (r.properties as any).criteria.allOf[0];
 
 describe("alerts", () => {
@@ -156,7 +155,6 @@ describe("diagnostic settings and the workbook", () => {
 
 describe("Flex Consumption settings of today", () => {
   const site = onlyResourceOfType(main, "Microsoft.Web/sites");
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form JSON document walked by the test
   const config = site.properties?.functionAppConfig as Record<string, any>;
 
   it("maximumInstanceCount is bounded 1-1000", () => {

@@ -93,10 +93,8 @@ describe("network isolation, by parameter", () => {
 
   it("the Event Grid dead-letter container is emptied after deadLetterRetentionInDays", () => {
     const policy = onlyResourceOfType(main, "Microsoft.Storage/storageAccounts/managementPolicies");
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form JSON document walked by the test
     const rules = (policy.properties as { policy: { rules: Record<string, any>[] } }).policy.rules;
     expect(rules).toHaveLength(1);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form JSON document walked by the test
     const rule = rules[0] as Record<string, any>;
     expect(rule.enabled).toBe(true);
     expect(rule.definition.filters.prefixMatch).toEqual(["[format('{0}/', variables('deadLetterContainerName'))]"]);

@@ -44,7 +44,9 @@ describe("api-versions and ETags", () => {
     const r = await arm(s.url, "GET", at(s, VMSS_PATH, "banana"));
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("InvalidApiVersionParameter");
-    expect(r.body.error.message).toMatch(/^The api-version 'banana' is invalid\. The supported versions are '2026-04-01,2026-03-01,.*2023-09-01,.*2015-06-15'\.$/);
+    expect(r.body.error.message).toMatch(
+      /^The api-version 'banana' is invalid\. The supported versions are '2026-04-01,2026-03-01,.*2023-09-01,.*2015-06-15'\.$/,
+    );
     expect((await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-09-02"), { body: { tags: { a: "1" } } })).status).toBe(400);
     expect(s.control.resource(VMSS_PATH)?.["tags"]).toBeUndefined();
   });
