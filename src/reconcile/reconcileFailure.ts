@@ -57,7 +57,10 @@ export async function settleFailure(
   }
   const reason = err instanceof MissingEtagError ? err.message : describeError(err);
   deps.log.error("reconcile.error", { targetId: f.target.id, error: reason });
-  await outcomes.recordAll(failing, outcomes.failed(reason, deps.config.failedRetryMs));
+  // A terminal stop spares only what was applied before this pass: one whose model write went through but whose
+  // instances this pass can never write must still end with the reason (invariant 3), not stay pending.
+  const stopped = active.filter((d) => d.outcome.kind !== "applied");
+  await outcomes.recordAll(stopped, outcomes.failed(reason, deps.config.failedRetryMs));
   return report("failed", declarations, { reason });
 }
 
