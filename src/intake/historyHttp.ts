@@ -1,25 +1,15 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { HISTORY_MAX_ENTRIES } from "../core/history";
-import { parseTargetId } from "../core/resourceIds";
-import { inScopes } from "../core/scopes";
-import { scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
-import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
-import { authorize, ROLES } from "./principal";
+import { jsonResponse, problem, problemResponse } from "./problem";
+import { readTargetQuery } from "./targetQuery";
 
 export const HISTORY_METHODS = ["GET"] as const;
 
 /** `GET /api/history?targetId=…[&limit=50][&cursor=…]` (poolsync.Read): a target's timeline, newest first, a page at a time. */
 export async function handleHistory(request: Pick<HttpRequest, "method" | "query" | "headers">, s: IntakeServices): Promise<HttpResponseInit> {
-  const auth = authorize(request.headers, s.config, ROLES.read);
-  if (!auth.ok) return problemResponse(auth.problem);
-  if (request.method !== "GET") return problemResponse(methodNotAllowed(request.method, HISTORY_METHODS));
-  const raw = request.query.get("targetId");
-  if (raw === null || raw === "") return problemResponse(problem(400, "missing_query", "targetId: is required (a scale set or VM ID)", "targetId"));
-  const ref = parseTargetId(raw);
-  if (!ref.ok) return problemResponse(problem(400, "invalid_field", `targetId: ${ref.reason}`, "targetId"));
-  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup))
-    return problemResponse(scopeProblem("targetId", ref.value.id, s.config.scopes));
+  const target = readTargetQuery(request, s, HISTORY_METHODS);
+  if (!target.ok) return target.response;
   const limitText = request.query.get("limit");
   const limit = limitText === null ? 50 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_ENTRIES)
@@ -30,8 +20,8 @@ export async function handleHistory(request: Pick<HttpRequest, "method" | "query
   if (!s.history) return problemResponse(problem(503, "storage_unavailable", "history is not available on this host"));
   try {
     await s.ready();
-    const page = await s.history.page(ref.value.id, limit, cursor);
-    return jsonResponse(200, { targetId: ref.value.id, ...page });
+    const page = await s.history.page(target.ref.id, limit, cursor);
+    return jsonResponse(200, { targetId: target.ref.id, ...page });
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
     return problemResponse(problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }));
