@@ -128,9 +128,16 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   return harness;
 }
 
-/** A clock the test moves by hand; sleeps pass at once (they only pace retries). */
-export function manualClock(start = Date.parse("2026-12-02T10:00:00Z")): Clock & { advance(ms: number): void } {
+/** A clock the test moves by hand; a sleep moves it at once (sleeps only pace retries), unless it stands still. */
+export function manualClock(start = Date.parse("2026-12-02T10:00:00Z")): Clock & {
+  advance(ms: number): void;
+  /** Runs `work` with time standing still: its sleeps wait real time and move nothing (see below). */
+  standingStill<T>(work: () => Promise<T>): Promise<T>;
+} {
   let now = start;
+  // Polls of an operation the simulator completes in real time sleep as often as real time takes: while a test needs
+  // the clock where it put it, those sleeps wait real milliseconds instead of moving the clock by a load-dependent sum.
+  let still = 0;
   // A sleep with an abort signal is a background timer (the lease renewal): it waits for time to pass, and does not
   // itself move time, or it would race the clock forward while the pass it serves runs.
   const background: Array<{ at: number; wake: () => void }> = [];
@@ -144,7 +151,10 @@ export function manualClock(start = Date.parse("2026-12-02T10:00:00Z")): Clock &
   return {
     now: () => now,
     sleep: async (ms, signal) => {
-      if (!signal) return moveTo(now + ms);
+      if (!signal) {
+        if (still > 0) return new Promise<void>((r) => setTimeout(r, ms));
+        return moveTo(now + ms);
+      }
       if (signal.aborted) return;
       await new Promise<void>((wake) => {
         const w = { at: now + ms, wake };
@@ -153,5 +163,13 @@ export function manualClock(start = Date.parse("2026-12-02T10:00:00Z")): Clock &
       });
     },
     advance: (ms) => moveTo(now + ms),
+    standingStill: async (work) => {
+      still += 1;
+      try {
+        return await work();
+      } finally {
+        still -= 1;
+      }
+    },
   };
 }
