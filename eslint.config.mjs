@@ -5,7 +5,16 @@ import tseslint from "typescript-eslint";
 
 export default defineConfig(
   {
-    ignores: ["dist/**", "node_modules/**", "test-results/**", "infra/**", "**/*.js", "**/*.mjs", "**/*.mts", "**/*.cjs"],
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      "test-results/**",
+      "infra/**",
+      "**/*.js",
+      "**/*.mjs",
+      "**/*.mts",
+      "**/*.cjs",
+    ],
   },
   {
     linterOptions: { reportUnusedDisableDirectives: "error" },
@@ -23,7 +32,10 @@ export default defineConfig(
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/no-misused-promises": "error",
       "@typescript-eslint/await-thenable": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
     },
   },
 );

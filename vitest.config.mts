@@ -25,8 +25,18 @@ export default defineConfig({
     // Integration suites share one Azurite; each test uses its own table/queue names, so files may run in parallel.
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
     projects: [
-      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: ["dist/**", "node_modules/**", ...REAL_WAITING] } },
-      { extends: true, test: { name: "real-waiting", include: REAL_WAITING.map((p) => (p.endsWith(".ts") ? p : `${p}/*.test.ts`)) } },
+      {
+        extends: true,
+        test: {
+          name: "fast",
+          include: ["test/**/*.test.ts"],
+          exclude: ["dist/**", "node_modules/**", ...REAL_WAITING],
+        },
+      },
+      {
+        extends: true,
+        test: { name: "real-waiting", include: REAL_WAITING.map((p) => (p.endsWith(".ts") ? p : `${p}/*.test.ts`)) },
+      },
     ],
   },
 });

@@ -23,10 +23,14 @@ export interface Unconverged {
 }
 
 /**
- * `declared`: every change of the run, in the order they were declared (handed over) (to find the ones superseded); without it none is
- * marked superseded.
+ * `declared`: every change of the run, in the order they were declared (handed over) (to find the ones superseded);
+ * without it none is marked superseded.
  */
-export async function accountFor(changes: Change[], services: Pick<Services, "declarations"> | undefined, declared: Change[] = []): Promise<Unconverged[]> {
+export async function accountFor(
+  changes: Change[],
+  services: Pick<Services, "declarations"> | undefined,
+  declared: Change[] = [],
+): Promise<Unconverged[]> {
   const out: Unconverged[] = [];
   const missing = new Set(changes.map((c) => c.id));
   const key = (c: Change) => `${c.scaleSetId.toLowerCase()}|${c.poolId.toLowerCase()}`;
@@ -49,7 +53,9 @@ export async function accountFor(changes: Change[], services: Pick<Services, "de
       scaleSetId: c.scaleSetId,
       poolId: c.poolId,
       state: c.state,
-      outcome: outcome ? `${outcome.kind}${row && row.state !== c.state ? ` (row now declares ${row.state})` : ""}` : "no declaration",
+      outcome: outcome
+        ? `${outcome.kind}${row && row.state !== c.state ? ` (row now declares ${row.state})` : ""}`
+        : "no declaration",
       reason: outcome && "reason" in outcome ? String(outcome.reason) : undefined,
       ...(later ? { supersededBy: { id: later.id, state: later.state, converged: !missing.has(later.id) } } : {}),
     });

@@ -27,7 +27,10 @@ export interface ColdStartResult {
   runs: number;
   packages: PackageFigures[];
   /** Per package label, per function: the median of each figure over the runs, and every run. */
-  figures: Record<string, Record<string, { median: Omit<ProbeResult, "function" | "ok" | "error">; runs: ProbeResult[] }>>;
+  figures: Record<
+    string,
+    Record<string, { median: Omit<ProbeResult, "function" | "ok" | "error">; runs: ProbeResult[] }>
+  >;
 }
 
 const openZip = promisify<string, yauzl.Options, yauzl.ZipFile>(yauzl.open);
@@ -74,11 +77,18 @@ function baselineZip(ref: string, log: (line: string) => void): { zip: string; l
     // types does not stop tsc emitting). The package itself installs the baseline's own lock file.
     symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(tree, "node_modules"));
     try {
-      execFileSync(path.join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", "src/tsconfig.json"], { cwd: tree, stdio: "ignore" });
+      execFileSync(path.join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", "src/tsconfig.json"], {
+        cwd: tree,
+        stdio: "ignore",
+      });
     } catch {
-      if (!existsSync(path.join(tree, "dist", "src", "functions"))) throw new Error(`the baseline ${label} did not compile`);
+      if (!existsSync(path.join(tree, "dist", "src", "functions")))
+        throw new Error(`the baseline ${label} did not compile`);
     }
-    execFileSync(path.join(REPO_ROOT, "node_modules", ".bin", "tsx"), ["scripts/package.ts"], { cwd: tree, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync(path.join(REPO_ROOT, "node_modules", ".bin", "tsx"), ["scripts/package.ts"], {
+      cwd: tree,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
     mkdirSync(path.dirname(kept), { recursive: true });
     writeFileSync(kept, readFileSync(path.join(tree, "dist", "poolsync.zip")));
   } finally {
@@ -90,7 +100,10 @@ function baselineZip(ref: string, log: (line: string) => void): { zip: string; l
 function runProbe(appDir: string, fn: string, env: Record<string, string>, inputs: ProbeInputs): Promise<ProbeResult> {
   const probeJs = path.join(REPO_ROOT, "dist", "bench", "coldstartProbe.js");
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [probeJs, appDir, fn, JSON.stringify(inputs)], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [probeJs, appDir, fn, JSON.stringify(inputs)], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));
@@ -98,15 +111,28 @@ function runProbe(appDir: string, fn: string, env: Record<string, string>, input
     child.on("error", reject);
     child.on("close", (code) => {
       const line = out.split("\n").find((l) => l.startsWith("COLDSTART "));
-      if (code !== 0 || !line) return reject(new Error(`probe of ${fn} in ${appDir} exited ${code}: ${err.slice(-2000)}`));
+      if (code !== 0 || !line)
+        return reject(new Error(`probe of ${fn} in ${appDir} exited ${code}: ${err.slice(-2000)}`));
       resolve(JSON.parse(line.slice("COLDSTART ".length)) as ProbeResult);
     });
   });
 }
 
-const FIGURES = ["registeredSinceStartMs", "registerMs", "firstInvocationMs", "handledSinceStartMs", "functions", "modulesLoaded"] as const;
+const FIGURES = [
+  "registeredSinceStartMs",
+  "registerMs",
+  "firstInvocationMs",
+  "handledSinceStartMs",
+  "functions",
+  "modulesLoaded",
+] as const;
 
-export async function runColdStart(storage: string, runs: number, baselineRef: string, log: (line: string) => void): Promise<ColdStartResult> {
+export async function runColdStart(
+  storage: string,
+  runs: number,
+  baselineRef: string,
+  log: (line: string) => void,
+): Promise<ColdStartResult> {
   execFileSync("npm", ["run", "build"], { cwd: REPO_ROOT, stdio: "ignore" });
   const work = mkdtempSync(path.join(tmpdir(), "poolsync-coldstart-"));
   const sim = await startArmSimulator({ seed: DEMO_SEED, tls: true, operationDurationMs: 0 });
@@ -122,7 +148,9 @@ export async function runColdStart(storage: string, runs: number, baselineRef: s
       // own: dist/coldstart has none above it but the repo's, which the unpacked package's own node_modules shadows).
       const appDir = zip === base.zip ? zip.replace(/\.zip$/, "") : path.join(work, "app");
       const unpackedBefore = zip === base.zip && existsSync(path.join(appDir, "package.json"));
-      const files = unpackedBefore ? Number(readFileSync(path.join(appDir, ".files"), "utf8")) : await unzipTo(zip, appDir);
+      const files = unpackedBefore
+        ? Number(readFileSync(path.join(appDir, ".files"), "utf8"))
+        : await unzipTo(zip, appDir);
       if (zip === base.zip && !unpackedBefore) writeFileSync(path.join(appDir, ".files"), String(files));
       packages.push({ label, appDir, zipBytes: readFileSync(zip).length, files });
       log(`coldstart: ${label}: ${(readFileSync(zip).length / 1024 / 1024).toFixed(1)} MiB, ${files} files`);
@@ -270,7 +298,10 @@ export function writeColdStartSection(resultsMd: string, r: ColdStartResult): vo
   const text = existsSync(resultsMd) ? readFileSync(resultsMd, "utf8") : "";
   const start = text.indexOf(MARK_START);
   const end = text.indexOf(MARK_END);
-  const next = start >= 0 && end > start ? text.slice(0, start) + section.trimEnd() + text.slice(end + MARK_END.length) : `${text.trimEnd()}\n\n${section}`;
+  const next =
+    start >= 0 && end > start
+      ? text.slice(0, start) + section.trimEnd() + text.slice(end + MARK_END.length)
+      : `${text.trimEnd()}\n\n${section}`;
   writeFileSync(resultsMd, next);
 }
 

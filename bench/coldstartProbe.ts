@@ -5,7 +5,12 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { capturedFunctions, installCoreStandIn, withLoadingEntry, type CapturedFunction } from "../local/host/coreStandIn";
+import {
+  capturedFunctions,
+  installCoreStandIn,
+  withLoadingEntry,
+  type CapturedFunction,
+} from "../local/host/coreStandIn";
 import { eventInvocation } from "../local/host/eventGridWebhook";
 import { expandGlob } from "../local/host/glob";
 import { toRpcHttpRequest } from "../local/host/httpTrigger";
@@ -40,7 +45,9 @@ export interface ProbeInputs {
 }
 
 function bindingName(fn: CapturedFunction): { name: string; type: string } {
-  const entry = Object.entries(fn.metadata.bindings).find(([, b]) => typeof b.type === "string" && /trigger$/i.test(b.type));
+  const entry = Object.entries(fn.metadata.bindings).find(
+    ([, b]) => typeof b.type === "string" && /trigger$/i.test(b.type),
+  );
   if (!entry) throw new Error(`Function "${fn.metadata.name}" has no trigger binding`);
   return { name: entry[0], type: String(entry[1].type) };
 }
@@ -50,17 +57,27 @@ function inputFor(fn: CapturedFunction, inputs: ProbeInputs): InvocationInput {
   switch (type) {
     case "httpTrigger": {
       const url = new URL(`http://127.0.0.1:7071/api/${fn.metadata.name}`);
-      return { inputData: [{ name, data: { http: toRpcHttpRequest("GET", url, { accept: "application/json" }, Buffer.alloc(0), {}) } }] };
+      return {
+        inputData: [
+          { name, data: { http: toRpcHttpRequest("GET", url, { accept: "application/json" }, Buffer.alloc(0), {}) } },
+        ],
+      };
     }
     case "eventGridTrigger":
       return eventInvocation(fn.metadata.name, name, inputs.event);
     case "queueTrigger":
       return {
-        inputData: [{ name, data: queueTriggerInput({ text: inputs.queueMessage, bytes: Buffer.from(inputs.queueMessage) }) }],
+        inputData: [
+          { name, data: queueTriggerInput({ text: inputs.queueMessage, bytes: Buffer.from(inputs.queueMessage) }) },
+        ],
         triggerMetadata: { id: { string: randomUUID() }, dequeueCount: { int: 1 } },
       };
     case "timerTrigger":
-      return { inputData: [{ name, data: toHostTypedData({ schedule: { adjustForDST: true }, scheduleStatus: null, isPastDue: false }) }] };
+      return {
+        inputData: [
+          { name, data: toHostTypedData({ schedule: { adjustForDST: true }, scheduleStatus: null, isPastDue: false }) },
+        ],
+      };
     default:
       throw new Error(`No first invocation for a ${type} of "${fn.metadata.name}"`);
   }
@@ -71,12 +88,16 @@ export async function probe(appDir: string, functionName: string, inputs: ProbeI
   const main = (JSON.parse(readFileSync(join(appDir, "package.json"), "utf8")) as { main: string }).main;
   const files = expandGlob(main, appDir);
   const t0 = performance.now();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the worker loads the entry files by require, and so must the probe
+  // The worker loads the entry files by require, and so must the probe.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   for (const file of files) withLoadingEntry(file, () => require(file));
   const registered = performance.now();
   const functions = capturedFunctions();
   const fn = functions.find((f) => f.metadata.name === functionName);
-  if (!fn) throw new Error(`No function "${functionName}" registered from ${main} (${functions.map((f) => f.metadata.name).join(", ")})`);
+  if (!fn)
+    throw new Error(
+      `No function "${functionName}" registered from ${main} (${functions.map((f) => f.metadata.name).join(", ")})`,
+    );
   let ok = true;
   let error: string | undefined;
   try {

@@ -9,17 +9,33 @@ export const HOST_COUNTS = [1, 2, 4] as const;
 type Agg = Record<string, { runs: unknown[]; summary: Record<string, Spread> }>;
 
 const fmt = (n: number | undefined, digits = 1): string =>
-  n === undefined || Number.isNaN(n) ? "–" : !Number.isFinite(n) ? "∞" : Number.isInteger(n) ? String(n) : n.toFixed(digits);
-const sp = (s: Spread | undefined): string => (!s ? "–" : s.min === s.max ? fmt(s.median) : `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`);
+  n === undefined || Number.isNaN(n)
+    ? "–"
+    : !Number.isFinite(n)
+      ? "∞"
+      : Number.isInteger(n)
+        ? String(n)
+        : n.toFixed(digits);
+const sp = (s: Spread | undefined): string =>
+  !s ? "–" : s.min === s.max ? fmt(s.median) : `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
 const ok = (good: boolean) => (good ? "met" : "**missed**");
 
 export function renderHosts(r: Results): string {
   const w = r.workloads.hosts as
-    { burstWide: Agg & { bound?: { boundS: number } }; contention: Agg; run?: { generatedAt: string; runs: number; durationS: number } } | undefined;
+    | {
+        burstWide: Agg & { bound?: { boundS: number } };
+        contention: Agg;
+        run?: { generatedAt: string; runs: number; durationS: number };
+      }
+    | undefined;
   if (!w) return "";
   const bound = w.burstWide.bound?.boundS ?? Number.NaN;
   const out: string[] = ["", "## 6. Many hosts: the wide burst and the contention workload with 1, 2 and 4 hosts", ""];
-  if (w.run) out.push(`Run on its own (\`npm run bench -- --only=hosts --runs=${w.run.runs}\`) at ${w.run.generatedAt}, ${fmt(w.run.durationS, 0)} s.`, "");
+  if (w.run)
+    out.push(
+      `Run on its own (\`npm run bench -- --only=hosts --runs=${w.run.runs}\`) at ${w.run.generatedAt}, ${fmt(w.run.durationS, 0)} s.`,
+      "",
+    );
   out.push(
     `Same sizes as 1 and 2b (plan: \`contention\`, \`burstWide\`). Each host is a \`createServices\` of its own (its own pacers, coalescer, in-process joining and memory) with its own queue listener (batch 16, a new fetch at 8 or fewer in flight), all over the same tables, queue and simulator; ARM events go to the hosts in turn, the timer runs on the first. The hosts share the benchmark's process (not one OS process each): their clock is the time-scaled simulator's, which lives in that process; nothing else is shared between them but storage and ARM. Targets: lost updates 0, 429s 0, model writes per scale set in the burst 1, convergence ≤ 1.2 × bound (${fmt(bound)} s) for every host count and no slower with 4 hosts than with 1.`,
   );
@@ -39,7 +55,8 @@ export function renderHosts(r: Results): string {
   }
   out.push("");
   const med = (a: Agg, h: number, f: string) => a[String(h)]?.summary[f]?.median ?? Number.NaN;
-  const maxOver = (a: Agg, f: string) => Math.max(...HOST_COUNTS.map((h) => a[String(h)]?.summary[f]?.max ?? Number.NaN));
+  const maxOver = (a: Agg, f: string) =>
+    Math.max(...HOST_COUNTS.map((h) => a[String(h)]?.summary[f]?.max ?? Number.NaN));
   const lost = Math.max(maxOver(w.contention, "lostOurs"), maxOver(w.contention, "lostTheirs"));
   const throttled = Math.max(maxOver(w.contention, "status429"), maxOver(w.burstWide, "status429"));
   const writes = maxOver(w.burstWide, "maxModelWritesPerScaleSet");
@@ -50,7 +67,9 @@ export function renderHosts(r: Results): string {
     `Targets: lost updates 0 — ${ok(lost === 0)} (worst ${fmt(lost)}); 429s 0 — ${ok(throttled === 0)} (worst ${fmt(throttled)}); one model write per scale set — ${ok(writes === 1)} (worst ${fmt(writes)}); convergence ≤ 1.2 × bound — ${ok(worst <= 1.2)} (worst ${fmt(worst, 2)} ×); 4 hosts no slower than 1 — ${ok(four <= one)} (${fmt(four)} s vs ${fmt(one)} s).`,
   );
   out.push("");
-  const countsOf = (h: number) => (w.burstWide[String(h)]?.runs[0] as { notes?: { counts?: Record<string, number> } } | undefined)?.notes?.counts ?? {};
+  const countsOf = (h: number) =>
+    (w.burstWide[String(h)]?.runs[0] as { notes?: { counts?: Record<string, number> } } | undefined)?.notes?.counts ??
+    {};
   out.push(
     `In the burst (first run): ${HOST_COUNTS.map((h) => {
       const c = countsOf(h);

@@ -1,6 +1,6 @@
-// `npm run bench` (full) or `npm run bench -- --quick`: every workload (contention, bursts, steady, latency, scale, overhead) against the ARM simulator with
-// CRP's throttling on (time-scaled), poolsync next to its peers' strategies in the same run; writes
-// bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
+// `npm run bench` (full) or `npm run bench -- --quick`: every workload (contention, bursts, steady, latency, scale,
+// overhead) against the ARM simulator with CRP's throttling on (time-scaled), poolsync next to its peers' strategies in
+// the same run; writes bench/results.json, bench/RESULTS.md and bench/convergence.svg, and prints a summary.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -64,7 +64,13 @@ function plan(opts: BenchOptions): Plan {
           timeScale: 120,
           poolsyncTimeScale: 20,
         },
-        scale: { subscriptions: 5, groupsPerSubscription: 2, scaleSetsPerSubscription: 100, changes: 20, timeScale: 60 },
+        scale: {
+          subscriptions: 5,
+          groupsPerSubscription: 2,
+          scaleSetsPerSubscription: 100,
+          changes: 20,
+          timeScale: 60,
+        },
         overheadMessages: 5,
       }
     : {
@@ -83,7 +89,13 @@ function plan(opts: BenchOptions): Plan {
           timeScale: 240,
           poolsyncTimeScale: 30,
         },
-        scale: { subscriptions: 20, groupsPerSubscription: 5, scaleSetsPerSubscription: 250, changes: 100, timeScale: 60 },
+        scale: {
+          subscriptions: 20,
+          groupsPerSubscription: 5,
+          scaleSetsPerSubscription: 250,
+          changes: 100,
+          timeScale: 60,
+        },
         overheadMessages: 20,
       };
   base.latency = latencySize(base.steady, opts.latencyMinutes ?? (opts.quick ? 1.5 : 10));
@@ -103,12 +115,19 @@ function render(p: Plan, opts: BenchOptions): void {
   }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
-  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results));
+  writeFileSync(
+    file("RESULTS.md"),
+    renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results),
+  );
   for (const line of summaryLines(results)) console.log(line);
 }
 
 function outDir(opts: BenchOptions): string {
-  return opts.out ? path.resolve(opts.out) : __dirname.includes(`${path.sep}dist${path.sep}`) ? path.resolve(__dirname, "../../bench") : __dirname;
+  return opts.out
+    ? path.resolve(opts.out)
+    : __dirname.includes(`${path.sep}dist${path.sep}`)
+      ? path.resolve(__dirname, "../../bench")
+      : __dirname;
 }
 
 async function main(): Promise<void> {
@@ -117,14 +136,21 @@ async function main(): Promise<void> {
   const p = plan(opts);
   if (opts.render) return render(p, opts);
   const started = Date.now();
-  const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+  const log = (line: string) =>
+    console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   // Its own Azurite, started fresh on ports of its own: one that ran a test suite for an hour answers several
   // times slower (its in-memory store keeps growing), which would be measured as poolsync's overhead.
   // --azurite-port N: blob on N, queue N+1, table N+2 (another benchmark on this machine may hold the default ones).
-  const ports = opts.azuritePort !== undefined ? { blob: opts.azuritePort, queue: opts.azuritePort + 1, table: opts.azuritePort + 2 } : BENCH_AZURITE_PORTS;
+  const ports =
+    opts.azuritePort !== undefined
+      ? { blob: opts.azuritePort, queue: opts.azuritePort + 1, table: opts.azuritePort + 2 }
+      : BENCH_AZURITE_PORTS;
   const azurite = await ensureAzurite(opts.reuseAzurite ? undefined : ports);
-  log(`Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`);
-  // --slow-operations: the simulator's slow profile (scale set and instance writes 30 s; burst bounds still assume 2 s).
+  log(
+    `Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`,
+  );
+  // --slow-operations: the simulator's slow profile (scale set and instance writes 30 s; burst bounds still assume 2
+  // s).
   const profile = opts.slowOperations ? { ...PROFILE, scaleSetWriteMs: 30_000, instanceWriteMs: 30_000 } : PROFILE;
   const env: Env = { storage: azurite.connectionString, profile, log };
   const want = (w: string) => !p.only || p.only.includes(w);
@@ -339,12 +365,21 @@ async function main(): Promise<void> {
       // Per strategy too: a run with --strategies keeps the other strategies' figures of the workload.
       const merged = { ...before.workloads };
       for (const [w, figures] of Object.entries(results.workloads))
-        merged[w] = opts.strategies && before.workloads[w] ? { ...(before.workloads[w] as object), ...(figures as object) } : figures;
+        merged[w] =
+          opts.strategies && before.workloads[w]
+            ? { ...(before.workloads[w] as object), ...(figures as object) }
+            : figures;
       results.workloads = merged;
       results.plan = { ...before.plan, ...results.plan };
       // The header describes the run that made the other sections; this one says when and how it ran.
-      const partial = { generatedAt: results.generatedAt, runs: results.runs, durationS: (Date.now() - started) / 1000, only: p.only };
-      for (const w of p.only) if (results.workloads[w]) results.workloads[w] = { ...(results.workloads[w] as object), run: partial };
+      const partial = {
+        generatedAt: results.generatedAt,
+        runs: results.runs,
+        durationS: (Date.now() - started) / 1000,
+        only: p.only,
+      };
+      for (const w of p.only)
+        if (results.workloads[w]) results.workloads[w] = { ...(results.workloads[w] as object), run: partial };
       Object.assign(results, { generatedAt: before.generatedAt, runs: before.runs, durationS: before.durationS });
     } catch {
       // no earlier results: these alone
@@ -352,13 +387,28 @@ async function main(): Promise<void> {
   }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
-  writeFileSync(file("RESULTS.md"), renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results) + lastColdStartSection(dir));
+  writeFileSync(
+    file("RESULTS.md"),
+    renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results) + lastColdStartSection(dir),
+  );
   for (const line of summaryLines(results)) console.log(line);
-  log(`wrote ${file("results.json")}, ${file("RESULTS.md")}, ${file("convergence.svg")} in ${results.durationS.toFixed(0)} s`);
+  log(
+    `wrote ${file("results.json")}, ${file("RESULTS.md")}, ${file("convergence.svg")} in ${results.durationS.toFixed(0)} s`,
+  );
 }
 
 /** The figures summarised over the runs of a contention workload, and of a burst. */
-const CONTENTION_FIELDS = ["lostOurs", "lostTheirs", "theirOps", "modelWrites", "instanceWrites", "reads", "status412", "status429", "simMinutes"];
+const CONTENTION_FIELDS = [
+  "lostOurs",
+  "lostTheirs",
+  "theirOps",
+  "modelWrites",
+  "instanceWrites",
+  "reads",
+  "status412",
+  "status429",
+  "simMinutes",
+];
 const BURST_FIELDS = [
   "convergeS",
   "p50S",
@@ -375,10 +425,15 @@ const BURST_FIELDS = [
 ];
 
 /** Per strategy: the runs as they were, and the median with its spread of each named figure. */
-function aggregate(per: Record<string, unknown[]>, fields: string[]): Record<string, { runs: unknown[]; summary: Record<string, unknown> }> {
+function aggregate(
+  per: Record<string, unknown[]>,
+  fields: string[],
+): Record<string, { runs: unknown[]; summary: Record<string, unknown> }> {
   const out: Record<string, { runs: unknown[]; summary: Record<string, unknown> }> = {};
   for (const [s, runs] of Object.entries(per)) {
-    const records = runs.map((r) => Object.fromEntries(fields.map((f) => [f, Number((r as Record<string, unknown>)[f] ?? Number.NaN)])));
+    const records = runs.map((r) =>
+      Object.fromEntries(fields.map((f) => [f, Number((r as Record<string, unknown>)[f] ?? Number.NaN)])),
+    );
     out[s] = { runs, summary: summarise(records) };
   }
   return out;

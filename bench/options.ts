@@ -57,8 +57,12 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
     strategies: list(v.strategies),
     out: v.out || undefined,
     reuseAzurite: v["reuse-azurite"] === true,
-    azuritePort: v["azurite-port"] === undefined ? undefined : numberFlag("azurite-port", v["azurite-port"], 1, USAGE, { whole: true }),
-    latencyMinutes: v["latency-minutes"] === undefined ? undefined : numberFlag("latency-minutes", v["latency-minutes"], 10, USAGE),
+    azuritePort:
+      v["azurite-port"] === undefined
+        ? undefined
+        : numberFlag("azurite-port", v["azurite-port"], 1, USAGE, { whole: true }),
+    latencyMinutes:
+      v["latency-minutes"] === undefined ? undefined : numberFlag("latency-minutes", v["latency-minutes"], 10, USAGE),
     baseline: v.baseline || undefined,
     render: v.render === true,
     slowOperations: v["slow-operations"] === true,

@@ -43,7 +43,17 @@ async function startChildSim(seedFile: string): Promise<{ url: string; stop(): P
   const tsx = require.resolve("tsx/cli");
   const child = spawn(
     process.execPath,
-    [tsx, path.resolve(__dirname, "../sim/cli.ts"), "--port", "0", "--tls", "--seed", seedFile, "--operation-duration-ms", "0"],
+    [
+      tsx,
+      path.resolve(__dirname, "../sim/cli.ts"),
+      "--port",
+      "0",
+      "--tls",
+      "--seed",
+      seedFile,
+      "--operation-duration-ms",
+      "0",
+    ],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },
@@ -81,7 +91,11 @@ export async function runOverhead(storage: string, messages: number, seed: numbe
   const child = await startChildSim(seedFile);
   const ca = readFileSync(SIM_CA_FILE, "utf8");
   // Only what startPoolsync needs of a simulator: its URL; its clock is real time here (time scale 1).
-  const clock = { now: () => Date.now(), sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)), timeScale: 1 };
+  const clock = {
+    now: () => Date.now(),
+    sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+    timeScale: 1,
+  };
   const pseudo = { url: child.url, ca, control: { clock, onEvent: () => () => undefined } } as unknown as ArmSimulator;
   // Declare window off: the message then does the whole work of a declaration (store it, reconcile, write), which
   // is what is measured; with the window on, the message only stores it and opens or joins the window (2–3 Table
@@ -114,7 +128,11 @@ export async function runOverhead(storage: string, messages: number, seed: numbe
       const t0 = process.hrtime.bigint();
       const ops0 = p.tables.ops;
       const cpu0 = process.cpuUsage();
-      await p.services.handleQueueMessage(body, { id: `m-${i}-${pool.slice(-1)}`, dequeueCount: 1, insertionTime: new Date().toISOString() });
+      await p.services.handleQueueMessage(body, {
+        id: `m-${i}-${pool.slice(-1)}`,
+        dequeueCount: 1,
+        insertionTime: new Date().toISOString(),
+      });
       const cpu = process.cpuUsage(cpu0);
       out.push({
         cpu: (cpu.user + cpu.system) / 1000,
@@ -164,7 +182,13 @@ export async function runOverhead(storage: string, messages: number, seed: numbe
 export async function runOverheadFresh(storage: string, messages: number, seed: number): Promise<OverheadResult> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [require.resolve("tsx/cli"), path.resolve(__dirname, "overheadProcess.ts"), storage, String(messages), String(seed)],
+    [
+      require.resolve("tsx/cli"),
+      path.resolve(__dirname, "overheadProcess.ts"),
+      storage,
+      String(messages),
+      String(seed),
+    ],
     { maxBuffer: 16 * 1024 * 1024, timeout: 30 * 60_000 },
   );
   const line = stdout.trim().split("\n").pop() ?? "";

@@ -4,7 +4,8 @@
 import { runOverhead } from "./overhead";
 
 const [storage, messages, seed] = process.argv.slice(2);
-if (!storage || !messages || !seed) throw new Error("usage: overheadProcess.ts <storage connection string> <messages> <seed>");
+if (!storage || !messages || !seed)
+  throw new Error("usage: overheadProcess.ts <storage connection string> <messages> <seed>");
 runOverhead(storage, Number(messages), Number(seed)).then(
   (res) => {
     process.stdout.write(`${JSON.stringify(res)}\n`);

@@ -1,10 +1,15 @@
 // The strategies poolsync's peers use, over the real ComputeManagementClient against the same simulator.
-//  - last-writer-wins: GET, edit, PUT without If-Match (Terraform azurerm, Pulumi azure-native, Azure Service Operator).
+//  - last-writer-wins: GET, edit, PUT without If-Match (Terraform azurerm, Pulumi azure-native, Azure Service
+// Operator).
 //  - get-then-put-if-match: GET before every write, If-Match, no cache kept across writes or a 412, one write per
 //    change, and on 429 every call waits until Retry-After has passed (cloud-provider-azure).
 // Both apply each change on its own: the model first, then every instance (one PUT each), as cloud-provider-azure
 // does for a VMSS backend pool change.
-import { ComputeManagementClient, type VirtualMachineScaleSet, type VirtualMachineScaleSetVM } from "@azure/arm-compute";
+import {
+  ComputeManagementClient,
+  type VirtualMachineScaleSet,
+  type VirtualMachineScaleSetVM,
+} from "@azure/arm-compute";
 import { createDefaultHttpClient, createPipelineRequest, isRestError } from "@azure/core-rest-pipeline";
 import { ARM_SCOPE, staticTokenCredential } from "../sim/client";
 import type { ArmSimulator } from "../sim";
@@ -22,7 +27,9 @@ export interface StrategyRun {
   own(): Record<string, number>;
 }
 
-type Nics = NonNullable<NonNullable<VirtualMachineScaleSet["virtualMachineProfile"]>["networkProfile"]>["networkInterfaceConfigurations"];
+type Nics = NonNullable<
+  NonNullable<VirtualMachineScaleSet["virtualMachineProfile"]>["networkProfile"]
+>["networkInterfaceConfigurations"];
 
 /** Adds or removes the pool on ipConfig0 of the first NIC; false when it already is as wanted. */
 function edit(nics: Nics, c: Change): boolean {
@@ -32,7 +39,9 @@ function edit(nics: Nics, c: Change): boolean {
   const has = pools.some((p) => (p.id ?? "").toLowerCase() === c.poolId.toLowerCase());
   if ((c.state === "present") === has) return false;
   ipc.loadBalancerBackendAddressPools =
-    c.state === "present" ? [...pools, { id: c.poolId }] : pools.filter((p) => (p.id ?? "").toLowerCase() !== c.poolId.toLowerCase());
+    c.state === "present"
+      ? [...pools, { id: c.poolId }]
+      : pools.filter((p) => (p.id ?? "").toLowerCase() !== c.poolId.toLowerCase());
   return true;
 }
 
@@ -83,7 +92,8 @@ export function startPeer(kind: PeerKind, sim: ArmSimulator, opts: PeerOptions):
           const ms = Number(err.response?.headers.get("retry-after") ?? "1") * 1000;
           counters.waits429++;
           counters.waited429Ms += ms;
-          if (kind === "get-then-put-if-match") blockedUntil.set(sub, Math.max(blockedUntil.get(sub) ?? 0, clock.now() + ms));
+          if (kind === "get-then-put-if-match")
+            blockedUntil.set(sub, Math.max(blockedUntil.get(sub) ?? 0, clock.now() + ms));
           else await clock.sleep(ms); // go-autorest: this request sleeps Retry-After and is sent again
           continue;
         }
@@ -96,7 +106,10 @@ export function startPeer(kind: PeerKind, sim: ArmSimulator, opts: PeerOptions):
     }
   }
 
-  async function waitOperation(sub: string, headers: { get(n: string): string | undefined | null } | undefined): Promise<void> {
+  async function waitOperation(
+    sub: string,
+    headers: { get(n: string): string | undefined | null } | undefined,
+  ): Promise<void> {
     const url = headers?.get("azure-asyncoperation") ?? headers?.get("location");
     if (!url) return;
     for (;;) {
@@ -128,7 +141,10 @@ export function startPeer(kind: PeerKind, sim: ArmSimulator, opts: PeerOptions):
             .createOrUpdate(
               rg,
               name,
-              { location: vmss.location, virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } as VirtualMachineScaleSet,
+              {
+                location: vmss.location,
+                virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } },
+              } as VirtualMachineScaleSet,
               {
                 ...(kind === "get-then-put-if-match" ? { ifMatch: vmss.etag } : {}),
                 onResponse: (r) => (headers = r.headers),
@@ -166,7 +182,10 @@ export function startPeer(kind: PeerKind, sim: ArmSimulator, opts: PeerOptions):
               rg,
               name,
               instanceId,
-              { location: current?.location, networkProfileConfiguration: { networkInterfaceConfigurations: nics } } as VirtualMachineScaleSetVM,
+              {
+                location: current?.location,
+                networkProfileConfiguration: { networkInterfaceConfigurations: nics },
+              } as VirtualMachineScaleSetVM,
               {
                 ...(kind === "get-then-put-if-match" ? { ifMatch: etag } : {}),
                 onResponse: (r) => (headers = r.headers),

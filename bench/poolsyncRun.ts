@@ -32,7 +32,9 @@ export interface PoolsyncOptions {
    * on the first (the one holding its listener lock).
    */
   hosts?: number;
-  /** How far poolsync's clock runs ahead of the simulator's (the scale workload ages its cache past the TTL at once). */
+  /**
+   * How far poolsync's clock runs ahead of the simulator's (the scale workload ages its cache past the TTL at once).
+   */
   clockAheadMs?: () => number;
 }
 
@@ -153,7 +155,10 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
   // visible again after 1 s real (host.json's 30 s would be an hour at the steady workload's scale).
   const triggers = hosts.map(
     (h) =>
-      new QueueDrain(queue, h.queue.poison, (body, meta) => h.handleQueueMessage(body, meta), { options: { visibilityTimeoutMs: 1000 }, leaseSeconds: 30 }),
+      new QueueDrain(queue, h.queue.poison, (body, meta) => h.handleQueueMessage(body, meta), {
+        options: { visibilityTimeoutMs: 1000 },
+        leaseSeconds: 30,
+      }),
   );
   const listener = Promise.all(
     hosts.map(async (_, host) => {
@@ -222,7 +227,8 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     (inflight === 0 &&
       eventsInflight === 0 &&
       timerBusy === undefined &&
-      ((await queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0) === 0);
+      ((await queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0) ===
+        0);
 
   return {
     services,
@@ -261,9 +267,12 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
       if (timerBusy) await timerBusy;
       await Promise.race([Promise.all(hosts.map((h) => h.coalescer.idle())), new Promise((r) => setTimeout(r, 5_000))]);
       await Promise.all(
-        [services.declarations.table.deleteTable(), services.cache.table.deleteTable(), services.queue.queue.delete(), services.queue.poison.delete()].map(
-          (p) => p.catch(() => undefined),
-        ),
+        [
+          services.declarations.table.deleteTable(),
+          services.cache.table.deleteTable(),
+          services.queue.queue.delete(),
+          services.queue.poison.delete(),
+        ].map((p) => p.catch(() => undefined)),
       );
     },
     own: () => ({ ...counters, tableOps: tables.ops }),

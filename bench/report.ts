@@ -18,11 +18,23 @@ type SteadyPlan = { changes: number; durationMs: number };
 type Agg = Record<string, { runs: Array<Record<string, unknown>>; summary: Record<string, Spread> }>;
 
 const fmt = (n: number | undefined, digits = 1): string =>
-  n === undefined || Number.isNaN(n) ? "–" : !Number.isFinite(n) ? "∞ (did not converge)" : Number.isInteger(n) ? String(n) : n.toFixed(digits);
+  n === undefined || Number.isNaN(n)
+    ? "–"
+    : !Number.isFinite(n)
+      ? "∞ (did not converge)"
+      : Number.isInteger(n)
+        ? String(n)
+        : n.toFixed(digits);
 const sp = (s: Spread | undefined, digits = 1): string =>
-  !s ? "–" : s.runs.length <= 1 || s.min === s.max ? fmt(s.median, digits) : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
-const med = (a: Agg | undefined, strategy: string, field: string): number => a?.[strategy]?.summary[field]?.median ?? Number.NaN;
-const maxOf = (a: Agg | undefined, strategy: string, field: string): number => a?.[strategy]?.summary[field]?.max ?? Number.NaN;
+  !s
+    ? "–"
+    : s.runs.length <= 1 || s.min === s.max
+      ? fmt(s.median, digits)
+      : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+const med = (a: Agg | undefined, strategy: string, field: string): number =>
+  a?.[strategy]?.summary[field]?.median ?? Number.NaN;
+const maxOf = (a: Agg | undefined, strategy: string, field: string): number =>
+  a?.[strategy]?.summary[field]?.max ?? Number.NaN;
 const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
 
 interface Target {
@@ -57,12 +69,19 @@ export function targets(r: Results): Target[] {
       measured: `poolsync worst run ${fmt(w)}; get-then-put-if-match ${fmt(med(b1, "get-then-put-if-match", "modelWrites"))}, last-writer-wins ${fmt(med(b1, "last-writer-wins", "modelWrites"))}`,
       ok: w <= 3,
     });
-    out.push({ target: "Burst of 50 on one scale set: no 429 at all", measured: `poolsync worst run ${fmt(t)} × 429`, ok: t === 0 });
+    out.push({
+      target: "Burst of 50 on one scale set: no 429 at all",
+      measured: `poolsync worst run ${fmt(t)} × 429`,
+      ok: t === 0,
+    });
   }
   const st = r.workloads.steady as Agg | undefined;
   if (st) {
     const v = med(st, "poolsync", "readsPerChange");
-    const peers = Math.min(med(st, "get-then-put-if-match", "readsPerChange"), med(st, "last-writer-wins", "readsPerChange"));
+    const peers = Math.min(
+      med(st, "get-then-put-if-match", "readsPerChange"),
+      med(st, "last-writer-wins", "readsPerChange"),
+    );
     const floor = med(st, "poolsync", "modelWrites") / med(st, "poolsync", "changes");
     out.push({
       target: "Reads per applied change in steady state: ≤ 0.2 (peers ≥ 1)",
@@ -124,12 +143,18 @@ export function targets(r: Results): Target[] {
 
 /** The peer with the lowest median p50 in the latency workload (the one poolsync's latency targets compare with). */
 function fastestPeer(lt: Agg | undefined): string | undefined {
-  const peers = Object.keys(lt ?? {}).filter((k) => !k.startsWith("poolsync") && k !== "run" && Number.isFinite(med(lt, k, "p50S")));
+  const peers = Object.keys(lt ?? {}).filter(
+    (k) => !k.startsWith("poolsync") && k !== "run" && Number.isFinite(med(lt, k, "p50S")),
+  );
   return peers.sort((a, b) => med(lt, a, "p50S") - med(lt, b, "p50S"))[0];
 }
 
 function table(head: string[], rows: string[][]): string {
-  return [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+  return [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
 }
 
 function aggTable(a: Agg, cols: Array<[string, string, number?]>): string {
@@ -258,9 +283,13 @@ export function renderMarkdown(r: Results, svgName: string): string {
       out.push("");
       out.push(`Bound: **${fmt(bound.boundS)} s** = ${bound.formula}. See \`burstBound\` in bench/workloads.ts.`);
     }
-    const acc = [...accounted(agg as Agg), ...(key === "burstOne" ? accounted(r.workloads.burstOneFlex as Agg | undefined, "Flexible ") : [])];
+    const acc = [
+      ...accounted(agg as Agg),
+      ...(key === "burstOne" ? accounted(r.workloads.burstOneFlex as Agg | undefined, "Flexible ") : []),
+    ];
     if (acc.length > 0) out.push("", ...acc.slice(0, -1));
-    const pn = (agg as Agg).poolsync?.runs[0]?.notes as { realSeconds?: { firstWrite: number; lastWrite: number }; writesPerSecondBy5s?: number[] } | undefined;
+    const pn = (agg as Agg).poolsync?.runs[0]?.notes as
+      { realSeconds?: { firstWrite: number; lastWrite: number }; writesPerSecondBy5s?: number[] } | undefined;
     if (pn?.realSeconds) {
       out.push("");
       out.push(
@@ -309,13 +338,18 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push(...accounted(st));
     out.push("");
   }
-  const lt = r.workloads.latency as (Agg & { run?: { generatedAt: string; runs: number; durationS: number } }) | undefined;
+  const lt = r.workloads.latency as
+    (Agg & { run?: { generatedAt: string; runs: number; durationS: number } }) | undefined;
   if (lt) {
     const { run, ...agg } = lt;
     const size = r.plan.latency as SteadyPlan | undefined;
     out.push("## 3b. Latency at 1×: declare to visible everywhere");
     out.push("");
-    if (run) out.push(`Run on its own (\`npm run bench -- --only=latency --runs=${run.runs}\`) at ${run.generatedAt}, ${fmt(run.durationS, 0)} s real.`, "");
+    if (run)
+      out.push(
+        `Run on its own (\`npm run bench -- --only=latency --runs=${run.runs}\`) at ${run.generatedAt}, ${fmt(run.durationS, 0)} s real.`,
+        "",
+      );
     out.push(
       `${JSON.stringify(size)}. The steady workload's world, other writers and seeded arrival process (same generator and seed: the same first changes at the same rate, ${size ? fmt(size.changes, 0) : "–"} changes over ${size ? fmt(size.durationMs / 60_000) : "–"} real minutes), but at time scale 1× for every strategy, so poolsync's Table and Queue round trips, its queue polling and its declare window count at face value. Warm-up first as in §3. Latency = simulated = real time from the benchmark handing a change over (poolsync: enqueued; a peer: submitted) to the moment it shows on the model and every instance (polled every 50 ms); changes that never showed are not in the percentiles (see the accounting below). Strategies one after another in the same run, each on its own fresh simulator. \`poolsync\` runs with its defaults (declare window 2 s: a quiet scale set's declaration leads, reconciled at once after the 250 ms gather); \`poolsync-no-window\`, where run, with POOLSYNC_DECLARE_WINDOW_SECONDS=0 and POOLSYNC_GATHER_MILLISECONDS=0 (no batching at all).`,
     );
@@ -340,7 +374,8 @@ export function renderMarkdown(r: Results, svgName: string): string {
         `Targets: poolsync's p50 no slower than the fastest peer's (${f}, by p50): ${verdict(med(agg as Agg, "poolsync", "p50S") <= med(agg as Agg, f, "p50S"))}; p99 within 1.5 × that peer's p99: ${verdict(med(agg as Agg, "poolsync", "p99S") <= 1.5 * med(agg as Agg, f, "p99S"))}.`,
         "",
       );
-    const pn = (agg as Agg).poolsync?.runs[0]?.notes as { writingReconcileMs?: Record<string, number>; counts?: Record<string, number> } | undefined;
+    const pn = (agg as Agg).poolsync?.runs[0]?.notes as
+      { writingReconcileMs?: Record<string, number>; counts?: Record<string, number> } | undefined;
     if (pn?.writingReconcileMs)
       out.push(
         `poolsync's reconciles that wrote (first run, real ms from the reconcile's start to its end): n ${fmt(pn.writingReconcileMs.n, 0)}, p50 ${fmt(pn.writingReconcileMs.p50, 0)}, p90 ${fmt(pn.writingReconcileMs.p90, 0)}, max ${fmt(pn.writingReconcileMs.max, 0)}.`,
@@ -349,7 +384,9 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push(...accounted(agg as Agg));
   }
   // Results written before the scale workload swept by resource group have no `sweeps`: their section is not rendered.
-  const sc = (r.workloads.scale as Partial<ScaleResult> | undefined)?.sweeps ? (r.workloads.scale as ScaleResult) : undefined;
+  const sc = (r.workloads.scale as Partial<ScaleResult> | undefined)?.sweeps
+    ? (r.workloads.scale as ScaleResult)
+    : undefined;
   if (sc) {
     out.push("## 4. Scale");
     out.push("");
@@ -359,7 +396,19 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("");
     out.push(
       table(
-        ["sweep", "timer runs", "LIST pages", "scale set GETs", "VM LISTs", "ARM requests", "scale sets visited", "Table ops", "real ms", "CPU ms", "complete"],
+        [
+          "sweep",
+          "timer runs",
+          "LIST pages",
+          "scale set GETs",
+          "VM LISTs",
+          "ARM requests",
+          "scale sets visited",
+          "Table ops",
+          "real ms",
+          "CPU ms",
+          "complete",
+        ],
         (["cold", "warm"] as const).map((k) => {
           const w = sc.sweeps[k];
           return [
@@ -385,7 +434,8 @@ export function renderMarkdown(r: Results, svgName: string): string {
     );
     out.push("");
   }
-  const o = r.workloads.overhead as { messages: number; cold: Record<string, number>; warm: Record<string, number> } | undefined;
+  const o = r.workloads.overhead as
+    { messages: number; cold: Record<string, number>; warm: Record<string, number> } | undefined;
   if (o) {
     out.push("## poolsync's own work per message");
     out.push("");
@@ -483,15 +533,20 @@ function notesOf(r: Results): string[] {
   const out: string[] = [];
   for (const key of ["contention", "burstOne", "burstWide", "steady"]) {
     const a = r.workloads[key] as Agg | undefined;
-    const first = a?.poolsync?.runs[0] as { notes?: { counts: Record<string, number>; samples: Record<string, string[]> } } | undefined;
+    const first = a?.poolsync?.runs[0] as
+      { notes?: { counts: Record<string, number>; samples: Record<string, string[]> } } | undefined;
     if (!first?.notes) continue;
     const counts = Object.entries(first.notes.counts)
-      .filter(([k]) => k.startsWith("reconcile:") || k.startsWith("arm.write:") || k.startsWith("warn:") || k.startsWith("error:"))
+      .filter(
+        ([k]) =>
+          k.startsWith("reconcile:") || k.startsWith("arm.write:") || k.startsWith("warn:") || k.startsWith("error:"),
+      )
       .map(([k, v]) => `${k} ${v}`)
       .join(", ");
     out.push(`- **${key}**: ${counts}`);
     for (const [k, s] of Object.entries(first.notes.samples))
-      if (!k.startsWith("info:")) for (const line of s.slice(0, 1)) out.push(`  - ${k}: \`${line.replace(/`/g, "'").slice(0, 240)}\``);
+      if (!k.startsWith("info:"))
+        for (const line of s.slice(0, 1)) out.push(`  - ${k}: \`${line.replace(/`/g, "'").slice(0, 240)}\``);
   }
   return out;
 }
@@ -501,9 +556,20 @@ export function renderSvg(r: Results): string {
   const panels: Array<{ title: string; a: Agg; bound?: number }> = [];
   const b1 = r.workloads.burstOne as (Agg & { bound?: { boundS: number } }) | undefined;
   const b2 = r.workloads.burstWide as (Agg & { bound?: { boundS: number } }) | undefined;
-  const strip = (b: Agg & { bound?: unknown }) => Object.fromEntries(Object.entries(b).filter(([k]) => k !== "bound")) as Agg;
-  if (b2) panels.push({ title: "Wide burst: simulated seconds to converge", a: strip(b2), ...(b2.bound ? { bound: b2.bound.boundS } : {}) });
-  if (b1) panels.push({ title: "Burst on one scale set: simulated seconds to converge", a: strip(b1), ...(b1.bound ? { bound: b1.bound.boundS } : {}) });
+  const strip = (b: Agg & { bound?: unknown }) =>
+    Object.fromEntries(Object.entries(b).filter(([k]) => k !== "bound")) as Agg;
+  if (b2)
+    panels.push({
+      title: "Wide burst: simulated seconds to converge",
+      a: strip(b2),
+      ...(b2.bound ? { bound: b2.bound.boundS } : {}),
+    });
+  if (b1)
+    panels.push({
+      title: "Burst on one scale set: simulated seconds to converge",
+      a: strip(b1),
+      ...(b1.bound ? { bound: b1.bound.boundS } : {}),
+    });
   const W = 760;
   const left = 190;
   const barH = 22;
@@ -523,7 +589,9 @@ export function renderSvg(r: Results): string {
       const color = n === "poolsync" ? "#2b7bb9" : "#b0b0b0";
       parts.push(`<text x="${left - 8}" y="${yy + 15}" font-size="12" text-anchor="end">${n}</text>`);
       if (v && Number.isFinite(v.median)) {
-        parts.push(`<rect x="${left}" y="${yy}" width="${(x(v.median) - left).toFixed(1)}" height="${barH}" fill="${color}"/>`);
+        parts.push(
+          `<rect x="${left}" y="${yy}" width="${(x(v.median) - left).toFixed(1)}" height="${barH}" fill="${color}"/>`,
+        );
         if (Number.isFinite(v.min) && Number.isFinite(v.max) && v.max > v.min) {
           parts.push(
             `<line x1="${x(v.min).toFixed(1)}" x2="${x(v.max).toFixed(1)}" y1="${yy + barH / 2}" y2="${yy + barH / 2}" stroke="#000" stroke-width="1.5"/>`,
@@ -534,7 +602,9 @@ export function renderSvg(r: Results): string {
     });
     const h = names.length * (barH + 8);
     if (p.bound !== undefined) {
-      parts.push(`<line x1="${x(p.bound).toFixed(1)}" x2="${x(p.bound).toFixed(1)}" y1="${y - 4}" y2="${y + h}" stroke="#c0392b" stroke-dasharray="4 3"/>`);
+      parts.push(
+        `<line x1="${x(p.bound).toFixed(1)}" x2="${x(p.bound).toFixed(1)}" y1="${y - 4}" y2="${y + h}" stroke="#c0392b" stroke-dasharray="4 3"/>`,
+      );
       parts.push(
         `<text x="${(x(p.bound) + 4).toFixed(1)}" y="${y + h + 12}" font-size="11" fill="#c0392b">bound ${fmt(p.bound)} s (1.2×: ${fmt(1.2 * p.bound)} s)</text>`,
       );
@@ -545,5 +615,10 @@ export function renderSvg(r: Results): string {
 }
 
 export function summaryLines(r: Results): string[] {
-  return ["", "poolsync benchmarks — targets:", ...targets(r).map((t) => `  [${t.ok ? "met" : "MISSED"}] ${t.target}: ${t.measured}`), ""];
+  return [
+    "",
+    "poolsync benchmarks — targets:",
+    ...targets(r).map((t) => `  [${t.ok ? "met" : "MISSED"}] ${t.target}: ${t.measured}`),
+    "",
+  ];
 }

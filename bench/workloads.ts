@@ -71,7 +71,14 @@ export function timeScaleFor(strategy: Strategy, size: { timeScale: number; pool
   return strategy.startsWith("poolsync") ? (size.poolsyncTimeScale ?? size.timeScale) : size.timeScale;
 }
 
-async function start(strategy: Strategy, env: Env, world: World, timeScale: number, seed: number, ps: Partial<PoolsyncOptions> = {}): Promise<Started> {
+async function start(
+  strategy: Strategy,
+  env: Env,
+  world: World,
+  timeScale: number,
+  seed: number,
+  ps: Partial<PoolsyncOptions> = {},
+): Promise<Started> {
   const sim = await startSim({ ...env.profile, timeScale }, world.seed, seed);
   if (strategy === "last-writer-wins" || strategy === "get-then-put-if-match") {
     return { sim, run: startPeer(strategy, sim, { concurrency: 8, instanceConcurrency: 4, pollMs: 1000 }) };
@@ -85,7 +92,9 @@ async function start(strategy: Strategy, env: Env, world: World, timeScale: numb
     random: prng(seed),
     ...(strategy === "poolsync-no-cache" ? { env: { POOLSYNC_CACHE_ENABLED: "false" } } : {}),
     // No batching: each declaration reconciles at once, as the peers apply each change the moment it arrives.
-    ...(strategy === "poolsync-no-window" ? { env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "0", POOLSYNC_GATHER_MILLISECONDS: "0" } } : {}),
+    ...(strategy === "poolsync-no-window"
+      ? { env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "0", POOLSYNC_GATHER_MILLISECONDS: "0" } }
+      : {}),
     ...ps,
   });
   return { sim, run: poolsync, poolsync };
@@ -97,7 +106,12 @@ async function finish(s: Started): Promise<void> {
 }
 
 /** Waits for `cond` (checked every 25 ms real) until `simCapMs` of simulated time or `realCapMs` pass. */
-async function until(sim: ArmSimulator, cond: () => boolean | Promise<boolean>, simCapMs: number, realCapMs: number): Promise<boolean> {
+async function until(
+  sim: ArmSimulator,
+  cond: () => boolean | Promise<boolean>,
+  simCapMs: number,
+  realCapMs: number,
+): Promise<boolean> {
   const simEnd = sim.control.clock.now() + simCapMs;
   const realEnd = Date.now() + realCapMs;
   for (;;) {
@@ -109,7 +123,10 @@ async function until(sim: ArmSimulator, cond: () => boolean | Promise<boolean>, 
 
 async function idleWithin(run: StrategyRun, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const done = await Promise.race([run.idle().then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  const done = await Promise.race([
+    run.idle().then(() => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+  ]);
   if (timer) clearTimeout(timer);
   return done;
 }
@@ -130,7 +147,11 @@ function poolsyncOwn(p: PoolsyncRun | undefined, changes: number): Record<string
  * Where poolsync's 429s, 412s and re-enqueues came from, from its own log lines; and where its time went: the
  * real-time span of its writes, writes per second in 5 s steps, and how long its reconciles that wrote took.
  */
-function poolsyncNotes(p: PoolsyncRun | undefined, startedAt?: number, timerReadsBefore = 0): Record<string, unknown> | undefined {
+function poolsyncNotes(
+  p: PoolsyncRun | undefined,
+  startedAt?: number,
+  timerReadsBefore = 0,
+): Record<string, unknown> | undefined {
   if (!p) return undefined;
   const t0 = startedAt ?? p.logs.writesAt[0] ?? 0;
   const writesPerSecond: number[] = [];
@@ -149,10 +170,18 @@ function poolsyncNotes(p: PoolsyncRun | undefined, startedAt?: number, timerRead
   return {
     counts: { ...p.logs.counts },
     samples: { ...p.logs.samples },
-    realSeconds: { firstWrite: ((p.logs.writesAt[0] ?? t0) - t0) / 1000, lastWrite: ((p.logs.writesAt.at(-1) ?? t0) - t0) / 1000 },
+    realSeconds: {
+      firstWrite: ((p.logs.writesAt[0] ?? t0) - t0) / 1000,
+      lastWrite: ((p.logs.writesAt.at(-1) ?? t0) - t0) / 1000,
+    },
     writesPerSecondBy5s: writesPerSecond.map((x) => Math.round(x * 10) / 10),
     readsByTrigger,
-    writingReconcileMs: { n: writing.length, p50: percentile(writing, 50), p90: percentile(writing, 90), max: Math.max(0, ...writing) },
+    writingReconcileMs: {
+      n: writing.length,
+      p50: percentile(writing, 50),
+      p90: percentile(writing, 90),
+      max: Math.max(0, ...writing),
+    },
   };
 }
 
@@ -179,7 +208,10 @@ export interface ContentionResult extends ArmCounts {
   [k: string]: unknown;
 }
 
-/** 200 changes on one scale set (adds, and removes of pools added earlier) while 3 other writers change their own ip configurations. */
+/**
+ * 200 changes on one scale set (adds, and removes of pools added earlier) while 3 other writers change their own ip
+ * configurations.
+ */
 export function contentionChanges(size: ContentionSize, ssId: string, pools: string[], random: () => number): Change[] {
   const changes: Change[] = [];
   const added: number[] = [];
@@ -189,7 +221,8 @@ export function contentionChanges(size: ContentionSize, ssId: string, pools: str
   for (let i = 0; i < size.changes; i++) {
     const addsLeft = size.changes - removes - nextPool;
     const eligible = added.filter((slot) => slot <= i - 20);
-    const doRemove = removesLeft > 0 && eligible.length > 0 && (addsLeft <= 0 || random() < removesLeft / (removesLeft + addsLeft));
+    const doRemove =
+      removesLeft > 0 && eligible.length > 0 && (addsLeft <= 0 || random() < removesLeft / (removesLeft + addsLeft));
     if (doRemove) {
       const slot = eligible[Math.floor(random() * eligible.length)] as number;
       added.splice(added.indexOf(slot), 1);
@@ -205,7 +238,13 @@ export function contentionChanges(size: ContentionSize, ssId: string, pools: str
 }
 
 /** `hosts`: poolsync as that many Function hosts at once (see PoolsyncOptions.hosts). */
-export async function runContention(strategy: Strategy, env: Env, size: ContentionSize, seed: number, hosts = 1): Promise<ContentionResult> {
+export async function runContention(
+  strategy: Strategy,
+  env: Env,
+  size: ContentionSize,
+  seed: number,
+  hosts = 1,
+): Promise<ContentionResult> {
   const spec: WorldSpec = {
     subscriptions: 1,
     scaleSetsPerSubscription: 1,
@@ -219,7 +258,10 @@ export async function runContention(strategy: Strategy, env: Env, size: Contenti
   const s = await start(strategy, env, world, size.timeScale, seed, { hosts });
   const { sim } = s;
   try {
-    const targets = [ssId, ...(size.flexible ? flexNicIds(sim, ssId) : sim.control.instances(ssId).map((vm) => String(vm.id)))];
+    const targets = [
+      ssId,
+      ...(size.flexible ? flexNicIds(sim, ssId) : sim.control.instances(ssId).map((vm) => String(vm.id))),
+    ];
     const wrand = prng(seed + 7);
     const writers = new OtherWriters(sim, world, () => targets[Math.floor(wrand() * targets.length)] as string, wrand);
     const t0 = sim.control.clock.now();
@@ -298,7 +340,13 @@ export interface BurstResult extends ArmCounts {
   [k: string]: unknown;
 }
 
-export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, seed: number, hosts = 1): Promise<BurstResult> {
+export async function runBurst(
+  strategy: Strategy,
+  env: Env,
+  size: BurstSize,
+  seed: number,
+  hosts = 1,
+): Promise<BurstResult> {
   const world = buildWorld({
     subscriptions: 1,
     scaleSetsPerSubscription: size.scaleSets,
@@ -309,7 +357,8 @@ export async function runBurst(strategy: Strategy, env: Env, size: BurstSize, se
   const rand = prng(seed);
   const changes: Change[] = [];
   for (const ss of world.scaleSets)
-    for (const pool of world.pools[0] as string[]) changes.push({ id: changes.length, scaleSetId: ss, poolId: pool, state: "present" });
+    for (const pool of world.pools[0] as string[])
+      changes.push({ id: changes.length, scaleSetId: ss, poolId: pool, state: "present" });
   // Arrival order shuffled (the same for every strategy in a run).
   for (let i = changes.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
@@ -378,7 +427,8 @@ export function burstBound(
   const instanceWrites = size.scaleSets * size.capacity;
   const L = profile.latency.fixedMs + profile.latency.jitterMs / 2;
   const D = profile.operationDurationMs;
-  const crpMinutes = (n: number, bucket: number, perMin: number) => (n <= bucket ? 0 : Math.ceil((n - bucket) / perMin) * 60);
+  const crpMinutes = (n: number, bucket: number, perMin: number) =>
+    n <= bucket ? 0 : Math.ceil((n - bucket) / perMin) * 60;
   const parts = {
     perResourceModel: crpMinutes(1, 12, 4),
     perResourceInstance: crpMinutes(1, 12, 4),
@@ -429,7 +479,12 @@ export interface SteadyResult extends ArmCounts {
 
 export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, seed: number): Promise<SteadyResult> {
   const pools = 20;
-  const world = buildWorld({ subscriptions: 1, scaleSetsPerSubscription: size.scaleSets, capacity: size.capacity, pools });
+  const world = buildWorld({
+    subscriptions: 1,
+    scaleSetsPerSubscription: size.scaleSets,
+    capacity: size.capacity,
+    pools,
+  });
   const rand = prng(seed);
   const poolIds = world.pools[0] as string[];
   const declared = new Map<string, boolean>();
@@ -440,7 +495,10 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
     const key = `${ss}|${pool}`;
     const present = !(declared.get(key) ?? false);
     declared.set(key, present);
-    plan.push({ at: rand() * size.durationMs, change: { id: i, scaleSetId: ss, poolId: pool, state: present ? "present" : "absent" } });
+    plan.push({
+      at: rand() * size.durationMs,
+      change: { id: i, scaleSetId: ss, poolId: pool, state: present ? "present" : "absent" },
+    });
   }
   plan.sort((a, b) => a.at - b.at);
   const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed);
@@ -448,7 +506,12 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
   const monitor = new ConvergenceMonitor(sim, 50);
   try {
     // Warm-up (not measured): one declaration per scale set, applied, so the hour starts in steady state.
-    const warm = world.scaleSets.map((ss, i) => ({ id: -1 - i, scaleSetId: ss, poolId: poolIds[0] as string, state: "present" as const }));
+    const warm = world.scaleSets.map((ss, i) => ({
+      id: -1 - i,
+      scaleSetId: ss,
+      poolId: poolIds[0] as string,
+      state: "present" as const,
+    }));
     const warmMonitor = new ConvergenceMonitor(sim, 50);
     for (const c of warm) {
       warmMonitor.watch(c);
@@ -585,12 +648,25 @@ export interface ScaleResult {
 
 /** The default TTL (600 s): a cached scale set is due once per TTL, so a full warm sweep repeats 6 times an hour. */
 const DEFAULT_TTL_S = 600;
-/** The scale workload runs with a day's TTL so that nothing expires during a sweep; its clock jumps to age the cache. */
+/**
+ * The scale workload runs with a day's TTL so that nothing expires during a sweep; its clock jumps to age the cache.
+ */
 const SCALE_TTL_S = 86_400;
 const MAX_SWEEP_RUNS = 200;
 
 async function sweep(p: PoolsyncRun, done: () => Promise<boolean>): Promise<SweepFigures> {
-  const f: SweepFigures = { runs: 0, realMs: 0, cpuMs: 0, tableOps: 0, listPages: 0, scaleSetGets: 0, instanceLists: 0, reads: 0, visited: 0, complete: false };
+  const f: SweepFigures = {
+    runs: 0,
+    realMs: 0,
+    cpuMs: 0,
+    tableOps: 0,
+    listPages: 0,
+    scaleSetGets: 0,
+    instanceLists: 0,
+    reads: 0,
+    visited: 0,
+    complete: false,
+  };
   while (f.runs < MAX_SWEEP_RUNS) {
     if (await done()) {
       f.complete = true;
@@ -626,7 +702,8 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
   // Already in pool-0 everywhere: the declarations below describe the world as it is (a steady fleet).
   world.seed.subscriptions.forEach((sub, i) => {
     for (const rg of sub.resourceGroups)
-      for (const ss of rg.scaleSets ?? []) for (const n of ss.nics) for (const c of n.ipConfigurations) c.backendPools = [world.pools[i]![0]!];
+      for (const ss of rg.scaleSets ?? [])
+        for (const n of ss.nics) for (const c of n.ipConfigurations) c.backendPools = [world.pools[i]![0]!];
   });
   let ahead = 0;
   const s = await start("poolsync", env, world, size.timeScale, seed, {
@@ -655,13 +732,20 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
           });
           // Applied, as ARM holds it: a declaration left pending would look stuck once the clock moves on, and the
           // timer would ask a reconcile of every scale set (the sweep measures reads, not that).
-          await p.services.declarations.recordOutcome(madeUpRef(id), stored, { kind: "applied", appliedEtag: "", at: new Date(sim0(s)).toISOString() });
+          await p.services.declarations.recordOutcome(madeUpRef(id), stored, {
+            kind: "applied",
+            appliedEtag: "",
+            at: new Date(sim0(s)).toISOString(),
+          });
         }
       }),
     );
     const seedSeconds = (Date.now() - seeded) / 1000;
     const ttlMs = SCALE_TTL_S * 1000;
-    const cold = await sweep(p, async () => (await p.services.cache.listCachedScaleSets()).size >= world.scaleSets.length);
+    const cold = await sweep(
+      p,
+      async () => (await p.services.cache.listCachedScaleSets()).size >= world.scaleSets.length,
+    );
     // Every row past the TTL at once: the worst hour-on-hour case, as if every scale set had been read together.
     ahead += ttlMs + 1_000;
     const now = () => sim0(s) + ahead;
@@ -670,14 +754,20 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
     // Changes through the queue: pool-1 added to `changes` scale sets spread over the subscriptions.
     const rand = prng(seed);
     const picked = new Set<string>();
-    while (picked.size < Math.min(size.changes, world.scaleSets.length)) picked.add(world.scaleSets[Math.floor(rand() * world.scaleSets.length)] as string);
+    while (picked.size < Math.min(size.changes, world.scaleSets.length))
+      picked.add(world.scaleSets[Math.floor(rand() * world.scaleSets.length)] as string);
     const ops0 = p.tables.ops;
     const arm0 = armCounts(s.sim);
     const cpu0 = process.cpuUsage();
     const t0 = Date.now();
     let id = 0;
     for (const ss of picked)
-      await p.submit({ id: id++, scaleSetId: ss, poolId: world.pools[world.subscriptions.indexOf(ss.split("/")[2] ?? "")]?.[1] as string, state: "present" });
+      await p.submit({
+        id: id++,
+        scaleSetId: ss,
+        poolId: world.pools[world.subscriptions.indexOf(ss.split("/")[2] ?? "")]?.[1] as string,
+        state: "present",
+      });
     await idleWithin(p, 240_000);
     const cpu = process.cpuUsage(cpu0);
     const arm = armCounts(s.sim);

@@ -53,7 +53,13 @@ export function buildWorld(w: WorldSpec): World {
           location: "westeurope",
           ...(g === 0
             ? {
-                virtualNetworks: [{ name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] }],
+                virtualNetworks: [
+                  {
+                    name: "vnet",
+                    addressPrefixes: ["10.0.0.0/8"],
+                    subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }],
+                  },
+                ],
                 loadBalancers: [{ name: "lb", backendPools: Array.from({ length: w.pools }, (_, p) => `pool-${p}`) }],
               }
             : {}),
@@ -61,7 +67,9 @@ export function buildWorld(w: WorldSpec): World {
             name: n,
             capacity: w.capacity,
             ...(w.orchestrationMode ? { orchestrationMode: w.orchestrationMode } : {}),
-            nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: IP_CONFIG, primary: true, subnet: nodes }] }],
+            nics: [
+              { name: "nic-0", primary: true, ipConfigurations: [{ name: IP_CONFIG, primary: true, subnet: nodes }] },
+            ],
           })),
         };
       });
@@ -83,7 +91,12 @@ export interface SimProfile {
   instanceWriteMs?: number;
 }
 
-export async function startSim(profile: SimProfile, seed: SeedSpec, randomSeed: number, extra: ArmSimulatorOptions = {}): Promise<ArmSimulator> {
+export async function startSim(
+  profile: SimProfile,
+  seed: SeedSpec,
+  randomSeed: number,
+  extra: ArmSimulatorOptions = {},
+): Promise<ArmSimulator> {
   return startArmSimulator({
     tls: true,
     seed,
@@ -117,13 +130,19 @@ export function flexNicIds(sim: ArmSimulator, ssId: string): string[] {
     .virtualMachines(ssId)
     .filter((vm) => String((vm.properties as JsonObject).provisioningState) !== "Deleting")
     .map((vm) =>
-      String(((vm.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id),
+      String(
+        (
+          (vm.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile
+            .networkInterfaces[0] as { id: string }
+        ).id,
+      ),
     );
 }
 
 /** The ip configurations another writer edits: the first NIC (configuration) of a model, instance, or NIC resource. */
 function firstIpConfigs(r: JsonObject): Array<{ name: string; properties: JsonObject }> {
-  if (r.type === NIC_TYPE) return (r.properties as { ipConfigurations: Array<{ name: string; properties: JsonObject }> }).ipConfigurations;
+  if (r.type === NIC_TYPE)
+    return (r.properties as { ipConfigurations: Array<{ name: string; properties: JsonObject }> }).ipConfigurations;
   const nics = (r.properties as JsonObject).virtualMachineProfile ? modelNics(r) : instanceNics(r);
   return (nics[0]?.properties.ipConfigurations ?? []) as unknown as Array<{ name: string; properties: JsonObject }>;
 }
@@ -131,7 +150,8 @@ function firstIpConfigs(r: JsonObject): Array<{ name: string; properties: JsonOb
 /** Pools on ipConfig0 of every member: a Uniform scale set's instances, or a Flexible one's VMs' NICs. */
 function memberPools(sim: ArmSimulator, ssId: string): Array<Set<string>> {
   const nics = flexNicIds(sim, ssId);
-  if (nics.length > 0) return nics.map((id) => new Set(nicPoolsByIpConfig(sim.control.resource(id) as JsonObject)[IP_CONFIG] ?? []));
+  if (nics.length > 0)
+    return nics.map((id) => new Set(nicPoolsByIpConfig(sim.control.resource(id) as JsonObject)[IP_CONFIG] ?? []));
   return sim.control.instances(ssId).map((vm) => new Set(poolsByIpConfig(instanceNics(vm))[IP_CONFIG] ?? []));
 }
 
@@ -275,7 +295,10 @@ export class OtherWriters {
       } else {
         const name = `w${writer}-${this.seq++}`;
         this.sim.control.write(target, (r) => {
-          firstIpConfigs(r).push({ name, properties: { primary: false, privateIPAddressVersion: "IPv4", subnet: { id: subnet } } });
+          firstIpConfigs(r).push({
+            name,
+            properties: { primary: false, privateIPAddressVersion: "IPv4", subnet: { id: subnet } },
+          });
         });
         mine.push(name);
         this.log.push({ writer, target, name, op: "add", at });
@@ -288,7 +311,9 @@ export class OtherWriters {
 
   /** Their operations whose effect is not in the end state: an add that vanished, a remove that came back. */
   lostUpdates(): { lost: number; ops: number } {
-    const removed = new Set(this.log.filter((o) => o.op === "remove").map((o) => `${o.target.toLowerCase()}|${o.name}`));
+    const removed = new Set(
+      this.log.filter((o) => o.op === "remove").map((o) => `${o.target.toLowerCase()}|${o.name}`),
+    );
     const names = new Map<string, Set<string>>();
     const namesOf = (target: string): Set<string> => {
       let s = names.get(target);

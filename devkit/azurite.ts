@@ -62,7 +62,11 @@ export async function ensureAzurite(
 ): Promise<RunningAzurite> {
   const connectionString = azuriteConnectionString(ports);
   const probe = (timeoutMs?: number) =>
-    Promise.all([isPortOpen(ports.blob, undefined, timeoutMs), isPortOpen(ports.queue, undefined, timeoutMs), isPortOpen(ports.table, undefined, timeoutMs)]);
+    Promise.all([
+      isPortOpen(ports.blob, undefined, timeoutMs),
+      isPortOpen(ports.queue, undefined, timeoutMs),
+      isPortOpen(ports.table, undefined, timeoutMs),
+    ]);
   let open = await probe();
   // A busy Azurite (a full accept backlog on a loaded machine) can miss a 500 ms connect on one port: look again,
   // more patiently, before calling the ports "partly taken".
@@ -71,7 +75,9 @@ export async function ensureAzurite(
     return { ports, connectionString, owned: false, stop: async () => {} };
   }
   if (open.some(Boolean)) {
-    throw new Error(`Azurite ports ${ports.blob}/${ports.queue}/${ports.table} are partly taken by something else; free them or choose others`);
+    throw new Error(
+      `Azurite ports ${ports.blob}/${ports.queue}/${ports.table} are partly taken by something else; free them or choose others`,
+    );
   }
   const bin = require.resolve("azurite/dist/src/azurite.js");
   const args = [
@@ -93,7 +99,10 @@ export async function ensureAzurite(
     String(ports.table),
     ...(opts.dataDir ? ["--location", opts.dataDir] : ["--inMemoryPersistence"]),
   ];
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], detached: opts.ownProcessGroup === true });
+  const child: ChildProcess = spawn(process.execPath, args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: opts.ownProcessGroup === true,
+  });
   const killOnExit = () => child.kill("SIGTERM");
   if (opts.ownProcessGroup) {
     process.once("exit", killOnExit);

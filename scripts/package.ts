@@ -10,7 +10,17 @@
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
-import { copyFileSync, createWriteStream, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  createWriteStream,
+  mkdtempSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { once } from "node:events";
 import { ZipFile } from "yazl";
@@ -64,16 +74,23 @@ function functionEntries(appDir: string): string[] {
 
 /** The package directories (node_modules/..., nested ones too) the bundle's inputs come from. */
 export function bundledPackageDirs(inputs: readonly string[]): string[] {
-  const dirs = inputs.map((i) => /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1]).filter((d): d is string => d !== undefined);
+  const dirs = inputs
+    .map((i) => /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1])
+    .filter((d): d is string => d !== undefined);
   return [...new Set(dirs)].sort();
 }
 
 function notices(root: string, inputs: readonly string[]): string {
   return bundledPackageDirs(inputs)
     .map((dir) => {
-      const { name, version, license } = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) as Record<string, string>;
+      const { name, version, license } = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) as Record<
+        string,
+        string
+      >;
       const file = readdirSync(join(root, dir)).find((f) => /^(licen[cs]e|copying)/i.test(f));
-      const text = file ? readFileSync(join(root, dir, file), "utf8").trim() : `(no licence file; package.json says ${license})`;
+      const text = file
+        ? readFileSync(join(root, dir, file), "utf8").trim()
+        : `(no licence file; package.json says ${license})`;
       return `${name}@${version} (${license})\n\n${text}\n`;
     })
     .join(`\n${"-".repeat(80)}\n\n`);
@@ -116,7 +133,8 @@ export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSum
   let inputs: string[];
   try {
     for (const file of ["package.json", "package-lock.json"]) copyInto(buildDir, join(root, file), file);
-    for (const file of filesUnder(appDir).filter((f) => f.endsWith(".js"))) copyInto(buildDir, file, relative(root, file));
+    for (const file of filesUnder(appDir).filter((f) => f.endsWith(".js")))
+      copyInto(buildDir, file, relative(root, file));
     execFileSync("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], {
       cwd: buildDir,
       stdio: ["ignore", "ignore", "inherit"],
@@ -139,7 +157,9 @@ export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSum
     const result = await build({
       ...common,
       stdin: {
-        contents: entries.map((f) => `require(${JSON.stringify("./" + relative(root, f).split(sep).join("/"))});`).join("\n"),
+        contents: entries
+          .map((f) => `require(${JSON.stringify("./" + relative(root, f).split(sep).join("/"))});`)
+          .join("\n"),
         resolveDir: buildDir,
         sourcefile: "<functions>",
         loader: "js",
@@ -151,7 +171,12 @@ export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSum
       LAZY_PACKAGES.map((name) =>
         build({
           ...common,
-          stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: buildDir, sourcefile: `<${name}>`, loader: "js" },
+          stdin: {
+            contents: `module.exports = require(${JSON.stringify(name)});`,
+            resolveDir: buildDir,
+            sourcefile: `<${name}>`,
+            loader: "js",
+          },
           outfile: join(staging, lazyBundlePath(name)),
         }),
       ),
@@ -176,7 +201,8 @@ export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSum
 
 if (require.main === module) {
   buildPackage().then(
-    (s) => console.log(`${relative(process.cwd(), s.zipPath)}: ${s.files} files, ${(s.bytes / 1024 / 1024).toFixed(1)} MiB`),
+    (s) =>
+      console.log(`${relative(process.cwd(), s.zipPath)}: ${s.files} files, ${(s.bytes / 1024 / 1024).toFixed(1)} MiB`),
     (e: unknown) => {
       console.error(e instanceof Error ? e.message : e);
       process.exit(1);

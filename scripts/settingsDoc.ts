@@ -27,7 +27,9 @@ function defaultOf(spec: SettingSpec): string {
 }
 
 export async function renderSettingsDoc(): Promise<string> {
-  const rows = Object.entries(SETTINGS as Record<string, SettingSpec>).map(([name, spec]) => `| \`${name}\` | ${defaultOf(spec)} | ${cell(spec.doc)} |`);
+  const rows = Object.entries(SETTINGS as Record<string, SettingSpec>).map(
+    ([name, spec]) => `| \`${name}\` | ${defaultOf(spec)} | ${cell(spec.doc)} |`,
+  );
   const text = `${INTRO}\n| setting | default | meaning |\n| --- | --- | --- |\n${rows.join("\n")}\n`;
   const options = (await prettier.resolveConfig(SETTINGS_DOC)) ?? {};
   return prettier.format(text, { ...options, filepath: SETTINGS_DOC });

@@ -39,7 +39,10 @@ export class SmokeFailure extends Error {
 const SCALE_SET_API_VERSION = "2024-07-01";
 const TEST_PRINCIPAL = JSON.stringify({ id: "poolsync-smoke", name: "poolsync smoke test", roles: ["poolsync.Read"] });
 
-export function parseSmokeArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): SmokeOptions {
+export function parseSmokeArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): SmokeOptions {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -57,12 +60,18 @@ export function parseSmokeArgs(argv: readonly string[], env: Readonly<Record<str
   };
   if (!values.url) fail("--url is required");
   if (!values["scale-set"]) fail("--scale-set is required");
-  if (!/^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Compute\/virtualMachineScaleSets\/[^/]+$/i.test(values["scale-set"] as string))
+  if (
+    !/^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Compute\/virtualMachineScaleSets\/[^/]+$/i.test(
+      values["scale-set"] as string,
+    )
+  )
     fail(`--scale-set must be a scale set resource id, got "${values["scale-set"]}"`);
   const timeout = Number(values.timeout ?? "60");
-  if (!Number.isFinite(timeout) || timeout <= 0) fail(`--timeout must be a positive number of seconds, got "${values.timeout}"`);
+  if (!Number.isFinite(timeout) || timeout <= 0)
+    fail(`--timeout must be a positive number of seconds, got "${values.timeout}"`);
   const token = env.POOLSYNC_TOKEN;
-  if (!values["test-principal"] && !token) fail("POOLSYNC_TOKEN is required (or --test-principal against npm run local)");
+  if (!values["test-principal"] && !token)
+    fail("POOLSYNC_TOKEN is required (or --test-principal against npm run local)");
   return {
     url: (values.url as string).replace(/\/+$/, ""),
     scaleSetId: values["scale-set"] as string,
@@ -75,7 +84,9 @@ export function parseSmokeArgs(argv: readonly string[], env: Readonly<Record<str
 }
 
 function authHeaders(auth: SmokeOptions["auth"]): Record<string, string> {
-  return auth.kind === "bearer" ? { authorization: `Bearer ${auth.token}` } : { "x-test-client-principal": TEST_PRINCIPAL };
+  return auth.kind === "bearer"
+    ? { authorization: `Bearer ${auth.token}` }
+    : { "x-test-client-principal": TEST_PRINCIPAL };
 }
 
 /** One ARM call over https, trusting `ca` when given (the simulator's self-signed certificate). */
@@ -129,11 +140,13 @@ export async function runSmoke(o: SmokeOptions): Promise<{ eventSeenAfterMs: num
 
   const anonymous = await fetch(`${o.url}/api/status?format=json`, { headers: { accept: "application/json" } });
   await anonymous.arrayBuffer();
-  if (anonymous.status !== 401) throw new SmokeFailure(`an unauthenticated GET /api/status answered ${anonymous.status}, not 401`);
+  if (anonymous.status !== 401)
+    throw new SmokeFailure(`an unauthenticated GET /api/status answered ${anonymous.status}, not 401`);
   print("ok   unauthenticated GET /api/status → 401");
 
   const before = await statusOf(o);
-  if (before.status !== 200) throw new SmokeFailure(`an authenticated GET /api/status answered ${before.status}, not 200`);
+  if (before.status !== 200)
+    throw new SmokeFailure(`an authenticated GET /api/status answered ${before.status}, not 200`);
   print("ok   authenticated GET /api/status → 200");
 
   const read = await arm(o, "GET", o.scaleSetId);
@@ -141,11 +154,14 @@ export async function runSmoke(o: SmokeOptions): Promise<{ eventSeenAfterMs: num
   const tags = { ...(read.json?.tags ?? {}), "poolsync-smoke": new Date().toISOString() };
   const started = Date.now();
   const write = await arm(o, "PATCH", o.scaleSetId, { tags });
-  if (write.status !== 200 && write.status !== 202) throw new SmokeFailure(`PATCH tags of ${o.scaleSetId} answered ${write.status}`);
+  if (write.status !== 200 && write.status !== 202)
+    throw new SmokeFailure(`PATCH tags of ${o.scaleSetId} answered ${write.status}`);
   print(`..   tag poolsync-smoke written on ${o.scaleSetId} (${write.status}); waiting for its event in the status`);
 
   const seen = (m: ModelView | undefined) =>
-    m !== undefined && JSON.stringify(m) !== JSON.stringify(before.model) && (m.etag !== before.model?.etag || (m.stale && /event/i.test(m.staleReason ?? "")));
+    m !== undefined &&
+    JSON.stringify(m) !== JSON.stringify(before.model) &&
+    (m.etag !== before.model?.etag || (m.stale && /event/i.test(m.staleReason ?? "")));
   while (Date.now() - started < o.timeoutMs) {
     const now = await statusOf(o);
     if (seen(now.model)) {

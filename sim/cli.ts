@@ -29,7 +29,10 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** The simulator's options from its flags; an unknown flag, a missing value or a value that is not a number is an error with the usage. */
+/**
+ * The simulator's options from its flags; an unknown flag, a missing value or a value that is not a number is an error
+ * with the usage.
+ */
 export function parseArgs(argv: string[]): ArmSimulatorOptions & { help?: true } {
   let values;
   try {
@@ -42,7 +45,8 @@ export function parseArgs(argv: string[]): ArmSimulatorOptions & { help?: true }
     const v = values[flag];
     if (v === undefined) return undefined;
     const n = Number(v);
-    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${flag} needs a number, got ${JSON.stringify(v)}\n${USAGE}`);
+    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n))
+      throw new UsageError(`--${flag} needs a number, got ${JSON.stringify(v)}\n${USAGE}`);
     return n;
   };
   const o: ArmSimulatorOptions = { port: num("port") ?? 18443 };

@@ -6,7 +6,13 @@ import type { FaultHandle, FaultRule } from "./faults";
 import { canonical, instanceIdOf, loadBalancerId, scaleSetId } from "./ids";
 import type { InterleaveHandle, Mutation } from "./interleave";
 import type { JsonObject } from "./json";
-import { backendIpConfigurationIds, renderLoadBalancer, renderPool, renderSubnet, renderVirtualNetwork } from "./network";
+import {
+  backendIpConfigurationIds,
+  renderLoadBalancer,
+  renderPool,
+  renderSubnet,
+  renderVirtualNetwork,
+} from "./network";
 import type { Operation } from "./operations";
 import type { Settings } from "./options";
 import { renderInstance, renderScaleSet } from "./scaleSets";
@@ -56,7 +62,10 @@ export interface SimControl {
   operations(): readonly Operation[];
   /** Capacity change as another writer: scale out builds from the current model, scale in removes the highest IDs. */
   scale(scaleSetId: string, capacity: number): JsonObject;
-  /** Deletes a scale set, an instance or a VM (with its NICs) as another writer (a long-running operation, then the delete event). */
+  /**
+   * Deletes a scale set, an instance or a VM (with its NICs) as another writer (a long-running operation, then the
+   * delete event).
+   */
   delete(id: string): void;
   /** Counters of a resource and everything under it (canonical, any casing), or in total. */
   stats(id?: string): StatsCounters;

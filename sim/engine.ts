@@ -113,7 +113,14 @@ export class Engine implements SeedTarget {
   }
 
   /** The event ARM publishes when an operation a request started ends (`kind` names the type family). */
-  emit(kind: "Write" | "Delete" | "Action", outcome: EventOutcome, resourceUri: string, operationName: string, writer: Writer, created = false): void {
+  emit(
+    kind: "Write" | "Delete" | "Action",
+    outcome: EventOutcome,
+    resourceUri: string,
+    operationName: string,
+    writer: Writer,
+    created = false,
+  ): void {
     const subscriptionId = resourceUri.split("/")[2] ?? "";
     const e = armEvent({
       eventType: `Microsoft.Resources.Resource${kind}${outcome}`,
@@ -192,7 +199,11 @@ export class Engine implements SeedTarget {
       etag: `W/"${randomUUID()}"`,
       resourceGuid: randomUUID(),
       skuName: l.sku ?? "Standard",
-      pools: l.backendPools.map((p) => ({ id: `${id}/backendAddressPools/${p}`, name: p, etag: `W/"${randomUUID()}"` })),
+      pools: l.backendPools.map((p) => ({
+        id: `${id}/backendAddressPools/${p}`,
+        name: p,
+        etag: `W/"${randomUUID()}"`,
+      })),
     });
   }
 
@@ -207,12 +218,22 @@ export class Engine implements SeedTarget {
   }
 
   /** A standalone VM that exists already, with its NIC resources. */
-  addVirtualMachine(subscriptionId: string, resourceGroup: string, name: string, nics: { name: string; config: JsonObject }[]): void {
+  addVirtualMachine(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    nics: { name: string; config: JsonObject }[],
+  ): void {
     const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
     addStandaloneVm(this, this.requireSubscription(subscriptionId).id, rg.name, rg.location, name, nics);
   }
 
-  private newScaleSetRecord(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): ScaleSetRecord {
+  private newScaleSetRecord(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    model: JsonObject,
+  ): ScaleSetRecord {
     const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
     const sub = this.requireSubscription(subscriptionId).id;
     const location = typeof model["location"] === "string" ? model["location"] : rg.location;
@@ -295,16 +316,28 @@ export class Engine implements SeedTarget {
     return this.runningOn(ss, instanceId) !== undefined;
   }
 
-  /** If-Match / If-None-Match as CRP applies them. `current` is the quoted ETag, undefined when the resource is absent. */
+  /**
+   * If-Match / If-None-Match as CRP applies them. `current` is the quoted ETag, undefined when the resource is absent.
+   */
   checkPreconditions(current: string | undefined, ctx: WriteContext): void {
     if (ctx.ifNoneMatch !== undefined) {
-      if (ctx.ifNoneMatch.trim() !== "*") throw badRequest("InvalidParameter", "If-None-Match only supports the value '*'.");
-      if (current !== undefined) throw armError(412, "PreconditionFailed", `If-None-Match: * was given but the resource exists with etag ${current}.`);
+      if (ctx.ifNoneMatch.trim() !== "*")
+        throw badRequest("InvalidParameter", "If-None-Match only supports the value '*'.");
+      if (current !== undefined)
+        throw armError(
+          412,
+          "PreconditionFailed",
+          `If-None-Match: * was given but the resource exists with etag ${current}.`,
+        );
     }
     if (ctx.ifMatch !== undefined) {
       const wanted = ctx.ifMatch.split(",").map(crpEtagValue);
       if (current === undefined)
-        throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${wanted.join(", ")} does not match: the resource does not exist.`);
+        throw armError(
+          412,
+          "PreconditionFailed",
+          `Etag provided in if-match header ${wanted.join(", ")} does not match: the resource does not exist.`,
+        );
       if (!wanted.includes("*") && !wanted.includes(current)) throw preconditionFailed(wanted.join(", "), current);
     }
   }
@@ -329,7 +362,11 @@ export class Engine implements SeedTarget {
       const running = op && this.operationKinds.get(op);
       if (op?.status !== "InProgress" || running === undefined) continue;
       const clash =
-        kind === "instanceWrite" ? running !== "instanceWrite" : kind === "instanceDelete" ? true : running === "instanceWrite" || running === "instanceDelete";
+        kind === "instanceWrite"
+          ? running !== "instanceWrite"
+          : kind === "instanceDelete"
+            ? true
+            : running === "instanceWrite" || running === "instanceDelete";
       if (clash) throw concurrentRequest();
     }
   }
@@ -356,7 +393,14 @@ export class Engine implements SeedTarget {
   // ---- scale set writes ---------------------------------------------------------------------------------------
 
   /** PUT (create or update) and PATCH (update) of a scale set. */
-  writeScaleSet(sub: string, rg: string, name: string, body: JsonObject, method: "PUT" | "PATCH", ctx: WriteContext): WriteOutcome {
+  writeScaleSet(
+    sub: string,
+    rg: string,
+    name: string,
+    body: JsonObject,
+    method: "PUT" | "PATCH",
+    ctx: WriteContext,
+  ): WriteOutcome {
     const existing = this.findScaleSet(sub, rg, name);
     if (!existing && method === "PATCH") throw resourceNotFound(VMSS_TYPE, name, rg);
     this.checkPreconditions(existing ? `"${existing.etag}"` : undefined, ctx);
@@ -374,7 +418,13 @@ export class Engine implements SeedTarget {
     const refErr = this.checkReferences(existing.id, modelNicConfigs(model)) ?? flexModelError(existing.id, model);
     if (refErr) throw refErr;
     const { changed, op } = this.commitScaleSet(existing, model, ctx.writer, ctx.resourceUri);
-    return { status: 200, body: renderScaleSet(existing), etag: `"${existing.etag}"`, operation: op, charge: changed ? 1 : 0 };
+    return {
+      status: 200,
+      body: renderScaleSet(existing),
+      etag: `"${existing.etag}"`,
+      operation: op,
+      charge: changed ? 1 : 0,
+    };
   }
 
   private createScaleSet(sub: string, rg: string, name: string, incoming: JsonObject, ctx: WriteContext): WriteOutcome {
@@ -385,7 +435,15 @@ export class Engine implements SeedTarget {
     this.state.scaleSets.set(canonical(ss.id), ss);
     ss.provisioningState = "Creating";
     const { created } = this.reconcileCapacity(ss);
-    const op = this.startScaleSetOperation(ss, ctx.writer, ctx.resourceUri, this.settings.scaleSetWriteMs, created, [], true);
+    const op = this.startScaleSetOperation(
+      ss,
+      ctx.writer,
+      ctx.resourceUri,
+      this.settings.scaleSetWriteMs,
+      created,
+      [],
+      true,
+    );
     return { status: 201, body: renderScaleSet(ss), etag: `"${ss.etag}"`, operation: op, charge: 1 };
   }
 
@@ -429,7 +487,8 @@ export class Engine implements SeedTarget {
     const generation = ++ss.rolloutGeneration;
     if (policy.mode === "rolling") ss.rollingUpgrade = true;
     const step = (): void => {
-      if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting || generation !== ss.rolloutGeneration) return;
+      if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting || generation !== ss.rolloutGeneration)
+        return;
       const members: { behind: boolean; apply: () => void }[] = flexible
         ? vmsOfScaleSet(this.state, ss.id)
             .filter((vm) => !vm.deleting)
@@ -440,7 +499,10 @@ export class Engine implements SeedTarget {
             .map((inst) => ({ behind: !latestModelApplied(ss, inst), apply: () => void this.applyModel(ss, inst) }));
       const behind = members.filter((m) => m.behind);
       const live = members.length;
-      const batchSize = policy.mode === "automatic" ? behind.length : Math.max(1, Math.ceil((live * policy.maxBatchInstancePercent) / 100));
+      const batchSize =
+        policy.mode === "automatic"
+          ? behind.length
+          : Math.max(1, Math.ceil((live * policy.maxBatchInstancePercent) / 100));
       for (const m of behind.slice(0, batchSize)) m.apply();
       if (behind.length > batchSize) this.clock.after(this.settings.upgradeStepMs, step);
       else ss.rollingUpgrade = false;
@@ -451,7 +513,9 @@ export class Engine implements SeedTarget {
   /** The instance takes the scale set's current model (its NICs and the rest of the profile). True if it changed. */
   private applyModel(ss: ScaleSetRecord, inst: InstanceRecord): boolean {
     const body = mergeArm(inst.body, {
-      properties: { networkProfileConfiguration: { networkInterfaceConfigurations: structuredClone(modelNicConfigs(ss.body)) } },
+      properties: {
+        networkProfileConfiguration: { networkInterfaceConfigurations: structuredClone(modelNicConfigs(ss.body)) },
+      },
     });
     const snapshot = profileWithoutNetwork(ss.body);
     if (deepEqual(body, inst.body) && deepEqual(snapshot, inst.profileSnapshot)) return false;
@@ -468,7 +532,9 @@ export class Engine implements SeedTarget {
       reconcileFlexCapacity(this, ss);
       return { created: [], removed: [] };
     }
-    const live = [...ss.instances.values()].filter((i) => !i.deleting).sort((a, b) => Number(a.instanceId) - Number(b.instanceId));
+    const live = [...ss.instances.values()]
+      .filter((i) => !i.deleting)
+      .sort((a, b) => Number(a.instanceId) - Number(b.instanceId));
     const target = capacityOf(ss.body);
     const created: InstanceRecord[] = [];
     const removed: InstanceRecord[] = [];
@@ -506,19 +572,23 @@ export class Engine implements SeedTarget {
     removed: InstanceRecord[],
     isCreate = false,
   ): Operation {
-    const op = this.operations.start({ subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs }, (done) => {
-      ss.activeOperations.delete(done.id);
-      const ok = done.status === "Succeeded";
-      for (const i of created) {
-        if (i.provisioningState !== "Creating") continue;
-        i.provisioningState = ok ? "Succeeded" : "Failed";
-        // Recorded: a VM created answers ETag "1", the GET after its operation "2"; no request, so no event.
-        if (ok && this.settings.etagBumpAfterCreate && ss.instances.get(i.instanceId) === i) i.etag++;
-      }
-      for (const i of removed) ss.instances.delete(i.instanceId);
-      if (ss.activeOperations.size === 0 && !ss.deleting) ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
-      this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
-    });
+    const op = this.operations.start(
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs },
+      (done) => {
+        ss.activeOperations.delete(done.id);
+        const ok = done.status === "Succeeded";
+        for (const i of created) {
+          if (i.provisioningState !== "Creating") continue;
+          i.provisioningState = ok ? "Succeeded" : "Failed";
+          // Recorded: a VM created answers ETag "1", the GET after its operation "2"; no request, so no event.
+          if (ok && this.settings.etagBumpAfterCreate && ss.instances.get(i.instanceId) === i) i.etag++;
+        }
+        for (const i of removed) ss.instances.delete(i.instanceId);
+        if (ss.activeOperations.size === 0 && !ss.deleting)
+          ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
+        this.emit("Write", outcomeOf(done), resourceUri, OP_VMSS_WRITE, writer, isCreate);
+      },
+    );
     ss.activeOperations.add(this.track(op, "scaleSet").id);
     return op;
   }
@@ -536,7 +606,12 @@ export class Engine implements SeedTarget {
     ss.provisioningState = "Deleting";
     for (const i of ss.instances.values()) i.provisioningState = "Deleting";
     const op = this.operations.start(
-      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs: this.settings.operationDurationMs },
+      {
+        subscriptionId: ss.subscriptionId,
+        location: ss.location,
+        resourceId: ss.id,
+        durationMs: this.settings.operationDurationMs,
+      },
       (done) => {
         ss.activeOperations.delete(done.id);
         if (done.status === "Succeeded") {
@@ -548,7 +623,8 @@ export class Engine implements SeedTarget {
           ss.provisioningState = "Failed";
           // The instances stay too, and are no longer on their way out: left "Deleting", every client (poolsync, a
           // test's check) would skip them for good while they serve traffic.
-          for (const i of ss.instances.values()) if (!i.deleting && i.provisioningState === "Deleting") i.provisioningState = "Failed";
+          for (const i of ss.instances.values())
+            if (!i.deleting && i.provisioningState === "Deleting") i.provisioningState = "Failed";
           this.emit("Delete", outcomeOf(done), resourceUri, OP_VMSS_DELETE, writer);
         }
       },
@@ -573,7 +649,12 @@ export class Engine implements SeedTarget {
     }
     if (touched.length > 0) this.scheduleScaleSetBump(ss);
     const op = this.operations.start(
-      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: ss.id, durationMs: this.settings.operationDurationMs },
+      {
+        subscriptionId: ss.subscriptionId,
+        location: ss.location,
+        resourceId: ss.id,
+        durationMs: this.settings.operationDurationMs,
+      },
       (done) => {
         ss.activeOperations.delete(done.id);
         const ok = done.status === "Succeeded";
@@ -602,7 +683,13 @@ export class Engine implements SeedTarget {
     // CRP takes an instance PUT without location (recorded: `{"tags": …}` alone answered 200).
     const location = body["location"];
     if (typeof location === "string" && normalLocation(location) !== normalLocation(ss.location))
-      throw locationChanged(`${VMSS_TYPE}/virtualMachines`, `${ss.name}/${inst.instanceId}`, ss.location, location, ss.resourceGroup);
+      throw locationChanged(
+        `${VMSS_TYPE}/virtualMachines`,
+        `${ss.name}/${inst.instanceId}`,
+        ss.location,
+        location,
+        ss.resourceGroup,
+      );
     if (ss.rollingUpgrade) throw rollingUpgradeInProgress(ss.name, inst.instanceId);
     this.checkConflict(ss, inst.id);
     this.checkScaleSetConflict(ss, "instanceWrite");
@@ -637,13 +724,16 @@ export class Engine implements SeedTarget {
     }
     // As recorded, a write that changes nothing (e.g. tags only, which an instance drops) runs an operation too.
     if (!inst.deleting) inst.provisioningState = "Updating";
-    const op = this.operations.start({ subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs }, (done) => {
-      ss.activeOperations.delete(done.id);
-      const failed = done.status === "Failed";
-      if (!inst.deleting) inst.provisioningState = failed ? "Failed" : "Succeeded";
-      if (!this.instanceOperationRuns(ss, inst.id)) delete inst.memberNics;
-      this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
-    });
+    const op = this.operations.start(
+      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs },
+      (done) => {
+        ss.activeOperations.delete(done.id);
+        const failed = done.status === "Failed";
+        if (!inst.deleting) inst.provisioningState = failed ? "Failed" : "Succeeded";
+        if (!this.instanceOperationRuns(ss, inst.id)) delete inst.memberNics;
+        this.emit("Write", outcomeOf(done), resourceUri, OP_VM_WRITE, writer);
+      },
+    );
     ss.activeOperations.add(this.track(op, "instanceWrite").id);
     return { changed, op };
   }
@@ -655,7 +745,8 @@ export class Engine implements SeedTarget {
    */
   private scheduleScaleSetBump(ss: ScaleSetRecord): void {
     const delay =
-      this.settings.instanceWritePropagatesToScaleSetAfterMs ?? BUMP_DELAY_MS.min + Math.floor(this.random() * (BUMP_DELAY_MS.max - BUMP_DELAY_MS.min + 1));
+      this.settings.instanceWritePropagatesToScaleSetAfterMs ??
+      BUMP_DELAY_MS.min + Math.floor(this.random() * (BUMP_DELAY_MS.max - BUMP_DELAY_MS.min + 1));
     this.clock.after(delay, () => {
       if (this.state.scaleSets.get(canonical(ss.id)) !== ss || ss.deleting) return;
       ss.etag++;
@@ -676,7 +767,12 @@ export class Engine implements SeedTarget {
       ss.etag++;
     }
     const op = this.operations.start(
-      { subscriptionId: ss.subscriptionId, location: ss.location, resourceId: inst.id, durationMs: this.settings.operationDurationMs },
+      {
+        subscriptionId: ss.subscriptionId,
+        location: ss.location,
+        resourceId: inst.id,
+        durationMs: this.settings.operationDurationMs,
+      },
       (done) => {
         ss.activeOperations.delete(done.id);
         if (done.status === "Succeeded") ss.instances.delete(inst.instanceId);
@@ -707,7 +803,14 @@ export class Engine implements SeedTarget {
     if (inst) {
       const draft = renderInstance(ss, inst);
       mutate(draft);
-      this.commitInstance(ss, inst, withoutReadOnly(draft, INSTANCE_READ_ONLY), this.syntheticWriter(inst.id, clientRequestId), inst.id, durationMs);
+      this.commitInstance(
+        ss,
+        inst,
+        withoutReadOnly(draft, INSTANCE_READ_ONLY),
+        this.syntheticWriter(inst.id, clientRequestId),
+        inst.id,
+        durationMs,
+      );
       return renderInstance(ss, inst);
     }
     const draft = renderScaleSet(ss);

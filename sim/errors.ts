@@ -1,5 +1,5 @@
-// ARM error answers. Bodies follow the shapes ARM and CRP answer with where they are documented or recorded; where the exact
-// CRP text is not public, the README says so.
+// ARM error answers. Bodies follow the shapes ARM and CRP answer with where they are documented or recorded; where the
+// exact CRP text is not public, the README says so.
 
 import type { JsonObject } from "./json";
 
@@ -24,22 +24,35 @@ export const unauthorized = (): ArmError =>
   });
 
 export const missingApiVersion = (): ArmError =>
-  armError(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.");
+  armError(
+    400,
+    "MissingApiVersionParameter",
+    "The api-version query parameter (?api-version=) is required for all requests.",
+  );
 
-/** ARM's answer to an api-version the resource type does not register (its wording, the supported list newest first). */
+/**
+ * ARM's answer to an api-version the resource type does not register (its wording, the supported list newest first).
+ */
 export const invalidApiVersion = (given: string, supported: readonly string[]): ArmError =>
-  armError(400, "InvalidApiVersionParameter", `The api-version '${given}' is invalid. The supported versions are '${[...supported].reverse().join(",")}'.`);
+  armError(
+    400,
+    "InvalidApiVersionParameter",
+    `The api-version '${given}' is invalid. The supported versions are '${[...supported].reverse().join(",")}'.`,
+  );
 
-export const emptyIfMatch = (): ArmError => armError(400, "InvalidParameter", "The value of the If-Match header is empty: give the resource's ETag or '*'.");
+export const emptyIfMatch = (): ArmError =>
+  armError(400, "InvalidParameter", "The value of the If-Match header is empty: give the resource's ETag or '*'.");
 
 export const invalidJson = (detail: string): ArmError =>
   armError(400, "InvalidRequestContent", `The request content was invalid and could not be deserialized: '${detail}'.`);
 
 export const badRequest = (code: string, message: string): ArmError => armError(400, code, message);
 
-export const subscriptionNotFound = (sub: string): ArmError => armError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
+export const subscriptionNotFound = (sub: string): ArmError =>
+  armError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
 
-export const resourceGroupNotFound = (rg: string): ArmError => armError(404, "ResourceGroupNotFound", `Resource group '${rg}' could not be found.`);
+export const resourceGroupNotFound = (rg: string): ArmError =>
+  armError(404, "ResourceGroupNotFound", `Resource group '${rg}' could not be found.`);
 
 export const resourceNotFound = (type: string, name: string, rg: string): ArmError =>
   armError(
@@ -48,11 +61,16 @@ export const resourceNotFound = (type: string, name: string, rg: string): ArmErr
     `The Resource '${type}/${name}' under resource group '${rg}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
   );
 
-export const routeNotFound = (path: string): ArmError => armError(404, "NotFound", `The simulator serves no resource at '${path}'.`);
+export const routeNotFound = (path: string): ArmError =>
+  armError(404, "NotFound", `The simulator serves no resource at '${path}'.`);
 
 /** CRP's 412 body, exactly: no details. Both values are echoed as sent/stored, quotes included. */
 export const preconditionFailed = (provided: string, actual: string): ArmError =>
-  armError(412, "PreconditionFailed", `Etag provided in if-match header ${provided} does not match etag ${actual} of resource.`);
+  armError(
+    412,
+    "PreconditionFailed",
+    `Etag provided in if-match header ${provided} does not match etag ${actual} of resource.`,
+  );
 
 /** CRP's current 409 text for a write while another operation runs on the resource, its suffix included: clients
  *  match the code and the start of the text, never the whole of it. */
@@ -60,8 +78,13 @@ export const CONCURRENT_REQUEST_MESSAGE =
   "The request failed due to conflict with a concurrent request. To resolve it, please refer to https://aka.ms/activitylog to get more details on the conflicting requests.";
 export const concurrentRequest = (): ArmError => armError(409, "Conflict", CONCURRENT_REQUEST_MESSAGE);
 
-/** What an operation ends with when a newer write to the same resource preempts it (azure-rest-api-specs issue 22434). */
-export const OPERATION_PREEMPTED = { code: "OperationPreempted", message: "Operation execution has been preempted by a more recent operation." };
+/**
+ * What an operation ends with when a newer write to the same resource preempts it (azure-rest-api-specs issue 22434).
+ */
+export const OPERATION_PREEMPTED = {
+  code: "OperationPreempted",
+  message: "Operation execution has been preempted by a more recent operation.",
+};
 
 export const rollingUpgradeInProgress = (scaleSet: string, instanceId: string): ArmError =>
   armError(
@@ -74,7 +97,13 @@ export const rollingUpgradeInProgress = (scaleSet: string, instanceId: string): 
 export const invalidInstanceId = (): ArmError =>
   new ArmError(
     400,
-    { error: { code: "InvalidParameter", message: "Virtual Machine Scale Set VM instanceId must be a number.", target: "instanceId" } },
+    {
+      error: {
+        code: "InvalidParameter",
+        message: "Virtual Machine Scale Set VM instanceId must be a number.",
+        target: "instanceId",
+      },
+    },
     { "x-ms-request-charge": "1" },
   );
 
@@ -100,7 +129,8 @@ export function nrpEtagValue(v: string): string {
   return t.startsWith('"') ? `W/${t}` : `W/"${t}"`;
 }
 
-export const locationRequired = (): ArmError => badRequest("LocationRequired", "The location property is required for this definition.");
+export const locationRequired = (): ArmError =>
+  badRequest("LocationRequired", "The location property is required for this definition.");
 
 export const locationChanged = (type: string, name: string, stored: string, given: string, rg: string): ArmError =>
   armError(

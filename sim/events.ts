@@ -96,7 +96,11 @@ export function toCloudEvent(e: EventGridEvent): CloudEvent {
 }
 
 export function armEvent(input: EventInput): EventGridEvent {
-  const status = input.eventType.endsWith("Failure") ? "Failed" : input.eventType.endsWith("Cancel") ? "Canceled" : "Succeeded";
+  const status = input.eventType.endsWith("Failure")
+    ? "Failed"
+    : input.eventType.endsWith("Cancel")
+      ? "Canceled"
+      : "Succeeded";
   const resourceGroup = /\/resourcegroups\/([^/]+)/i.exec(input.resourceUri)?.[1];
   return {
     id: randomUUID(),
@@ -138,7 +142,9 @@ export function claimsFromToken(token: string | undefined, defaults: Record<stri
     try {
       const parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as unknown;
       if (typeof parsed === "object" && parsed !== null) {
-        return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+        return Object.fromEntries(
+          Object.entries(parsed).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+        );
       }
     } catch {
       // not a JWT: fall through to the defaults

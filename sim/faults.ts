@@ -63,7 +63,8 @@ export function defaultFaultBody(status: number): Json {
       details: [{ code: "TooManyRequests", target: "InjectedFault", message: '{"operationGroup":"InjectedFault"}' }],
     };
   if (status === 409) return { error: { code: "Conflict", message: CONCURRENT_REQUEST_MESSAGE } };
-  if (status === 503) return { error: { code: "ServiceUnavailable", message: "The service is unavailable (injected fault)." } };
+  if (status === 503)
+    return { error: { code: "ServiceUnavailable", message: "The service is unavailable (injected fault)." } };
   return { error: { code: "InternalServerError", message: "An internal server error occurred (injected fault)." } };
 }
 
@@ -88,18 +89,30 @@ export class Faults {
 
   /** The first rule matching this request, consumed once; undefined when none matches. */
   take(method: string, path: string): FaultPlan | undefined {
-    const f = this.active.find((x) => x.left > 0 && (!x.rule.method || x.rule.method.toUpperCase() === method) && x.pattern.test(path));
+    const f = this.active.find(
+      (x) => x.left > 0 && (!x.rule.method || x.rule.method.toUpperCase() === method) && x.pattern.test(path),
+    );
     if (!f) return undefined;
     f.left--;
     if (f.left <= 0) this.active = this.active.filter((x) => x !== f);
     const r = f.rule;
     const status = r.status ?? (r.retryAfterSeconds !== undefined ? 429 : undefined);
-    const headers = { ...(r.retryAfterSeconds !== undefined ? { "retry-after": String(r.retryAfterSeconds) } : {}), ...r.headers };
-    const delayOnly = status === undefined && !r.drop && !r.afterWrite && (r.delayMs !== undefined || r.stripEtag === true);
+    const headers = {
+      ...(r.retryAfterSeconds !== undefined ? { "retry-after": String(r.retryAfterSeconds) } : {}),
+      ...r.headers,
+    };
+    const delayOnly =
+      status === undefined && !r.drop && !r.afterWrite && (r.delayMs !== undefined || r.stripEtag === true);
     const answer =
       delayOnly || (r.drop && status === undefined) || (r.afterWrite && status === undefined)
         ? undefined
         : { status: status ?? 500, body: r.body ?? defaultFaultBody(status ?? 500), headers };
-    return { delayMs: r.delayMs ?? 0, answer, drop: answer === undefined && !delayOnly, afterWrite: r.afterWrite ?? false, stripEtag: r.stripEtag ?? false };
+    return {
+      delayMs: r.delayMs ?? 0,
+      answer,
+      drop: answer === undefined && !delayOnly,
+      afterWrite: r.afterWrite ?? false,
+      stripEtag: r.stripEtag ?? false,
+    };
   }
 }

@@ -55,9 +55,14 @@ export function parseResourcePath(path: string): ParsedResourcePath | undefined 
     if (resourceGroup === undefined) return undefined;
     i += 2;
   }
-  if (i === segs.length) return { subscriptionId, ...(resourceGroup !== undefined ? { resourceGroup } : {}), providerSegments: [] };
+  if (i === segs.length)
+    return { subscriptionId, ...(resourceGroup !== undefined ? { resourceGroup } : {}), providerSegments: [] };
   if (segs[i]?.toLowerCase() !== "providers") return undefined;
-  return { subscriptionId, ...(resourceGroup !== undefined ? { resourceGroup } : {}), providerSegments: segs.slice(i + 1) };
+  return {
+    subscriptionId,
+    ...(resourceGroup !== undefined ? { resourceGroup } : {}),
+    providerSegments: segs.slice(i + 1),
+  };
 }
 
 export function networkInterfaceId(subscriptionId: string, resourceGroup: string, name: string): string {

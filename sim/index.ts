@@ -10,7 +10,14 @@ import { resolveSettings, type ArmSimulatorOptions } from "./options";
 export type { ArmSimulatorOptions, ThrottlingOptions, OperationProfile } from "./options";
 export { OPERATION_PROFILES } from "./options";
 export type { SimControl, SimClockView } from "./control";
-export type { SeedSpec, ScaleSetSeed, NicSeed, IpConfigurationSeed, LoadBalancerSeed, VirtualNetworkSeed } from "./seed";
+export type {
+  SeedSpec,
+  ScaleSetSeed,
+  NicSeed,
+  IpConfigurationSeed,
+  LoadBalancerSeed,
+  VirtualNetworkSeed,
+} from "./seed";
 export { DEMO_SEED, DEMO_SUBSCRIPTION } from "./seed";
 export type { EventGridEvent, ArmEventData, ArmEventType } from "./events";
 export type { FaultRule, FaultHandle } from "./faults";

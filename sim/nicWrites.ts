@@ -4,7 +4,15 @@ import { armError, badRequest, resourceNotFound } from "./errors";
 import type { Writer } from "./events";
 import { canonical, networkInterfaceId, NIC_TYPE } from "./ids";
 import type { JsonObject } from "./json";
-import { checkNicPrecondition, incomingNicBody, newWeakEtag, nextMacAddress, nicBodyError, renderNic, type NicRecord } from "./nics";
+import {
+  checkNicPrecondition,
+  incomingNicBody,
+  newWeakEtag,
+  nextMacAddress,
+  nicBodyError,
+  renderNic,
+  type NicRecord,
+} from "./nics";
 import type { Operation, Operations } from "./operations";
 import type { SimState } from "./state";
 import { randomUUID } from "node:crypto";
@@ -45,7 +53,8 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
   const id = networkInterfaceId(host.requireSubscription(sub).id, group.name, name);
   let nic = findNic(host, sub, rg, name);
   if (ctx.ifNoneMatch !== undefined) {
-    if (ctx.ifNoneMatch.trim() !== "*") throw badRequest("InvalidParameter", "If-None-Match only supports the value '*'.");
+    if (ctx.ifNoneMatch.trim() !== "*")
+      throw badRequest("InvalidParameter", "If-None-Match only supports the value '*'.");
     if (nic) throw armError(412, "PreconditionFailed", "Precondition failed.");
   }
   checkNicPrecondition(nic, ctx.ifMatch, id);
@@ -55,7 +64,8 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
   const created = !nic;
   if (!nic) {
     const location = body["location"];
-    if (typeof location !== "string") throw badRequest("LocationRequired", "The location property is required for this definition.");
+    if (typeof location !== "string")
+      throw badRequest("LocationRequired", "The location property is required for this definition.");
     nic = {
       id,
       subscriptionId: sub,
@@ -78,7 +88,13 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
  * Stores the NIC and gives it a new ETag (NRP does on every write). As recorded, NRP ends the write with its answer
  * (Succeeded, no operation, the event at once); with `nicWriteAsync` it runs an operation instead (undefined: none).
  */
-export function commitNic(host: NicHost, nic: NicRecord, body: JsonObject, writer: Writer, resourceUri: string): Operation | undefined {
+export function commitNic(
+  host: NicHost,
+  nic: NicRecord,
+  body: JsonObject,
+  writer: Writer,
+  resourceUri: string,
+): Operation | undefined {
   nic.body = body;
   nic.etag = newWeakEtag();
   if (!host.settings.nicWriteAsync) {
@@ -88,7 +104,12 @@ export function commitNic(host: NicHost, nic: NicRecord, body: JsonObject, write
   }
   nic.provisioningState = "Updating";
   return host.operations.start(
-    { subscriptionId: nic.subscriptionId, location: nic.location, resourceId: nic.id, durationMs: host.settings.operationDurationMs },
+    {
+      subscriptionId: nic.subscriptionId,
+      location: nic.location,
+      resourceId: nic.id,
+      durationMs: host.settings.operationDurationMs,
+    },
     (done) => {
       const ok = done.status === "Succeeded";
       nic.provisioningState = ok ? "Succeeded" : "Failed";
@@ -98,7 +119,12 @@ export function commitNic(host: NicHost, nic: NicRecord, body: JsonObject, write
 }
 
 /** Another writer: `mutate` edits the NIC as rendered, the result is PUT (without If-Match) as a whole. */
-export function writeNicAs(host: NicHost, nic: NicRecord, mutate: (r: JsonObject) => void, clientRequestId?: string): JsonObject {
+export function writeNicAs(
+  host: NicHost,
+  nic: NicRecord,
+  mutate: (r: JsonObject) => void,
+  clientRequestId?: string,
+): JsonObject {
   const draft = renderNic(nic);
   mutate(draft);
   const body = incomingNicBody(draft);

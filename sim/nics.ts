@@ -28,7 +28,12 @@ export const NIC_READ_ONLY: readonly ReadOnlyPath[] = [
   ["properties", "vnetEncryptionSupported"],
 ];
 
-const IP_CONFIGURATION_READ_ONLY: readonly ReadOnlyPath[] = [["id"], ["etag"], ["type"], ["properties", "provisioningState"]];
+const IP_CONFIGURATION_READ_ONLY: readonly ReadOnlyPath[] = [
+  ["id"],
+  ["etag"],
+  ["type"],
+  ["properties", "provisioningState"],
+];
 
 export const newWeakEtag = (): string => `W/"${randomUUID()}"`;
 
@@ -52,7 +57,12 @@ export function nrpPreconditionFailed(provided: string, actual: string, id: stri
 export function checkNicPrecondition(nic: NicRecord | undefined, ifMatch: string | undefined, id: string): void {
   if (ifMatch === undefined) return;
   const wanted = nrpEtagValue(ifMatch);
-  if (!nic) throw armError(412, "PreconditionFailed", `Etag provided in if-match header ${wanted} does not match: the resource ${id} does not exist.`);
+  if (!nic)
+    throw armError(
+      412,
+      "PreconditionFailed",
+      `Etag provided in if-match header ${wanted} does not match: the resource ${id} does not exist.`,
+    );
   if (wanted !== "*" && wanted !== nic.etag) throw nrpPreconditionFailed(wanted, nic.etag, nic.id);
 }
 
@@ -66,7 +76,9 @@ export function incomingNicBody(body: JsonObject): JsonObject {
   const out = withoutReadOnly(body, NIC_READ_ONLY);
   const ipcs = getPath(out, "properties", "ipConfigurations");
   if (Array.isArray(ipcs) && isJsonObject(out["properties"])) {
-    out["properties"]["ipConfigurations"] = ipcs.map((c) => (isJsonObject(c) ? withoutReadOnly(c, IP_CONFIGURATION_READ_ONLY) : c));
+    out["properties"]["ipConfigurations"] = ipcs.map((c) =>
+      isJsonObject(c) ? withoutReadOnly(c, IP_CONFIGURATION_READ_ONLY) : c,
+    );
   }
   return out;
 }
@@ -78,7 +90,10 @@ export function incomingNicBody(body: JsonObject): JsonObject {
 export function nicBodyError(state: SimState, id: string, body: JsonObject): ArmError | undefined {
   const ipcs = ipConfigurations([{ name: "nic", properties: { ipConfigurations: nicIpConfigs(body) } }]);
   if (ipcs.length === 0)
-    return badRequest("NetworkInterfaceMustHaveAtLeastOneIpConfiguration", `Network interface ${id} must have at least one IP configuration.`);
+    return badRequest(
+      "NetworkInterfaceMustHaveAtLeastOneIpConfiguration",
+      `Network interface ${id} must have at least one IP configuration.`,
+    );
   const versionOfPool = new Map<string, string>();
   for (const { ipc } of ipcs) {
     const subnet = getPath(ipc, "properties", "subnet", "id");
@@ -139,7 +154,9 @@ export function nicBackendIpConfigurationIds(state: SimState, poolId: string): s
   const key = canonical(poolId);
   const out: string[] = [];
   for (const nic of state.nics.values()) {
-    for (const { name, ipc } of ipConfigurations([{ name: nic.name, properties: { ipConfigurations: nicIpConfigs(nic.body) } }])) {
+    for (const { name, ipc } of ipConfigurations([
+      { name: nic.name, properties: { ipConfigurations: nicIpConfigs(nic.body) } },
+    ])) {
       if (poolIdsOf(ipc).some((p) => canonical(p) === key)) out.push(`${nic.id}/ipConfigurations/${name}`);
     }
   }

@@ -40,7 +40,10 @@ export class Operations {
   constructor(private readonly clock: SimClock) {}
 
   /** Starts an operation; `onEnd` runs once when it ends, with its final status. */
-  start(args: { subscriptionId: string; location: string; resourceId: string; durationMs: number }, onEnd: (op: Operation) => void): Operation {
+  start(
+    args: { subscriptionId: string; location: string; resourceId: string; durationMs: number },
+    onEnd: (op: Operation) => void,
+  ): Operation {
     const rule = this.failRules.find((r) => r.left > 0 && r.matches(args.resourceId));
     if (rule) {
       rule.left--;
@@ -77,7 +80,9 @@ export class Operations {
   }
 
   get(id: string): Operation | undefined {
-    return this.ops.get(id.toLowerCase()) ?? [...this.ops.values()].find((o) => o.id.toLowerCase() === id.toLowerCase());
+    return (
+      this.ops.get(id.toLowerCase()) ?? [...this.ops.values()].find((o) => o.id.toLowerCase() === id.toLowerCase())
+    );
   }
 
   all(): Operation[] {
@@ -87,7 +92,9 @@ export class Operations {
   /** Makes an operation (by its ID, or the one in progress on a resource) end Failed. False if none is in progress. */
   fail(operationOrResourceId: string, error: JsonObject = DEFAULT_OPERATION_ERROR): boolean {
     const key = operationOrResourceId.toLowerCase();
-    const op = this.get(operationOrResourceId) ?? [...this.ops.values()].reverse().find((o) => o.status === "InProgress" && o.resourceId.toLowerCase() === key);
+    const op =
+      this.get(operationOrResourceId) ??
+      [...this.ops.values()].reverse().find((o) => o.status === "InProgress" && o.resourceId.toLowerCase() === key);
     if (!op || op.status !== "InProgress") return false;
     op.failWith = error;
     return true;
@@ -95,7 +102,10 @@ export class Operations {
 
   /** The next `times` operations on resources matching end Failed. */
   failNext(idOrPattern: string | RegExp, error: JsonObject = DEFAULT_OPERATION_ERROR, times = 1): void {
-    const matches = typeof idOrPattern === "string" ? (id: string) => id.toLowerCase() === idOrPattern.toLowerCase() : (id: string) => idOrPattern.test(id);
+    const matches =
+      typeof idOrPattern === "string"
+        ? (id: string) => id.toLowerCase() === idOrPattern.toLowerCase()
+        : (id: string) => idOrPattern.test(id);
     this.failRules.push({ matches, error, left: times });
   }
 

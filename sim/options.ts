@@ -33,7 +33,9 @@ export interface ArmSimulatorOptions {
   /** The scale set's ETag bumps this long (simulated ms) after an instance write: CRP's internal operation, which no
    *  event announces. Its real delay is not documented; default: seeded random, 1,000 to 5,000 ms for each bump. */
   instanceWritePropagatesToScaleSetAfterMs?: number;
-  /** Answer 409 (concurrent request) to a write while an operation is in progress on the same resource (default true). */
+  /**
+   * Answer 409 (concurrent request) to a write while an operation is in progress on the same resource (default true).
+   */
   conflictWhileOperationInProgress?: boolean;
   /** Conflicts beyond one resource (default true): instance deletes of one scale set, and a scale-set-level
    *  operation (model write, scale, manualUpgrade, instance delete) against instance writes, answer 409 while the
@@ -161,7 +163,11 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     throttleBodyEnvelope: o.throttleBodyEnvelope ?? false,
     tenantId: o.tenantId ?? "00000000-0000-0000-0000-000000000000",
     callerClaims: o.callerClaims ?? { appid: "00000000-0000-0000-0000-00000000ca11", appidacr: "1", ver: "1.0" },
-    otherWriterClaims: o.otherWriterClaims ?? { appid: "00000000-0000-0000-0000-0000000000e2", appidacr: "1", ver: "1.0" },
+    otherWriterClaims: o.otherWriterClaims ?? {
+      appid: "00000000-0000-0000-0000-0000000000e2",
+      appidacr: "1",
+      ver: "1.0",
+    },
   };
 }
 
@@ -172,5 +178,8 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
 export const OPERATION_PROFILES = {
   standard: { operationDurationMs: 2_000 },
   slow: { operationDurationMs: 2_000, scaleSetWriteMs: 30_000, instanceWriteMs: 30_000 },
-} as const satisfies Record<string, Pick<ArmSimulatorOptions, "operationDurationMs" | "scaleSetWriteMs" | "instanceWriteMs">>;
+} as const satisfies Record<
+  string,
+  Pick<ArmSimulatorOptions, "operationDurationMs" | "scaleSetWriteMs" | "instanceWriteMs">
+>;
 export type OperationProfile = keyof typeof OPERATION_PROFILES;

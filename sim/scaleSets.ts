@@ -123,7 +123,10 @@ export function newInstance(ss: ScaleSetRecord, instanceId: number, nowIso: stri
 
 /** True when the instance still matches the scale set's model: its NICs and the rest of the profile. */
 export function latestModelApplied(ss: ScaleSetRecord, inst: InstanceRecord): boolean {
-  return deepEqual(inst.profileSnapshot, profileWithoutNetwork(ss.body)) && deepEqual(instanceNicConfigs(inst), modelNicConfigs(ss.body));
+  return (
+    deepEqual(inst.profileSnapshot, profileWithoutNetwork(ss.body)) &&
+    deepEqual(instanceNicConfigs(inst), modelNicConfigs(ss.body))
+  );
 }
 
 export function renderScaleSet(ss: ScaleSetRecord): JsonObject {

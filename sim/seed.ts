@@ -90,7 +90,13 @@ export const DEMO_SEED: SeedSpec = {
         {
           name: "etag",
           location: "eastus2",
-          virtualNetworks: [{ name: "etag-k8s-vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "node-subnet", addressPrefix: "10.1.0.0/16" }] }],
+          virtualNetworks: [
+            {
+              name: "etag-k8s-vnet",
+              addressPrefixes: ["10.0.0.0/8"],
+              subnets: [{ name: "node-subnet", addressPrefix: "10.1.0.0/16" }],
+            },
+          ],
           loadBalancers: [{ name: "etag-k8s", backendPools: ["etag-k8s", "etag-k8s-v6"] }],
           scaleSets: [
             {
@@ -102,7 +108,14 @@ export const DEMO_SEED: SeedSpec = {
                   primary: true,
                   enableAcceleratedNetworking: true,
                   enableIPForwarding: true,
-                  ipConfigurations: [{ name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" }],
+                  ipConfigurations: [
+                    {
+                      name: "ipConfig0",
+                      primary: true,
+                      privateIPAddressVersion: "IPv4",
+                      subnet: "etag-k8s-vnet/node-subnet",
+                    },
+                  ],
                 },
               ],
             },
@@ -116,7 +129,14 @@ export const DEMO_SEED: SeedSpec = {
                   primary: true,
                   enableAcceleratedNetworking: true,
                   enableIPForwarding: true,
-                  ipConfigurations: [{ name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" }],
+                  ipConfigurations: [
+                    {
+                      name: "ipConfig0",
+                      primary: true,
+                      privateIPAddressVersion: "IPv4",
+                      subnet: "etag-k8s-vnet/node-subnet",
+                    },
+                  ],
                 },
               ],
             },
@@ -129,7 +149,12 @@ export const DEMO_SEED: SeedSpec = {
                   name: "etag-k8s-flex-0-nic-0",
                   primary: true,
                   ipConfigurations: [
-                    { name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" },
+                    {
+                      name: "ipConfig0",
+                      primary: true,
+                      privateIPAddressVersion: "IPv4",
+                      subnet: "etag-k8s-vnet/node-subnet",
+                    },
                     { name: "ipConfig0-v6", privateIPAddressVersion: "IPv6", subnet: "etag-k8s-vnet/node-subnet" },
                   ],
                 },
@@ -143,7 +168,14 @@ export const DEMO_SEED: SeedSpec = {
                 {
                   name: "etag-k8s-vm-0-nic",
                   primary: true,
-                  ipConfigurations: [{ name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: "etag-k8s-vnet/node-subnet" }],
+                  ipConfigurations: [
+                    {
+                      name: "ipConfig0",
+                      primary: true,
+                      privateIPAddressVersion: "IPv4",
+                      subnet: "etag-k8s-vnet/node-subnet",
+                    },
+                  ],
                 },
               ],
             },
@@ -160,7 +192,12 @@ export interface SeedTarget {
   addVirtualNetwork(subscriptionId: string, resourceGroup: string, seed: VirtualNetworkSeed): void;
   addLoadBalancer(subscriptionId: string, resourceGroup: string, seed: LoadBalancerSeed): void;
   addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void;
-  addVirtualMachine(subscriptionId: string, resourceGroup: string, name: string, nics: { name: string; config: JsonObject }[]): void;
+  addVirtualMachine(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    nics: { name: string; config: JsonObject }[],
+  ): void;
 }
 
 function refId(sub: string, rg: string, ref: string, provider: string, child: string): string {
@@ -175,7 +212,9 @@ export function scaleSetModel(sub: string, rg: string, location: string, s: Scal
   if (s.model) return { location, ...structuredClone(s.model) };
   const nics = s.nics.map((n) => nicConfiguration(sub, rg, n));
   const flexible = s.orchestrationMode === "Flexible";
-  const network: JsonObject = flexible ? { networkApiVersion: "2020-11-01", networkInterfaceConfigurations: nics } : { networkInterfaceConfigurations: nics };
+  const network: JsonObject = flexible
+    ? { networkApiVersion: "2020-11-01", networkInterfaceConfigurations: nics }
+    : { networkInterfaceConfigurations: nics };
   const base: JsonObject = {
     location,
     ...(s.tags ? { tags: { ...s.tags } } : {}),
@@ -185,10 +224,23 @@ export function scaleSetModel(sub: string, rg: string, location: string, s: Scal
       orchestrationMode: flexible ? "Flexible" : "Uniform",
       ...(flexible ? { platformFaultDomainCount: 1 } : { upgradePolicy: { mode: "Manual" }, overprovision: false }),
       virtualMachineProfile: {
-        osProfile: { computerNamePrefix: s.name, adminUsername: "azureuser", linuxConfiguration: { disablePasswordAuthentication: true } },
+        osProfile: {
+          computerNamePrefix: s.name,
+          adminUsername: "azureuser",
+          linuxConfiguration: { disablePasswordAuthentication: true },
+        },
         storageProfile: {
-          imageReference: { publisher: "Canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts-gen2", version: "latest" },
-          osDisk: { createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" } },
+          imageReference: {
+            publisher: "Canonical",
+            offer: "0001-com-ubuntu-server-jammy",
+            sku: "22_04-lts-gen2",
+            version: "latest",
+          },
+          osDisk: {
+            createOption: "FromImage",
+            caching: "ReadWrite",
+            managedDisk: { storageAccountType: "Premium_LRS" },
+          },
         },
         networkProfile: network,
       },
@@ -234,7 +286,8 @@ export function applySeed(spec: SeedSpec, target: SeedTarget): void {
       target.addResourceGroup(sub.id, rg.name, rg.location);
       for (const v of rg.virtualNetworks ?? []) target.addVirtualNetwork(sub.id, rg.name, v);
       for (const lb of rg.loadBalancers ?? []) target.addLoadBalancer(sub.id, rg.name, lb);
-      for (const ss of rg.scaleSets ?? []) target.addScaleSet(sub.id, rg.name, ss.name, scaleSetModel(sub.id, rg.name, rg.location, ss));
+      for (const ss of rg.scaleSets ?? [])
+        target.addScaleSet(sub.id, rg.name, ss.name, scaleSetModel(sub.id, rg.name, rg.location, ss));
       for (const vm of rg.virtualMachines ?? []) {
         target.addVirtualMachine(
           sub.id,

@@ -1,6 +1,6 @@
 // The simulator's stored resources. Scale sets and instances keep their model in wire shape (the `properties`
-// wrapper, as the REST API has it); server-owned fields (id, etag, provisioningState, ...) live beside the model and are
-// added when a resource is rendered, so a body that echoes them back cannot change them.
+// wrapper, as the REST API has it); server-owned fields (id, etag, provisioningState, ...) live beside the model and
+// are added when a resource is rendered, so a body that echoes them back cannot change them.
 import type { Json, JsonObject } from "./json";
 import { canonical } from "./ids";
 

@@ -1,9 +1,9 @@
-// CRP's token buckets as its answers name them (Microsoft's throttling docs and the recorded x-ms-ratelimit headers): each policy has
-// buckets per resource and per subscription and region, some over a 3- or 30-minute window; a request takes a token
-// from every bucket of its policy and is refused with 429 when one is empty, naming every empty one. CRP's documentation
-// describes the refill as tokens added every window ("perMinute", the default); "continuous" adds them smoothly.
-// ARM's own buckets (reads/writes/deletes per second, per subscription and principal, and 15 times that for the whole
-// subscription) sit in front of CRP's.
+// CRP's token buckets as its answers name them (Microsoft's throttling docs and the recorded x-ms-ratelimit headers):
+// each policy has buckets per resource and per subscription and region, some over a 3- or 30-minute window; a request
+// takes a token from every bucket of its policy and is refused with 429 when one is empty, naming every empty one.
+// CRP's documentation describes the refill as tokens added every window ("perMinute", the default); "continuous" adds
+// them smoothly. ARM's own buckets (reads/writes/deletes per second, per subscription and principal, and 15 times that
+// for the whole subscription) sit in front of CRP's.
 
 export type ComputePolicy =
   | "CreateVMScaleSet"
@@ -143,7 +143,9 @@ class TokenBucket {
     if (this.mode === "continuous") {
       this.tokens = Math.min(this.capacity, this.tokens + ((now - this.lastRefill) * this.refill) / this.windowMs);
     } else {
-      const windows = Math.floor((now - this.createdAt) / this.windowMs) - Math.floor((this.lastRefill - this.createdAt) / this.windowMs);
+      const windows =
+        Math.floor((now - this.createdAt) / this.windowMs) -
+        Math.floor((this.lastRefill - this.createdAt) / this.windowMs);
       if (windows > 0) this.tokens = Math.min(this.capacity, this.tokens + windows * this.refill);
     }
     this.lastRefill = now;
@@ -198,7 +200,14 @@ export class Throttler {
     private readonly naming: PolicyNaming = "windows",
   ) {}
 
-  private bucket(key: string, capacity: number, refill: number, windowMs: number, now: number, mode = this.mode): TokenBucket {
+  private bucket(
+    key: string,
+    capacity: number,
+    refill: number,
+    windowMs: number,
+    now: number,
+    mode = this.mode,
+  ): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
       b = new TokenBucket(capacity, refill, windowMs, mode, now);
@@ -210,7 +219,13 @@ export class Throttler {
   private refs(policy: ComputePolicy, resourceKey: string, subscriptionRegionKey: string, now: number): BucketRef[] {
     return limitsOf(policy, this.naming).map((l) => ({
       policy: `${headerName(policy)}${l.suffix}`,
-      bucket: this.bucket(`${policy}${l.suffix}|${l.scope === "resource" ? resourceKey : subscriptionRegionKey}`, l.bucket, l.refill, l.windowMs, now),
+      bucket: this.bucket(
+        `${policy}${l.suffix}|${l.scope === "resource" ? resourceKey : subscriptionRegionKey}`,
+        l.bucket,
+        l.refill,
+        l.windowMs,
+        now,
+      ),
       allowed: l.bucket,
       windowMs: l.windowMs,
       ...(l.unlisted ? { unlisted: true } : {}),
@@ -220,7 +235,9 @@ export class Throttler {
   /** Takes one token from each CRP bucket of each policy for this resource and subscription+region. */
   admitCompute(policies: ComputePolicy[], resourceKey: string, subscriptionRegionKey: string, now: number): Admission {
     const refs = policies.flatMap((p) => this.refs(p, resourceKey, subscriptionRegionKey, now));
-    const adm = this.admit(refs, now, (r) => (r.unlisted ? "" : `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`));
+    const adm = this.admit(refs, now, (r) =>
+      r.unlisted ? "" : `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`,
+    );
     return {
       ...adm,
       charge: (policy, n) => {
@@ -246,12 +263,23 @@ export class Throttler {
     };
     const global: BucketRef = {
       policy: `Subscription${kind}Global`,
-      bucket: this.bucket(`arm|${kind}|${sub}|*`, l.bucket * ARM_GLOBAL_FACTOR, l.refillPerSec * ARM_GLOBAL_FACTOR, 1000, now, "continuous"),
+      bucket: this.bucket(
+        `arm|${kind}|${sub}|*`,
+        l.bucket * ARM_GLOBAL_FACTOR,
+        l.refillPerSec * ARM_GLOBAL_FACTOR,
+        1000,
+        now,
+        "continuous",
+      ),
       allowed: l.bucket * ARM_GLOBAL_FACTOR,
       windowMs: 1000,
     };
     const adm = this.admit([own, global], now, () => "");
-    return { ...adm, remaining: Math.floor(own.bucket.available(now)), globalRemaining: Math.floor(global.bucket.available(now)) };
+    return {
+      ...adm,
+      remaining: Math.floor(own.bucket.available(now)),
+      globalRemaining: Math.floor(global.bucket.available(now)),
+    };
   }
 
   private admit(refs: BucketRef[], now: number, describe: (r: BucketRef) => string): Omit<Admission, "charge"> {
@@ -268,6 +296,10 @@ export class Throttler {
       };
     }
     for (const r of refs) r.bucket.take(now, 1);
-    return { ok: true, remainingHeader: refs.map(describe).filter(Boolean).join(","), refund: () => refs.forEach((r) => r.bucket.give(1)) };
+    return {
+      ok: true,
+      remainingHeader: refs.map(describe).filter(Boolean).join(","),
+      refund: () => refs.forEach((r) => r.bucket.give(1)),
+    };
   }
 }

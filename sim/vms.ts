@@ -55,7 +55,9 @@ export function renderVm(vm: VmRecord, listed = false): JsonObject {
       networkProfile: {
         ...(isJsonObject(ownNetwork) ? structuredClone(ownNetwork) : {}),
         networkInterfaces: vm.nicIds.map((id, i): JsonObject =>
-          listed || vm.primaryIndex < 0 ? { id } : { id, properties: { primary: i === vm.primaryIndex, deleteOption: "Delete" } },
+          listed || vm.primaryIndex < 0
+            ? { id }
+            : { id, properties: { primary: i === vm.primaryIndex, deleteOption: "Delete" } },
         ),
       },
       provisioningState: vm.provisioningState,
@@ -78,8 +80,13 @@ function nicIpConfigurationFrom(ipc: Json): Json {
   delete props["publicIPAddressConfiguration"];
   addressCounter++;
   const v6 = String(props["privateIPAddressVersion"] ?? "IPv4") === "IPv6";
-  const address = v6 ? `fd00::${addressCounter.toString(16)}` : `10.1.${(addressCounter >> 8) & 0xff}.${addressCounter & 0xff}`;
-  return { name: ipc["name"] ?? "ipconfig1", properties: { ...props, privateIPAllocationMethod: "Dynamic", privateIPAddress: address } };
+  const address = v6
+    ? `fd00::${addressCounter.toString(16)}`
+    : `10.1.${(addressCounter >> 8) & 0xff}.${addressCounter & 0xff}`;
+  return {
+    name: ipc["name"] ?? "ipconfig1",
+    properties: { ...props, privateIPAllocationMethod: "Dynamic", privateIPAddress: address },
+  };
 }
 
 /** A NIC resource built from a NIC configuration (the VMSS model's shape, or a seed's). */
@@ -192,7 +199,10 @@ function primaryOfConfigs(configs: Json[]): number {
 
 /** The VM's own NIC configurations are the model's. */
 export function flexVmFollowsModel(ss: ScaleSetRecord, vm: VmRecord): boolean {
-  return deepEqual(getPath(vm.body, "properties", "networkProfile", "networkInterfaceConfigurations"), modelNicConfigs(ss.body));
+  return deepEqual(
+    getPath(vm.body, "properties", "networkProfile", "networkInterfaceConfigurations"),
+    modelNicConfigs(ss.body),
+  );
 }
 
 /**
@@ -229,7 +239,10 @@ export function rollFlexVm(ss: ScaleSetRecord, vm: VmRecord, state: SimState): b
       return { ...c, properties: p };
     });
     if (deepEqual(next, current)) return;
-    nic.body = { ...nic.body, properties: { ...(isJsonObject(nic.body["properties"]) ? nic.body["properties"] : {}), ipConfigurations: next } };
+    nic.body = {
+      ...nic.body,
+      properties: { ...(isJsonObject(nic.body["properties"]) ? nic.body["properties"] : {}), ipConfigurations: next },
+    };
     nic.etag = newWeakEtag();
   });
   return true;
@@ -237,7 +250,8 @@ export function rollFlexVm(ss: ScaleSetRecord, vm: VmRecord, state: SimState): b
 
 /** A seeded scale set's VMs exist already. */
 export function settleFlexVms(state: SimState, ss: ScaleSetRecord): void {
-  for (const vm of vmsOfScaleSet(state, ss.id)) if (vm.provisioningState === "Creating") vm.provisioningState = "Succeeded";
+  for (const vm of vmsOfScaleSet(state, ss.id))
+    if (vm.provisioningState === "Creating") vm.provisioningState = "Succeeded";
 }
 
 /** The VM and the NICs it owns (deleteOption Delete) are gone. */
@@ -258,14 +272,26 @@ export function deleteVmAs(host: VmHost, vm: VmRecord, writer: Writer): void {
 }
 
 /** A standalone VM with the given NICs (seed shape: NIC resource names and NIC configurations). */
-export function addStandaloneVm(host: VmHost, sub: string, rg: string, location: string, name: string, nics: { name: string; config: Json }[]): VmRecord {
+export function addStandaloneVm(
+  host: VmHost,
+  sub: string,
+  rg: string,
+  location: string,
+  name: string,
+  nics: { name: string; config: Json }[],
+): VmRecord {
   const vm: VmRecord = {
     id: virtualMachineId(sub, rg, name),
     subscriptionId: sub,
     resourceGroup: rg,
     name,
     location,
-    body: { properties: { hardwareProfile: { vmSize: "Standard_D2s_v3" }, osProfile: { computerName: name, adminUsername: "azureuser" } } },
+    body: {
+      properties: {
+        hardwareProfile: { vmSize: "Standard_D2s_v3" },
+        osProfile: { computerName: name, adminUsername: "azureuser" },
+      },
+    },
     nicIds: [],
     primaryIndex: -1,
     etag: 1,
@@ -276,7 +302,9 @@ export function addStandaloneVm(host: VmHost, sub: string, rg: string, location:
   };
   // The seed's primary flag, or the only NIC; several unflagged NICs leave the VM without one (a test of clients).
   vm.primaryIndex = primaryOfConfigs(nics.map((n) => n.config));
-  vm.nicIds = nics.map((n, i) => newNic(host, vm, n.name, n.config, vm.primaryIndex < 0 ? undefined : vm.primaryIndex === i).id);
+  vm.nicIds = nics.map(
+    (n, i) => newNic(host, vm, n.name, n.config, vm.primaryIndex < 0 ? undefined : vm.primaryIndex === i).id,
+  );
   host.state.vms.set(canonical(vm.id), vm);
   return vm;
 }

@@ -4,22 +4,32 @@ import type { JsonObject } from "./";
 
 type Nic = {
   name: string;
-  properties: { ipConfigurations: Array<{ name: string; properties: { loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown } }> };
+  properties: {
+    ipConfigurations: Array<{
+      name: string;
+      properties: { loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown };
+    }>;
+  };
 };
 
 export function modelNics(vmss: JsonObject): Nic[] {
-  return ((vmss.properties as JsonObject).virtualMachineProfile as { networkProfile: { networkInterfaceConfigurations: Nic[] } }).networkProfile
-    .networkInterfaceConfigurations;
+  return (
+    (vmss.properties as JsonObject).virtualMachineProfile as {
+      networkProfile: { networkInterfaceConfigurations: Nic[] };
+    }
+  ).networkProfile.networkInterfaceConfigurations;
 }
 
 export function instanceNics(vm: JsonObject): Nic[] {
-  return ((vm.properties as JsonObject).networkProfileConfiguration as { networkInterfaceConfigurations: Nic[] }).networkInterfaceConfigurations;
+  return ((vm.properties as JsonObject).networkProfileConfiguration as { networkInterfaceConfigurations: Nic[] })
+    .networkInterfaceConfigurations;
 }
 
 /** "ipConfig0 → [pools]" for every ip configuration of the first NIC. */
 export function poolsByIpConfig(nics: Nic[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const c of nics[0]?.properties.ipConfigurations ?? []) out[c.name] = (c.properties.loadBalancerBackendAddressPools ?? []).map((p) => p.id.toLowerCase());
+  for (const c of nics[0]?.properties.ipConfigurations ?? [])
+    out[c.name] = (c.properties.loadBalancerBackendAddressPools ?? []).map((p) => p.id.toLowerCase());
   return out;
 }
 
@@ -28,7 +38,10 @@ export function addIpConfig(name: string, subnetId: string) {
   return (resource: JsonObject) => {
     const props = resource.properties as JsonObject;
     const nics = (props.virtualMachineProfile ? modelNics(resource) : instanceNics(resource)) as Nic[];
-    nics[0]!.properties.ipConfigurations.push({ name, properties: { primary: false, privateIPAddressVersion: "IPv4", subnet: { id: subnetId } } });
+    nics[0]!.properties.ipConfigurations.push({
+      name,
+      properties: { primary: false, privateIPAddressVersion: "IPv4", subnet: { id: subnetId } },
+    });
   };
 }
 
@@ -50,7 +63,11 @@ type NicResource = {
   properties: {
     ipConfigurations: Array<{
       name: string;
-      properties: { privateIPAddressVersion?: string; loadBalancerBackendAddressPools?: Array<{ id: string }>; [k: string]: unknown };
+      properties: {
+        privateIPAddressVersion?: string;
+        loadBalancerBackendAddressPools?: Array<{ id: string }>;
+        [k: string]: unknown;
+      };
     }>;
   };
 };
@@ -80,6 +97,9 @@ export function addNicPool(ipConfiguration: string, poolId: string) {
   return (nic: JsonObject) => {
     const c = (nic as unknown as NicResource).properties.ipConfigurations.find((x) => x.name === ipConfiguration);
     if (!c) throw new Error(`no ip configuration ${ipConfiguration}`);
-    c.properties.loadBalancerBackendAddressPools = [...(c.properties.loadBalancerBackendAddressPools ?? []), { id: poolId }];
+    c.properties.loadBalancerBackendAddressPools = [
+      ...(c.properties.loadBalancerBackendAddressPools ?? []),
+      { id: poolId },
+    ];
   };
 }

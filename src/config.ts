@@ -51,15 +51,23 @@ const httpUrl = z
   }, "must be an http(s) URL")
   .transform((v) => v.replace(/\/+$/, ""));
 
-/** Queue and table names must satisfy Azure Storage's rules; checked here so a typo fails at start, not at first use. */
+/**
+ * Queue and table names must satisfy Azure Storage's rules; checked here so a typo fails at start, not at first use.
+ */
 const queueName = z
   .string()
   .trim()
-  .regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, "must be a valid Storage queue name (3-63 lowercase letters, digits, single dashes)");
+  .regex(
+    /^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/,
+    "must be a valid Storage queue name (3-63 lowercase letters, digits, single dashes)",
+  );
 const tableName = z
   .string()
   .trim()
-  .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, "must be a valid Storage table name (3-63 letters and digits, starting with a letter)");
+  .regex(
+    /^[A-Za-z][A-Za-z0-9]{2,62}$/,
+    "must be a valid Storage table name (3-63 letters and digits, starting with a letter)",
+  );
 
 const scopes = z
   .string()
@@ -349,7 +357,8 @@ export type Config = Omit<SettingValues, "armCredential" | "principalStrippedBy"
  * identity-based (`__accountName` or `__tableServiceUri`/`__queueServiceUri`, with `__credential`/`__clientId`).
  */
 export type StorageConnection =
-  { kind: "connectionString"; connectionString: string } | { kind: "identity"; tableServiceUri: string; queueServiceUri: string; clientId: string | undefined };
+  | { kind: "connectionString"; connectionString: string }
+  | { kind: "identity"; tableServiceUri: string; queueServiceUri: string; clientId: string | undefined };
 
 export const STORAGE_CONNECTION = "AzureWebJobsStorage";
 
@@ -364,17 +373,30 @@ function readStorage(env: Record<string, string | undefined>, problems: string[]
     return { kind: "connectionString", connectionString: value };
   }
   const account = env[`${STORAGE_CONNECTION}__accountName`]?.trim();
-  const tableServiceUri = env[`${STORAGE_CONNECTION}__tableServiceUri`]?.trim() || (account ? `https://${account}.table.core.windows.net` : undefined);
-  const queueServiceUri = env[`${STORAGE_CONNECTION}__queueServiceUri`]?.trim() || (account ? `https://${account}.queue.core.windows.net` : undefined);
+  const tableServiceUri =
+    env[`${STORAGE_CONNECTION}__tableServiceUri`]?.trim() ||
+    (account ? `https://${account}.table.core.windows.net` : undefined);
+  const queueServiceUri =
+    env[`${STORAGE_CONNECTION}__queueServiceUri`]?.trim() ||
+    (account ? `https://${account}.queue.core.windows.net` : undefined);
   if (!tableServiceUri || !queueServiceUri) {
-    problems.push(`${STORAGE_CONNECTION} is required: a connection string, or ${STORAGE_CONNECTION}__accountName for a managed identity`);
+    problems.push(
+      `${STORAGE_CONNECTION} is required: a connection string, or ${STORAGE_CONNECTION}__accountName for a managed identity`,
+    );
     return undefined;
   }
   if (account !== undefined && !/^[a-z0-9]{3,24}$/.test(account)) {
-    problems.push(`${STORAGE_CONNECTION}__accountName=${JSON.stringify(account)} is not a storage account name (3-24 lowercase letters and digits)`);
+    problems.push(
+      `${STORAGE_CONNECTION}__accountName=${JSON.stringify(account)} is not a storage account name (3-24 lowercase letters and digits)`,
+    );
     return undefined;
   }
-  return { kind: "identity", tableServiceUri, queueServiceUri, clientId: env[`${STORAGE_CONNECTION}__clientId`]?.trim() || undefined };
+  return {
+    kind: "identity",
+    tableServiceUri,
+    queueServiceUri,
+    clientId: env[`${STORAGE_CONNECTION}__clientId`]?.trim() || undefined,
+  };
 }
 
 /** What UseDevelopmentStorage=true means: Azurite's well-known account on its default ports (not a secret). */
@@ -435,9 +457,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             "POOLSYNC_AUTH is entra but nothing is known to strip a client's x-ms-client-principal (WEBSITE_AUTH_ENABLED is not True and POOLSYNC_PRINCIPAL_STRIPPED_BY is unset)",
         }
       : {}),
-    // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real credential.
-    // In App Service only the managed identity: DefaultAzureCredential would try environment secrets first.
-    armCredential: armCredential === "auto" ? (isLoopback(v.armEndpoint) ? "static" : env.IDENTITY_ENDPOINT ? "managedIdentity" : "default") : armCredential,
+    // "auto": the simulator's static token only on this machine; anything else (ARM in any cloud) gets a real
+    // credential. In App Service only the managed identity: DefaultAzureCredential would try environment secrets first.
+    armCredential:
+      armCredential === "auto"
+        ? isLoopback(v.armEndpoint)
+          ? "static"
+          : env.IDENTITY_ENDPOINT
+            ? "managedIdentity"
+            : "default"
+        : armCredential,
     ...(env.AZURE_CLIENT_ID?.trim() ? { armClientId: env.AZURE_CLIENT_ID.trim() } : {}),
     poisonQueueName: `${v.queueName}-poison`,
     storage,

@@ -19,7 +19,12 @@ describe("config", () => {
       cacheEnabled: true,
       reconcileMaxReads: 200,
     });
-    expect(c.scopes).toEqual([{ id: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d", subscriptionId: "0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d" }]);
+    expect(c.scopes).toEqual([
+      {
+        id: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d",
+        subscriptionId: "0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d",
+      },
+    ]);
     expect(c.storage.kind).toBe("connectionString");
   });
 
@@ -53,10 +58,20 @@ describe("config", () => {
   });
 
   it("in App Service, auto means the managed identity (the ARM one named by AZURE_CLIENT_ID), not whatever DefaultAzureCredential finds first", () => {
-    const c = loadConfig({ ...base, IDENTITY_ENDPOINT: "http://localhost:8081/msi/token", AZURE_CLIENT_ID: "00000000-0000-0000-0000-0000000000a1" });
+    const c = loadConfig({
+      ...base,
+      IDENTITY_ENDPOINT: "http://localhost:8081/msi/token",
+      AZURE_CLIENT_ID: "00000000-0000-0000-0000-0000000000a1",
+    });
     expect(c.armCredential).toBe("managedIdentity");
     expect(c.armClientId).toBe("00000000-0000-0000-0000-0000000000a1");
-    expect(loadConfig({ ...base, IDENTITY_ENDPOINT: "http://localhost:8081/msi/token", ARM_ENDPOINT: "https://127.0.0.1:18443" }).armCredential).toBe("static");
+    expect(
+      loadConfig({
+        ...base,
+        IDENTITY_ENDPOINT: "http://localhost:8081/msi/token",
+        ARM_ENDPOINT: "https://127.0.0.1:18443",
+      }).armCredential,
+    ).toBe("static");
   });
 
   it("names every missing or malformed setting at once", () => {

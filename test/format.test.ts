@@ -9,11 +9,15 @@ describe("formatting", () => {
     let out = "";
     let failed = false;
     try {
-      execFileSync(process.execPath, [path.join(root, "node_modules/prettier/bin/prettier.cjs"), "--check", "--log-level=warn", "."], {
-        cwd: root,
-        encoding: "utf8",
-        stdio: "pipe",
-      });
+      execFileSync(
+        process.execPath,
+        [path.join(root, "node_modules/prettier/bin/prettier.cjs"), "--check", "--log-level=warn", "."],
+        {
+          cwd: root,
+          encoding: "utf8",
+          stdio: "pipe",
+        },
+      );
     } catch (err) {
       failed = true;
       const e = err as { stdout?: string; stderr?: string };

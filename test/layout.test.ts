@@ -56,16 +56,24 @@ describe("what each part of the repository may import", () => {
         { file: join("src", "reconcile", "bad.ts"), specifier: "../../local/localOptions", reaches: "local/" },
         { file: join("src", "reconcile", "bad.ts"), specifier: "../../test/support/harness", reaches: "test/" },
         { file: join("src", "reconcile", "bad.ts"), specifier: "../../bench/world", reaches: "bench/" },
-        { file: join("src", "reconcile", "bad.ts"), specifier: "../../../beside-the-clone/facts", reaches: "outside the repository" },
+        {
+          file: join("src", "reconcile", "bad.ts"),
+          specifier: "../../../beside-the-clone/facts",
+          reaches: "outside the repository",
+        },
       ]);
     });
 
     it("names each import of src/ that goes sideways or upwards between its folders", () => {
       const layered = mkdtempSync(join(tmpdir(), "poolsync-layers-"));
       try {
-        for (const dir of ["core", "pacing", "azure", "reconcile", "intake", "app", "functions"]) mkdirSync(join(layered, "src", dir), { recursive: true });
+        for (const dir of ["core", "pacing", "azure", "reconcile", "intake", "app", "functions"])
+          mkdirSync(join(layered, "src", dir), { recursive: true });
         writeFileSync(join(layered, "src", "config.ts"), 'import { parseScopes } from "./core/scopes";');
-        writeFileSync(join(layered, "src", "core", "ports.ts"), 'import type { Config } from "../config";\nimport { x } from "./y";');
+        writeFileSync(
+          join(layered, "src", "core", "ports.ts"),
+          'import type { Config } from "../config";\nimport { x } from "./y";',
+        );
         writeFileSync(
           join(layered, "src", "azure", "rateLimits.ts"),
           'import type { WritePacer } from "../reconcile/writePacer";\nimport { p } from "../pacing/p";',
@@ -79,7 +87,11 @@ describe("what each part of the repository may import", () => {
           'import { services } from "../app/services";\nimport { handle } from "../intake/statusHttp";',
         );
         expect(layerViolations(layered)).toEqual([
-          { file: join("src", "azure", "rateLimits.ts"), specifier: "../reconcile/writePacer", crosses: "azure → reconcile" },
+          {
+            file: join("src", "azure", "rateLimits.ts"),
+            specifier: "../reconcile/writePacer",
+            crosses: "azure → reconcile",
+          },
           { file: join("src", "core", "ports.ts"), specifier: "../config", crosses: "core → config" },
           { file: join("src", "intake", "services.ts"), specifier: "../app/services", crosses: "intake → app" },
         ]);
@@ -93,10 +105,16 @@ describe("what each part of the repository may import", () => {
       try {
         mkdirSync(join(cyclic, "sim", "http"), { recursive: true });
         writeFileSync(join(cyclic, "sim", "state.ts"), 'import { vms } from "./vms";');
-        writeFileSync(join(cyclic, "sim", "vms.ts"), 'import type { State } from "./state";\nimport { leaf } from "./leaf";');
+        writeFileSync(
+          join(cyclic, "sim", "vms.ts"),
+          'import type { State } from "./state";\nimport { leaf } from "./leaf";',
+        );
         writeFileSync(join(cyclic, "sim", "leaf.ts"), "export const leaf = 1;");
         writeFileSync(join(cyclic, "sim", "http", "compute.ts"), 'import { nic } from "./network";');
-        writeFileSync(join(cyclic, "sim", "http", "network.ts"), 'import { vmss } from "./compute.js";\nimport { leaf } from "../leaf";');
+        writeFileSync(
+          join(cyclic, "sim", "http", "network.ts"),
+          'import { vmss } from "./compute.js";\nimport { leaf } from "../leaf";',
+        );
         expect(importCycles(cyclic, "sim")).toEqual([
           [join("sim", "http", "compute.ts"), join("sim", "http", "network.ts")],
           [join("sim", "state.ts"), join("sim", "vms.ts")],

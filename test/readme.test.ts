@@ -16,7 +16,8 @@ describe("README", () => {
 
   it("orients in at most 150 lines, and links the reference it moved to docs/", () => {
     expect(readme.split("\n").length).toBeLessThanOrEqual(150);
-    for (const doc of ["docs/settings.md", "docs/queue.md", "docs/hosts.md", "docs/how-it-works.md", "docs/faults.md"]) expect(readme).toContain(`](${doc}`);
+    for (const doc of ["docs/settings.md", "docs/queue.md", "docs/hosts.md", "docs/how-it-works.md", "docs/faults.md"])
+      expect(readme).toContain(`](${doc}`);
   });
 
   it("documents every setting with the code's default (docs/settings.md)", () => {
@@ -36,7 +37,8 @@ describe("README", () => {
     const trees = [...layout.matchAll(/^(\S+\/)\*\*\s/gm)].map((m) => m[1]!);
     const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
     const folders = new Set(tracked.flatMap((f) => (f.includes("/") ? [`${path.posix.dirname(f)}/`] : [])));
-    const named = (folder: string) => listed.has(folder) || trees.some((t) => folder.startsWith(t)) || layout.includes(folder.replace(/\/$/, ""));
+    const named = (folder: string) =>
+      listed.has(folder) || trees.some((t) => folder.startsWith(t)) || layout.includes(folder.replace(/\/$/, ""));
     expect([...folders].filter((f) => !named(f))).toEqual([]);
   });
 

@@ -6,7 +6,8 @@ import { QUEUE_DECLARER } from "../../src/core/declarations";
  * - the sweep: 5,000 cached scale sets over 20 subscriptions and 100 resource groups, all past the TTL: the ARM
  *   requests one run spends to re-read all of them (LIST pages, GETs, VM LISTs), and what that makes per hour.
  * Writes bench/timer/results.json and bench/timer/RESULTS.md.
- *   npm run bench:timer [-- --entries 10000 --stale-percent 1 --runs 5 --sweep-subscriptions 20 --sweep-groups 5 --sweep-per-group 50]
+ *   npm run bench:timer [-- --entries 10000 --stale-percent 1 --runs 5 --sweep-subscriptions 20 --sweep-groups 5
+ * --sweep-per-group 50]
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -28,7 +29,9 @@ import type { SeedSpec } from "../../sim";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function main() {
-  const { entries, stalePercent, runs, help, sweepSubscriptions, sweepGroups, sweepPerGroup } = timerBenchOptions(process.argv.slice(2));
+  const { entries, stalePercent, runs, help, sweepSubscriptions, sweepGroups, sweepPerGroup } = timerBenchOptions(
+    process.argv.slice(2),
+  );
   if (help) return console.log(USAGE);
   const stale = Math.round((entries * stalePercent) / 100);
 
@@ -69,15 +72,36 @@ async function main() {
       requestId: "bench",
       declaredBy: QUEUE_DECLARER,
     });
-    const nics = [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: [{ id: pool }] }] }];
-    await services.cache.storeScaleSet(ref, { id: ref.id, etag: '"1"', location: "westeurope", provisioningState: "Succeeded", capacity: 0, nics }, undefined);
+    const nics = [
+      {
+        name: "nic-0",
+        primary: true,
+        ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: [{ id: pool }] }],
+      },
+    ];
+    await services.cache.storeScaleSet(
+      ref,
+      { id: ref.id, etag: '"1"', location: "westeurope", provisioningState: "Succeeded", capacity: 0, nics },
+      undefined,
+    );
   });
-  console.log(`set up ${entries} declared and cached scale sets in ${((Date.now() - setupStarted) / 1000).toFixed(1)} s`);
+  console.log(
+    `set up ${entries} declared and cached scale sets in ${((Date.now() - setupStarted) / 1000).toFixed(1)} s`,
+  );
 
-  const samples: Array<{ ms: number; tableOps: number; armReads: number; visited: number; refreshed: number; driftFound: number }> = [];
+  const samples: Array<{
+    ms: number;
+    tableOps: number;
+    armReads: number;
+    visited: number;
+    refreshed: number;
+    driftFound: number;
+  }> = [];
   for (let run = 0; run < runs; run++) {
     // A different 1 % each run, so no run profits from the last one.
-    await mapLimit(refs.slice(run * stale, run * stale + stale), 32, (ref) => services.cache.markStale(ref, "bench: event").then(() => undefined));
+    await mapLimit(refs.slice(run * stale, run * stale + stale), 32, (ref) =>
+      services.cache.markStale(ref, "bench: event").then(() => undefined),
+    );
     sim.control.resetStats();
     tableOps = 0;
     const started = process.hrtime.bigint();
@@ -92,12 +116,18 @@ async function main() {
       refreshed: summary.refreshed,
       driftFound: summary.driftFound,
     });
-    console.log(`run ${run + 1}: ${ms.toFixed(0)} ms, ${tableOps} Table round trips, ${samples.at(-1)!.armReads} ARM reads, visited ${summary.visited}`);
+    console.log(
+      `run ${run + 1}: ${ms.toFixed(0)} ms, ${tableOps} Table round trips, ${samples.at(-1)!.armReads} ARM reads, visited ${summary.visited}`,
+    );
   }
 
   await services.coalescer.idle();
   await sim.stop();
-  const sweep = await sweepAll(azurite.connectionString, { subscriptions: sweepSubscriptions, groups: sweepGroups, perGroup: sweepPerGroup });
+  const sweep = await sweepAll(azurite.connectionString, {
+    subscriptions: sweepSubscriptions,
+    groups: sweepGroups,
+    perGroup: sweepPerGroup,
+  });
 
   const col = (k: keyof (typeof samples)[number]) => samples.map((x) => x[k]);
   const result = {
@@ -158,14 +188,19 @@ async function main() {
 
 /** The sweep: every cached scale set over many resource groups expired at once; one timer run re-reads them. */
 async function sweepAll(storage: string, size: { subscriptions: number; groups: number; perGroup: number }) {
-  const subs = Array.from({ length: size.subscriptions }, (_, i) => `00000002-bbbb-4ccc-8ddd-${String(i).padStart(12, "0")}`);
+  const subs = Array.from(
+    { length: size.subscriptions },
+    (_, i) => `00000002-bbbb-4ccc-8ddd-${String(i).padStart(12, "0")}`,
+  );
   const seed: SeedSpec = {
     subscriptions: subs.map((id) => ({
       id,
       resourceGroups: Array.from({ length: size.groups }, (_, g) => {
-        const rg = wideWorld({ subscription: id, rg: `rg-${g}`, scaleSets: size.perGroup, capacity: 0, pools: 1 }).subscriptions[0]!.resourceGroups[0]!;
+        const rg = wideWorld({ subscription: id, rg: `rg-${g}`, scaleSets: size.perGroup, capacity: 0, pools: 1 })
+          .subscriptions[0]!.resourceGroups[0]!;
         // In ARM as declared: the sweep measures reads, not the repair of drift.
-        for (const ss of rg.scaleSets ?? []) for (const nic of ss.nics) for (const ipc of nic.ipConfigurations) ipc.backendPools = ["lb/pool-0"];
+        for (const ss of rg.scaleSets ?? [])
+          for (const nic of ss.nics) for (const ipc of nic.ipConfigurations) ipc.backendPools = ["lb/pool-0"];
         return rg;
       }),
     })),
@@ -207,11 +242,26 @@ async function sweepAll(storage: string, size: { subscriptions: number; groups: 
       declaredBy: QUEUE_DECLARER,
     });
     // Cached as a reconcile would have left it (ETag and all): the sweep measures the reads, not drift.
-    const nics = [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: [{ id: pool }] }] }];
-    const model = { id: ref.id, etag: '"1"', location: "westeurope", provisioningState: "Succeeded", capacity: 0, nics };
+    const nics = [
+      {
+        name: "nic-0",
+        primary: true,
+        ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: [{ id: pool }] }],
+      },
+    ];
+    const model = {
+      id: ref.id,
+      etag: '"1"',
+      location: "westeurope",
+      provisioningState: "Succeeded",
+      capacity: 0,
+      nics,
+    };
     await services.cache.storeScaleSet(ref, model, undefined);
   });
-  console.log(`sweep: set up ${refs.length} declared and cached scale sets in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `sweep: set up ${refs.length} declared and cached scale sets in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   now += config.cacheTtlMs + 1_000;
   sim.control.resetStats();
   tableOps = 0;

@@ -45,7 +45,12 @@ export function parseDemoFlags(argv: readonly string[]): DemoFlags & { help: boo
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { via: { type: "string" }, verbose: { type: "boolean" }, flex: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: {
+        via: { type: "string" },
+        verbose: { type: "boolean" },
+        flex: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
       strict: true,
       allowPositionals: false,
     }));
@@ -53,11 +58,13 @@ export function parseDemoFlags(argv: readonly string[]): DemoFlags & { help: boo
     throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
   const via = values.via ?? "auto";
-  if (via !== "auto" && via !== "queue" && via !== "api") throw new UsageError(`--via must be auto, queue or api, got ${JSON.stringify(via)}\n${USAGE}`);
+  if (via !== "auto" && via !== "queue" && via !== "api")
+    throw new UsageError(`--via must be auto, queue or api, got ${JSON.stringify(via)}\n${USAGE}`);
   return { via, verbose: values.verbose === true, flex: values.flex === true, help: values.help === true };
 }
 
-const short = (id: string) => id.replace(/^.*\/(virtualMachineScaleSets|loadBalancers)\//i, "").replace(/\/backendAddressPools\//i, "/");
+const short = (id: string) =>
+  id.replace(/^.*\/(virtualMachineScaleSets|loadBalancers)\//i, "").replace(/\/backendAddressPools\//i, "/");
 
 /** What the app logs (JSON lines on stdout), told as a story. */
 function narrate(entry: Record<string, unknown>, say: (line: string) => void): void {
@@ -102,17 +109,26 @@ function statsLine(s: StatsCounters): string {
   );
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(v)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-export async function runDemo(argv: readonly string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<boolean> {
+export async function runDemo(
+  argv: readonly string[],
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<boolean> {
   const flags = parseDemoFlags(argv);
   if (flags.help) {
     out(USAGE);
@@ -121,10 +137,25 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
   const appDir = findAppDir(__dirname);
   // The example's settings, never a developer's local.settings.json (which may point at real Azure), and no
   // environment overrides: the demo always plays against its own simulator.
-  const example = JSON.parse(readFileSync(join(appDir, "local.settings.example.json"), "utf8")) as { Values: Record<string, string> };
+  const example = JSON.parse(readFileSync(join(appDir, "local.settings.example.json"), "utf8")) as {
+    Values: Record<string, string>;
+  };
   const [blob, queue, table] = await freePorts(3);
   const opts = resolveLocalOptions(
-    ["--port", "0", "--sim-port", "0", "--blob-port", String(blob), "--queue-port", String(queue), "--table-port", String(table), "--event-delay-ms", "200"],
+    [
+      "--port",
+      "0",
+      "--sim-port",
+      "0",
+      "--blob-port",
+      String(blob),
+      "--queue-port",
+      String(queue),
+      "--table-port",
+      String(table),
+      "--event-delay-ms",
+      "200",
+    ],
     {},
     {
       values: {
@@ -167,7 +198,9 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
 
   let stack: LocalStack | undefined;
   try {
-    out(`== poolsync demo: the lost-update race on ${flags.flex ? "a NIC of the Flexible scale set etag-k8s-flex-0" : "etag-k8s-mp-0"} ==`);
+    out(
+      `== poolsync demo: the lost-update race on ${flags.flex ? "a NIC of the Flexible scale set etag-k8s-flex-0" : "etag-k8s-mp-0"} ==`,
+    );
     out("Starting an in-process local stack (Azurite, the ARM simulator, the Functions runtime) on ports of its own…");
     stack = await startLocalStack({
       ...opts,
@@ -188,7 +221,10 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
     const ss: ScaleSetRef = ref.value;
 
     const api = s.runtime.functions.find(
-      (f) => f.triggerType.toLowerCase() === "httptrigger" && /\/api\/memberships$/.test(f.url ?? "") && f.methods?.includes("PUT"),
+      (f) =>
+        f.triggerType.toLowerCase() === "httptrigger" &&
+        /\/api\/memberships$/.test(f.url ?? "") &&
+        f.methods?.includes("PUT"),
     );
     const via = flags.via === "auto" ? (api ? "api" : "queue") : flags.via;
     if (via === "api" && !api) throw new Error("--via api: the app registers no PUT /api/memberships");
@@ -204,7 +240,9 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
         Object.entries(m)
           .map(([ip, pools]) => `${ip}→[${pools.map(short).join(",")}]`)
           .join(" ");
-      out(`  ${label}: model ${fmt(st.model)}; ${st.instances.map((m, i) => `vm${i} ${fmt(m)}`).join("; ")}; pool ${short(POOL)} has ${st.members} member(s)`);
+      out(
+        `  ${label}: model ${fmt(st.model)}; ${st.instances.map((m, i) => `vm${i} ${fmt(m)}`).join("; ")}; pool ${short(POOL)} has ${st.members} member(s)`,
+      );
       return st;
     };
 
@@ -229,7 +267,8 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
 
     /** The declaration once poolsync is done with it: applied everywhere, or an outcome that is final. */
     const settled = async (desired: "present" | "absent"): Promise<StoredDeclaration> => {
-      const mine = (rows: StoredDeclaration[]) => rows.find((d) => d.backendPoolId.toLowerCase() === POOL.toLowerCase() && d.state === desired);
+      const mine = (rows: StoredDeclaration[]) =>
+        rows.find((d) => d.backendPoolId.toLowerCase() === POOL.toLowerCase() && d.state === desired);
       const rows = await waitFor(
         `the ${desired} declaration to be applied everywhere`,
         () => declarations.listForTarget(ss),
@@ -237,12 +276,16 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
           const d = mine(found);
           // An absent is done when it holds everywhere (the reconcile marks it so, for the timer to remove it).
           return (
-            d !== undefined && d.outcome.kind !== "pending" && (d.outcome.kind !== "applied" || desired === "present" || d.outcome.appliedEverywhere === true)
+            d !== undefined &&
+            d.outcome.kind !== "pending" &&
+            (d.outcome.kind !== "applied" || desired === "present" || d.outcome.appliedEverywhere === true)
           );
         },
       );
       const d = mine(rows)!;
-      out(`  declaration outcome: ${d.outcome.kind}${d.outcome.appliedEverywhere ? " everywhere" : ""}${d.outcome.reason ? ` (${d.outcome.reason})` : ""}`);
+      out(
+        `  declaration outcome: ${d.outcome.kind}${d.outcome.appliedEverywhere ? " everywhere" : ""}${d.outcome.reason ? ` (${d.outcome.reason})` : ""}`,
+      );
       return d;
     };
 
@@ -261,20 +304,36 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       );
     };
 
-    if (flags.flex) await flexRace({ sim, runtimeUrl: s.runtime.url, declarations, workQueue, queueName: config.queueName, via, out, check, quiet, appLog });
+    if (flags.flex)
+      await flexRace({
+        sim,
+        runtimeUrl: s.runtime.url,
+        declarations,
+        workQueue,
+        queueName: config.queueName,
+        via,
+        out,
+        check,
+        quiet,
+        appLog,
+      });
     else await classicRace();
 
     async function classicRace(): Promise<void> {
       out("\n1. The world before: nobody is in the pool.");
       show("before");
 
-      out("\n2. Another writer (cluster tooling, a person with curl) will add ipConfig1 to the model and to instance 0,");
+      out(
+        "\n2. Another writer (cluster tooling, a person with curl) will add ipConfig1 to the model and to instance 0,",
+      );
       out("   each time just between poolsync's read and its write (the simulator's beforeNextWrite).");
       const raceModel = sim.beforeNextWrite(SCALE_SET, addIpConfig("ipConfig1", SUBNET));
       const raceVm0 = sim.beforeNextWrite(INSTANCE_0, addIpConfig("ipConfig1", SUBNET));
       sim.resetStats();
 
-      out(`\n3. Declare pool etag-k8s present on etag-k8s-mp-0 (via ${via === "api" ? "PUT /api/memberships" : "a declare message on the queue"}).`);
+      out(
+        `\n3. Declare pool etag-k8s present on etag-k8s-mp-0 (via ${via === "api" ? "PUT /api/memberships" : "a declare message on the queue"}).`,
+      );
       await declare("present");
       const presentRow = await settled("present");
       await quiet();
@@ -282,14 +341,21 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       const afterPresent = show("after");
       const presentStats = sim.stats(SCALE_SET);
       out(`  cost: ${statsLine(presentStats)}`);
-      check(raceModel.applied() === 1 && raceVm0.applied() === 1, "the other writer's change landed between poolsync's read and write (model and instance 0)");
-      check(presentStats.status412 >= 2, `poolsync's stale If-Match writes were refused (412 ×${presentStats.status412}), it re-read and retried`);
+      check(
+        raceModel.applied() === 1 && raceVm0.applied() === 1,
+        "the other writer's change landed between poolsync's read and write (model and instance 0)",
+      );
+      check(
+        presentStats.status412 >= 2,
+        `poolsync's stale If-Match writes were refused (412 ×${presentStats.status412}), it re-read and retried`,
+      );
       check(
         JSON.stringify(afterPresent.model) === JSON.stringify({ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }),
         "model: our pool on ipConfig0 and the other writer's ipConfig1 both survive",
       );
       check(
-        JSON.stringify(afterPresent.instances) === JSON.stringify([{ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }, { ipConfig0: [POOL.toLowerCase()] }]),
+        JSON.stringify(afterPresent.instances) ===
+          JSON.stringify([{ ipConfig0: [POOL.toLowerCase()], ipConfig1: [] }, { ipConfig0: [POOL.toLowerCase()] }]),
         "instances: both in the pool, instance 0 keeps ipConfig1",
       );
       check(afterPresent.members === 2, "the load balancer's pool lists both instances");
@@ -303,7 +369,10 @@ export async function runDemo(argv: readonly string[], out: (line: string) => vo
       const afterAbsent = show("after");
       const absentStats = sim.stats(SCALE_SET);
       out(`  cost: ${statsLine(absentStats)}`);
-      check(JSON.stringify(afterAbsent.model) === JSON.stringify({ ipConfig0: [], ipConfig1: [] }), "model: our pool is gone, ipConfig1 still survives");
+      check(
+        JSON.stringify(afterAbsent.model) === JSON.stringify({ ipConfig0: [], ipConfig1: [] }),
+        "model: our pool is gone, ipConfig1 still survives",
+      );
       check(
         JSON.stringify(afterAbsent.instances) === JSON.stringify([{ ipConfig0: [], ipConfig1: [] }, { ipConfig0: [] }]),
         "instances: out of the pool, instance 0 keeps ipConfig1",

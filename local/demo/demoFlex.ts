@@ -30,17 +30,24 @@ export interface FlexRaceContext {
   appLog: Record<string, unknown>[];
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(v)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-const short = (id: string) => id.replace(/^.*\/(loadBalancers|networkInterfaces)\//i, "").replace(/\/backendAddressPools\//i, "/");
+const short = (id: string) =>
+  id.replace(/^.*\/(loadBalancers|networkInterfaces)\//i, "").replace(/\/backendAddressPools\//i, "/");
 
 export async function flexRace(c: FlexRaceContext): Promise<void> {
   const { sim, out, check } = c;
@@ -50,7 +57,11 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
     sim
       .virtualMachines(FLEX)
       .map(
-        (vm) => ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id,
+        (vm) =>
+          (
+            (vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile
+              .networkInterfaces[0] as { id: string }
+          ).id,
       );
   const fmt = (m: Record<string, string[]>) =>
     Object.entries(m)
@@ -58,7 +69,9 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
       .join(" ");
   const show = (label: string) => {
     const nics = nicIds().map((id) => nicPoolsByIpConfig(sim.resource(id) as JsonObject));
-    out(`  ${label}: model ${fmt(poolsByIpConfig(modelNics(sim.resource(FLEX) as JsonObject)))}; ${nics.map((n, i) => `vm${i} NIC ${fmt(n)}`).join("; ")}`);
+    out(
+      `  ${label}: model ${fmt(poolsByIpConfig(modelNics(sim.resource(FLEX) as JsonObject)))}; ${nics.map((n, i) => `vm${i} NIC ${fmt(n)}`).join("; ")}`,
+    );
     return nics;
   };
 
@@ -66,16 +79,24 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
   show("before");
   const [nic0] = nicIds() as [string];
 
-  out(`\n2. Another writer read ${short(nic0)} a while ago; it will PUT its stale copy, with its own IPv6 pool, without`);
+  out(
+    `\n2. Another writer read ${short(nic0)} a while ago; it will PUT its stale copy, with its own IPv6 pool, without`,
+  );
   out("   If-Match, just between poolsync's read of that NIC and its write (a NIC PUT replaces the whole NIC).");
   const stale = sim.resource(nic0) as JsonObject;
   const race = sim.beforeNextWrite(nic0, stalePut(stale, addNicPool("ipConfig0-v6", V6_POOL)));
   sim.resetStats();
 
   const body = { targetId: FLEX, backendPoolId: POOL, state: "present" };
-  out(`\n3. Declare pool etag-k8s present on etag-k8s-flex-0 (targetId; via ${c.via === "api" ? "PUT /api/memberships" : "a declare message on the queue"}).`);
+  out(
+    `\n3. Declare pool etag-k8s present on etag-k8s-flex-0 (targetId; via ${c.via === "api" ? "PUT /api/memberships" : "a declare message on the queue"}).`,
+  );
   if (c.via === "api") {
-    const res = await fetch(`${c.runtimeUrl}/api/memberships`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${c.runtimeUrl}/api/memberships`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     out(`  PUT /api/memberships → ${res.status} ${text.slice(0, 160)}`);
     if (res.status !== 202) throw new Error(`PUT /api/memberships answered ${res.status}, not 202: ${text}`);
@@ -96,9 +117,14 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
   check(d?.outcome.kind === "applied", "the declaration is applied");
   const after = show("after");
   const st = sim.stats(nic0);
-  out(`  ${short(nic0)}: ${st.nicGets} GET, ${st.nicPuts} PUT, 412 ×${st.status412}; scale set model: ${sim.stats(FLEX).puts} PUT`);
+  out(
+    `  ${short(nic0)}: ${st.nicGets} GET, ${st.nicPuts} PUT, 412 ×${st.status412}; scale set model: ${sim.stats(FLEX).puts} PUT`,
+  );
   check(race.applied() === 1, "the other writer's stale NIC PUT landed between poolsync's read and write");
-  check(st.status412 === 1, "poolsync's If-Match write on the NIC was refused once (412); it re-read the NIC and retried");
+  check(
+    st.status412 === 1,
+    "poolsync's If-Match write on the NIC was refused once (412); it re-read the NIC and retried",
+  );
   const p = POOL.toLowerCase();
   const v6 = V6_POOL.toLowerCase();
   check(
@@ -107,7 +133,8 @@ export async function flexRace(c: FlexRaceContext): Promise<void> {
   );
   check(JSON.stringify(after[1]) === JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [] }), "VM 1's NIC: in the pool");
   check(
-    JSON.stringify(poolsByIpConfig(modelNics(sim.resource(FLEX) as JsonObject))) === JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [] }),
+    JSON.stringify(poolsByIpConfig(modelNics(sim.resource(FLEX) as JsonObject))) ===
+      JSON.stringify({ ipConfig0: [p], "ipConfig0-v6": [] }),
     "the model (for VMs to come) has the pool too",
   );
   check(sim.poolMembers(POOL).length === 2, "the load balancer's pool lists both VMs' NIC ip configurations");

@@ -12,7 +12,8 @@ export class RandomizedExponentialBackoff {
   #exponent = 0;
 
   constructor(minimumMs: number, maximumMs: number, random: () => number = Math.random) {
-    if (minimumMs <= 0 || maximumMs < minimumMs) throw new Error(`backoff needs 0 < minimum <= maximum (got ${minimumMs}, ${maximumMs})`);
+    if (minimumMs <= 0 || maximumMs < minimumMs)
+      throw new Error(`backoff needs 0 < minimum <= maximum (got ${minimumMs}, ${maximumMs})`);
     this.#min = minimumMs;
     this.#max = maximumMs;
     this.#delta = minimumMs;

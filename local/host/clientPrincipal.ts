@@ -27,7 +27,8 @@ export function parseTestPrincipal(text: string): TestPrincipal | string {
     return `${TEST_PRINCIPAL_HEADER} is not JSON`;
   }
   const p = v as Partial<TestPrincipal>;
-  if (typeof v !== "object" || v === null || typeof p.id !== "string" || p.id === "") return `${TEST_PRINCIPAL_HEADER}: id is required (a string)`;
+  if (typeof v !== "object" || v === null || typeof p.id !== "string" || p.id === "")
+    return `${TEST_PRINCIPAL_HEADER}: id is required (a string)`;
   if (p.name !== undefined && typeof p.name !== "string") return `${TEST_PRINCIPAL_HEADER}: name must be a string`;
   if (p.roles !== undefined && !strings(p.roles)) return `${TEST_PRINCIPAL_HEADER}: roles must be an array of strings`;
   return { id: p.id, name: p.name ?? p.id, roles: p.roles ?? [] };
@@ -40,7 +41,9 @@ export function encodeClientPrincipal(p: TestPrincipal): string {
     { typ: "name", val: p.name },
     ...p.roles.map((r) => ({ typ: "roles", val: r })),
   ];
-  return Buffer.from(JSON.stringify({ auth_typ: "aad", name_typ: "name", role_typ: "roles", claims }), "utf8").toString("base64");
+  return Buffer.from(JSON.stringify({ auth_typ: "aad", name_typ: "name", role_typ: "roles", claims }), "utf8").toString(
+    "base64",
+  );
 }
 
 /**
@@ -48,7 +51,10 @@ export function encodeClientPrincipal(p: TestPrincipal): string {
  * principal is honoured only in the runtime's explicit test mode (`testPrincipals`); otherwise it is dropped like any
  * client-sent principal header, and the caller is anonymous.
  */
-export function applyAppServiceAuthentication(headers: IncomingHttpHeaders, testPrincipals = false): { headers: IncomingHttpHeaders } | { refused: string } {
+export function applyAppServiceAuthentication(
+  headers: IncomingHttpHeaders,
+  testPrincipals = false,
+): { headers: IncomingHttpHeaders } | { refused: string } {
   const out: IncomingHttpHeaders = {};
   for (const [k, v] of Object.entries(headers))
     if (!k.toLowerCase().startsWith("x-ms-client-principal") && k.toLowerCase() !== TEST_PRINCIPAL_HEADER) out[k] = v;

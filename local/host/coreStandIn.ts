@@ -1,5 +1,12 @@
 import Module from "node:module";
-import type { CoreFunctionMetadata, Disposable, FunctionCallback, HookCallback, ProgrammingModel, RpcFunctionMetadata } from "./coreTypes";
+import type {
+  CoreFunctionMetadata,
+  Disposable,
+  FunctionCallback,
+  HookCallback,
+  ProgrammingModel,
+  RpcFunctionMetadata,
+} from "./coreTypes";
 
 /**
  * A stand-in for `@azure/functions-core`, the module the Functions Node.js worker injects into `require` so that
@@ -72,7 +79,8 @@ function createState(): CoreState {
   state.api = {
     version: "local",
     hostVersion: "4.0.0-local",
-    registerFunction: (metadata: CoreFunctionMetadata, callback: FunctionCallback) => registerFunction(state, metadata, callback),
+    registerFunction: (metadata: CoreFunctionMetadata, callback: FunctionCallback) =>
+      registerFunction(state, metadata, callback),
     registerHook: (hookName: string, callback: HookCallback) => registerHook(state, hookName, callback),
     setProgrammingModel: (model: ProgrammingModel) => {
       state.programmingModel = model;
@@ -88,7 +96,9 @@ function registerFunction(state: CoreState, metadata: CoreFunctionMetadata, call
   if (typeof callback !== "function") throw new Error(`Function "${metadata.name}" was registered without a handler`);
   const functionId = metadata.functionId || metadata.name;
   if (state.functions.has(functionId)) {
-    throw new Error(`A function named "${metadata.name}" is already registered; function names must be unique within the app`);
+    throw new Error(
+      `A function named "${metadata.name}" is already registered; function names must be unique within the app`,
+    );
   }
   // Same shape the worker sends the host: `rawBindings` (one JSON string per binding, with its name) is what the host
   // reads; `bindings` is what the library's invocation model reads back. `scriptFile` is required by the host only.
@@ -179,10 +189,12 @@ export function wasLoadedBeforeStandIn(file: string): boolean {
  */
 export function assertLibraryUsesStandIn(libraryPath: string): void {
   const state = coreState();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the library must come through require, the hook the stand-in patches
+  // The library must come through require, the hook the stand-in patches.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const lib = require(libraryPath) as { app?: { generic?: (name: string, options: unknown) => void } };
   const generic = lib.app?.generic;
-  if (typeof generic !== "function") throw new Error(`${libraryPath} does not look like @azure/functions (no app.generic)`);
+  if (typeof generic !== "function")
+    throw new Error(`${libraryPath} does not look like @azure/functions (no app.generic)`);
   let received = false;
   const original = state.api.registerFunction as (m: CoreFunctionMetadata, c: FunctionCallback) => Disposable;
   state.api.registerFunction = (m: CoreFunctionMetadata, c: FunctionCallback) => {

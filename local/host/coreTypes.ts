@@ -68,7 +68,11 @@ export interface RpcInvocationRequest {
   functionId?: string | null;
   inputData?: RpcParameterBinding[] | null;
   triggerMetadata?: Record<string, RpcTypedData> | null;
-  traceContext?: { traceParent?: string | null; traceState?: string | null; attributes?: Record<string, string> | null } | null;
+  traceContext?: {
+    traceParent?: string | null;
+    traceState?: string | null;
+    attributes?: Record<string, string> | null;
+  } | null;
   retryContext?: { retryCount?: number | null; maxRetryCount?: number | null; exception?: unknown } | null;
 }
 

@@ -36,7 +36,11 @@ export async function handleEventGridWebhook(
 ): Promise<WebhookResponse> {
   const target = functionName ? targets.get(functionName) : undefined;
   if (!functionName || !target) {
-    return { status: 404, headers: { "content-type": "text/plain; charset=utf-8" }, body: `cannot find function: '${functionName ?? ""}'` };
+    return {
+      status: 404,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+      body: `cannot find function: '${functionName ?? ""}'`,
+    };
   }
   const kind = eventTypeHeader?.toLowerCase();
   if (kind !== "subscriptionvalidation" && kind !== "notification") {
@@ -55,15 +59,25 @@ export async function handleEventGridWebhook(
   if (kind === "subscriptionvalidation") {
     const code = validationCode(parsed);
     if (code === undefined) return badRequest("The validation event has no data.validationCode.");
-    return { status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify({ validationResponse: code }) };
+    return {
+      status: 200,
+      headers: { "content-type": "application/json; charset=utf-8" },
+      body: JSON.stringify({ validationResponse: code }),
+    };
   }
 
   const events: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
-  const results = await Promise.allSettled(events.map((event) => target.invoke(eventInvocation(functionName, target.bindingName, event))));
+  const results = await Promise.allSettled(
+    events.map((event) => target.invoke(eventInvocation(functionName, target.bindingName, event))),
+  );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) {
     const reason = failed.reason as { message?: unknown } | undefined;
-    return { status: 500, headers: { "content-type": "text/plain; charset=utf-8" }, body: String(reason?.message ?? failed.reason) };
+    return {
+      status: 500,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+      body: String(reason?.message ?? failed.reason),
+    };
   }
   return { status: 202 };
 }
@@ -73,7 +87,9 @@ function badRequest(message: string): WebhookResponse {
 }
 
 function validationCode(parsed: object): string | undefined {
-  let data: unknown = Array.isArray(parsed) ? (parsed[0] as { data?: unknown } | undefined)?.data : (parsed as { data?: unknown }).data;
+  let data: unknown = Array.isArray(parsed)
+    ? (parsed[0] as { data?: unknown } | undefined)?.data
+    : (parsed as { data?: unknown }).data;
   if (typeof data === "string") {
     // CloudEvents validation events carry `data` JSON-encoded: the extension parses it again.
     try {

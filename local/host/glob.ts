@@ -6,6 +6,12 @@ import { globSync } from "tinyglobby";
  * it: the files it matches, sorted, absolute.
  */
 export function expandGlob(pattern: string, baseDir: string): string[] {
-  const files = globSync(pattern, { cwd: baseDir, absolute: true, onlyFiles: true, dot: true, expandDirectories: false });
+  const files = globSync(pattern, {
+    cwd: baseDir,
+    absolute: true,
+    onlyFiles: true,
+    dot: true,
+    expandDirectories: false,
+  });
   return files.map((f) => resolve(f)).sort();
 }

@@ -39,14 +39,17 @@ export function queueOptionsFrom(raw: Record<string, unknown> | undefined): Queu
     const v = q[key];
     if (v === undefined) return def;
     if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
-      throw new Error(`host.json extensions.queues.${key}: must be a whole number between ${min} and ${max}, got ${JSON.stringify(v)}`);
+      throw new Error(
+        `host.json extensions.queues.${key}: must be a whole number between ${min} and ${max}, got ${JSON.stringify(v)}`,
+      );
     }
     return v;
   };
   const span = (key: string, def: number): number => {
     const v = q[key];
     if (v === undefined) return def;
-    if (typeof v !== "string") throw new Error(`host.json extensions.queues.${key}: must be a TimeSpan string like "00:00:30"`);
+    if (typeof v !== "string")
+      throw new Error(`host.json extensions.queues.${key}: must be a TimeSpan string like "00:00:30"`);
     return parseTimeSpan(v, `host.json extensions.queues.${key}`);
   };
   const batchSize = int("batchSize", 16, 1, 32);
@@ -54,7 +57,9 @@ export function queueOptionsFrom(raw: Record<string, unknown> | undefined): Queu
   const newBatchThreshold = int("newBatchThreshold", Math.floor(batchSize / 2) * availableParallelism(), 0, 10_000);
   const encoding = q.messageEncoding ?? "base64";
   if (encoding !== "base64" && encoding !== "none") {
-    throw new Error(`host.json extensions.queues.messageEncoding: must be "base64" or "none", got ${JSON.stringify(encoding)}`);
+    throw new Error(
+      `host.json extensions.queues.messageEncoding: must be "base64" or "none", got ${JSON.stringify(encoding)}`,
+    );
   }
   const maxPollingIntervalMs = span("maxPollingInterval", 60_000);
   if (maxPollingIntervalMs < QUEUE_MIN_POLLING_INTERVAL_MS) {

@@ -8,7 +8,10 @@ import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions, type Ru
  */
 
 export type HostRequest = { kind: "start"; options: Omit<LocalRuntimeOptions, "log" | "print"> } | { kind: "stop" };
-export type HostReply = { kind: "ready"; url: string; port: number; functions: RuntimeFunction[] } | { kind: "failed"; error: string } | { kind: "stopped" };
+export type HostReply =
+  | { kind: "ready"; url: string; port: number; functions: RuntimeFunction[] }
+  | { kind: "failed"; error: string }
+  | { kind: "stopped" };
 
 let runtime: LocalRuntime | undefined;
 let stopping: Promise<void> | undefined;

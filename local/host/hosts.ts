@@ -44,13 +44,20 @@ function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: 
 /** The built host entry, or the source one under tsx (benchmarks and tests run from source). */
 function hostEntry(): { file: string; execArgv: string[] } {
   const fromSource = __filename.endsWith(".ts");
-  return { file: join(__dirname, fromSource ? "hostProcess.ts" : "hostProcess.js"), execArgv: fromSource ? ["--import", "tsx"] : [] };
+  return {
+    file: join(__dirname, fromSource ? "hostProcess.ts" : "hostProcess.js"),
+    execArgv: fromSource ? ["--import", "tsx"] : [],
+  };
 }
 
 export async function startHost(port: number, opts: StartHostsOptions): Promise<HostHandle> {
   const out = opts.out ?? ((line: string) => console.log(line));
   const entry = hostEntry();
-  const child: ChildProcess = fork(entry.file, [], { execArgv: entry.execArgv, stdio: ["ignore", "pipe", "pipe", "ipc"], env: process.env });
+  const child: ChildProcess = fork(entry.file, [], {
+    execArgv: entry.execArgv,
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+    env: process.env,
+  });
   prefixLines(child.stdout, `[${port}] `, out);
   prefixLines(child.stderr, `[${port}] `, out);
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -87,7 +94,10 @@ export async function startHost(port: number, opts: StartHostsOptions): Promise<
   return {
     port: info.port,
     url: info.url,
-    functions: info.functions.map((f) => ({ ...f, ...(f.nextOccurrence ? { nextOccurrence: new Date(f.nextOccurrence) } : {}) })),
+    functions: info.functions.map((f) => ({
+      ...f,
+      ...(f.nextOccurrence ? { nextOccurrence: new Date(f.nextOccurrence) } : {}),
+    })),
     pid: child.pid ?? -1,
     exited,
     kill: () => {
@@ -105,7 +115,10 @@ export async function startHost(port: number, opts: StartHostsOptions): Promise<
 }
 
 export async function startHosts(opts: StartHostsOptions): Promise<HostHandle[]> {
-  const ports = opts.firstPort === 0 ? await freePorts(opts.count) : Array.from({ length: opts.count }, (_, i) => opts.firstPort + i);
+  const ports =
+    opts.firstPort === 0
+      ? await freePorts(opts.count)
+      : Array.from({ length: opts.count }, (_, i) => opts.firstPort + i);
   const started = await Promise.allSettled(ports.map((p) => startHost(p, opts)));
   const hosts = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");

@@ -8,7 +8,9 @@ export interface CompiledRoute {
   match(pathSegments: string[]): Record<string, string> | undefined;
 }
 
-type Segment = { kind: "literal"; text: string } | { kind: "param"; name: string; optional: boolean; catchAll: boolean; constraint: string | undefined };
+type Segment =
+  | { kind: "literal"; text: string }
+  | { kind: "param"; name: string; optional: boolean; catchAll: boolean; constraint: string | undefined };
 
 const CONSTRAINTS: Record<string, RegExp> = {
   int: /^-?\d+$/,
@@ -30,7 +32,13 @@ export function compileRoute(prefix: string, route: string): CompiledRoute {
   const segments: Segment[] = splitPath(template).map((s) => {
     const m = /^\{(\*)?([A-Za-z_][\w]*)(?::([A-Za-z]+)(?:\([^)]*\))?)?(\?)?\}$/.exec(s);
     if (!m) return { kind: "literal", text: s.toLowerCase() };
-    return { kind: "param", name: m[2] as string, catchAll: !!m[1], constraint: m[3]?.toLowerCase(), optional: !!m[4] || !!m[1] };
+    return {
+      kind: "param",
+      name: m[2] as string,
+      catchAll: !!m[1],
+      constraint: m[3]?.toLowerCase(),
+      optional: !!m[4] || !!m[1],
+    };
   });
   return {
     template,

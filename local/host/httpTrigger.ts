@@ -27,9 +27,18 @@ export function httpTarget(
   invoke: HttpTarget["invoke"],
 ): HttpTarget {
   const route = typeof trigger.route === "string" && trigger.route.length > 0 ? trigger.route : functionName;
-  const methods = Array.isArray(trigger.methods) ? trigger.methods.map((m) => String(m).toUpperCase()) : ["GET", "POST"];
+  const methods = Array.isArray(trigger.methods)
+    ? trigger.methods.map((m) => String(m).toUpperCase())
+    : ["GET", "POST"];
   const authLevel = typeof trigger.authLevel === "string" ? trigger.authLevel.toLowerCase() : "function";
-  return { functionName, bindingName, methods, authLevel, route: compileRoute(routePrefix, route.replace(/^\/+/, "")), invoke };
+  return {
+    functionName,
+    bindingName,
+    methods,
+    authLevel,
+    route: compileRoute(routePrefix, route.replace(/^\/+/, "")),
+    invoke,
+  };
 }
 
 /** Route precedence like ASP.NET's: literal segments beat parameters, catch-alls come last. */
@@ -43,7 +52,13 @@ export function byPrecedence(a: HttpTarget, b: HttpTarget): number {
 }
 
 /** The request as the host encodes it for the worker; the library builds its HttpRequest from exactly this. */
-export function toRpcHttpRequest(method: string, url: URL, headers: IncomingHttpHeaders, body: Buffer, params: Record<string, string>): RpcHttpData {
+export function toRpcHttpRequest(
+  method: string,
+  url: URL,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  params: Record<string, string>,
+): RpcHttpData {
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(", ") : v;
@@ -57,7 +72,8 @@ function cookieHeader(c: RpcHttpCookie): string {
   const parts = [`${c.name ?? ""}=${c.value ?? ""}`];
   if (c.domain?.value) parts.push(`Domain=${c.domain.value}`);
   if (c.path?.value) parts.push(`Path=${c.path.value}`);
-  if (c.expires?.value !== undefined && c.expires?.value !== null) parts.push(`Expires=${new Date(c.expires.value).toUTCString()}`);
+  if (c.expires?.value !== undefined && c.expires?.value !== null)
+    parts.push(`Expires=${new Date(c.expires.value).toUTCString()}`);
   if (c.maxAge?.value !== undefined && c.maxAge?.value !== null) parts.push(`Max-Age=${c.maxAge.value}`);
   if (c.secure?.value) parts.push("Secure");
   if (c.httpOnly?.value) parts.push("HttpOnly");

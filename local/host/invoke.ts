@@ -36,9 +36,14 @@ export type InvocationLogger = (entry: InvocationLog) => void;
  * hooks; and `getResponse` turns the handler's result back into host typed data. A handler error is rethrown
  * after the postInvocation hooks saw it (and could have replaced it), as the worker does.
  */
-export async function invokeCaptured(fn: CapturedFunction, input: InvocationInput, log: InvocationLogger): Promise<RpcInvocationResponse> {
+export async function invokeCaptured(
+  fn: CapturedFunction,
+  input: InvocationInput,
+  log: InvocationLogger,
+): Promise<RpcInvocationResponse> {
   const model = currentProgrammingModel();
-  if (!model) throw new Error(`No programming model was set; was "${fn.metadata.name}" registered through @azure/functions?`);
+  if (!model)
+    throw new Error(`No programming model was set; was "${fn.metadata.name}" registered through @azure/functions?`);
   const invocationId = randomUUID();
   const functionName = fn.metadata.name;
   const request: RpcInvocationRequest = {

@@ -1,4 +1,9 @@
-import { BlobServiceClient, type BlobLeaseClient, type BlockBlobClient, type ContainerClient } from "@azure/storage-blob";
+import {
+  BlobServiceClient,
+  type BlobLeaseClient,
+  type BlockBlobClient,
+  type ContainerClient,
+} from "@azure/storage-blob";
 import { Sleeper } from "./inflight";
 
 /**
@@ -36,7 +41,10 @@ export function listenerLockBlob(connectionString: string, hostId: string, funct
   return { container, blob: container.getBlockBlobClient(`locks/${hostId}/${functionName}.Listener`) };
 }
 
-/** Runs a listener (a fresh one each time the lock is taken) only while this host holds the function's lease; see the module comment. */
+/**
+ * Runs a listener (a fresh one each time the lock is taken) only while this host holds the function's lease; see the
+ * module comment.
+ */
 export class SingletonListener {
   readonly #where: LockBlob;
   readonly #lease: BlobLeaseClient;
@@ -56,7 +64,8 @@ export class SingletonListener {
     this.#where = where;
     this.#lease = where.blob.getBlobLeaseClient();
     this.#leaseSeconds = options.leaseSeconds ?? 60;
-    if (this.#leaseSeconds < 15 || this.#leaseSeconds > 60) throw new Error(`leaseSeconds must be 15-60 (a Blob lease), got ${this.#leaseSeconds}`);
+    if (this.#leaseSeconds < 15 || this.#leaseSeconds > 60)
+      throw new Error(`leaseSeconds must be 15-60 (a Blob lease), got ${this.#leaseSeconds}`);
     this.#recoveryPollMs = options.recoveryPollMs ?? 60_000;
     this.#onError = options.onError ?? ((err) => console.error(err));
   }

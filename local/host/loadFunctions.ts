@@ -82,7 +82,8 @@ export function loadRegisteredFunctions(opts: LoadOptions): RegisteredFunction[]
   }
   for (const file of files) {
     try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the host loads the app's CommonJS entry points by require, as the Node.js worker does
+      // The host loads the app's CommonJS entry points by require, as the Node.js worker does.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
       withLoadingEntry(file, () => require(file));
     } catch (err) {
       throw new Error(`Loading ${file} failed: ${(err as Error).message}`, { cause: err });
@@ -101,14 +102,18 @@ export function loadRegisteredFunctions(opts: LoadOptions): RegisteredFunction[]
   const fileSet = new Set(files);
   const found = capturedFunctions().filter((f) => f.sourceFile !== undefined && fileSet.has(f.sourceFile));
   if (found.length === 0) {
-    throw new Error(`The entry points matching "${opts.entryGlob}" registered no functions (${files.length} file(s) loaded)`);
+    throw new Error(
+      `The entry points matching "${opts.entryGlob}" registered no functions (${files.length} file(s) loaded)`,
+    );
   }
   const log = opts.log ?? consoleInvocationLogger;
   return found.map((f) => describe(f, log));
 }
 
 function describe(fn: CapturedFunction, log: InvocationLogger): RegisteredFunction {
-  const entry = Object.entries(fn.metadata.bindings).find(([, b]) => typeof b.type === "string" && /trigger$/i.test(b.type));
+  const entry = Object.entries(fn.metadata.bindings).find(
+    ([, b]) => typeof b.type === "string" && /trigger$/i.test(b.type),
+  );
   if (!entry) throw new Error(`Function "${fn.metadata.name}" has no trigger binding`);
   const [name, binding] = entry;
   return {

@@ -36,14 +36,17 @@ function ncrontabPattern(expression: string): string {
   const fields = expression.trim().split(/\s+/);
   if (fields.length === 5) fields.unshift("0");
   if (fields.length !== 6) {
-    throw new Error(`"${expression}" is not an NCRONTAB expression: expected six fields (second minute hour day month day-of-week)`);
+    throw new Error(
+      `"${expression}" is not an NCRONTAB expression: expected six fields (second minute hour day month day-of-week)`,
+    );
   }
   return fields
     .map((field, i) => {
       const label = FIELDS[i] as (typeof FIELDS)[number];
       return field.replace(/[^,\-/]+/g, (token) => {
         if (token === "*" || /^\d+$/.test(token)) {
-          if (label === "day of week" && Number(token) > 6) throw new Error(`"${expression}": day of week ${token} is outside 0-6`);
+          if (label === "day of week" && Number(token) > 6)
+            throw new Error(`"${expression}": day of week ${token} is outside 0-6`);
           return token;
         }
         const name = token.slice(0, 3).toLowerCase();
@@ -59,7 +62,11 @@ export function parseCron(expression: string): CronSchedule {
   try {
     // Days of month AND days of week, as NCrontab combines them (Vixie cron ORs them); `a/n` runs from a to the
     // field's maximum, as NCrontab reads it (croner's sloppy ranges). Local time, like the host.
-    return { kind: "cron", expression, cron: new Cron(pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true }) };
+    return {
+      kind: "cron",
+      expression,
+      cron: new Cron(pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true }),
+    };
   } catch (err) {
     throw new Error(`"${expression}": ${(err as Error).message.replace(/^CronPattern: /, "")}`, { cause: err });
   }

@@ -18,11 +18,18 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export type DecodedBody = { ok: true; text: string | undefined; bytes: Buffer } | { ok: false; reason: string };
 
-/** The message body per `messageEncoding`; `text` is undefined when the bytes are not UTF-8 (the host then has no QueueTrigger string). */
+/**
+ * The message body per `messageEncoding`; `text` is undefined when the bytes are not UTF-8 (the host then has no
+ * QueueTrigger string).
+ */
 export function decodeMessageBody(messageText: string, encoding: "base64" | "none"): DecodedBody {
   if (encoding === "none") return { ok: true, text: messageText, bytes: Buffer.from(messageText, "utf8") };
   const bytes = decodeBase64Strict(messageText);
-  if (!bytes) return { ok: false, reason: "the message is not valid base64 (host.json extensions.queues.messageEncoding is base64)" };
+  if (!bytes)
+    return {
+      ok: false,
+      reason: "the message is not valid base64 (host.json extensions.queues.messageEncoding is base64)",
+    };
   try {
     return { ok: true, text: utf8.decode(bytes), bytes };
   } catch {
@@ -55,7 +62,11 @@ export interface ReceivedMessage {
  * That last rule is the host's, surprising as it is (azure-functions-nodejs-library#459): a body with an `id`
  * replaces `triggerMetadata.id`. The library camel-cases the keys on the way in.
  */
-export function queueBindingData(msg: ReceivedMessage, text: string | undefined, sys: Record<string, unknown>): Record<string, unknown> {
+export function queueBindingData(
+  msg: ReceivedMessage,
+  text: string | undefined,
+  sys: Record<string, unknown>,
+): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   if (text !== undefined) data.QueueTrigger = text;
   Object.assign(data, {

@@ -4,7 +4,13 @@ import { RandomizedExponentialBackoff } from "./backoff";
 import { QUEUE_MIN_POLLING_INTERVAL_MS, type QueueHostOptions } from "./hostConfig";
 import { InFlight, Sleeper } from "./inflight";
 import type { InvocationInput } from "./invoke";
-import { decodeMessageBody, queueBindingData, queueTriggerInput, type DecodedBody, type ReceivedMessage } from "./queueMessage";
+import {
+  decodeMessageBody,
+  queueBindingData,
+  queueTriggerInput,
+  type DecodedBody,
+  type ReceivedMessage,
+} from "./queueMessage";
 import { sysBindingData, toHostTriggerMetadata } from "./typedData";
 
 export interface QueueListenerOptions {
@@ -70,7 +76,10 @@ export class QueueListener {
     while (!this.#sleeper.aborted) {
       let batch: RawMessage[] = [];
       try {
-        const res = await this.#o.queue.receiveMessages({ numberOfMessages: this.#o.options.batchSize, visibilityTimeout: LEASE_SECONDS });
+        const res = await this.#o.queue.receiveMessages({
+          numberOfMessages: this.#o.options.batchSize,
+          visibilityTimeout: LEASE_SECONDS,
+        });
         batch = res.receivedMessageItems;
       } catch (err) {
         // A missing queue (or a storage hiccup) is "no messages": back off and look again, as the host does.
@@ -152,7 +161,11 @@ export class PoisonQueue {
  * `run` runs with the lease renewed at half-time; success deletes the message; failure makes it visible again
  * after visibilityTimeout, and the maxDequeueCount-th failure copies it to the poison queue and deletes it.
  */
-export async function settleQueueMessage(msg: RawMessage, rules: QueueRules, run: (body: DecodedText) => Promise<unknown>): Promise<Settled> {
+export async function settleQueueMessage(
+  msg: RawMessage,
+  rules: QueueRules,
+  run: (body: DecodedText) => Promise<unknown>,
+): Promise<Settled> {
   const { options } = rules;
   const poisonName = rules.poison.client.name;
   if (msg.dequeueCount > options.maxDequeueCount) {
@@ -186,7 +199,9 @@ export async function settleQueueMessage(msg: RawMessage, rules: QueueRules, run
     } else await ran;
     succeeded = true;
   } catch (err) {
-    rules.log(`Executed '${rules.functionName}' (Failed, dequeueCount=${msg.dequeueCount}): ${(err as Error)?.message ?? String(err)}`);
+    rules.log(
+      `Executed '${rules.functionName}' (Failed, dequeueCount=${msg.dequeueCount}): ${(err as Error)?.message ?? String(err)}`,
+    );
   } finally {
     clearInterval(renew);
   }
@@ -196,10 +211,19 @@ export async function settleQueueMessage(msg: RawMessage, rules: QueueRules, run
     return "completed";
   }
   if (msg.dequeueCount >= options.maxDequeueCount) {
-    rules.log(`Message has reached MaxDequeueCount of ${options.maxDequeueCount}. Moving message to queue '${poisonName}'.`);
+    rules.log(
+      `Message has reached MaxDequeueCount of ${options.maxDequeueCount}. Moving message to queue '${poisonName}'.`,
+    );
     return poison(current, rules);
   }
-  await ignoreGone(rules.queue.updateMessage(msg.messageId, current.popReceipt, undefined, Math.round(options.visibilityTimeoutMs / 1000)));
+  await ignoreGone(
+    rules.queue.updateMessage(
+      msg.messageId,
+      current.popReceipt,
+      undefined,
+      Math.round(options.visibilityTimeoutMs / 1000),
+    ),
+  );
   return "released";
 }
 

@@ -26,7 +26,10 @@ export function hostOf(header: string | undefined): string | undefined {
  * A Host the runtime serves: a loopback name, or (listening beyond loopback on purpose) the listen address or a
  * name in `allowedHosts`.
  */
-export function hostAllowed(header: string | undefined, o: { listenHost: string; allowRemote: boolean; allowedHosts: readonly string[] }): boolean {
+export function hostAllowed(
+  header: string | undefined,
+  o: { listenHost: string; allowRemote: boolean; allowedHosts: readonly string[] },
+): boolean {
   const h = hostOf(header);
   if (h === undefined) return false;
   if (isLoopbackName(h)) return true;

@@ -9,7 +9,12 @@ import { byPrecedence, httpTarget, type HttpTarget } from "./httpTrigger";
 import { InFlight } from "./inflight";
 import { listenerLockBlob, SingletonListener, type Startable } from "./listenerLock";
 import type { InvocationLogger } from "./invoke";
-import { consoleInvocationLogger, loadRegisteredFunctions, type RegisteredFunction, type TriggerBinding } from "./loadFunctions";
+import {
+  consoleInvocationLogger,
+  loadRegisteredFunctions,
+  type RegisteredFunction,
+  type TriggerBinding,
+} from "./loadFunctions";
 import { defaultUseMonitor, parseSchedule } from "./ncrontab";
 import { QueueListener } from "./queueTrigger";
 import { MemoryScheduleMonitor, TableScheduleMonitor, type ScheduleMonitor } from "./scheduleMonitor";
@@ -30,7 +35,9 @@ export interface LocalRuntimeOptions {
   /** 7071 as under `func start`; 0 picks a free port. */
   port?: number;
   host?: string;
-  /** Listen beyond loopback (`host` 0.0.0.0 or a LAN address): refused unless set (`npm run local -- --allow-remote`). */
+  /**
+   * Listen beyond loopback (`host` 0.0.0.0 or a LAN address): refused unless set (`npm run local -- --allow-remote`).
+   */
   allowRemote?: boolean;
   /**
    * Honour `x-test-client-principal` (tests, demos): default the setting POOLSYNC_LOCAL_TEST_PRINCIPALS=true, else
@@ -88,7 +95,8 @@ const DEFAULT_TIMER_TABLE = "localruntimetimers";
 
 function packageMain(appDir: string): string {
   const pkg = JSON.parse(readFileSync(join(appDir, "package.json"), "utf8")) as { main?: unknown };
-  if (typeof pkg.main !== "string" || !pkg.main) throw new Error(`${join(appDir, "package.json")} has no "main" glob of entry points`);
+  if (typeof pkg.main !== "string" || !pkg.main)
+    throw new Error(`${join(appDir, "package.json")} has no "main" glob of entry points`);
   return pkg.main;
 }
 
@@ -102,11 +110,14 @@ function localGuard(opts: LocalRuntimeOptions, settings: Record<string, string>)
   const listenHost = opts.host ?? "127.0.0.1";
   const allowRemote = opts.allowRemote ?? false;
   if (!isLoopbackName(listenHost) && !allowRemote)
-    throw new Error(`the local runtime listens on loopback only: host ${JSON.stringify(listenHost)} needs --allow-remote (allowRemote)`);
+    throw new Error(
+      `the local runtime listens on loopback only: host ${JSON.stringify(listenHost)} needs --allow-remote (allowRemote)`,
+    );
   const testPrincipals = opts.testPrincipals ?? isTruthySetting(settings.POOLSYNC_LOCAL_TEST_PRINCIPALS);
   const webhookKey = opts.webhookKey ?? settings.POOLSYNC_LOCAL_WEBHOOK_KEY ?? randomBytes(24).toString("base64url");
   const functionKey = settings.POOLSYNC_LOCAL_FUNCTION_KEY?.trim() || undefined;
-  if (functionKey !== undefined && functionKey.length < 32) throw new Error("POOLSYNC_LOCAL_FUNCTION_KEY must be at least 32 characters (random)");
+  if (functionKey !== undefined && functionKey.length < 32)
+    throw new Error("POOLSYNC_LOCAL_FUNCTION_KEY must be at least 32 characters (random)");
   // poolsync (its POOLSYNC_SCOPES set) without ARM_ENDPOINT talks to Azure's; another app (a test fixture) to none.
   const arm = settings.ARM_ENDPOINT ?? (settings.POOLSYNC_SCOPES ? "https://management.azure.com" : undefined);
   let armHost = "127.0.0.1";
@@ -127,7 +138,9 @@ function localGuard(opts: LocalRuntimeOptions, settings: Record<string, string>)
       );
   }
   if (allowRemote && functionKey === undefined)
-    throw new Error("--allow-remote (allowRemote) needs POOLSYNC_LOCAL_FUNCTION_KEY: callers beyond this machine must hold a key");
+    throw new Error(
+      "--allow-remote (allowRemote) needs POOLSYNC_LOCAL_FUNCTION_KEY: callers beyond this machine must hold a key",
+    );
   return { allowRemote, testPrincipals, webhookKey, ...(functionKey ? { functionKey } : {}) };
 }
 
@@ -149,7 +162,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const appDir = resolve(opts.appDir ?? process.cwd());
   const settings = { ...(opts.settings ?? loadLocalSettings(appDir).values) };
   const devStorage = opts.storageConnectionString;
-  if (devStorage && (!settings.AzureWebJobsStorage || /UseDevelopmentStorage\s*=\s*true/i.test(settings.AzureWebJobsStorage))) {
+  if (
+    devStorage &&
+    (!settings.AzureWebJobsStorage || /UseDevelopmentStorage\s*=\s*true/i.test(settings.AzureWebJobsStorage))
+  ) {
     settings.AzureWebJobsStorage = devStorage;
   }
   // This runtime strips client-sent principal headers itself, as App Service authentication does (server.ts).
@@ -178,14 +194,22 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const choice = opts.timerStatus ?? "storage";
     if (choice === "memory") monitor = new MemoryScheduleMonitor();
     else if (choice === "storage")
-      monitor = new TableScheduleMonitor(resolveStorageConnection(undefined, env, devStorage), opts.timerStatusTable ?? DEFAULT_TIMER_TABLE);
+      monitor = new TableScheduleMonitor(
+        resolveStorageConnection(undefined, env, devStorage),
+        opts.timerStatusTable ?? DEFAULT_TIMER_TABLE,
+      );
     else monitor = choice;
     return monitor;
   };
 
   for (const fn of registered) {
     const t = fn.trigger;
-    const info: RuntimeFunction = { name: fn.name, triggerType: t.type, trigger: t, disabled: isTruthySetting(env[`AzureWebJobs.${fn.name}.Disabled`]) };
+    const info: RuntimeFunction = {
+      name: fn.name,
+      triggerType: t.type,
+      trigger: t,
+      disabled: isTruthySetting(env[`AzureWebJobs.${fn.name}.Disabled`]),
+    };
     functions.push(info);
     const what = `Function "${fn.name}" (${t.type})`;
     switch (t.type.toLowerCase()) {
@@ -194,7 +218,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
         const queueName = resolvePlaceholders(String(t.queueName ?? ""), env, `${what} queueName`).toLowerCase();
         info.queueName = queueName;
         if (info.disabled) break;
-        const service = QueueServiceClient.fromConnectionString(resolveStorageConnection(t.connection, env, devStorage));
+        const service = QueueServiceClient.fromConnectionString(
+          resolveStorageConnection(t.connection, env, devStorage),
+        );
         queues.push(
           new QueueListener({
             functionName: fn.name,
@@ -204,7 +230,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
             options: queueOptions,
             invoke: fn.invoke,
             inFlight,
-            log: (m) => log({ functionName: fn.name, invocationId: "", level: "warning", category: "system", message: m }),
+            log: (m) =>
+              log({ functionName: fn.name, invocationId: "", level: "warning", category: "system", message: m }),
             onError: onError(fn.name),
           }),
         );
@@ -260,7 +287,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   }
   http.sort(byPrecedence);
 
-  for (const hook of registeredHooks("appStart")) await hook({ hookData: {}, appHookData: appHookData(), functionAppDirectory: appDir });
+  for (const hook of registeredHooks("appStart"))
+    await hook({ hookData: {}, appHookData: appHookData(), functionAppDirectory: appDir });
 
   const server: RuntimeServer = await startRuntimeServer({
     host: opts.host ?? "127.0.0.1",
@@ -273,7 +301,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   });
   // 127.0.0.1, not "localhost": the server listens on IPv4 loopback, and "localhost" may resolve to ::1 first.
   const listenHost = opts.host ?? "127.0.0.1";
-  const host = listenHost === "0.0.0.0" || listenHost === "::" ? "127.0.0.1" : listenHost.includes(":") ? `[${listenHost}]` : listenHost;
+  const host =
+    listenHost === "0.0.0.0" || listenHost === "::"
+      ? "127.0.0.1"
+      : listenHost.includes(":")
+        ? `[${listenHost}]`
+        : listenHost;
   const url = `http://${host}:${server.port}`;
   for (const f of functions) {
     if (f.triggerType.toLowerCase() === "httptrigger") f.url = `${url}${f.url ?? ""}`;

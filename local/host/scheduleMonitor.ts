@@ -86,10 +86,10 @@ function requireNext(schedule: TimerSchedule, after: Date): Date {
 }
 
 /**
- * ScheduleMonitor.CheckPastDueAsync: how long past due the timer is at `now` (0 when not), and the status in effect. With no status yet it
- * writes an initial one (so a first occurrence missed later is still noticed). When the stored `next` no longer
- * matches what the schedule gives from the last run (the schedule changed), it recomputes, and if that recomputed
- * occurrence is already in the past it starts again from now rather than reporting a spurious past-due run.
+ * ScheduleMonitor.CheckPastDueAsync: how long past due the timer is at `now` (0 when not), and the status in effect.
+ * With no status yet it writes an initial one (so a first occurrence missed later is still noticed). When the stored
+ * `next` no longer matches what the schedule gives from the last run (the schedule changed), it recomputes, and if that
+ * recomputed occurrence is already in the past it starts again from now rather than reporting a spurious past-due run.
  */
 export async function checkPastDue(
   monitor: ScheduleMonitor,

@@ -18,7 +18,9 @@ export interface RuntimeServerOptions {
   allowRemote?: boolean;
   /** Host names served besides loopback's when allowRemote (the machine's name, as callers address it). */
   allowedHosts?: readonly string[];
-  /** Honour `x-test-client-principal` (tests and demos only): off, the header is dropped like any client-sent principal. */
+  /**
+   * Honour `x-test-client-principal` (tests and demos only): off, the header is dropped like any client-sent principal.
+   */
   testPrincipals?: boolean;
   /** The Event Grid extension's key: the webhook answers 401 without it (`?code=` or `x-functions-key`). */
   webhookKey: string;
@@ -57,7 +59,13 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   });
 }
 
-function send(res: ServerResponse, status: number, headers: [string, string][] | Record<string, string>, body?: Buffer | string, closing = false): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  headers: [string, string][] | Record<string, string>,
+  body?: Buffer | string,
+  closing = false,
+): void {
   res.statusCode = status;
   // While shutting down, no keep-alive: the socket must not outlive the last response.
   if (closing) res.setHeader("connection", "close");
@@ -81,10 +89,21 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
 
   async function handle(req: IncomingMessage, rawRes: ServerResponse): Promise<void> {
     const res = rawRes;
-    const reply = (status: number, headers: [string, string][] | Record<string, string>, body?: Buffer | string) => send(res, status, headers, body, closing);
+    const reply = (status: number, headers: [string, string][] | Record<string, string>, body?: Buffer | string) =>
+      send(res, status, headers, body, closing);
     // DNS rebinding: a page of another site whose name now resolves to 127.0.0.1 still sends its own name.
-    if (!hostAllowed(req.headers.host, { listenHost: opts.host, allowRemote: opts.allowRemote ?? false, allowedHosts: opts.allowedHosts ?? [] })) {
-      reply(421, { "content-type": "text/plain; charset=utf-8" }, `Host ${JSON.stringify(req.headers.host ?? "")} is not served here\n`);
+    if (
+      !hostAllowed(req.headers.host, {
+        listenHost: opts.host,
+        allowRemote: opts.allowRemote ?? false,
+        allowedHosts: opts.allowedHosts ?? [],
+      })
+    ) {
+      reply(
+        421,
+        { "content-type": "text/plain; charset=utf-8" },
+        `Host ${JSON.stringify(req.headers.host ?? "")} is not served here\n`,
+      );
       req.resume();
       return;
     }
@@ -110,14 +129,23 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
       }
       const header = req.headers["aeg-event-type"];
       const result = await opts.inFlight.run(() =>
-        handleEventGridWebhook(url.searchParams.get("functionName"), Array.isArray(header) ? header[0] : header, body.toString("utf8"), opts.eventGrid),
+        handleEventGridWebhook(
+          url.searchParams.get("functionName"),
+          Array.isArray(header) ? header[0] : header,
+          body.toString("utf8"),
+          opts.eventGrid,
+        ),
       );
       reply(result.status, result.headers ?? {}, result.body);
       return;
     }
 
     if (url.pathname === "/" && method === "GET") {
-      reply(200, { "content-type": "text/plain; charset=utf-8" }, "Your Functions 4.0 app is up and running (poolsync local runtime)\n");
+      reply(
+        200,
+        { "content-type": "text/plain; charset=utf-8" },
+        "Your Functions 4.0 app is up and running (poolsync local runtime)\n",
+      );
       return;
     }
 
@@ -127,7 +155,11 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
       if (!target.methods.includes(method)) continue;
       const params = target.route.match(segments);
       if (!params) continue;
-      if (opts.functionKey !== undefined && target.authLevel !== "anonymous" && !keyMatches(presentedKey(), opts.functionKey)) {
+      if (
+        opts.functionKey !== undefined &&
+        target.authLevel !== "anonymous" &&
+        !keyMatches(presentedKey(), opts.functionKey)
+      ) {
         reply(401, {});
         return;
       }
@@ -137,7 +169,9 @@ export async function startRuntimeServer(opts: RuntimeServerOptions): Promise<Ru
         return;
       }
       const input = {
-        inputData: [{ name: target.bindingName, data: { http: toRpcHttpRequest(method, url, auth.headers, body, params) } }],
+        inputData: [
+          { name: target.bindingName, data: { http: toRpcHttpRequest(method, url, auth.headers, body, params) } },
+        ],
         triggerMetadata: {},
       };
       let result;

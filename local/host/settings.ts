@@ -39,11 +39,17 @@ export function loadLocalSettings(appDir: string): LoadedSettings {
  * Resolves `%NAME%` placeholders in a binding property (queue names, schedules) from the settings, as the host's
  * name resolver does at startup. A missing setting is a startup error naming the binding, never an empty string.
  */
-export function resolvePlaceholders(value: string, settings: Readonly<Record<string, string | undefined>>, what: string): string {
+export function resolvePlaceholders(
+  value: string,
+  settings: Readonly<Record<string, string | undefined>>,
+  what: string,
+): string {
   return value.replace(/%([^%]+)%/g, (_, name: string) => {
     const resolved = settings[name];
     if (resolved === undefined || resolved === "") {
-      throw new Error(`${what}: "%${name}%" does not resolve to a value; set ${name} in local.settings.json or the environment`);
+      throw new Error(
+        `${what}: "%${name}%" does not resolve to a value; set ${name} in local.settings.json or the environment`,
+      );
     }
     return resolved;
   });

@@ -14,10 +14,15 @@ export function resolveStorageConnection(
 ): string {
   const name = connection && connection.length > 0 ? connection : "AzureWebJobsStorage";
   const value = settings[name] ?? settings[`AzureWebJobs${name}`];
-  if (value && /^\s*UseDevelopmentStorage\s*=\s*true\s*;?\s*$/i.test(value)) return devStorage ?? azuriteConnectionString(DEFAULT_AZURITE_PORTS);
+  if (value && /^\s*UseDevelopmentStorage\s*=\s*true\s*;?\s*$/i.test(value))
+    return devStorage ?? azuriteConnectionString(DEFAULT_AZURITE_PORTS);
   if (value) return value;
   if (settings[`${name}__queueServiceUri`] || settings[`${name}__serviceUri`] || settings[`${name}__accountName`]) {
-    throw new Error(`Connection "${name}" is identity-based (${name}__...); the local runtime needs a connection string for it`);
+    throw new Error(
+      `Connection "${name}" is identity-based (${name}__...); the local runtime needs a connection string for it`,
+    );
   }
-  throw new Error(`Connection "${name}" is not set; add ${name} to local.settings.json (UseDevelopmentStorage=true for Azurite)`);
+  throw new Error(
+    `Connection "${name}" is not set; add ${name} to local.settings.json (UseDevelopmentStorage=true for Azurite)`,
+  );
 }

@@ -109,7 +109,10 @@ export class TimerListener {
     const payload = toHostTimerInfo(this.#o.monitor ? status : undefined, isPastDue);
     try {
       await this.#o.inFlight.run(() =>
-        this.#o.invoke({ inputData: [{ name: this.#o.bindingName, data: { json: JSON.stringify(payload) } }], triggerMetadata: {} }),
+        this.#o.invoke({
+          inputData: [{ name: this.#o.bindingName, data: { json: JSON.stringify(payload) } }],
+          triggerMetadata: {},
+        }),
       );
     } catch (err) {
       this.#o.onError(err);

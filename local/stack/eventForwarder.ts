@@ -25,7 +25,10 @@ export interface EventForwarderOptions {
 export class EventForwarder {
   readonly #o: Required<Omit<EventForwarderOptions, "onError">> & { onError: (m: string) => void };
   #targets: string[] | undefined;
-  /** Several hosts: each event goes to one of them (round robin), as Event Grid delivers to one instance behind the app's endpoint. */
+  /**
+   * Several hosts: each event goes to one of them (round robin), as Event Grid delivers to one instance behind the
+   * app's endpoint.
+   */
   #hosts: string[][] | undefined;
   #nextHost = 0;
   readonly #waiting: unknown[] = [];
@@ -133,7 +136,11 @@ export class EventForwarder {
     try {
       const res = await this.#o.fetchImpl(url, {
         method: "POST",
-        headers: { "content-type": "application/json", "aeg-event-type": "Notification", "aeg-subscription-name": "POOLSYNC-LOCAL" },
+        headers: {
+          "content-type": "application/json",
+          "aeg-event-type": "Notification",
+          "aeg-subscription-name": "POOLSYNC-LOCAL",
+        },
         body: JSON.stringify([event]),
       });
       const text = await res.text();

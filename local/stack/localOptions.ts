@@ -122,7 +122,9 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** The flags by their names ("--port"); an unknown flag, a missing or empty value, or a stray argument is a usage error. */
+/**
+ * The flags by their names ("--port"); an unknown flag, a missing or empty value, or a stray argument is a usage error.
+ */
 function parseFlags(argv: readonly string[]): Flags {
   let values;
   try {
@@ -160,7 +162,8 @@ export function resolveLocalOptions(
   }
   const setInEnv = (name: string) => env[name] !== undefined;
 
-  const runtimePort = port("--port / POOLSYNC_LOCAL_PORT", flag("--port") ?? settings.POOLSYNC_LOCAL_PORT) ?? DEFAULT_RUNTIME_PORT;
+  const runtimePort =
+    port("--port / POOLSYNC_LOCAL_PORT", flag("--port") ?? settings.POOLSYNC_LOCAL_PORT) ?? DEFAULT_RUNTIME_PORT;
 
   // ARM: the simulator when ARM_ENDPOINT is on this machine (or unset), real ARM otherwise.
   const endpoint = settings.ARM_ENDPOINT?.trim() || `https://127.0.0.1:${DEFAULT_SIM_PORT}`;
@@ -173,7 +176,8 @@ export function resolveLocalOptions(
   let simulator: LocalOptions["simulator"];
   if (isLoopback(url.hostname)) {
     const simPort =
-      port("--sim-port / POOLSYNC_LOCAL_SIM_PORT", flag("--sim-port") ?? settings.POOLSYNC_LOCAL_SIM_PORT) ?? (url.port ? Number(url.port) : DEFAULT_SIM_PORT);
+      port("--sim-port / POOLSYNC_LOCAL_SIM_PORT", flag("--sim-port") ?? settings.POOLSYNC_LOCAL_SIM_PORT) ??
+      (url.port ? Number(url.port) : DEFAULT_SIM_PORT);
     simulator = { port: simPort };
     // The SDK sends bearer tokens over https only, so the simulator always serves https with its test certificate.
     settings.ARM_ENDPOINT = `https://127.0.0.1:${simPort}`;
@@ -186,7 +190,8 @@ export function resolveLocalOptions(
     const ca = settings.POOLSYNC_ARM_CA_FILE?.trim() || SIM_CA_FILE;
     settings.POOLSYNC_ARM_CA_FILE = isAbsolute(ca) ? ca : resolve(appDir, ca);
   } else {
-    if (flag("--sim-port") !== undefined) throw new UsageError(`--sim-port: ARM_ENDPOINT is ${endpoint}, so no simulator is started`);
+    if (flag("--sim-port") !== undefined)
+      throw new UsageError(`--sim-port: ARM_ENDPOINT is ${endpoint}, so no simulator is started`);
     if (fromExample) {
       // The example's simulator settings (static token, test CA) and demo scope must not reach real ARM.
       for (const name of SIMULATOR_ONLY) if (!setInEnv(name)) delete settings[name];
@@ -207,17 +212,35 @@ export function resolveLocalOptions(
   if (!storage || /^UseDevelopmentStorage\s*=\s*true\s*;?$/i.test(storage)) {
     settings.AzureWebJobsStorage = "UseDevelopmentStorage=true";
     const ports: AzuritePorts = {
-      blob: port("--blob-port / POOLSYNC_LOCAL_BLOB_PORT", flag("--blob-port") ?? settings.POOLSYNC_LOCAL_BLOB_PORT, false) ?? DEFAULT_AZURITE_PORTS.blob,
-      queue: port("--queue-port / POOLSYNC_LOCAL_QUEUE_PORT", flag("--queue-port") ?? settings.POOLSYNC_LOCAL_QUEUE_PORT, false) ?? DEFAULT_AZURITE_PORTS.queue,
-      table: port("--table-port / POOLSYNC_LOCAL_TABLE_PORT", flag("--table-port") ?? settings.POOLSYNC_LOCAL_TABLE_PORT, false) ?? DEFAULT_AZURITE_PORTS.table,
+      blob:
+        port(
+          "--blob-port / POOLSYNC_LOCAL_BLOB_PORT",
+          flag("--blob-port") ?? settings.POOLSYNC_LOCAL_BLOB_PORT,
+          false,
+        ) ?? DEFAULT_AZURITE_PORTS.blob,
+      queue:
+        port(
+          "--queue-port / POOLSYNC_LOCAL_QUEUE_PORT",
+          flag("--queue-port") ?? settings.POOLSYNC_LOCAL_QUEUE_PORT,
+          false,
+        ) ?? DEFAULT_AZURITE_PORTS.queue,
+      table:
+        port(
+          "--table-port / POOLSYNC_LOCAL_TABLE_PORT",
+          flag("--table-port") ?? settings.POOLSYNC_LOCAL_TABLE_PORT,
+          false,
+        ) ?? DEFAULT_AZURITE_PORTS.table,
     };
     if (new Set([ports.blob, ports.queue, ports.table]).size !== 3)
-      throw new UsageError(`Azurite's blob, queue and table ports must differ, got ${ports.blob}/${ports.queue}/${ports.table}`);
+      throw new UsageError(
+        `Azurite's blob, queue and table ports must differ, got ${ports.blob}/${ports.queue}/${ports.table}`,
+      );
     const data = flag("--data") ?? settings.POOLSYNC_LOCAL_AZURITE_DATA?.trim();
     azurite = { ports, dataDir: data ? resolve(data) : undefined };
   } else {
     for (const f of ["--blob-port", "--queue-port", "--table-port", "--data"]) {
-      if (flag(f) !== undefined) throw new UsageError(`${f}: AzureWebJobsStorage is a connection string, so no Azurite is started`);
+      if (flag(f) !== undefined)
+        throw new UsageError(`${f}: AzureWebJobsStorage is a connection string, so no Azurite is started`);
     }
   }
 
@@ -227,16 +250,23 @@ export function resolveLocalOptions(
     const raw = flag("--event-delay-ms") ?? settings.POOLSYNC_LOCAL_EVENT_DELAY_MS;
     const delayMs = raw === undefined || raw.trim() === "" ? DEFAULT_EVENT_DELAY_MS : Number(raw);
     if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 600_000)
-      throw new UsageError(`--event-delay-ms / POOLSYNC_LOCAL_EVENT_DELAY_MS must be whole milliseconds (0-600000), got ${JSON.stringify(raw)}`);
+      throw new UsageError(
+        `--event-delay-ms / POOLSYNC_LOCAL_EVENT_DELAY_MS must be whole milliseconds (0-600000), got ${JSON.stringify(raw)}`,
+      );
     events = { delayMs };
   }
 
   const rawHosts = flag("--hosts") ?? settings.POOLSYNC_LOCAL_HOSTS;
   const hosts = rawHosts === undefined || rawHosts.trim() === "" ? 1 : Number(rawHosts);
   if (!Number.isInteger(hosts) || hosts < 1 || hosts > 16)
-    throw new UsageError(`--hosts / POOLSYNC_LOCAL_HOSTS must be a whole number of hosts (1-16), got ${JSON.stringify(rawHosts)}`);
-  const throttling = flags["--throttling"] === true || (settings.POOLSYNC_LOCAL_THROTTLING !== undefined && !isFalse(settings.POOLSYNC_LOCAL_THROTTLING));
-  if (throttling && !simulator) throw new UsageError(`--throttling: ARM_ENDPOINT is ${endpoint}, so no simulator is started`);
+    throw new UsageError(
+      `--hosts / POOLSYNC_LOCAL_HOSTS must be a whole number of hosts (1-16), got ${JSON.stringify(rawHosts)}`,
+    );
+  const throttling =
+    flags["--throttling"] === true ||
+    (settings.POOLSYNC_LOCAL_THROTTLING !== undefined && !isFalse(settings.POOLSYNC_LOCAL_THROTTLING));
+  if (throttling && !simulator)
+    throw new UsageError(`--throttling: ARM_ENDPOINT is ${endpoint}, so no simulator is started`);
 
   return {
     appDir,

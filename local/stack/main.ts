@@ -44,7 +44,9 @@ async function main(argv: string[]): Promise<void> {
 
 if (require.main === module) {
   main(process.argv.slice(2)).catch((err: unknown) => {
-    console.error(err instanceof UsageError ? err.message : `npm run local failed: ${(err as Error)?.stack ?? String(err)}`);
+    console.error(
+      err instanceof UsageError ? err.message : `npm run local failed: ${(err as Error)?.stack ?? String(err)}`,
+    );
     process.exit(err instanceof UsageError ? 2 : 1);
   });
 }

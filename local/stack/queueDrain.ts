@@ -26,7 +26,10 @@ export interface QueueDrainOptions {
   died?: Promise<unknown>;
 }
 
-/** The body as the Node.js worker hands it to the function: JSON parsed when it is JSON, else the text (bytes when not UTF-8). */
+/**
+ * The body as the Node.js worker hands it to the function: JSON parsed when it is JSON, else the text (bytes when not
+ * UTF-8).
+ */
 function triggerValue(body: { text: string | undefined; bytes: Buffer }): unknown {
   if (body.text === undefined) return body.bytes;
   try {
@@ -60,7 +63,10 @@ export class QueueDrain<T> {
 
   /** One poll: the messages taken, each already running; their promises settle as the host settles them. */
   async poll(): Promise<Array<Promise<Delivery<T>>>> {
-    const got = await this.queue.receiveMessages({ numberOfMessages: this.options.batchSize, visibilityTimeout: this.#rules.leaseSeconds ?? 600 });
+    const got = await this.queue.receiveMessages({
+      numberOfMessages: this.options.batchSize,
+      visibilityTimeout: this.#rules.leaseSeconds ?? 600,
+    });
     return got.receivedMessageItems.map((m) => this.#deliver(m));
   }
 
@@ -83,11 +89,18 @@ export class QueueDrain<T> {
   async #deliver(m: RawMessage): Promise<Delivery<T>> {
     let outcome: { value: T } | undefined;
     const settled = await settleQueueMessage(m, this.#rules, async (body) => {
-      outcome = { value: await this.handle(triggerValue(body), { id: m.messageId, dequeueCount: m.dequeueCount, insertionTime: m.insertedOn.toISOString() }) };
+      outcome = {
+        value: await this.handle(triggerValue(body), {
+          id: m.messageId,
+          dequeueCount: m.dequeueCount,
+          insertionTime: m.insertedOn.toISOString(),
+        }),
+      };
     });
     return outcome ? { settled, outcome: outcome.value } : { settled };
   }
 }
 
 /** The answers of the deliveries that ran to the end. */
-export const outcomesOf = <T>(ds: Array<Delivery<T>>): T[] => ds.flatMap((d) => (d.outcome !== undefined ? [d.outcome] : []));
+export const outcomesOf = <T>(ds: Array<Delivery<T>>): T[] =>
+  ds.flatMap((d) => (d.outcome !== undefined ? [d.outcome] : []));

@@ -1,6 +1,12 @@
 import { request } from "node:http";
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim";
-import { azuriteConnectionString, ensureAzurite, isPortOpen, type AzuritePorts, type RunningAzurite } from "../../devkit/azurite";
+import {
+  azuriteConnectionString,
+  ensureAzurite,
+  isPortOpen,
+  type AzuritePorts,
+  type RunningAzurite,
+} from "../../devkit/azurite";
 import { EventForwarder } from "./eventForwarder";
 import type { QueueHostOptions } from "../host/hostConfig";
 import { startHosts, type HostHandle } from "../host/hosts";
@@ -42,7 +48,9 @@ export interface LocalStack {
   settings: Record<string, string>;
   /** Where everything is, for people: Azurite, the simulator, events, settings. */
   summary(): string[];
-  /** Stops taking events, drains the runtime's in-flight invocations, then stops the simulator and Azurite it started. */
+  /**
+   * Stops taking events, drains the runtime's in-flight invocations, then stops the simulator and Azurite it started.
+   */
   stop(): Promise<{ droppedEvents: number }>;
 }
 
@@ -68,7 +76,9 @@ async function azuriteFor(ports: AzuritePorts, dataDir: string | undefined): Pro
   ] as const;
   const open = await Promise.all(services.map(([, p]) => isPortOpen(p)));
   if (open.some(Boolean)) {
-    const servers = await Promise.all(services.map(([, p], i) => (open[i] ? serverHeader(p) : Promise.resolve(undefined))));
+    const servers = await Promise.all(
+      services.map(([, p], i) => (open[i] ? serverHeader(p) : Promise.resolve(undefined))),
+    );
     const foreign = services.filter((_, i) => open[i] && !/^Azurite/i.test(servers[i] ?? ""));
     if (foreign.length > 0) {
       throw new Error(
@@ -99,7 +109,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     let simulator: ArmSimulator | undefined;
     let forwarder: EventForwarder | undefined;
     if (opts.simulator) {
-      if (opts.events) forwarder = new EventForwarder({ delayMs: opts.events.delayMs, onError: (m) => console.error(`[events] ${m}`) });
+      if (opts.events)
+        forwarder = new EventForwarder({
+          delayMs: opts.events.delayMs,
+          onError: (m) => console.error(`[events] ${m}`),
+        });
       const fw = forwarder;
       simulator = await startArmSimulator({
         port: opts.simulator.port,
@@ -127,17 +141,29 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       ...(opts.timerLock ? { timerLock: opts.timerLock } : {}),
     };
     const webhooksOf = (functions: StackRuntime["functions"]) =>
-      functions.filter((f) => f.triggerType.toLowerCase() === "eventgridtrigger" && !f.disabled && f.url).map((f) => f.url as string);
+      functions
+        .filter((f) => f.triggerType.toLowerCase() === "eventgridtrigger" && !f.disabled && f.url)
+        .map((f) => f.url as string);
     let runtime: StackRuntime;
     let hosts: HostHandle[] = [];
     if ((opts.hosts ?? 1) > 1) {
       // Each host its own process, as on a scaled-out Function App: nothing in memory is shared between them.
       hosts = await startHosts({ count: opts.hosts, firstPort: opts.runtimePort, runtime: runtimeOptions, out: print });
       const all = hosts;
-      runtime = { url: all[0]!.url, port: all[0]!.port, functions: all[0]!.functions, stop: () => Promise.all(all.map((h) => h.stop())).then(() => undefined) };
+      runtime = {
+        url: all[0]!.url,
+        port: all[0]!.port,
+        functions: all[0]!.functions,
+        stop: () => Promise.all(all.map((h) => h.stop())).then(() => undefined),
+      };
       forwarder?.setHostTargets(hosts.map((h) => webhooksOf(h.functions)));
     } else {
-      runtime = await startLocalRuntime({ ...runtimeOptions, port: opts.runtimePort, ...(opts.log ? { log: opts.log } : {}), print });
+      runtime = await startLocalRuntime({
+        ...runtimeOptions,
+        port: opts.runtimePort,
+        ...(opts.log ? { log: opts.log } : {}),
+        print,
+      });
       forwarder?.setTargets(webhooksOf(runtime.functions));
     }
     started.push(runtime);
@@ -168,7 +194,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         );
       }
       if (hosts.length > 0)
-        lines.push(`Hosts: ${hosts.map((h) => `${h.url} (pid ${h.pid})`).join(", ")}; the queue is polled by all, each timer runs on one at a time`);
+        lines.push(
+          `Hosts: ${hosts.map((h) => `${h.url} (pid ${h.pid})`).join(", ")}; the queue is polled by all, each timer runs on one at a time`,
+        );
       lines.push(`Scopes: ${settings.POOLSYNC_SCOPES ?? "?"}`);
       lines.push(`Settings: ${opts.settingsSource ?? "none (defaults)"}, environment variables win`);
       return lines;

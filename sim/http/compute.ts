@@ -41,7 +41,8 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
     subscriptionId: sub,
     ...(seg[0] === "microsoft.compute" ? { compute: true } : {}),
   };
-  const only = (m: string, kind: RequestKind, handle: Handler): Route => (method === m ? { ...base, kind, handle } : methodNotAllowed(base, method));
+  const only = (m: string, kind: RequestKind, handle: Handler): Route =>
+    method === m ? { ...base, kind, handle } : methodNotAllowed(base, method);
 
   // Operation resource: /subscriptions/{s}/providers/Microsoft.Compute/locations/{loc}/operations/{id}
   if (p.resourceGroup === undefined) {
@@ -53,14 +54,20 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
       return {
         ...r,
         statsKey: opKey,
-        policy: { names: ["GetOperation"], resourceKey: opKey, regionKey: `${sub.toLowerCase()}|${(p.providerSegments[2] ?? "").toLowerCase()}` },
+        policy: {
+          names: ["GetOperation"],
+          resourceKey: opKey,
+          regionKey: `${sub.toLowerCase()}|${(p.providerSegments[2] ?? "").toLowerCase()}`,
+        },
       };
     }
     if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachinescalesets" && seg.length === 2) {
       return {
         ...only("GET", "lists", (c) => {
           engine.requireSubscription(sub);
-          const all = [...engine.state.scaleSets.values()].filter((s) => s.subscriptionId.toLowerCase() === sub.toLowerCase());
+          const all = [...engine.state.scaleSets.values()].filter(
+            (s) => s.subscriptionId.toLowerCase() === sub.toLowerCase(),
+          );
           return page(engine, c, all.map(renderScaleSet));
         }),
         policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey: `${sub.toLowerCase()}|all` },
@@ -79,16 +86,21 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
         ...only("GET", "lists", (c) => {
           engine.requireResourceGroup(sub, rg);
           const inRg = [...engine.state.scaleSets.values()].filter(
-            (s) => s.subscriptionId.toLowerCase() === sub.toLowerCase() && s.resourceGroup.toLowerCase() === rg.toLowerCase(),
+            (s) =>
+              s.subscriptionId.toLowerCase() === sub.toLowerCase() &&
+              s.resourceGroup.toLowerCase() === rg.toLowerCase(),
           );
           return page(engine, c, inRg.map(renderScaleSet));
         }),
         policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey },
       };
     }
-    const ssKey = canonical(`/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`);
+    const ssKey = canonical(
+      `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`,
+    );
     const existing = engine.state.scaleSets.get(ssKey);
-    if (seg.length === 3) return scaleSetRoute(engine, { ...base, statsKey: ssKey }, method, sub, rg, name, existing?.id, regionKey);
+    if (seg.length === 3)
+      return scaleSetRoute(engine, { ...base, statsKey: ssKey }, method, sub, rg, name, existing?.id, regionKey);
     if (seg[3] === "virtualmachines" && seg.length === 4) {
       return {
         ...only("GET", "instanceLists", (c) => {
@@ -107,7 +119,16 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
     }
     if (seg[3] === "virtualmachines" && seg.length === 5) {
       const iid = p.providerSegments[4] ?? "";
-      return instanceRoute(engine, { ...base, statsKey: `${ssKey}/virtualmachines/${iid.toLowerCase()}` }, method, sub, rg, name, iid, regionKey);
+      return instanceRoute(
+        engine,
+        { ...base, statsKey: `${ssKey}/virtualmachines/${iid.toLowerCase()}` },
+        method,
+        sub,
+        rg,
+        name,
+        iid,
+        regionKey,
+      );
     }
     if (seg[3] === "manualupgrade" && seg.length === 4) {
       return {
@@ -115,7 +136,8 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
           const ss = engine.requireScaleSet(sub, rg, name);
           const body = parseBody(c.bodyText);
           const ids = body["instanceIds"];
-          if (!Array.isArray(ids) || !ids.every((x) => typeof x === "string")) throw badRequest("InvalidParameter", "instanceIds is required.");
+          if (!Array.isArray(ids) || !ids.every((x) => typeof x === "string"))
+            throw badRequest("InvalidParameter", "instanceIds is required.");
           return writeReply(engine, c, engine.manualUpgrade(ss, ids as string[], writeContext(engine, c)));
         }),
         policy: { names: ["CreateVMScaleSet"], resourceKey: ssKey, regionKey },
@@ -124,23 +146,38 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
     return notFound();
   }
 
-  if (seg[0] === "microsoft.network" && seg[1] === "loadbalancers" && (seg.length === 3 || (seg.length === 5 && seg[3] === "backendaddresspools"))) {
+  if (
+    seg[0] === "microsoft.network" &&
+    seg[1] === "loadbalancers" &&
+    (seg.length === 3 || (seg.length === 5 && seg[3] === "backendaddresspools"))
+  ) {
     return only("GET", "networkGets", () => {
       engine.requireResourceGroup(sub, rg);
-      const lbKey = canonical(`/subscriptions/${sub}/resourceGroups/${rg}/providers/${LB_TYPE}/${p.providerSegments[2] ?? ""}`);
+      const lbKey = canonical(
+        `/subscriptions/${sub}/resourceGroups/${rg}/providers/${LB_TYPE}/${p.providerSegments[2] ?? ""}`,
+      );
       const lb = engine.state.loadBalancers.get(lbKey);
       if (!lb) throw resourceNotFound(LB_TYPE, p.providerSegments[2] ?? "", rg);
       if (seg.length === 3) return json(200, renderLoadBalancer(engine.state, lb), { etag: lb.etag });
       const pool = renderPool(engine.state, lb, p.providerSegments[4] ?? "");
       // NRP's own 404 (recorded), not ARM's ResourceNotFound: the path as requested, `details: []`.
-      if (!pool) return json(404, { error: { code: "NotFound", message: `Resource ${decodeURIComponent(path)} not found.`, details: [] } });
+      if (!pool)
+        return json(404, {
+          error: { code: "NotFound", message: `Resource ${decodeURIComponent(path)} not found.`, details: [] },
+        });
       return json(200, pool, { etag: lb.etag });
     });
   }
-  if (seg[0] === "microsoft.network" && seg[1] === "virtualnetworks" && (seg.length === 3 || (seg.length === 5 && seg[3] === "subnets"))) {
+  if (
+    seg[0] === "microsoft.network" &&
+    seg[1] === "virtualnetworks" &&
+    (seg.length === 3 || (seg.length === 5 && seg[3] === "subnets"))
+  ) {
     return only("GET", "networkGets", () => {
       engine.requireResourceGroup(sub, rg);
-      const vKey = canonical(`/subscriptions/${sub}/resourceGroups/${rg}/providers/${VNET_TYPE}/${p.providerSegments[2] ?? ""}`);
+      const vKey = canonical(
+        `/subscriptions/${sub}/resourceGroups/${rg}/providers/${VNET_TYPE}/${p.providerSegments[2] ?? ""}`,
+      );
       const vnet = engine.state.virtualNetworks.get(vKey);
       if (!vnet) throw resourceNotFound(VNET_TYPE, p.providerSegments[2] ?? "", rg);
       if (seg.length === 3) return json(200, renderVirtualNetwork(vnet), { etag: vnet.etag });
@@ -179,10 +216,16 @@ function scaleSetRoute(
       return {
         ...base,
         kind: method === "PUT" ? "puts" : "patches",
-        // CRP's headers name CreateVMScaleSet* on creates and updates alike (recorded); a create has the smaller budget.
+        // CRP's headers name CreateVMScaleSet* on creates and updates alike (recorded); a create has the smaller
+        // budget.
         policy: { names: [existingId ? "CreateVMScaleSet" : "NewVMScaleSet"], resourceKey, regionKey },
         ...(existingId ? { writeTarget: existingId } : {}),
-        handle: (c) => writeReply(engine, c, engine.writeScaleSet(sub, rg, name, parseBody(c.bodyText), method, writeContext(engine, c))),
+        handle: (c) =>
+          writeReply(
+            engine,
+            c,
+            engine.writeScaleSet(sub, rg, name, parseBody(c.bodyText), method, writeContext(engine, c)),
+          ),
       };
     case "DELETE":
       return {
@@ -259,7 +302,10 @@ function methodNotAllowed(base: Pick<Route, "statsKey" | "arm" | "subscriptionId
   return {
     ...base,
     kind: undefined,
-    handle: () => json(405, { error: { code: "MethodNotAllowed", message: `The requested method '${method}' is not allowed here.` } }),
+    handle: () =>
+      json(405, {
+        error: { code: "MethodNotAllowed", message: `The requested method '${method}' is not allowed here.` },
+      }),
   };
 }
 
@@ -288,7 +334,11 @@ function writeContext(engine: Engine, c: RequestContext): WriteContext {
   };
 }
 
-function operationUrl(c: RequestContext, op: { subscriptionId: string; location: string; id: string }, monitor: boolean): string {
+function operationUrl(
+  c: RequestContext,
+  op: { subscriptionId: string; location: string; id: string },
+  monitor: boolean,
+): string {
   const q = `${monitor ? "monitor=true&" : ""}api-version=${encodeURIComponent(c.apiVersion)}`;
   return `${c.base}/subscriptions/${op.subscriptionId}/providers/Microsoft.Compute/locations/${op.location}/operations/${op.id}?p=${op.id}&${q}`;
 }
@@ -308,13 +358,16 @@ function writeReply(engine: Engine, c: RequestContext, out: WriteOutcome): Reply
 
 function operationReply(engine: Engine, id: string, c: RequestContext): Reply {
   const op = engine.operations.get(id);
-  if (!op) return json(404, { error: { code: "NotFound", message: "The entity was not found in this Azure location." } });
+  if (!op)
+    return json(404, { error: { code: "NotFound", message: "The entity was not found in this Azure location." } });
   const retryAfter = { "retry-after": String(engine.settings.operationRetryAfterSeconds) };
   if (c.url.searchParams.get("monitor") === "true") {
     // The Location URL: 202 while in progress, then 200, or the status of the error the operation ended with.
     if (op.status === "InProgress") return { status: 202, headers: { ...retryAfter, location: c.url.toString() } };
     if (op.status === "Succeeded") return { status: 200, headers: {} };
-    return json(op.status === "Canceled" ? 409 : 500, { error: op.error ?? { code: op.status, message: `The operation ended ${op.status}.` } });
+    return json(op.status === "Canceled" ? 409 : 500, {
+      error: op.error ?? { code: op.status, message: `The operation ended ${op.status}.` },
+    });
   }
   return json(200, Operations.body(op), op.status === "InProgress" ? retryAfter : {});
 }

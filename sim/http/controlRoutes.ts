@@ -38,7 +38,9 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
         return json(200, { ok: true });
       case "POST /_sim/reset": {
         const seed = body["seed"];
-        control.reset(seed === "demo" ? { seed: "demo" } : isJsonObject(seed) ? { seed: seed as unknown as SeedSpec } : undefined);
+        control.reset(
+          seed === "demo" ? { seed: "demo" } : isJsonObject(seed) ? { seed: seed as unknown as SeedSpec } : undefined,
+        );
         return json(200, { ok: true });
       }
       case "GET /_sim/resource": {
@@ -53,7 +55,14 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
         const patch = body["merge"];
         if (!isJsonObject(patch)) throw new Error(`"merge" (object) is required`);
         const crid = body["clientRequestId"];
-        return json(200, control.write(str(body, "id"), mergeMutation(patch), typeof crid === "string" ? { clientRequestId: crid } : undefined));
+        return json(
+          200,
+          control.write(
+            str(body, "id"),
+            mergeMutation(patch),
+            typeof crid === "string" ? { clientRequestId: crid } : undefined,
+          ),
+        );
       }
       case "POST /_sim/interleave": {
         const patch = body["merge"];
@@ -75,7 +84,9 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
       case "GET /_sim/operations":
         return json(200, { value: control.operations().map((o) => ({ ...o })) as unknown as Json });
       case "POST /_sim/operations/fail":
-        return json(200, { failed: control.failOperation(str(body, "id"), isJsonObject(body["error"]) ? body["error"] : undefined) });
+        return json(200, {
+          failed: control.failOperation(str(body, "id"), isJsonObject(body["error"]) ? body["error"] : undefined),
+        });
       case "POST /_sim/operations/fail-next":
         control.failNextOperation(pattern(body), {
           ...(isJsonObject(body["error"]) ? { error: body["error"] } : {}),
@@ -104,7 +115,11 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
         return json(200, { value: all.slice(since) as unknown as Json, next: all.length });
       }
       case "GET /_sim/clock":
-        return json(200, { now: control.clock.now(), nowIso: control.clock.nowIso(), timeScale: control.clock.timeScale });
+        return json(200, {
+          now: control.clock.now(),
+          nowIso: control.clock.nowIso(),
+          timeScale: control.clock.timeScale,
+        });
       case "POST /_sim/clock/advance": {
         const ms = body["ms"];
         if (typeof ms !== "number") throw new Error(`"ms" (number) is required`);

@@ -27,7 +27,10 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
     if (seg[0] === "microsoft.network" && seg[1] === "locations" && seg[3] === "operations" && seg.length === 5) {
       const id = p.providerSegments[4] ?? "";
       const op = engine.operations.get(id);
-      return { ...get("operationGets", () => operationReply(engine, id)), ...(op ? { statsKey: canonical(op.resourceId) } : {}) };
+      return {
+        ...get("operationGets", () => operationReply(engine, id)),
+        ...(op ? { statsKey: canonical(op.resourceId) } : {}),
+      };
     }
     if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachines" && seg.length === 2) {
       return get("vmLists", (c) => {
@@ -48,7 +51,8 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
       return get("vmLists", (c) => {
         engine.requireResourceGroup(sub, rg);
         const inRg = [...engine.state.vms.values()].filter(
-          (v) => v.subscriptionId.toLowerCase() === sub.toLowerCase() && v.resourceGroup.toLowerCase() === rg.toLowerCase(),
+          (v) =>
+            v.subscriptionId.toLowerCase() === sub.toLowerCase() && v.resourceGroup.toLowerCase() === rg.toLowerCase(),
         );
         return page(
           engine,
@@ -67,9 +71,16 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
     }
     return undefined;
   }
-  if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachinescalesets" && seg[3] === "virtualmachines" && seg.length >= 4) {
+  if (
+    seg[0] === "microsoft.compute" &&
+    seg[1] === "virtualmachinescalesets" &&
+    seg[3] === "virtualmachines" &&
+    seg.length >= 4
+  ) {
     const ss = engine.state.scaleSets.get(
-      canonical(`/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${p.providerSegments[2] ?? ""}`),
+      canonical(
+        `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${p.providerSegments[2] ?? ""}`,
+      ),
     );
     if (!ss || !isFlexible(ss.body)) return undefined;
     // CRP's exact text is not public: the code and the reason are what matter.
@@ -102,7 +113,11 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
         handle: (c) => {
           const out = writeNic(engine, sub, rg, name, parseBody(c.bodyText), nicWriteContext(engine, c));
           // Recorded: a synchronous NIC PUT answers no ETag header (the etag is in the body) and no operation.
-          return { status: out.status, body: out.body, headers: out.operation ? { etag: out.etag, ...operationHeaders(engine, c, out.operation) } : {} };
+          return {
+            status: out.status,
+            body: out.body,
+            headers: out.operation ? { etag: out.etag, ...operationHeaders(engine, c, out.operation) } : {},
+          };
         },
       };
     }
@@ -112,7 +127,9 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
 }
 
 function notAllowed(method: string): Reply {
-  return json(405, { error: { code: "MethodNotAllowed", message: `The requested method '${method}' is not allowed here.` } });
+  return json(405, {
+    error: { code: "MethodNotAllowed", message: `The requested method '${method}' is not allowed here.` },
+  });
 }
 
 function nicWriteContext(engine: Engine, c: RequestContext): NicWriteContext {
@@ -144,7 +161,8 @@ function operationHeaders(engine: Engine, c: RequestContext, op: Operation): Rec
 
 function operationReply(engine: Engine, id: string): Reply {
   const op = engine.operations.get(id);
-  if (!op) return json(404, { error: { code: "NotFound", message: "The entity was not found in this Azure location." } });
+  if (!op)
+    return json(404, { error: { code: "NotFound", message: "The entity was not found in this Azure location." } });
   const body = Operations.body(op);
   return json(
     200,

@@ -70,7 +70,8 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
     return reply;
   };
 
-  if (route.compute && !isKnownComputeApiVersion(apiVersion)) return finish(fromArmError(invalidApiVersion(apiVersion, COMPUTE_API_VERSIONS)));
+  if (route.compute && !isKnownComputeApiVersion(apiVersion))
+    return finish(fromArmError(invalidApiVersion(apiVersion, COMPUTE_API_VERSIONS)));
 
   const fault = core.faults.take(raw.method, raw.url.pathname);
   ctx.etags = !route.compute || carriesEtags(apiVersion);
@@ -88,7 +89,8 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
   // The interleaved writer changes the resource just before this write reaches it.
   if (route.writeTarget) {
     // Its write has come and gone (operation ended) before ours: ours meets its ETag, not its operation.
-    for (const mutate of core.interleaver.take(route.writeTarget)) core.engine.writeAs(route.writeTarget, mutate, undefined, 0);
+    for (const mutate of core.interleaver.take(route.writeTarget))
+      core.engine.writeAs(route.writeTarget, mutate, undefined, 0);
     clock.runDue();
   }
 
@@ -112,7 +114,9 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
   return finish(reply);
 }
 
-type Admitted = { ok: true; headers: Record<string, string>; refund: () => void; chargeViews: (n: number) => void } | { ok: false; reply: Reply };
+type Admitted =
+  | { ok: true; headers: Record<string, string>; refund: () => void; chargeViews: (n: number) => void }
+  | { ok: false; reply: Reply };
 
 /** An answer as an api-version without ETags (or a stripEtag fault) gives it: no ETag header, no etag in the body. */
 function withoutEtags(reply: Reply): Reply {
@@ -168,7 +172,10 @@ function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
     if (!a.ok) {
       refunds.forEach((r) => r());
       const n = a.retryAfterSeconds ?? 1;
-      return { ok: false, reply: json(429, throttleBody(core, a.refusedBy ?? [], now), { ...headers, "retry-after": String(n) }) };
+      return {
+        ok: false,
+        reply: json(429, throttleBody(core, a.refusedBy ?? [], now), { ...headers, "retry-after": String(n) }),
+      };
     }
     refunds.push(a.refund);
     if (route.policy.names.includes("VMScaleSetVMViews")) chargeViews = (n) => a.charge("VMScaleSetVMViews", n);

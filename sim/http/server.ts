@@ -13,7 +13,9 @@ import { DROP, type Answer } from "./reply";
 
 // Built into dist/sim/http, the PEM files stay in the source tree (tsc copies no .pem): look there too.
 export const TLS_DIR =
-  [path.join(__dirname, "..", "tls"), path.join(__dirname, "..", "..", "..", "sim", "tls")].find((d) => existsSync(d)) ?? path.join(__dirname, "..", "tls");
+  [path.join(__dirname, "..", "tls"), path.join(__dirname, "..", "..", "..", "sim", "tls")].find((d) =>
+    existsSync(d),
+  ) ?? path.join(__dirname, "..", "tls");
 
 export interface RunningServer {
   url: string;
@@ -29,7 +31,10 @@ export async function listen(core: SimCore, control: SimControl): Promise<Runnin
     });
   };
   const server = settings.tls
-    ? https.createServer({ key: readFileSync(path.join(TLS_DIR, "key.pem")), cert: readFileSync(path.join(TLS_DIR, "cert.pem")) }, onRequest)
+    ? https.createServer(
+        { key: readFileSync(path.join(TLS_DIR, "key.pem")), cert: readFileSync(path.join(TLS_DIR, "cert.pem")) },
+        onRequest,
+      )
     : http.createServer(onRequest);
   // Node closes idle keep-alive sockets after 5 s; a client that reuses one just then gets ECONNRESET, which ARM's
   // front ends (minutes of keep-alive) do not cause. Keep them longer than any client's idle pool timeout.
@@ -51,7 +56,13 @@ export async function listen(core: SimCore, control: SimControl): Promise<Runnin
   };
 }
 
-async function serve(core: SimCore, control: SimControl, req: http.IncomingMessage, res: http.ServerResponse, scheme: string): Promise<void> {
+async function serve(
+  core: SimCore,
+  control: SimControl,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  scheme: string,
+): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const bodyText = Buffer.concat(chunks).toString("utf8");
@@ -63,7 +74,14 @@ async function serve(core: SimCore, control: SimControl, req: http.IncomingMessa
     core.clock.runDue();
     answer = handleControl(control, method, url, bodyText);
   } else {
-    answer = await handleArmRequest(core, { method, url, base, headers: req.headers, bodyText, clientIp: req.socket.remoteAddress ?? "127.0.0.1" });
+    answer = await handleArmRequest(core, {
+      method,
+      url,
+      base,
+      headers: req.headers,
+      bodyText,
+      clientIp: req.socket.remoteAddress ?? "127.0.0.1",
+    });
   }
   if (answer === DROP) {
     req.socket.destroy();

@@ -15,7 +15,11 @@ const WRITE: Record<LogLevel, (c: InvocationContext, line: string) => void> = {
 };
 
 export function scopeOf(context: InvocationContext): InvocationScope {
-  return { invocationId: context.invocationId, functionName: context.functionName, write: (level, line) => WRITE[level](context, line) };
+  return {
+    invocationId: context.invocationId,
+    functionName: context.functionName,
+    write: (level, line) => WRITE[level](context, line),
+  };
 }
 
 /**
@@ -27,7 +31,9 @@ export function registerInvocationHook(app: HookRegistrar): void {
     const scope = scopeOf(pre.invocationContext);
     const handler = pre.functionHandler;
     const tc = pre.invocationContext.traceContext;
-    const traced = tc?.traceParent ? propagation.extract(otelContext.active(), { traceparent: tc.traceParent, tracestate: tc.traceState ?? "" }) : undefined;
+    const traced = tc?.traceParent
+      ? propagation.extract(otelContext.active(), { traceparent: tc.traceParent, tracestate: tc.traceState ?? "" })
+      : undefined;
     const name = pre.invocationContext.functionName;
     const kind = pre.invocationContext.options?.trigger?.type === "httpTrigger" ? SpanKind.SERVER : SpanKind.CONSUMER;
     // One span per invocation (a child of the host's when it sends one): what the handler does hangs under it.

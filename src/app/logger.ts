@@ -38,6 +38,7 @@ export function jsonLogger(sink?: (line: string, level: Level) => void, now: () 
 /** Keeps the lines in memory as objects; for tests that assert what was logged. */
 export function memoryLogger(): Logger & { lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const push = (level: string) => (event: string, fields: Record<string, unknown>) => lines.push({ level, event, ...fields });
+  const push = (level: string) => (event: string, fields: Record<string, unknown>) =>
+    lines.push({ level, event, ...fields });
   return { lines, info: push("info"), warn: push("warn"), error: push("error") };
 }

@@ -17,12 +17,16 @@ const EVENT_ACTIONS: Record<EventOutcome, EventAction> = {
   "deleted+reconcile": "enqueued",
 };
 
-/** `detail` keeps the handler's own word (own-write, deleted+reconcile, …); a debounced wake counts once more as debounced. */
+/**
+ * `detail` keeps the handler's own word (own-write, deleted+reconcile, …); a debounced wake counts once more as
+ * debounced.
+ */
 export function recordEventOutcome(outcome: EventOutcome): void {
   recordEvent(EVENT_ACTIONS[outcome], outcome);
 }
 
-const field = (o: unknown, k: string): unknown => (typeof o === "object" && o !== null ? (o as Record<string, unknown>)[k] : undefined);
+const field = (o: unknown, k: string): unknown =>
+  typeof o === "object" && o !== null ? (o as Record<string, unknown>)[k] : undefined;
 const text = (v: unknown) => (typeof v === "string" && v.length <= 256 ? v : undefined);
 
 /** Span attributes of a raw ARM event (either schema), read defensively: the handler validates it, not this. */

@@ -105,7 +105,12 @@ export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: R
 }
 
 /** The Compute edge as the settings describe it. */
-export function armComputeFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer, onRateLimit?: (o: RateLimitObservation) => void): ArmCompute {
+export function armComputeFromConfig(
+  config: Config,
+  clock: Clock,
+  readPacer?: ReadPacer,
+  onRateLimit?: (o: RateLimitObservation) => void,
+): ArmCompute {
   return new ArmCompute({
     ...armEdgeOptions(config, clock),
     ...(readPacer ? { readPacer } : {}),
@@ -119,7 +124,10 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const clock = overrides.clock ?? systemClock;
   const baseLog = overrides.log ?? jsonLogger();
   // The cache table holds each target's history too: every line that is history is appended to it (see historyLog).
-  const history = new HistoryTable(tableClient(config.storage, config.cacheTable, overrides.storagePolicies ?? [], config.tableTimeoutMs), clock.now);
+  const history = new HistoryTable(
+    tableClient(config.storage, config.cacheTable, overrides.storagePolicies ?? [], config.tableTimeoutMs),
+    clock.now,
+  );
   const log = historyLog(baseLog, history, clock.now);
   // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
   const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
@@ -131,8 +139,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     });
   const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
   const policies = overrides.storagePolicies ?? [];
-  const declarations = new MembershipTable(tableClient(config.storage, config.membershipsTable, policies, config.tableTimeoutMs), clock.now);
-  // The cache table holds the model cache and, in partitions of their own, the bookkeeping beside it (a deployment has no other table).
+  const declarations = new MembershipTable(
+    tableClient(config.storage, config.membershipsTable, policies, config.tableTimeoutMs),
+    clock.now,
+  );
+  // The cache table holds the model cache and, in partitions of their own, the bookkeeping beside it (a deployment has
+  // no other table).
   const cacheTable = tableClient(config.storage, config.cacheTable, policies, config.tableTimeoutMs);
   const problems = new ProblemLogTable(cacheTable);
   const timerState = new TimerStateTable(cacheTable);
@@ -144,7 +156,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     config.cacheEnabled,
     clock.now,
     [problems, windows, debounce, attempts],
-    (row, reason) => log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
+    (row, reason) =>
+      log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
     new CacheRowMac(config.cacheKey),
   );
   const queue = new StorageWorkQueue(
@@ -215,9 +228,15 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     history,
     plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
     coalescer: runner.coalescer,
-    scheduleDeclared: (ref, claimant, reason) => scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
+    scheduleDeclared: (ref, claimant, reason) =>
+      scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
     ready() {
-      readyPromise ??= Promise.all([ensureTable(declarations.table), ensureTable(cache.table), ensureQueue(queue.queue), ensureQueue(queue.poison)]).then(
+      readyPromise ??= Promise.all([
+        ensureTable(declarations.table),
+        ensureTable(cache.table),
+        ensureQueue(queue.queue),
+        ensureQueue(queue.poison),
+      ]).then(
         () => undefined,
         (err) => {
           readyPromise = undefined; // let the next invocation try again rather than fail forever
@@ -281,7 +300,17 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return inSpan("poolsync.timer", {}, () =>
         timedStaleRun(
           async () => {
-            const summary = await reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
+            const summary = await reconcileStale({
+              compute,
+              cache,
+              timerState,
+              declarations,
+              queue,
+              attempts,
+              clock,
+              log,
+              config,
+            });
             await pruneHistory(history, clock, log);
             return summary;
           },

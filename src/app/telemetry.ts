@@ -1,5 +1,11 @@
 import type { TokenCredential } from "@azure/core-auth";
-import { authenticationClientId, telemetryOff, telemetrySwitches, type ExporterName, type TelemetrySwitches } from "./telemetrySwitches";
+import {
+  authenticationClientId,
+  telemetryOff,
+  telemetrySwitches,
+  type ExporterName,
+  type TelemetrySwitches,
+} from "./telemetrySwitches";
 
 /**
  * OpenTelemetry for the app, started once per process by src/app/telemetryStart.ts before the first invocation.
@@ -7,9 +13,10 @@ import { authenticationClientId, telemetryOff, telemetrySwitches, type ExporterN
  * (APPLICATIONINSIGHTS_CONNECTION_STRING or an OTEL_*_EXPORTER): a cold start without telemetry pays for none of it.
  *
  * In Azure the exporter authenticates with the app's managed identity (the template turns App Insights local auth
- * off and grants Monitoring Metrics Publisher to the storage identity, the one APPLICATIONINSIGHTS_AUTHENTICATION_STRING
- * names). Traces: the Azure SDK instrumentation makes every ARM, Table and Queue call a dependency span; the
- * Functions instrumentation puts each handler in the host's trace context and sends the worker's logs.
+ * off and grants Monitoring Metrics Publisher to the storage identity, the one
+ * APPLICATIONINSIGHTS_AUTHENTICATION_STRING names). Traces: the Azure SDK instrumentation makes every ARM, Table and
+ * Queue call a dependency span; the Functions instrumentation puts each handler in the host's trace context and sends
+ * the worker's logs.
  */
 
 export interface Telemetry {
@@ -29,19 +36,28 @@ function credentialFor(env: NodeJS.ProcessEnv): TokenCredential | undefined {
 }
 
 function resourceOf(env: NodeJS.ProcessEnv) {
-  const { detectResources, envDetector, resourceFromAttributes } = require("@opentelemetry/resources") as typeof import("@opentelemetry/resources");
+  const { detectResources, envDetector, resourceFromAttributes } =
+    require("@opentelemetry/resources") as typeof import("@opentelemetry/resources");
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win (envDetector); the site name is the default in Azure.
   const base = resourceFromAttributes({ "service.name": env.WEBSITE_SITE_NAME?.trim() || "poolsync" });
   return base.merge(detectResources({ detectors: [envDetector] }));
 }
 
-function startMetrics(s: TelemetrySwitches, resource: ReturnType<typeof resourceOf>, credential: TokenCredential | undefined) {
+function startMetrics(
+  s: TelemetrySwitches,
+  resource: ReturnType<typeof resourceOf>,
+  credential: TokenCredential | undefined,
+) {
   const sdk = require("@opentelemetry/sdk-metrics") as typeof import("@opentelemetry/sdk-metrics");
   const { metrics } = require("@opentelemetry/api") as typeof import("@opentelemetry/api");
   const exporterOf = (name: ExporterName) => {
     if (name === "console") return new sdk.ConsoleMetricExporter();
-    const { AzureMonitorMetricExporter } = require("@azure/monitor-opentelemetry-exporter") as typeof import("@azure/monitor-opentelemetry-exporter");
-    return new AzureMonitorMetricExporter({ connectionString: s.connectionString as string, ...(credential ? { credential } : {}) });
+    const { AzureMonitorMetricExporter } =
+      require("@azure/monitor-opentelemetry-exporter") as typeof import("@azure/monitor-opentelemetry-exporter");
+    return new AzureMonitorMetricExporter({
+      connectionString: s.connectionString as string,
+      ...(credential ? { credential } : {}),
+    });
   };
   const readers = s.metrics.map(
     (name) =>
@@ -56,16 +72,25 @@ function startMetrics(s: TelemetrySwitches, resource: ReturnType<typeof resource
   return provider;
 }
 
-function startTraces(s: TelemetrySwitches, resource: ReturnType<typeof resourceOf>, credential: TokenCredential | undefined) {
+function startTraces(
+  s: TelemetrySwitches,
+  resource: ReturnType<typeof resourceOf>,
+  credential: TokenCredential | undefined,
+) {
   const base = require("@opentelemetry/sdk-trace-base") as typeof import("@opentelemetry/sdk-trace-base");
   const api = require("@opentelemetry/api") as typeof import("@opentelemetry/api");
   const { W3CTraceContextPropagator } = require("@opentelemetry/core") as typeof import("@opentelemetry/core");
-  const { AsyncLocalStorageContextManager } = require("@opentelemetry/context-async-hooks") as typeof import("@opentelemetry/context-async-hooks");
+  const { AsyncLocalStorageContextManager } =
+    require("@opentelemetry/context-async-hooks") as typeof import("@opentelemetry/context-async-hooks");
   const spanProcessors = s.traces.map((name) => {
     if (name === "console") return new base.SimpleSpanProcessor(new base.ConsoleSpanExporter());
-    const { AzureMonitorTraceExporter } = require("@azure/monitor-opentelemetry-exporter") as typeof import("@azure/monitor-opentelemetry-exporter");
+    const { AzureMonitorTraceExporter } =
+      require("@azure/monitor-opentelemetry-exporter") as typeof import("@azure/monitor-opentelemetry-exporter");
     return new base.BatchSpanProcessor(
-      new AzureMonitorTraceExporter({ connectionString: s.connectionString as string, ...(credential ? { credential } : {}) }),
+      new AzureMonitorTraceExporter({
+        connectionString: s.connectionString as string,
+        ...(credential ? { credential } : {}),
+      }),
     );
   });
   // The sampler follows OTEL_TRACES_SAMPLER / _ARG (the SDK reads them); parent-based always-on by default.
@@ -91,14 +116,22 @@ export function instrumentAzureSdk(): void {
   for (const d of definitions) d.patch?.(coreTracing);
 }
 
-function startLogs(s: TelemetrySwitches, resource: ReturnType<typeof resourceOf>, credential: TokenCredential | undefined) {
+function startLogs(
+  s: TelemetrySwitches,
+  resource: ReturnType<typeof resourceOf>,
+  credential: TokenCredential | undefined,
+) {
   const sdk = require("@opentelemetry/sdk-logs") as typeof import("@opentelemetry/sdk-logs");
   const { logs } = require("@opentelemetry/api-logs") as typeof import("@opentelemetry/api-logs");
   const processors = s.logs.map((name) => {
     if (name === "console") return new sdk.SimpleLogRecordProcessor({ exporter: new sdk.ConsoleLogRecordExporter() });
-    const { AzureMonitorLogExporter } = require("@azure/monitor-opentelemetry-exporter") as typeof import("@azure/monitor-opentelemetry-exporter");
+    const { AzureMonitorLogExporter } =
+      require("@azure/monitor-opentelemetry-exporter") as typeof import("@azure/monitor-opentelemetry-exporter");
     return new sdk.BatchLogRecordProcessor({
-      exporter: new AzureMonitorLogExporter({ connectionString: s.connectionString as string, ...(credential ? { credential } : {}) }),
+      exporter: new AzureMonitorLogExporter({
+        connectionString: s.connectionString as string,
+        ...(credential ? { credential } : {}),
+      }),
     });
   });
   const provider = new sdk.LoggerProvider({ resource, processors });
@@ -111,12 +144,19 @@ function startLogs(s: TelemetrySwitches, resource: ReturnType<typeof resourceOf>
  * `@azure/functions`: with logs exported by the worker, the Functions instrumentation tells the host so (no duplicates)
  * and hands every invocation's log to OpenTelemetry.
  */
-export function startTelemetry(env: NodeJS.ProcessEnv, functionsModule?: unknown, warn: (line: string) => void = console.warn): Telemetry | undefined {
+export function startTelemetry(
+  env: NodeJS.ProcessEnv,
+  functionsModule?: unknown,
+  warn: (line: string) => void = console.warn,
+): Telemetry | undefined {
   const switches = telemetrySwitches(env);
-  for (const why of switches.ignored) warn(JSON.stringify({ level: "warn", event: "telemetry.setting-ignored", reason: why }));
+  for (const why of switches.ignored)
+    warn(JSON.stringify({ level: "warn", event: "telemetry.setting-ignored", reason: why }));
   if (telemetryOff(switches)) return undefined;
   const resource = resourceOf(env);
-  const credential = [...switches.metrics, ...switches.traces, ...switches.logs].includes("azuremonitor") ? credentialFor(env) : undefined;
+  const credential = [...switches.metrics, ...switches.traces, ...switches.logs].includes("azuremonitor")
+    ? credentialFor(env)
+    : undefined;
   const providers: Array<{ forceFlush(): Promise<void>; shutdown(): Promise<void> }> = [];
   if (switches.metrics.length) providers.push(startMetrics(switches, resource, credential));
   if (switches.traces.length) providers.push(startTraces(switches, resource, credential));
@@ -129,7 +169,13 @@ export function startTelemetry(env: NodeJS.ProcessEnv, functionsModule?: unknown
         new AzureFunctionsInstrumentationESM({ enabled: false }).registerAzFunc(functionsModule as never);
       } catch (err) {
         // A host without the log hook (the local runtime has none): the logs still go out through the console.
-        warn(JSON.stringify({ level: "warn", event: "telemetry.functions-instrumentation-unavailable", reason: (err as Error).message }));
+        warn(
+          JSON.stringify({
+            level: "warn",
+            event: "telemetry.functions-instrumentation-unavailable",
+            reason: (err as Error).message,
+          }),
+        );
       }
     }
   }

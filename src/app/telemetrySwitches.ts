@@ -40,8 +40,11 @@ export function telemetrySwitches(env: NodeJS.ProcessEnv): TelemetrySwitches {
   const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
   const metricIntervalMs = Number.isFinite(interval) && interval > 0 ? interval : 60_000;
   if (env.OTEL_METRIC_EXPORT_INTERVAL && !(Number.isFinite(interval) && interval > 0))
-    ignored.push(`OTEL_METRIC_EXPORT_INTERVAL: ${env.OTEL_METRIC_EXPORT_INTERVAL} is not a positive number of milliseconds (60000 used)`);
-  if (/^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? "")) return { metrics: [], traces: [], logs: [], metricIntervalMs, ignored };
+    ignored.push(
+      `OTEL_METRIC_EXPORT_INTERVAL: ${env.OTEL_METRIC_EXPORT_INTERVAL} is not a positive number of milliseconds (60000 used)`,
+    );
+  if (/^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? ""))
+    return { metrics: [], traces: [], logs: [], metricIntervalMs, ignored };
   const fallback: ExporterName[] = connectionString ? ["azuremonitor"] : [];
   const s: TelemetrySwitches = {
     metrics: exporters(env, "OTEL_METRICS_EXPORTER", fallback, ignored),
@@ -60,9 +63,13 @@ export function telemetrySwitches(env: NodeJS.ProcessEnv): TelemetrySwitches {
   return s;
 }
 
-export const telemetryOff = (s: TelemetrySwitches) => s.metrics.length === 0 && s.traces.length === 0 && s.logs.length === 0;
+export const telemetryOff = (s: TelemetrySwitches) =>
+  s.metrics.length === 0 && s.traces.length === 0 && s.logs.length === 0;
 
-/** `ClientId=<guid>;Authorization=AAD` (APPLICATIONINSIGHTS_AUTHENTICATION_STRING): the identity the template grants Monitoring Metrics Publisher. */
+/**
+ * `ClientId=<guid>;Authorization=AAD` (APPLICATIONINSIGHTS_AUTHENTICATION_STRING): the identity the template grants
+ * Monitoring Metrics Publisher.
+ */
 export function authenticationClientId(env: NodeJS.ProcessEnv): string | undefined {
   const m = /(?:^|;)\s*ClientId\s*=\s*([^;]+)/i.exec(env.APPLICATIONINSIGHTS_AUTHENTICATION_STRING ?? "");
   return m?.[1]?.trim() || undefined;

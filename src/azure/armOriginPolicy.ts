@@ -19,7 +19,9 @@ export function armOriginPolicy(armEndpoint: string): PipelinePolicy {
       const origin = originOf(request.url);
       if (origin !== allowed) {
         // Terminal, never a requeue loop: classifyArmError passes poolsync's own errors through as they are.
-        throw new FatalError(`refusing to send a request to ${origin ?? "an unparseable URL"}: ARM requests go only to ${allowed} (ARM_ENDPOINT)`);
+        throw new FatalError(
+          `refusing to send a request to ${origin ?? "an unparseable URL"}: ARM requests go only to ${allowed} (ARM_ENDPOINT)`,
+        );
       }
       return next(request);
     },

@@ -6,29 +6,76 @@
  * change that adds the ARM call needing it.
  */
 export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
-  ["Microsoft.Compute/virtualMachineScaleSets/read", "GET the scale set model and its ETag before computing a membership change."],
-  ["Microsoft.Compute/virtualMachineScaleSets/write", "PUT/PATCH the scale set's network profile with If-Match (pool references only)."],
-  ["Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read", "GET one instance with its ETag, and list a scale set's instances."],
-  ["Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write", "PUT an instance's networkProfileConfiguration with If-Match."],
-  ["Microsoft.Compute/locations/operations/read", "Poll the Azure-AsyncOperation URL of a long-running scale set / instance write."],
-  ["Microsoft.Compute/virtualMachines/read", "List a resource group's VMs to find a Flexible scale set's VMs; GET a declared VM and its NIC IDs."],
-  ["Microsoft.Network/networkInterfaces/read", "GET a VM's NIC with its ETag before changing its ip configuration's pools."],
-  ["Microsoft.Network/networkInterfaces/write", "PUT the NIC (whole, as read) with If-Match: pool references of one ip configuration changed."],
+  [
+    "Microsoft.Compute/virtualMachineScaleSets/read",
+    "GET the scale set model and its ETag before computing a membership change.",
+  ],
+  [
+    "Microsoft.Compute/virtualMachineScaleSets/write",
+    "PUT/PATCH the scale set's network profile with If-Match (pool references only).",
+  ],
+  [
+    "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
+    "GET one instance with its ETag, and list a scale set's instances.",
+  ],
+  [
+    "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write",
+    "PUT an instance's networkProfileConfiguration with If-Match.",
+  ],
+  [
+    "Microsoft.Compute/locations/operations/read",
+    "Poll the Azure-AsyncOperation URL of a long-running scale set / instance write.",
+  ],
+  [
+    "Microsoft.Compute/virtualMachines/read",
+    "List a resource group's VMs to find a Flexible scale set's VMs; GET a declared VM and its NIC IDs.",
+  ],
+  [
+    "Microsoft.Network/networkInterfaces/read",
+    "GET a VM's NIC with its ETag before changing its ip configuration's pools.",
+  ],
+  [
+    "Microsoft.Network/networkInterfaces/write",
+    "PUT the NIC (whole, as read) with If-Match: pool references of one ip configuration changed.",
+  ],
   ["Microsoft.Network/locations/operations/read", "Poll the Azure-AsyncOperation URL of a NIC write until it ends."],
-  ["Microsoft.Network/loadBalancers/backendAddressPools/join/action", "Linked-access check: an ip config that references a backend pool joins it."],
-  ["Microsoft.Network/virtualNetworks/subnets/join/action", "Linked-access check: a NIC configuration write re-submits its subnet reference."],
+  [
+    "Microsoft.Network/loadBalancers/backendAddressPools/join/action",
+    "Linked-access check: an ip config that references a backend pool joins it.",
+  ],
+  [
+    "Microsoft.Network/virtualNetworks/subnets/join/action",
+    "Linked-access check: a NIC configuration write re-submits its subnet reference.",
+  ],
   // The NIC array is sent whole, so every other resource it references is re-submitted with it and checked again.
-  ["Microsoft.Network/networkSecurityGroups/join/action", "Linked-access check: NIC configurations that reference a network security group."],
-  ["Microsoft.Network/applicationSecurityGroups/joinIpConfiguration/action", "Linked-access check: ip configurations in application security groups."],
-  ["Microsoft.Network/loadBalancers/inboundNatPools/join/action", "Linked-access check: ip configurations that use a load balancer's inbound NAT pools."],
-  ["Microsoft.Network/applicationGateways/backendAddressPools/join/action", "Linked-access check: ip configurations in Application Gateway backend pools."],
-  ["Microsoft.Network/publicIPPrefixes/join/action", "Linked-access check: public IP configurations allocated from a public IP prefix."],
+  [
+    "Microsoft.Network/networkSecurityGroups/join/action",
+    "Linked-access check: NIC configurations that reference a network security group.",
+  ],
+  [
+    "Microsoft.Network/applicationSecurityGroups/joinIpConfiguration/action",
+    "Linked-access check: ip configurations in application security groups.",
+  ],
+  [
+    "Microsoft.Network/loadBalancers/inboundNatPools/join/action",
+    "Linked-access check: ip configurations that use a load balancer's inbound NAT pools.",
+  ],
+  [
+    "Microsoft.Network/applicationGateways/backendAddressPools/join/action",
+    "Linked-access check: ip configurations in Application Gateway backend pools.",
+  ],
+  [
+    "Microsoft.Network/publicIPPrefixes/join/action",
+    "Linked-access check: public IP configurations allocated from a public IP prefix.",
+  ],
 ] as const satisfies readonly (readonly [string, string])[];
 
 /** The actions alone, in the order above. */
 export const REQUIRED_ARM_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS_WITH_REASONS.map(([action]) => action);
 
-/** Linked-access joins: granted where a NIC configuration references such a resource (a parameter of infra/access.json). */
+/**
+ * Linked-access joins: granted where a NIC configuration references such a resource (a parameter of infra/access.json).
+ */
 export const JOIN_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS.filter((a) => /\/join[A-Za-z]*\/action$/.test(a));
 
 /** The joins every scale set needs: its ip configurations reference a subnet, and poolsync adds backend pools. */

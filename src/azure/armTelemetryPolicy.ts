@@ -31,7 +31,10 @@ const KINDS: Array<[RegExp, string]> = [
 export function armOperationOf(method: string, path: string): { operation: string; kind: string } {
   const { type, named } = resourceTypeOf(path);
   const kind = KINDS.find(([p]) => p.test(type))?.[1] ?? "other";
-  return { operation: `${method.toUpperCase()} ${type}${named || kind === "operation" ? "" : " (list)"}`, kind: named || kind === "operation" ? kind : "list" };
+  return {
+    operation: `${method.toUpperCase()} ${type}${named || kind === "operation" ? "" : " (list)"}`,
+    kind: named || kind === "operation" ? kind : "list",
+  };
 }
 
 /** What ran out: the CRP policy the answer reports at 0, else ARM's subscription bucket for the method. */
@@ -48,7 +51,9 @@ function observeBudgets(path: string, response: PipelineResponse): void {
     const raw = response.headers.get(`x-ms-ratelimit-remaining-subscription-${kind}`);
     if (raw !== undefined && /^\d+$/.test(raw.trim())) setBudgetRemaining(`subscription-${kind}`, sub, Number(raw));
   }
-  for (const [policy, remaining] of parseRemainingResource(response.headers.get("x-ms-ratelimit-remaining-resource") ?? "")) {
+  for (const [policy, remaining] of parseRemainingResource(
+    response.headers.get("x-ms-ratelimit-remaining-resource") ?? "",
+  )) {
     setBudgetRemaining(policy, sub, remaining);
   }
 }
@@ -71,7 +76,12 @@ export function armTelemetryPolicy(now: () => number = () => performance.now()):
       }
       const status = response.status;
       recordArmRequest({ operation, status, kind, durationMs: now() - started });
-      if (status === 429) recordThrottled("429", exhaustedBucket(request.method, response.headers.get("x-ms-ratelimit-remaining-resource")), operation);
+      if (status === 429)
+        recordThrottled(
+          "429",
+          exhaustedBucket(request.method, response.headers.get("x-ms-ratelimit-remaining-resource")),
+          operation,
+        );
       // A 409 is CRP's "another operation is in progress" unless it says the resource is being deleted (armErrors.ts).
       else if (status === 409 && !/marked for deletion|being deleted/i.test(response.bodyAsText ?? ""))
         recordThrottled("concurrent-409", `${kind}-operations`, operation);

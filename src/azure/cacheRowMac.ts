@@ -40,7 +40,8 @@ export class CacheRowMac {
       len.writeUInt32BE(b.length);
       h.update(len).update(b);
     };
-    for (const s of [f.partitionKey, f.rowKey, f.resourceId.toLowerCase(), f.armEtag, f.listedUnder, f.model]) part(Buffer.from(s, "utf8"));
+    for (const s of [f.partitionKey, f.rowKey, f.resourceId.toLowerCase(), f.armEtag, f.listedUnder, f.model])
+      part(Buffer.from(s, "utf8"));
     part(Buffer.from(String(f.chunks.length)));
     for (const c of f.chunks) part(Buffer.from(c));
     return h.digest("base64");

@@ -1,4 +1,9 @@
-import type { ComputeManagementClient, VirtualMachine, VirtualMachineScaleSet, VirtualMachineScaleSetVM } from "@azure/arm-compute";
+import type {
+  ComputeManagementClient,
+  VirtualMachine,
+  VirtualMachineScaleSet,
+  VirtualMachineScaleSetVM,
+} from "@azure/arm-compute";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { BeingDeletedError } from "../core/errors";
@@ -134,7 +139,8 @@ export class ArmCompute implements ComputePort {
       maxWaitMs: opts.operationMaxWaitMs,
       defaultIntervalMs: opts.operationPollIntervalMs,
     };
-    this.readPacer = opts.pacing === false ? undefined : (opts.readPacer ?? new ReadPacer(opts.clock, opts.pacingMaxWaitMs));
+    this.readPacer =
+      opts.pacing === false ? undefined : (opts.readPacer ?? new ReadPacer(opts.clock, opts.pacingMaxWaitMs));
   }
 
   private client(subscriptionId: string): ComputeManagementClient {
@@ -173,7 +179,9 @@ export class ArmCompute implements ComputePort {
 
   async getScaleSet(ref: ScaleSetRef): Promise<ScaleSetModel> {
     try {
-      const vmss = await this.client(ref.subscriptionId).virtualMachineScaleSets.get(ref.resourceGroup, ref.name, { abortSignal: this.signal() });
+      const vmss = await this.client(ref.subscriptionId).virtualMachineScaleSets.get(ref.resourceGroup, ref.name, {
+        abortSignal: this.signal(),
+      });
       return toScaleSetModel(vmss, ref.id);
     } catch (err) {
       throw classifyArmError(err, `GET ${ref.id}`);
@@ -193,7 +201,10 @@ export class ArmCompute implements ComputePort {
       const first = await pages.next();
       if (first.done) return { models: [], nextLink: undefined };
       const page = first.value as VirtualMachineScaleSet[] & { continuationToken?: string };
-      return { models: page.map((vmss) => toScaleSetModel(vmss, `${where}/${vmss.name ?? ""}`)), nextLink: page.continuationToken || undefined };
+      return {
+        models: page.map((vmss) => toScaleSetModel(vmss, `${where}/${vmss.name ?? ""}`)),
+        nextLink: page.continuationToken || undefined,
+      };
     } catch (err) {
       throw classifyArmError(err, `LIST ${where}${nextLink ? " (next page)" : ""}`);
     }
@@ -205,9 +216,17 @@ export class ArmCompute implements ComputePort {
    * model after the write is `base` with our NICs and the answered ETag; reading the answer's body back would
    * need the SDK's internal deserializer and buys nothing.
    */
-  async writeScaleSetNics(ref: ScaleSetRef, base: ScaleSetModel, nics: NicConfiguration[], opts: WriteOptions): Promise<ScaleSetModel> {
+  async writeScaleSetNics(
+    ref: ScaleSetRef,
+    base: ScaleSetModel,
+    nics: NicConfiguration[],
+    opts: WriteOptions,
+  ): Promise<ScaleSetModel> {
     // A Flexible model is refused without its networkApiVersion: send it back as read.
-    const networkProfile = { ...(base.networkApiVersion ? { networkApiVersion: base.networkApiVersion } : {}), networkInterfaceConfigurations: nics };
+    const networkProfile = {
+      ...(base.networkApiVersion ? { networkApiVersion: base.networkApiVersion } : {}),
+      networkInterfaceConfigurations: nics,
+    };
     const body = { location: base.location, virtualMachineProfile: { networkProfile } } as VirtualMachineScaleSet;
     const etag = await this.write(ref.id, base.provisioningState, opts, (o) =>
       this.client(ref.subscriptionId).virtualMachineScaleSets.createOrUpdate(ref.resourceGroup, ref.name, body, o),
@@ -218,7 +237,11 @@ export class ArmCompute implements ComputePort {
   async listInstances(ref: ScaleSetRef): Promise<InstanceModel[]> {
     try {
       const out: InstanceModel[] = [];
-      for await (const vm of this.client(ref.subscriptionId).virtualMachineScaleSetVMs.list(ref.resourceGroup, ref.name, { abortSignal: this.signal() })) {
+      for await (const vm of this.client(ref.subscriptionId).virtualMachineScaleSetVMs.list(
+        ref.resourceGroup,
+        ref.name,
+        { abortSignal: this.signal() },
+      )) {
         out.push(toInstanceModel(vm, `${ref.id}/virtualMachines/${vm.instanceId ?? ""}`));
       }
       return out;
@@ -230,7 +253,12 @@ export class ArmCompute implements ComputePort {
   async getInstance(ref: InstanceRef): Promise<InstanceModel> {
     const s = ref.scaleSet;
     try {
-      const vm = await this.client(s.subscriptionId).virtualMachineScaleSetVMs.get(s.resourceGroup, s.name, ref.instanceId, { abortSignal: this.signal() });
+      const vm = await this.client(s.subscriptionId).virtualMachineScaleSetVMs.get(
+        s.resourceGroup,
+        s.name,
+        ref.instanceId,
+        { abortSignal: this.signal() },
+      );
       return toInstanceModel(vm, ref.id);
     } catch (err) {
       throw classifyArmError(err, `GET ${ref.id}`);
@@ -239,7 +267,9 @@ export class ArmCompute implements ComputePort {
 
   async getVm(ref: VmRef): Promise<VmModel> {
     try {
-      const vm = await this.client(ref.subscriptionId).virtualMachines.get(ref.resourceGroup, ref.name, { abortSignal: this.signal() });
+      const vm = await this.client(ref.subscriptionId).virtualMachines.get(ref.resourceGroup, ref.name, {
+        abortSignal: this.signal(),
+      });
       return toVmModel(vm, ref.id);
     } catch (err) {
       throw classifyArmError(err, `GET ${ref.id}`);
@@ -250,7 +280,9 @@ export class ArmCompute implements ComputePort {
     const where = `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}/providers/Microsoft.Compute/virtualMachines`;
     try {
       const out: VmModel[] = [];
-      for await (const vm of this.client(scope.subscriptionId).virtualMachines.list(scope.resourceGroup, { abortSignal: this.signal() })) {
+      for await (const vm of this.client(scope.subscriptionId).virtualMachines.list(scope.resourceGroup, {
+        abortSignal: this.signal(),
+      })) {
         out.push(toVmModel(vm, `${where}/${vm.name ?? ""}`));
       }
       return out;
@@ -259,9 +291,17 @@ export class ArmCompute implements ComputePort {
     }
   }
 
-  async writeInstanceNics(ref: InstanceRef, base: InstanceModel, nics: NicConfiguration[], opts: WriteOptions): Promise<InstanceModel> {
+  async writeInstanceNics(
+    ref: InstanceRef,
+    base: InstanceModel,
+    nics: NicConfiguration[],
+    opts: WriteOptions,
+  ): Promise<InstanceModel> {
     const s = ref.scaleSet;
-    const body = { location: base.location, networkProfileConfiguration: { networkInterfaceConfigurations: nics } } as VirtualMachineScaleSetVM;
+    const body = {
+      location: base.location,
+      networkProfileConfiguration: { networkInterfaceConfigurations: nics },
+    } as VirtualMachineScaleSetVM;
     const etag = await this.write(ref.id, base.provisioningState, opts, (o) =>
       this.client(s.subscriptionId).virtualMachineScaleSetVMs.update(s.resourceGroup, s.name, ref.instanceId, body, o),
     );

@@ -10,10 +10,14 @@ export class StaticTokenCredential implements TokenCredential {
   }
 }
 
-export function armCredential(config: Pick<Config, "armCredential" | "armStaticToken" | "armClientId">): TokenCredential {
+export function armCredential(
+  config: Pick<Config, "armCredential" | "armStaticToken" | "armClientId">,
+): TokenCredential {
   if (config.armCredential === "static") return new StaticTokenCredential(config.armStaticToken);
   if (config.armCredential === "managedIdentity")
-    return config.armClientId ? new ManagedIdentityCredential({ clientId: config.armClientId }) : new ManagedIdentityCredential();
+    return config.armClientId
+      ? new ManagedIdentityCredential({ clientId: config.armClientId })
+      : new ManagedIdentityCredential();
   return new DefaultAzureCredential();
 }
 

@@ -42,7 +42,12 @@ export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
       const now = this.now();
       const age = row ? now - Number(row.openedAt) : Number.POSITIVE_INFINITY;
       // A redelivery of the message that claimed: its reconcile may not have happened, so it goes again.
-      if (row && row.claimant === claimant && age < (row.leading === true ? windowMs : joinableMs) && row.closed !== true)
+      if (
+        row &&
+        row.claimant === claimant &&
+        age < (row.leading === true ? windowMs : joinableMs) &&
+        row.closed !== true
+      )
         return row.leading === true ? "leading" : "opened";
       // Open until a pass closes it, however long the queue's backlog keeps its reconcile waiting: the pass closes
       // before it reads, so whoever stored a declaration and then found the window open is read by that pass.
@@ -68,12 +73,16 @@ export class DeclareWindowTable implements DeclareWindows, ScaleSetRows {
       if (statusOf(err) === 404) return undefined;
       throw err;
     });
-    return row !== undefined && row.leading !== true && row.closed !== true && this.now() - Number(row.openedAt) < windowMs;
+    return (
+      row !== undefined && row.leading !== true && row.closed !== true && this.now() - Number(row.openedAt) < windowMs
+    );
   }
 
   async close(ref: TargetRef): Promise<void> {
     // Unconditional: closing a window opened after our read only makes its joiners' declarations read by this pass.
-    await unless404(() => this.table.updateEntity({ partitionKey: WINDOWS_PARTITION, rowKey: cachePartition(ref), closed: true }, "Merge"));
+    await unless404(() =>
+      this.table.updateEntity({ partitionKey: WINDOWS_PARTITION, rowKey: cachePartition(ref), closed: true }, "Merge"),
+    );
   }
 
   async forget(ref: TargetRef): Promise<void> {

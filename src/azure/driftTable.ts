@@ -15,12 +15,17 @@ export class DriftTable implements DriftStore {
   constructor(readonly table: TableClient) {}
 
   async record(target: TargetRef, declarationKey: string, drift: Drift): Promise<void> {
-    await this.table.upsertEntity({ partitionKey: partitionOf(target), rowKey: encodeKey(declarationKey), drift: JSON.stringify(drift) }, "Replace");
+    await this.table.upsertEntity(
+      { partitionKey: partitionOf(target), rowKey: encodeKey(declarationKey), drift: JSON.stringify(drift) },
+      "Replace",
+    );
   }
 
   async listForTarget(target: TargetRef): Promise<Map<string, Drift>> {
     const out = new Map<string, Drift>();
-    const rows = this.table.listEntities<{ drift: string }>({ queryOptions: { filter: odata`PartitionKey eq ${partitionOf(target)}` } });
+    const rows = this.table.listEntities<{ drift: string }>({
+      queryOptions: { filter: odata`PartitionKey eq ${partitionOf(target)}` },
+    });
     for await (const row of rows) {
       try {
         out.set(decodeKey(row.rowKey ?? ""), JSON.parse(row.drift) as Drift);

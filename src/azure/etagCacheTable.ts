@@ -1,10 +1,26 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "../core/models";
-import type { CachedEntry, CachedPartition, CachedResourceRef, GroupRow, ModelCache, RefreshCandidate, ResourceGroupScope, ScaleSetRows } from "../core/ports";
+import type {
+  CachedEntry,
+  CachedPartition,
+  CachedResourceRef,
+  GroupRow,
+  ModelCache,
+  RefreshCandidate,
+  ResourceGroupScope,
+  ScaleSetRows,
+} from "../core/ports";
 import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { decodeKey } from "../core/tableKeys";
 import { CacheRowMac, MAC_COLUMN, type MacFields } from "./cacheRowMac";
-import { cachePartition, cacheRowKeys, groupScaleSetPartitions, instanceRow, isResourceRow, SCALE_SET_ROW } from "./cacheKeys";
+import {
+  cachePartition,
+  cacheRowKeys,
+  groupScaleSetPartitions,
+  instanceRow,
+  isResourceRow,
+  SCALE_SET_ROW,
+} from "./cacheKeys";
 import { decodeModel, encodeModel, MAX_CHUNKS, ModelTooLargeError } from "./modelCodec";
 import { statusOf, unless404 } from "./tableErrors";
 
@@ -72,13 +88,17 @@ function entryOf<M>(row: TableEntityResult<CacheRow>, mac: CacheRowMac, unreadab
   try {
     if (hasModel && !authentic) throw new Error("its MAC does not verify (not stored by this app, or changed since)");
     model = decodeModel<M>(row as unknown as Record<string, unknown>);
-    if (model === undefined && (Number(row.modelChunks ?? 0) > 0 || (typeof row.model === "string" && row.model !== "")))
+    if (
+      model === undefined &&
+      (Number(row.modelChunks ?? 0) > 0 || (typeof row.model === "string" && row.model !== ""))
+    )
       problem = "a chunk of the model is missing";
   } catch (err) {
     model = undefined; // unreadable → a miss, re-read from ARM
     problem = err instanceof Error ? err.message : String(err);
   }
-  if (problem !== undefined) unreadable?.({ partitionKey: row.partitionKey, rowKey: row.rowKey, resourceId: row.resourceId ?? "" }, problem);
+  if (problem !== undefined)
+    unreadable?.({ partitionKey: row.partitionKey, rowKey: row.rowKey, resourceId: row.resourceId ?? "" }, problem);
   return {
     model,
     readAt: Number(row.readAt ?? 0),
@@ -107,8 +127,21 @@ export class EtagCacheTable implements ModelCache {
    * Every row of the scale set partitions, small columns only, for the status census; no table yet = none. Keys
    * of scale set partitions start with the encoded "/" (see tableKeys); the "~…" partitions are other stores'.
    */
-  async *censusRows(): AsyncIterable<{ scaleSetId: string; instanceId?: string; stale: boolean; staleReason?: string; staleAt?: number; readAt?: number }> {
-    const rows = this.table.listEntities<{ resourceId?: string; stale?: boolean; staleReason?: string; staleAt?: number; readAt?: number }>({
+  async *censusRows(): AsyncIterable<{
+    scaleSetId: string;
+    instanceId?: string;
+    stale: boolean;
+    staleReason?: string;
+    staleAt?: number;
+    readAt?: number;
+  }> {
+    const rows = this.table.listEntities<{
+      resourceId?: string;
+      stale?: boolean;
+      staleReason?: string;
+      staleAt?: number;
+      readAt?: number;
+    }>({
       queryOptions: { select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleReason", "staleAt", "readAt"] },
     });
     try {
@@ -134,20 +167,48 @@ export class EtagCacheTable implements ModelCache {
   async readPartition(scaleSet: TargetRef): Promise<CachedPartition> {
     const out: CachedPartition = { scaleSet: undefined, instances: new Map() };
     if (!this.enabled) return out;
-    const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(scaleSet)}` } });
+    const rows = this.table.listEntities<CacheRow>({
+      queryOptions: { filter: odata`PartitionKey eq ${cachePartition(scaleSet)}` },
+    });
     for await (const row of rows) {
       if (row.rowKey === SCALE_SET_ROW) out.scaleSet = entryOf<ScaleSetModel>(row, this.mac, this.unreadable);
-      else if (row.rowKey.startsWith("vm-")) out.instances.set(row.rowKey.slice(3), entryOf<InstanceModel>(row, this.mac, this.unreadable));
+      else if (row.rowKey.startsWith("vm-"))
+        out.instances.set(row.rowKey.slice(3), entryOf<InstanceModel>(row, this.mac, this.unreadable));
     }
     return out;
   }
 
-  storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
-    return this.store(cachePartition(ref), SCALE_SET_ROW, "scaleSet", model.id, model.etag, model, base, ourClientRequestId);
+  storeScaleSet(
+    ref: ScaleSetRef,
+    model: ScaleSetModel,
+    base: string | undefined,
+    ourClientRequestId?: string,
+  ): Promise<boolean> {
+    return this.store(
+      cachePartition(ref),
+      SCALE_SET_ROW,
+      "scaleSet",
+      model.id,
+      model.etag,
+      model,
+      base,
+      ourClientRequestId,
+    );
   }
 
   refreshScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string): Promise<boolean> {
-    return this.store(cachePartition(ref), SCALE_SET_ROW, "scaleSet", model.id, model.etag, model, base, undefined, {}, false);
+    return this.store(
+      cachePartition(ref),
+      SCALE_SET_ROW,
+      "scaleSet",
+      model.id,
+      model.etag,
+      model,
+      base,
+      undefined,
+      {},
+      false,
+    );
   }
 
   async listGroupRows(scope: ResourceGroupScope): Promise<GroupRow[]> {
@@ -173,14 +234,35 @@ export class EtagCacheTable implements ModelCache {
     return out;
   }
 
-  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string, listedUnder?: string): Promise<boolean> {
+  storeInstance(
+    ref: InstanceRef,
+    model: InstanceModel,
+    base: string | undefined,
+    ourClientRequestId?: string,
+    listedUnder?: string,
+  ): Promise<boolean> {
     // Always written (a Merge keeps what it does not name): a store without it must not inherit an older vouch.
-    return this.store(cachePartition(ref.scaleSet), instanceRow(ref.instanceId), "instance", model.id, model.etag, model, base, ourClientRequestId, {
-      listedUnder: listedUnder ?? "",
-    });
+    return this.store(
+      cachePartition(ref.scaleSet),
+      instanceRow(ref.instanceId),
+      "instance",
+      model.id,
+      model.etag,
+      model,
+      base,
+      ourClientRequestId,
+      {
+        listedUnder: listedUnder ?? "",
+      },
+    );
   }
 
-  storeResource(ref: CachedResourceRef, model: NicModel | VmModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean> {
+  storeResource(
+    ref: CachedResourceRef,
+    model: NicModel | VmModel,
+    base: string | undefined,
+    ourClientRequestId?: string,
+  ): Promise<boolean> {
     return this.store(...cacheRowKeys(ref), ref.kind, model.id, model.etag, model, base, ourClientRequestId);
   }
 
@@ -236,7 +318,8 @@ export class EtagCacheTable implements ModelCache {
       else await this.table.updateEntity(signed, "Merge", { etag: base });
       return true;
     } catch (err) {
-      // 409: someone created the row since our read; 412: someone (an invalidation) changed it. Either way ours is older.
+      // 409: someone created the row since our read; 412: someone (an invalidation) changed it. Either way ours is
+      // older.
       if (statusOf(err) === 409 || statusOf(err) === 412 || statusOf(err) === 404) return false;
       throw err;
     }
@@ -247,7 +330,10 @@ export class EtagCacheTable implements ModelCache {
     return this.markStaleRow(...cacheRowKeys(ref), reason);
   }
 
-  async beginWrite(ref: ScaleSetRef | InstanceRef | CachedResourceRef, clientRequestId: string): Promise<string | undefined> {
+  async beginWrite(
+    ref: ScaleSetRef | InstanceRef | CachedResourceRef,
+    clientRequestId: string,
+  ): Promise<string | undefined> {
     if (!this.enabled) return undefined;
     const [pk, rk] = cacheRowKeys(ref);
     const answer = await this.table.upsertEntity(
@@ -267,7 +353,10 @@ export class EtagCacheTable implements ModelCache {
 
   private async markStaleRow(partitionKey: string, rowKey: string, reason: string): Promise<string | undefined> {
     // Upsert, not update: a marker on a missing row makes a concurrent create-only store fail, as it must.
-    const answer = await this.table.upsertEntity({ partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() }, "Merge");
+    const answer = await this.table.upsertEntity(
+      { partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() },
+      "Merge",
+    );
     return answer.etag;
   }
 
@@ -325,7 +414,9 @@ export class EtagCacheTable implements ModelCache {
   async listCachedScaleSets(): Promise<Set<string>> {
     const out = new Set<string>();
     if (!this.enabled) return out;
-    const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`RowKey eq ${SCALE_SET_ROW} and armEtag ne ''`, select: ["PartitionKey"] } });
+    const rows = this.table.listEntities<CacheRow>({
+      queryOptions: { filter: odata`RowKey eq ${SCALE_SET_ROW} and armEtag ne ''`, select: ["PartitionKey"] },
+    });
     for await (const row of rows) out.add(decodeKey(row.partitionKey));
     return out;
   }
@@ -334,12 +425,16 @@ export class EtagCacheTable implements ModelCache {
     // Even with the cache off: their rows are not cached models.
     for (const owner of this.otherRows) await owner.forget(ref);
     if (!this.enabled) return;
-    const rows = this.table.listEntities<CacheRow>({ queryOptions: { filter: odata`PartitionKey eq ${cachePartition(ref)}`, select: ["RowKey"] } });
+    const rows = this.table.listEntities<CacheRow>({
+      queryOptions: { filter: odata`PartitionKey eq ${cachePartition(ref)}`, select: ["RowKey"] },
+    });
     const keys: string[] = [];
     for await (const row of rows) keys.push(row.rowKey);
     // One partition: delete in transactions of at most 100, the batch limit.
     for (let i = 0; i < keys.length; i += 100) {
-      await this.table.submitTransaction(keys.slice(i, i + 100).map((rk) => ["delete", { partitionKey: cachePartition(ref), rowKey: rk }]));
+      await this.table.submitTransaction(
+        keys.slice(i, i + 100).map((rk) => ["delete", { partitionKey: cachePartition(ref), rowKey: rk }]),
+      );
     }
   }
 

@@ -37,7 +37,10 @@ export class EventDebounceTable implements EventDebounce {
       if (row && now - Number(row.claimedAt ?? 0) < windowMs) return "within-window";
       try {
         if (!row) await this.table.createEntity({ partitionKey: DEBOUNCE_PARTITION, rowKey, claimedAt: now });
-        else await this.table.updateEntity({ partitionKey: DEBOUNCE_PARTITION, rowKey, claimedAt: now }, "Merge", { etag: row.etag });
+        else
+          await this.table.updateEntity({ partitionKey: DEBOUNCE_PARTITION, rowKey, claimedAt: now }, "Merge", {
+            etag: row.etag,
+          });
         return "claimed";
       } catch (err) {
         if (statusOf(err) !== 409 && statusOf(err) !== 412) throw err;

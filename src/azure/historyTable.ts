@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { odata, type TableClient, type TransactionAction } from "@azure/data-tables";
-import { HISTORY_MAX_AGE_MS, HISTORY_MAX_ENTRIES, type HistoryEntry, type HistoryPage, type TargetHistory } from "../core/history";
+import {
+  HISTORY_MAX_AGE_MS,
+  HISTORY_MAX_ENTRIES,
+  type HistoryEntry,
+  type HistoryPage,
+  type TargetHistory,
+} from "../core/history";
 import { encodeKey } from "../core/tableKeys";
 
 /**
@@ -36,7 +42,9 @@ export class HistoryTable implements TargetHistory {
     const filter = cursor ? odata`PartitionKey eq ${pk} and RowKey gt ${cursor}` : odata`PartitionKey eq ${pk}`;
     const entries: HistoryEntry[] = [];
     let last = "";
-    const pages = this.table.listEntities<{ entry: string }>({ queryOptions: { filter } }).byPage({ maxPageSize: limit + 1 });
+    const pages = this.table
+      .listEntities<{ entry: string }>({ queryOptions: { filter } })
+      .byPage({ maxPageSize: limit + 1 });
     for await (const page of pages) {
       for (const row of page) {
         if (entries.length === limit) return { entries, next: last };
@@ -56,7 +64,10 @@ export class HistoryTable implements TargetHistory {
     const doomed = new Map<string, string[]>();
     const kept = new Map<string, number>();
     const rows = this.table.listEntities({
-      queryOptions: { filter: odata`PartitionKey ge ${PREFIX} and PartitionKey lt ${"~history}"}`, select: ["PartitionKey", "RowKey"] },
+      queryOptions: {
+        filter: odata`PartitionKey ge ${PREFIX} and PartitionKey lt ${"~history}"}`,
+        select: ["PartitionKey", "RowKey"],
+      },
     });
     // Newest first within each partition: the first HISTORY_MAX_ENTRIES young enough stay.
     for await (const row of rows) {
@@ -69,7 +80,9 @@ export class HistoryTable implements TargetHistory {
     let removed = 0;
     for (const [pk, keys] of doomed) {
       for (let i = 0; i < keys.length; i += 100) {
-        const batch: TransactionAction[] = keys.slice(i, i + 100).map((rk) => ["delete", { partitionKey: pk, rowKey: rk }]);
+        const batch: TransactionAction[] = keys
+          .slice(i, i + 100)
+          .map((rk) => ["delete", { partitionKey: pk, rowKey: rk }]);
         await this.table.submitTransaction(batch);
         removed += batch.length;
       }

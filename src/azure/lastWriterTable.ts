@@ -20,14 +20,22 @@ export class LastWriterTable implements LastWriters {
 
   async record(resourceId: string, caller: EventCaller): Promise<void> {
     await this.table.upsertEntity(
-      { partitionKey: WRITERS_PARTITION, rowKey: encodeKey(resourceId.toLowerCase()), caller: JSON.stringify(caller).slice(0, 16_000), seenAt: this.now() },
+      {
+        partitionKey: WRITERS_PARTITION,
+        rowKey: encodeKey(resourceId.toLowerCase()),
+        caller: JSON.stringify(caller).slice(0, 16_000),
+        seenAt: this.now(),
+      },
       "Replace",
     );
   }
 
   async read(resourceId: string): Promise<SeenWriter | undefined> {
     try {
-      const row = await this.table.getEntity<{ caller: string; seenAt: number }>(WRITERS_PARTITION, encodeKey(resourceId.toLowerCase()));
+      const row = await this.table.getEntity<{ caller: string; seenAt: number }>(
+        WRITERS_PARTITION,
+        encodeKey(resourceId.toLowerCase()),
+      );
       return { ...(JSON.parse(row.caller) as EventCaller), seenAt: Number(row.seenAt) };
     } catch (err) {
       if (statusOf(err) === 404) return undefined;

@@ -76,7 +76,9 @@ function toStored(row: TableEntityResult<Row>): StoredDeclaration {
   };
 }
 
-function outcomeFields(o: Outcome): Pick<Row, "outcomeKind" | "outcomeReason" | "appliedEtag" | "outcomeAt" | "appliedEverywhere" | "retryAt"> {
+function outcomeFields(
+  o: Outcome,
+): Pick<Row, "outcomeKind" | "outcomeReason" | "appliedEtag" | "outcomeAt" | "appliedEverywhere" | "retryAt"> {
   return {
     outcomeKind: o.kind,
     outcomeReason: o.reason ?? "",
@@ -132,7 +134,8 @@ export class MembershipTable implements DeclarationStore {
         }
       }
       if (existing.requestId === d.requestId) return { result: "unchanged", stored: toStored(existing) };
-      if (Date.parse(existing.declaredAt) > Date.parse(d.declaredAt)) return { result: "older", stored: toStored(existing) };
+      if (Date.parse(existing.declaredAt) > Date.parse(d.declaredAt))
+        return { result: "older", stored: toStored(existing) };
       try {
         const updated = await this.table.updateEntity(fresh, "Replace", { etag: existing.etag });
         return { result: "updated", stored: toStored({ ...fresh, etag: updated.etag ?? "" }) };
@@ -157,7 +160,9 @@ export class MembershipTable implements DeclarationStore {
 
   async listForTarget(target: TargetRef): Promise<StoredDeclaration[]> {
     const out: StoredDeclaration[] = [];
-    const rows = this.table.listEntities<Row>({ queryOptions: { filter: odata`PartitionKey eq ${scaleSetPartition(target)}` } });
+    const rows = this.table.listEntities<Row>({
+      queryOptions: { filter: odata`PartitionKey eq ${scaleSetPartition(target)}` },
+    });
     for await (const row of rows) if (!row.removedAt) out.push(toStored(row));
     return out;
   }
@@ -166,7 +171,12 @@ export class MembershipTable implements DeclarationStore {
     const attempts = outcome.kind === "applied" ? 0 : d.attempts + (outcome.kind === "failed" ? 1 : 0);
     try {
       await this.table.updateEntity(
-        { partitionKey: scaleSetPartition(target), rowKey: encodeKey(declarationKey(d)), attempts, ...outcomeFields(outcome) },
+        {
+          partitionKey: scaleSetPartition(target),
+          rowKey: encodeKey(declarationKey(d)),
+          attempts,
+          ...outcomeFields(outcome),
+        },
         "Merge",
         { etag: d.rowEtag },
       );
@@ -181,7 +191,11 @@ export class MembershipTable implements DeclarationStore {
     try {
       // Conditional: a newer declaration that replaced the row meanwhile is never marked.
       await this.table.updateEntity(
-        { partitionKey: scaleSetPartition(target), rowKey: encodeKey(declarationKey(d)), removedAt: new Date(this.now()).toISOString() },
+        {
+          partitionKey: scaleSetPartition(target),
+          rowKey: encodeKey(declarationKey(d)),
+          removedAt: new Date(this.now()).toISOString(),
+        },
         "Merge",
         { etag: d.rowEtag },
       );

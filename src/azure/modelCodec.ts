@@ -26,7 +26,8 @@ export function encodeModel(model: unknown): EncodedModel {
   const json = JSON.stringify(model);
   if (json.length <= MAX_STRING_CHARS) return { model: json, modelChunks: 0 };
   const bytes = Buffer.from(json, "utf8");
-  if (bytes.length > MAX_MODEL_JSON_BYTES) throw new ModelTooLargeError(`model is ${bytes.length} bytes of JSON, over ${MAX_MODEL_JSON_BYTES}`);
+  if (bytes.length > MAX_MODEL_JSON_BYTES)
+    throw new ModelTooLargeError(`model is ${bytes.length} bytes of JSON, over ${MAX_MODEL_JSON_BYTES}`);
   const zipped = gzipSync(bytes);
   if (zipped.length > MAX_ENTITY_BYTES - RESERVED_BYTES) {
     throw new ModelTooLargeError(`model is ${zipped.length} bytes compressed, over what one table entity holds`);
@@ -40,7 +41,8 @@ export function encodeModel(model: unknown): EncodedModel {
 
 export function decodeModel<T>(entity: Record<string, unknown>): T | undefined {
   const chunks = Number(entity.modelChunks ?? 0);
-  if (!Number.isInteger(chunks) || chunks < 0 || chunks > MAX_CHUNKS) throw new Error(`modelChunks ${String(entity.modelChunks)} is not 0..${MAX_CHUNKS}`);
+  if (!Number.isInteger(chunks) || chunks < 0 || chunks > MAX_CHUNKS)
+    throw new Error(`modelChunks ${String(entity.modelChunks)} is not 0..${MAX_CHUNKS}`);
   if (chunks === 0) {
     const json = entity.model;
     return typeof json === "string" && json !== "" ? (JSON.parse(json) as T) : undefined;

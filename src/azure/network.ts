@@ -32,7 +32,12 @@ export interface ArmNetworkOptions {
 }
 
 function toNicModel(nic: NetworkInterface, fallbackId: string): NicModel {
-  return { id: nic.id ?? fallbackId, etag: nic.etag ?? "", provisioningState: nic.provisioningState, nic: nic as NicConfiguration };
+  return {
+    id: nic.id ?? fallbackId,
+    etag: nic.etag ?? "",
+    provisioningState: nic.provisioningState,
+    nic: nic as NicConfiguration,
+  };
 }
 
 /** Loaded on the first NIC call, not with this module (see computeSdk in ./compute). */
@@ -47,7 +52,12 @@ export class ArmNetwork implements NetworkPort {
   private readonly httpClient = createDefaultHttpClient();
 
   constructor(private readonly opts: ArmNetworkOptions) {
-    this.poll = { armEndpoint: opts.endpoint, clock: opts.clock, maxWaitMs: opts.operationMaxWaitMs, defaultIntervalMs: opts.operationPollIntervalMs };
+    this.poll = {
+      armEndpoint: opts.endpoint,
+      clock: opts.clock,
+      maxWaitMs: opts.operationMaxWaitMs,
+      defaultIntervalMs: opts.operationPollIntervalMs,
+    };
   }
 
   private client(subscriptionId: string): NetworkManagementClient {
@@ -74,15 +84,23 @@ export class ArmNetwork implements NetworkPort {
 
   async getNic(ref: NicRef): Promise<NicModel> {
     try {
-      const nic = await this.client(ref.subscriptionId).networkInterfaces.get(ref.resourceGroup, ref.name, { abortSignal: this.signal() });
+      const nic = await this.client(ref.subscriptionId).networkInterfaces.get(ref.resourceGroup, ref.name, {
+        abortSignal: this.signal(),
+      });
       return toNicModel(nic, ref.id);
     } catch (err) {
       throw classifyArmError(err, `GET ${ref.id}`);
     }
   }
 
-  async writeNic(ref: NicRef, base: NicModel, ipConfigurations: NicConfiguration["ipConfigurations"], opts: WriteOptions): Promise<NicModel> {
-    if ((base.provisioningState ?? "").toLowerCase() === "deleting") throw new BeingDeletedError(`${ref.id} is being deleted`);
+  async writeNic(
+    ref: NicRef,
+    base: NicModel,
+    ipConfigurations: NicConfiguration["ipConfigurations"],
+    opts: WriteOptions,
+  ): Promise<NicModel> {
+    if ((base.provisioningState ?? "").toLowerCase() === "deleting")
+      throw new BeingDeletedError(`${ref.id} is being deleted`);
     const body = { ...base.nic, ipConfigurations } as NetworkInterface;
     const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
     let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
@@ -103,6 +121,11 @@ export class ArmNetwork implements NetworkPort {
     );
     const etag = answer?.headers.get("etag") ?? (answer?.body as { etag?: string } | undefined)?.etag;
     // NRP gives every write a new ETag; without one in the answer the NIC is not known and must be read again.
-    return { ...base, nic: { ...base.nic, ipConfigurations: ipConfigurations ?? [] }, etag: etag ?? "", provisioningState: "Succeeded" };
+    return {
+      ...base,
+      nic: { ...base.nic, ipConfigurations: ipConfigurations ?? [] },
+      etag: etag ?? "",
+      provisioningState: "Succeeded",
+    };
   }
 }

@@ -71,7 +71,8 @@ export async function waitForOperation(
       continue;
     }
     failedPolls = 0;
-    if (response.status >= 400) throw new FatalError(`polling ${url}: ${response.status} ${response.bodyText.slice(0, 500)}`, response.status);
+    if (response.status >= 400)
+      throw new FatalError(`polling ${url}: ${response.status} ${response.bodyText.slice(0, 500)}`, response.status);
     let body: { status?: string; error?: { code?: string; message?: string } };
     try {
       body = JSON.parse(response.bodyText) as typeof body;
@@ -81,18 +82,32 @@ export async function waitForOperation(
     const status = (body.status ?? "").toLowerCase();
     if (status === "succeeded") return { status: "Succeeded" };
     if (status === "failed" || status === "canceled") {
-      return { status: status === "failed" ? "Failed" : "Canceled", error: `${body.error?.code ?? ""} ${body.error?.message ?? ""}`.trim() || status };
+      return {
+        status: status === "failed" ? "Failed" : "Canceled",
+        error: `${body.error?.code ?? ""} ${body.error?.message ?? ""}`.trim() || status,
+      };
     }
     if (opts.clock.now() >= deadline) {
-      throw new TransientError(`operation ${url} still ${body.status ?? "running"} after ${opts.maxWaitMs} ms`, opts.defaultIntervalMs);
+      throw new TransientError(
+        `operation ${url} still ${body.status ?? "running"} after ${opts.maxWaitMs} ms`,
+        opts.defaultIntervalMs,
+      );
     }
     waitMs = interval(response.headers.get("retry-after"));
   }
 }
 
 /** A GET of an operation URL through an SDK client's pipeline: its credential, TLS options and read pacing. */
-export async function getThroughPipeline(pipeline: Pipeline, httpClient: HttpClient, url: string, timeoutMs: number): Promise<PolledAnswer> {
-  const response = await pipeline.sendRequest(httpClient, createPipelineRequest({ url, method: "GET", timeout: timeoutMs }));
+export async function getThroughPipeline(
+  pipeline: Pipeline,
+  httpClient: HttpClient,
+  url: string,
+  timeoutMs: number,
+): Promise<PolledAnswer> {
+  const response = await pipeline.sendRequest(
+    httpClient,
+    createPipelineRequest({ url, method: "GET", timeout: timeoutMs }),
+  );
   return { status: response.status, headers: response.headers, bodyText: response.bodyAsText ?? "" };
 }
 

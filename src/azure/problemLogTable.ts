@@ -21,7 +21,11 @@ export class ProblemLogTable implements ProblemLog, ScaleSetRows {
         reason: problem.reason.slice(0, 1024),
         // At most 20 instances, each reason cut: a row stays far below Table's 64 KiB property limit.
         instanceFailures: problem.instanceFailures
-          ? JSON.stringify(problem.instanceFailures.slice(0, 20).map((f) => ({ instanceId: f.instanceId.slice(0, 64), reason: f.reason.slice(0, 1024) })))
+          ? JSON.stringify(
+              problem.instanceFailures
+                .slice(0, 20)
+                .map((f) => ({ instanceId: f.instanceId.slice(0, 64), reason: f.reason.slice(0, 1024) })),
+            )
           : undefined,
       },
       "Replace",
@@ -59,7 +63,10 @@ function parseInstanceFailures(text: string): { instanceId: string; reason: stri
     const v: unknown = JSON.parse(text);
     if (!Array.isArray(v)) return [];
     return v
-      .filter((f): f is { instanceId: string; reason: string } => typeof f?.instanceId === "string" && typeof f?.reason === "string")
+      .filter(
+        (f): f is { instanceId: string; reason: string } =>
+          typeof f?.instanceId === "string" && typeof f?.reason === "string",
+      )
       .slice(0, 20)
       .map((f) => ({ instanceId: f.instanceId, reason: f.reason }));
   } catch {

@@ -18,8 +18,14 @@ import type { RateLimitObservation } from "../pacing/learnWriteBudget";
  * (the subscription's windows, as every public sample names them). Any other name is not a write budget we pace.
  */
 const CRP_WRITE_POLICIES: Array<{ pattern: RegExp; kind: "scaleSetWrites" | "instanceWrites" }> = [
-  { pattern: /^Microsoft\.Compute\/(?:Create|Update|Put)VMScaleSet(Resource|SubscriptionMaximum|3Min|30Min)$/i, kind: "scaleSetWrites" },
-  { pattern: /^Microsoft\.Compute\/(?:(?:Update|Put)VMScaleSetVM|PutVM)(Resource|SubscriptionMaximum|3Min|30Min)$/i, kind: "instanceWrites" },
+  {
+    pattern: /^Microsoft\.Compute\/(?:Create|Update|Put)VMScaleSet(Resource|SubscriptionMaximum|3Min|30Min)$/i,
+    kind: "scaleSetWrites",
+  },
+  {
+    pattern: /^Microsoft\.Compute\/(?:(?:Update|Put)VMScaleSetVM|PutVM)(Resource|SubscriptionMaximum|3Min|30Min)$/i,
+    kind: "instanceWrites",
+  },
 ];
 
 /** `Policy;count,Policy;count` → [policy, count] pairs; malformed parts are skipped (the header is advisory). */
@@ -33,7 +39,11 @@ export function parseRemainingResource(header: string): Array<[string, number]> 
 }
 
 /** Every observation one answer carries, for the ARM resource at `path` (a URL path, query stripped). */
-export function observationsOf(method: string, path: string, header: (name: string) => string | undefined): RateLimitObservation[] {
+export function observationsOf(
+  method: string,
+  path: string,
+  header: (name: string) => string | undefined,
+): RateLimitObservation[] {
   const out: RateLimitObservation[] = [];
   const sub = /^\/subscriptions\/([^/]+)/i.exec(path)?.[1]?.toLowerCase();
   if (!sub) return out;
@@ -49,8 +59,15 @@ export function observationsOf(method: string, path: string, header: (name: stri
       for (const [policy, remaining] of parseRemainingResource(resource)) {
         for (const p of CRP_WRITE_POLICIES) {
           const m = p.pattern.exec(policy);
-          const fits = p.kind === "scaleSetWrites" ? target.value.kind === "scaleSet" : target.value.kind === "instance";
-          if (m && fits) out.push({ kind: p.kind, scope: /^resource$/i.test(m[1] as string) ? "resource" : "subscription", target: target.value, remaining });
+          const fits =
+            p.kind === "scaleSetWrites" ? target.value.kind === "scaleSet" : target.value.kind === "instance";
+          if (m && fits)
+            out.push({
+              kind: p.kind,
+              scope: /^resource$/i.test(m[1] as string) ? "resource" : "subscription",
+              target: target.value,
+              remaining,
+            });
         }
       }
     }

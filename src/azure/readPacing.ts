@@ -10,8 +10,8 @@ import { retryAfterMs } from "./armErrors";
  * bucket) closes what it names until Retry-After: a CRP 429 names its policies (`details[].target`, e.g.
  * `GetVMScaleSet3Min`, `HighCostGetVMScaleSet30Min`), and then closes only reads of the same kind (method and path with
  * the names left out), or of the same resource for a `…Resource` policy; a 429 naming none (ARM's own subscription
- * bucket) closes every read of the subscription. A wait longer than `maxWaitMs` is not slept out inside the invocation: the
- * read fails at once as throttled, with the wait as its Retry-After, so the reconcile re-enqueues itself (and the
+ * bucket) closes every read of the subscription. A wait longer than `maxWaitMs` is not slept out inside the invocation:
+ * the read fails at once as throttled, with the wait as its Retry-After, so the reconcile re-enqueues itself (and the
  * timer records when to come back). A wait is abandoned as soon as the request is aborted (its timeout).
  */
 export class ReadPacer {
@@ -32,7 +32,10 @@ export class ReadPacer {
     for (;;) {
       if (signal?.aborted) throw aborted();
       const now = this.clock.now();
-      const wait = Math.max(waitForToken(READ_BUDGET, this.state(sub), now), path === undefined ? 0 : this.closedFor(path, now));
+      const wait = Math.max(
+        waitForToken(READ_BUDGET, this.state(sub), now),
+        path === undefined ? 0 : this.closedFor(path, now),
+      );
       if (wait === 0) break;
       if (wait > this.maxWaitMs) {
         throw new ThrottledError(
@@ -49,8 +52,10 @@ export class ReadPacer {
   learnRemaining(sub: string, remaining: number): void {
     const now = this.clock.now();
     const s = refill(READ_BUDGET, this.state(sub), now);
-    // Below zero is kept (down to a whole bucket): every host reads the same figure and waits for its share of the refill.
-    if (s.at <= now && remaining < s.tokens) this.states.set(sub, { tokens: Math.max(-READ_BUDGET.capacity, remaining), at: s.at });
+    // Below zero is kept (down to a whole bucket): every host reads the same figure and waits for its share of the
+    // refill.
+    if (s.at <= now && remaining < s.tokens)
+      this.states.set(sub, { tokens: Math.max(-READ_BUDGET.capacity, remaining), at: s.at });
   }
 
   throttled(sub: string, retryAfter: number): void {
@@ -121,7 +126,11 @@ export function namedBuckets(body: string | null | undefined): string[] {
   if (!body) return [];
   try {
     const parsed = JSON.parse(body) as { details?: unknown; error?: { details?: unknown } };
-    const details = Array.isArray(parsed.details) ? parsed.details : Array.isArray(parsed.error?.details) ? parsed.error.details : [];
+    const details = Array.isArray(parsed.details)
+      ? parsed.details
+      : Array.isArray(parsed.error?.details)
+        ? parsed.error.details
+        : [];
     return details
       .map((d: unknown) => (d as { target?: unknown }).target)
       .filter((t): t is string => typeof t === "string" && /^[A-Za-z0-9./]{1,128}$/.test(t))

@@ -53,8 +53,14 @@ export class ReconcileAttemptsTable implements ReconcileAttempts {
   async list(): Promise<Map<string, ReconcileAttempt>> {
     const out = new Map<string, ReconcileAttempt>();
     try {
-      for await (const row of this.table.listEntities<AttemptRow>({ queryOptions: { filter: odata`PartitionKey eq ${ATTEMPTS_PARTITION}` } })) {
-        out.set(row.scaleSetId.toLowerCase(), { attempt: Number(row.attempt ?? 0), nextAttemptAt: Number(row.nextAttemptAt ?? 0), reason: row.reason ?? "" });
+      for await (const row of this.table.listEntities<AttemptRow>({
+        queryOptions: { filter: odata`PartitionKey eq ${ATTEMPTS_PARTITION}` },
+      })) {
+        out.set(row.scaleSetId.toLowerCase(), {
+          attempt: Number(row.attempt ?? 0),
+          nextAttemptAt: Number(row.nextAttemptAt ?? 0),
+          reason: row.reason ?? "",
+        });
       }
     } catch (err) {
       if (statusOf(err) !== 404) throw err;

@@ -66,12 +66,18 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       const row = await this.read(rowKey);
       const now = this.now();
       try {
-        const believable = row !== undefined && Number.isFinite(row.expiresAt) && row.expiresAt <= now + ttlMs + LEASE_CLOCK_SKEW_MS;
+        const believable =
+          row !== undefined && Number.isFinite(row.expiresAt) && row.expiresAt <= now + ttlMs + LEASE_CLOCK_SKEW_MS;
         if (row && believable && row.holder !== "" && row.holder !== holder && row.expiresAt > now) {
-          if (row.wanted && (row.wantedFresh || !fresh)) return { kind: "held", firstToAsk: false, expiresAt: row.expiresAt };
-          await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, wanted: true, wantedFresh: row.wantedFresh || fresh }, "Merge", {
-            etag: row.etag,
-          });
+          if (row.wanted && (row.wantedFresh || !fresh))
+            return { kind: "held", firstToAsk: false, expiresAt: row.expiresAt };
+          await this.table.updateEntity(
+            { partitionKey: LEASES_PARTITION, rowKey, wanted: true, wantedFresh: row.wantedFresh || fresh },
+            "Merge",
+            {
+              etag: row.etag,
+            },
+          );
           return { kind: "held", firstToAsk: !row.wanted, expiresAt: row.expiresAt };
         }
         // Free, expired (its holder died) or ours: the pass about to run reads everything, so earlier requests are met.
@@ -100,7 +106,11 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       const row = await this.read(rowKey);
       if (!row || row.holder !== holder) return false;
       try {
-        await this.table.updateEntity({ partitionKey: LEASES_PARTITION, rowKey, expiresAt: this.now() + ttlMs }, "Merge", { etag: row.etag });
+        await this.table.updateEntity(
+          { partitionKey: LEASES_PARTITION, rowKey, expiresAt: this.now() + ttlMs },
+          "Merge",
+          { etag: row.etag },
+        );
         return true;
       } catch (err) {
         if (!lostRace(err)) throw err;
@@ -109,7 +119,12 @@ export class ReconcileLeaseTable implements ReconcileLeases {
     return false;
   }
 
-  async release(ref: TargetRef, holder: string, ttlMs: number, handover?: string): Promise<{ again: false } | { again: true; fresh: boolean }> {
+  async release(
+    ref: TargetRef,
+    holder: string,
+    ttlMs: number,
+    handover?: string,
+  ): Promise<{ again: false } | { again: true; fresh: boolean }> {
     const rowKey = cachePartition(ref);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const row = await this.read(rowKey);

@@ -31,7 +31,12 @@ export function tableTimeoutPolicy(ms: number): PipelinePolicy {
   };
 }
 
-export function tableClient(conn: StorageConnection, table: string, policies: StoragePolicies = [], timeoutMs?: number): TableClient {
+export function tableClient(
+  conn: StorageConnection,
+  table: string,
+  policies: StoragePolicies = [],
+  timeoutMs?: number,
+): TableClient {
   const timeout = timeoutMs ? [{ policy: tableTimeoutPolicy(timeoutMs), position: "perRetry" as const }] : [];
   const additionalPolicies = [...additional(policies), ...timeout];
   if (conn.kind === "connectionString") {

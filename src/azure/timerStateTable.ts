@@ -12,7 +12,12 @@ export class TimerStateTable implements TimerStateStore {
 
   async read(): Promise<TimerState> {
     try {
-      const row = await this.table.getEntity<{ notBefore?: number; cursor?: string; resume?: string; lastRun?: string }>(TIMER_PARTITION, TIMER_ROW);
+      const row = await this.table.getEntity<{
+        notBefore?: number;
+        cursor?: string;
+        resume?: string;
+        lastRun?: string;
+      }>(TIMER_PARTITION, TIMER_ROW);
       return {
         notBefore: Number(row.notBefore ?? 0),
         cursor: row.cursor ?? "",

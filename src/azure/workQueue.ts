@@ -1,5 +1,11 @@
 import type { QueueClient } from "@azure/storage-queue";
-import { LEGACY_LEADING_PREFIX, reasonWithTrace, targetField, type DeclareMessage, type ReconcileMessage } from "../core/messages";
+import {
+  LEGACY_LEADING_PREFIX,
+  reasonWithTrace,
+  targetField,
+  type DeclareMessage,
+  type ReconcileMessage,
+} from "../core/messages";
 import type { Logger, ReconcileRequest, WorkQueue } from "../core/ports";
 import { currentTraceparent } from "../telemetry/tracing";
 
@@ -27,7 +33,12 @@ export function poisonEnvelope(received: string, reason: string, at: string): st
   let keep = Math.min(received.length, 32 * 1024);
   for (;;) {
     const cut = keep < received.length;
-    const encoded = encodeMessage({ reason: why, received: received.slice(0, keep), at, ...(cut ? { receivedChars: received.length } : {}) });
+    const encoded = encodeMessage({
+      reason: why,
+      received: received.slice(0, keep),
+      at,
+      ...(cut ? { receivedChars: received.length } : {}),
+    });
     if (encoded.length <= MAX_QUEUE_MESSAGE_CHARS || keep === 0) return encoded;
     keep = Math.floor(keep / 2);
   }
@@ -63,7 +74,9 @@ export class StorageWorkQueue implements WorkQueue {
   }
 
   /** Up to `max` (at most 32) poison messages, left in place. */
-  async peekPoison(max: number): Promise<{ messageId: string; insertedOn: Date; dequeueCount: number; messageText: string }[]> {
+  async peekPoison(
+    max: number,
+  ): Promise<{ messageId: string; insertedOn: Date; dequeueCount: number; messageText: string }[]> {
     try {
       return (await this.poison.peekMessages({ numberOfMessages: max })).peekedMessageItems;
     } catch (err) {
@@ -93,8 +106,18 @@ export class StorageWorkQueue implements WorkQueue {
 
   private async send(message: unknown, delayMs: number): Promise<void> {
     const visibilityTimeout = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delayMs / this.timeScale / 1000)));
-    const sent = await this.queue.sendMessage(encodeMessage(message), visibilityTimeout > 0 ? { visibilityTimeout } : {});
-    const m = message as { kind?: string; scaleSetId?: string; targetId?: string; reason?: string; attempt?: number; fresh?: boolean };
+    const sent = await this.queue.sendMessage(
+      encodeMessage(message),
+      visibilityTimeout > 0 ? { visibilityTimeout } : {},
+    );
+    const m = message as {
+      kind?: string;
+      scaleSetId?: string;
+      targetId?: string;
+      reason?: string;
+      attempt?: number;
+      fresh?: boolean;
+    };
     this.log?.info("enqueue", {
       kind: m.kind,
       scaleSetId: m.scaleSetId ?? m.targetId,

@@ -46,20 +46,30 @@ async function sendFollowingSameOrigin(send: typeof fetch, url: URL, init: Reque
     const location = res.status >= 300 && res.status < 400 ? res.headers.get("location") : null;
     if (!location) return res;
     const next = new URL(location, at);
-    if (next.origin !== url.origin) throw new UnreachableError(`poolsync at ${url.origin} redirected to ${next.origin}; not following it with credentials`);
+    if (next.origin !== url.origin)
+      throw new UnreachableError(
+        `poolsync at ${url.origin} redirected to ${next.origin}; not following it with credentials`,
+      );
     at = next;
   }
   throw new UnreachableError(`poolsync at ${url.origin} redirected more than 5 times`);
 }
 
-export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: string, body?: unknown): Promise<unknown> {
+export async function callApi(
+  opts: ClientOptions,
+  method: "GET" | "PUT",
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
   const url = new URL(path, opts.url.endsWith("/") ? opts.url : `${opts.url}/`);
   const headers: Record<string, string> = { accept: "application/json" };
   if (opts.key) headers["x-functions-key"] = opts.key;
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   if ((opts.key || opts.token) && url.protocol !== "https:" && !isLoopbackHost(url.hostname)) {
-    throw new UnreachableError(`refusing to send a key or token to ${url.origin} over plain http: use https (http only for 127.0.0.1, ::1, localhost)`);
+    throw new UnreachableError(
+      `refusing to send a key or token to ${url.origin} over plain http: use https (http only for 127.0.0.1, ::1, localhost)`,
+    );
   }
   let res: Response;
   try {
@@ -72,7 +82,9 @@ export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: 
   } catch (err) {
     if (err instanceof UnreachableError) throw err;
     const why = (err as Error).name === "TimeoutError" ? "timed out" : describeCause(err);
-    throw new UnreachableError(`cannot reach poolsync at ${url.origin} (${why}); is it running? (npm run local, or --url)`);
+    throw new UnreachableError(
+      `cannot reach poolsync at ${url.origin} (${why}); is it running? (npm run local, or --url)`,
+    );
   }
   const text = await res.text();
   let json: unknown;
@@ -82,12 +94,22 @@ export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: 
     json = undefined;
   }
   if (res.ok) {
-    if (json === undefined) throw new ApiError(res.status, "not_json", `${method} ${url.pathname} answered ${res.status} without a JSON body`);
+    if (json === undefined)
+      throw new ApiError(
+        res.status,
+        "not_json",
+        `${method} ${url.pathname} answered ${res.status} without a JSON body`,
+      );
     return json;
   }
   const error = (json as { error?: { code?: unknown; message?: unknown; field?: unknown } } | undefined)?.error;
   if (error && typeof error.message === "string") {
-    throw new ApiError(res.status, String(error.code ?? "error"), error.message, typeof error.field === "string" ? error.field : undefined);
+    throw new ApiError(
+      res.status,
+      String(error.code ?? "error"),
+      error.message,
+      typeof error.field === "string" ? error.field : undefined,
+    );
   }
   // A refusal from the host itself (401 without a valid key, 404 for a missing route) has no JSON error body.
   const hint =
@@ -96,5 +118,9 @@ export async function callApi(opts: ClientOptions, method: "GET" | "PUT", path: 
       : res.status === 404
         ? "; is --url a poolsync app?"
         : "";
-  throw new ApiError(res.status, `http_${res.status}`, `${method} ${url.pathname} answered ${res.status} ${res.statusText}${hint}`);
+  throw new ApiError(
+    res.status,
+    `http_${res.status}`,
+    `${method} ${url.pathname} answered ${res.status} ${res.statusText}${hint}`,
+  );
 }

@@ -5,7 +5,9 @@ import type { StatusReport } from "../intake/statusReport";
 import type { MembershipWithDrift } from "../intake/driftView";
 import { driftLine } from "./driftText";
 
-/** Plain text for a terminal: one line per fact, the IDs in full (they are what a person copies into the next command). */
+/**
+ * Plain text for a terminal: one line per fact, the IDs in full (they are what a person copies into the next command).
+ */
 
 const lastSegment = (id: string) => id.split("/").filter(Boolean).pop() ?? id;
 const poolName = (id: string) => {
@@ -27,7 +29,9 @@ export function formatAccepted(a: Accepted): string {
 function membershipLine(m: MembershipView): string {
   const known = m.instances.filter((i) => i.state !== "unknown");
   const instances =
-    m.instances.length === 0 ? "no instances cached" : `instances ${known.filter((i) => i.state === m.declared).length}/${m.instances.length} ${m.declared}`;
+    m.instances.length === 0
+      ? "no instances cached"
+      : `instances ${known.filter((i) => i.state === m.declared).length}/${m.instances.length} ${m.declared}`;
   const observed = `${m.model.state}${m.model.stale ? " (stale)" : ""}`;
   const reason = m.outcome.reason ? ` — ${m.outcome.reason}` : "";
   return `  ${poolName(m.backendPoolId)}  ${m.ipConfiguration ?? "primary"}  declared ${m.declared}  observed ${observed}  ${instances}  ${m.sync}  ${m.outcome.kind}${reason}`;
@@ -37,7 +41,9 @@ export function formatScaleSetView(v: ScaleSetView): string {
   const lines = [`${lastSegment(v.scaleSetId)}  ${v.scaleSetId}`];
   if (!v.cacheEnabled) lines.push("  model: cache disabled, nothing observed");
   else if (v.model.cached)
-    lines.push(`  model ETag ${v.model.etag} read ${v.model.readAt}${v.model.stale ? ` (stale: ${v.model.staleReason ?? "marked"})` : ""}`);
+    lines.push(
+      `  model ETag ${v.model.etag} read ${v.model.readAt}${v.model.stale ? ` (stale: ${v.model.staleReason ?? "marked"})` : ""}`,
+    );
   else lines.push("  model: not cached yet");
   if (v.memberships.length === 0) lines.push("  no declarations");
   for (const m of v.memberships) {
@@ -49,11 +55,15 @@ export function formatScaleSetView(v: ScaleSetView): string {
     const drift = driftLine((m as Partial<MembershipWithDrift>).drift);
     if (drift) lines.push(drift);
     for (const i of m.instances)
-      lines.push(`    instance ${i.instanceId}: ${i.state}${i.stale ? " (stale)" : ""}${i.etag ? `  ETag ${i.etag}` : ""}${i.note ? `  ${i.note}` : ""}`);
+      lines.push(
+        `    instance ${i.instanceId}: ${i.state}${i.stale ? " (stale)" : ""}${i.etag ? `  ETag ${i.etag}` : ""}${i.note ? `  ${i.note}` : ""}`,
+      );
   }
   const others = v.observedPools.filter((p) => !p.declared);
   if (others.length > 0)
-    lines.push(`  other pools on it (not declared here): ${others.map((p) => `${poolName(p.backendPoolId)} on ${p.ipConfiguration}`).join(", ")}`);
+    lines.push(
+      `  other pools on it (not declared here): ${others.map((p) => `${poolName(p.backendPoolId)} on ${p.ipConfiguration}`).join(", ")}`,
+    );
   return lines.join("\n");
 }
 
@@ -78,7 +88,9 @@ export function formatStatus(r: StatusReport): string {
 
 export function formatPoison(queueName: string, messages: PoisonMessage[], total: number): string {
   if (messages.length === 0) return `no poison messages on ${queueName}`;
-  const lines = [`${total} poison message${total === 1 ? "" : "s"} on ${queueName}${total > messages.length ? ` (showing ${messages.length})` : ""}`];
+  const lines = [
+    `${total} poison message${total === 1 ? "" : "s"} on ${queueName}${total > messages.length ? ` (showing ${messages.length})` : ""}`,
+  ];
   for (const m of messages) {
     lines.push("", `- ${m.insertedOn}  ${m.reason}`);
     if (m.scaleSetId) lines.push(`  scale set: ${m.scaleSetId}`);

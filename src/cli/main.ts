@@ -7,7 +7,9 @@ import { ApiError, callApi, UnreachableError, type ClientOptions } from "./clien
 import { formatDryRun, formatPlan } from "./planText";
 import { formatAccepted, formatPoison, formatScaleSetView, formatStatus } from "./format";
 
-/** `poolsync declare|status|poison`: a thin client of the HTTP API (docs/api.md), so it works against any deployment. */
+/**
+ * `poolsync declare|status|poison`: a thin client of the HTTP API (docs/api.md), so it works against any deployment.
+ */
 
 export const EXIT = { ok: 0, apiError: 1, usage: 2, unreachable: 3 } as const;
 
@@ -89,8 +91,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (command === undefined) throw new UsageError("no command given");
     const allowed = ALLOWED[command];
     if (!allowed) throw new UsageError(`unknown command "${command}"`);
-    if (positionals.length > (command === "plan" ? 2 : 1)) throw new UsageError(`unexpected argument "${positionals[1]}"`);
-    const misplaced = (["scale-set", "pool", "ip-configuration", "state"] as const).filter((o) => values[o] !== undefined && !allowed.includes(o));
+    if (positionals.length > (command === "plan" ? 2 : 1))
+      throw new UsageError(`unexpected argument "${positionals[1]}"`);
+    const misplaced = (["scale-set", "pool", "ip-configuration", "state"] as const).filter(
+      (o) => values[o] !== undefined && !allowed.includes(o),
+    );
     if (misplaced.length > 0) throw new UsageError(`${command} takes no --${misplaced[0]}`);
     const client: ClientOptions = {
       url: values.url ?? io.env.POOLSYNC_URL ?? "http://127.0.0.1:7071",
@@ -112,7 +117,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       const state = values.state;
       if (!scaleSetId && !targetId) throw new UsageError("declare needs --scale-set ID or --target ID");
       if (!backendPoolId) throw new UsageError("declare needs --pool ID");
-      if (state !== "present" && state !== "absent") throw new UsageError(`declare needs --state present or --state absent${state ? `, not "${state}"` : ""}`);
+      if (state !== "present" && state !== "absent")
+        throw new UsageError(`declare needs --state present or --state absent${state ? `, not "${state}"` : ""}`);
       const body = {
         ...(targetId ? { targetId } : { scaleSetId }),
         backendPoolId,
@@ -121,7 +127,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
         ...(values["ip-version"] ? { ipVersion: values["ip-version"] } : {}),
       };
       if (values["dry-run"]) {
-        const dry = (await callApi(client, "PUT", "api/memberships?dryRun=true", body)) as Parameters<typeof formatDryRun>[0];
+        const dry = (await callApi(client, "PUT", "api/memberships?dryRun=true", body)) as Parameters<
+          typeof formatDryRun
+        >[0];
         print(dry, () => formatDryRun(dry));
         return EXIT.ok;
       }
@@ -130,13 +138,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
     } else if (command === "plan") {
       const targetId = positionals[1];
       if (!targetId) throw new UsageError("plan needs a target ID (a scale set or VM)");
-      const plan = (await callApi(client, "GET", `api/plan?targetId=${encodeURIComponent(targetId)}`)) as Parameters<typeof formatPlan>[0];
+      const plan = (await callApi(client, "GET", `api/plan?targetId=${encodeURIComponent(targetId)}`)) as Parameters<
+        typeof formatPlan
+      >[0];
       print(plan, () => formatPlan(plan));
     } else if (command === "status") {
       const scaleSetId = values["scale-set"];
       const targetId = values.target;
       if (scaleSetId !== undefined || targetId !== undefined) {
-        const query = targetId !== undefined ? `targetId=${encodeURIComponent(targetId)}` : `scaleSetId=${encodeURIComponent(scaleSetId ?? "")}`;
+        const query =
+          targetId !== undefined
+            ? `targetId=${encodeURIComponent(targetId)}`
+            : `scaleSetId=${encodeURIComponent(scaleSetId ?? "")}`;
         const view = (await callApi(client, "GET", `api/memberships?${query}`)) as ScaleSetView;
         print(view, () => formatScaleSetView(view));
       } else {

@@ -20,18 +20,25 @@ export function formatPlan(p: PlanLike): string {
     `plan for ${p.targetId}: ${p.writes.length === 0 ? "nothing to write" : `${p.writes.length} write${p.writes.length === 1 ? "" : "s"}`} (${p.declarations} declaration${p.declarations === 1 ? "" : "s"}; based on ${p.basedOn.source}, oldest ${Math.round(p.basedOn.oldestAgeMs / 1000)} s old)`,
   ];
   for (const w of p.writes) {
-    lines.push(`  ${w.kind} ${w.id}  If-Match ${w.ifMatch}  (${w.basedOn.source}, ${Math.round(w.basedOn.ageMs / 1000)} s old)`);
+    lines.push(
+      `  ${w.kind} ${w.id}  If-Match ${w.ifMatch}  (${w.basedOn.source}, ${Math.round(w.basedOn.ageMs / 1000)} s old)`,
+    );
     for (const c of w.ipConfigurations) {
       for (const g of c.gain) lines.push(`    ${c.nicConfiguration}/${c.ipConfiguration}  + ${g}`);
       for (const l of c.lose) lines.push(`    ${c.nicConfiguration}/${c.ipConfiguration}  - ${l}`);
     }
   }
-  for (const s of p.skipped ?? []) lines.push(`  not written: ${s.backendPoolId} (${s.ipConfiguration || "primary"}): ${s.reason}`);
-  for (const u of p.unplaceable ?? []) lines.push(`  would fail: ${u.backendPoolId} (${u.ipConfiguration || "primary"}): ${u.reason}`);
+  for (const s of p.skipped ?? [])
+    lines.push(`  not written: ${s.backendPoolId} (${s.ipConfiguration || "primary"}): ${s.reason}`);
+  for (const u of p.unplaceable ?? [])
+    lines.push(`  would fail: ${u.backendPoolId} (${u.ipConfiguration || "primary"}): ${u.reason}`);
   return lines.join("\n");
 }
 
-export function formatDryRun(d: { wouldStore: { state: string; backendPoolId: string; targetId: string }; plan: PlanLike }): string {
+export function formatDryRun(d: {
+  wouldStore: { state: string; backendPoolId: string; targetId: string };
+  plan: PlanLike;
+}): string {
   return [
     `dry run: nothing stored, queued or written`,
     `would store: ${d.wouldStore.state} ${d.wouldStore.backendPoolId} on ${d.wouldStore.targetId}`,

@@ -1,6 +1,14 @@
 import { isSystemEvent, type KnownSystemEventTypes } from "@azure/eventgrid";
 import { callerOf, type EventCaller } from "./eventCaller";
-import { parseComputeId, parseNicId, parseVmId, type InstanceRef, type NicRef, type ScaleSetRef, type VmRef } from "./resourceIds";
+import {
+  parseComputeId,
+  parseNicId,
+  parseVmId,
+  type InstanceRef,
+  type NicRef,
+  type ScaleSetRef,
+  type VmRef,
+} from "./resourceIds";
 import { ok, refuse, type Result } from "./result";
 
 /**
@@ -83,7 +91,8 @@ function envelopeOf(raw: unknown): Result<Envelope> {
   const e = value as Record<string, unknown>;
   const cloud = typeof e.specversion === "string";
   const type = cloud ? e.type : e.eventType;
-  if (typeof type !== "string" || type === "") return refuse(cloud ? "type: missing" : "eventType: missing (neither Event Grid nor CloudEvents schema)");
+  if (typeof type !== "string" || type === "")
+    return refuse(cloud ? "type: missing" : "eventType: missing (neither Event Grid nor CloudEvents schema)");
   if (typeof e.id !== "string" || e.id === "") return refuse("id: missing");
   const data = e.data;
   if (typeof data !== "object" || data === null || Array.isArray(data)) return refuse("data: missing or not an object");
@@ -104,8 +113,13 @@ function envelopeOf(raw: unknown): Result<Envelope> {
 export function computeTargetOf(uri: string): Result<ScaleSetRef | InstanceRef> {
   const trimmed = uri.trim().replace(/\/+$/, "");
   const seg = trimmed.split("/");
-  // ["", "subscriptions", s, "resourceGroups", rg, "providers", "Microsoft.Compute", "virtualMachineScaleSets", name, "virtualMachines", id, ...]
-  if (seg.length < 9 || (seg[6] ?? "").toLowerCase() !== "microsoft.compute" || (seg[7] ?? "").toLowerCase() !== "virtualmachinescalesets") {
+  // ["", "subscriptions", s, "resourceGroups", rg, "providers", "Microsoft.Compute", "virtualMachineScaleSets", name,
+  // "virtualMachines", id, ...]
+  if (
+    seg.length < 9 ||
+    (seg[6] ?? "").toLowerCase() !== "microsoft.compute" ||
+    (seg[7] ?? "").toLowerCase() !== "virtualmachinescalesets"
+  ) {
     return refuse("not a scale set or scale set VM");
   }
   const isInstance = seg.length >= 11 && (seg[9] ?? "").toLowerCase() === "virtualmachines";
@@ -133,7 +147,9 @@ export function classifyEvent(raw: unknown): EventVerdict {
   const target = computeTargetOf(uri);
   const httpRequest = e.data.httpRequest;
   const clientRequestId =
-    typeof httpRequest === "object" && httpRequest !== null ? stringField(httpRequest as Record<string, unknown>, "clientRequestId") : undefined;
+    typeof httpRequest === "object" && httpRequest !== null
+      ? stringField(httpRequest as Record<string, unknown>, "clientRequestId")
+      : undefined;
   const depth = uri.trim().replace(/\/+$/, "").split("/").length;
   if (!target.ok) {
     const other = nicOrVmTargetOf(uri);
@@ -149,7 +165,11 @@ export function classifyEvent(raw: unknown): EventVerdict {
     };
     return {
       kind: "nic-or-vm",
-      event: { ...fields, target: other.value, isDeleteOfTarget: type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === 9 },
+      event: {
+        ...fields,
+        target: other.value,
+        isDeleteOfTarget: type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === 9,
+      },
     };
   }
   return {
@@ -163,7 +183,8 @@ export function classifyEvent(raw: unknown): EventVerdict {
       clientRequestId,
       correlationId: stringField(e.data, "correlationId"),
       caller: callerOf(e.data, e.id, e.time),
-      isDeleteOfTarget: type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === (target.value.kind === "instance" ? 11 : 9),
+      isDeleteOfTarget:
+        type === "Microsoft.Resources.ResourceDeleteSuccess" && depth === (target.value.kind === "instance" ? 11 : 9),
     },
   };
 }

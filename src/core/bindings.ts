@@ -32,18 +32,27 @@ const PLACEHOLDER = /^\{[A-Za-z][A-Za-z0-9]*\}$/;
 
 function parsePrefix(side: string, what: string): Result<string[]> {
   const trimmed = side.trim();
-  if (!trimmed.startsWith("/subscriptions/")) return refuse(`${what} "${trimmed}" must be an ARM ID prefix starting with /subscriptions/`);
+  if (!trimmed.startsWith("/subscriptions/"))
+    return refuse(`${what} "${trimmed}" must be an ARM ID prefix starting with /subscriptions/`);
   if (/[^\x21-\x7e]/.test(trimmed)) return refuse(`${what} "${trimmed}" may hold only printable ASCII without spaces`);
   const segs = segments(trimmed);
-  if (segs.some((s) => s === "." || s === "..")) return refuse(`${what} "${trimmed}" must not contain "." or ".." segments`);
-  if (segs.some((s) => s.includes("*") && s !== "*")) return refuse(`${what} "${trimmed}": "*" stands for a whole segment, not part of one`);
-  if (segs.some((s) => /[{}]/.test(s) && !PLACEHOLDER.test(s))) return refuse(`${what} "${trimmed}": "{name}" stands for a whole segment, not part of one`);
+  if (segs.some((s) => s === "." || s === ".."))
+    return refuse(`${what} "${trimmed}" must not contain "." or ".." segments`);
+  if (segs.some((s) => s.includes("*") && s !== "*"))
+    return refuse(`${what} "${trimmed}": "*" stands for a whole segment, not part of one`);
+  if (segs.some((s) => /[{}]/.test(s) && !PLACEHOLDER.test(s)))
+    return refuse(`${what} "${trimmed}": "{name}" stands for a whole segment, not part of one`);
   return ok(segs);
 }
 
 /** The kind a target prefix names by its resource type (…/providers/Microsoft.Compute/<type>), if it names one. */
 function kindNamed(target: string[]): BindingKind | undefined {
-  if (target.length < 7 || asciiLower(target[4] ?? "") !== "providers" || asciiLower(target[5] ?? "") !== "microsoft.compute") return undefined;
+  if (
+    target.length < 7 ||
+    asciiLower(target[4] ?? "") !== "providers" ||
+    asciiLower(target[5] ?? "") !== "microsoft.compute"
+  )
+    return undefined;
   const type = asciiLower(target[6] ?? "");
   return type === "virtualmachinescalesets" ? "scaleSets" : type === "virtualmachines" ? "vms" : undefined;
 }
@@ -55,7 +64,9 @@ export function parseBindings(input: string): Result<BindingRule[]> {
     .map((p) => p.trim())
     .filter(Boolean);
   if (parts.length === 0)
-    return refuse("names no rule: write rules `[scaleSets|vms|both:] <target prefix> => <pool prefix>`, or `*` for any pairing inside POOLSYNC_SCOPES");
+    return refuse(
+      "names no rule: write rules `[scaleSets|vms|both:] <target prefix> => <pool prefix>`, or `*` for any pairing inside POOLSYNC_SCOPES",
+    );
   const rules: BindingRule[] = [];
   for (const [i, raw] of parts.entries()) {
     if (raw === "*") {
@@ -73,15 +84,26 @@ export function parseBindings(input: string): Result<BindingRule[]> {
     const bound = new Set(target.value.filter((s) => PLACEHOLDER.test(s)).map(asciiLower));
     const unbound = pool.value.find((s) => PLACEHOLDER.test(s) && !bound.has(asciiLower(s)));
     if (unbound) return refuse(`rule ${i + 1} "${raw}": pool side ${unbound} is not named on the target side`);
-    const said = kindMatch ? ((["scaleSets", "vms", "both"] as const).find((k) => k.toLowerCase() === kindMatch[1]!.toLowerCase()) as BindingKind) : undefined;
+    const said = kindMatch
+      ? ((["scaleSets", "vms", "both"] as const).find(
+          (k) => k.toLowerCase() === kindMatch[1]!.toLowerCase(),
+        ) as BindingKind)
+      : undefined;
     const named = kindNamed(target.value);
-    if (said && named && said !== named) return refuse(`rule ${i + 1} "${raw}" says ${said} but its target prefix names ${named}`);
+    if (said && named && said !== named)
+      return refuse(`rule ${i + 1} "${raw}" says ${said} but its target prefix names ${named}`);
     const kind = said ?? named;
     if (!kind)
       return refuse(
         `rule ${i + 1} "${raw}" covers a whole subscription or resource group: say which targets it is for with "scaleSets:", "vms:" or "both:" before it`,
       );
-    rules.push({ index: i + 1, text: `${said ? `${said}: ` : ""}${sides[0]!.trim()} => ${sides[1]!.trim()}`, target: target.value, pool: pool.value, kind });
+    rules.push({
+      index: i + 1,
+      text: `${said ? `${said}: ` : ""}${sides[0]!.trim()} => ${sides[1]!.trim()}`,
+      target: target.value,
+      pool: pool.value,
+      kind,
+    });
   }
   return ok(rules);
 }
@@ -110,7 +132,9 @@ export type BindingVerdict = { allowed: true; rule?: BindingRule } | { allowed: 
 
 export function checkBinding(rules: readonly BindingRule[], targetId: string, poolId: string): BindingVerdict {
   const kind = kindOfTarget(targetId);
-  const forTarget = rules.filter((r) => r.any || ((r.kind === "both" || r.kind === kind) && covers(r.target, targetId, new Map(), true)));
+  const forTarget = rules.filter(
+    (r) => r.any || ((r.kind === "both" || r.kind === kind) && covers(r.target, targetId, new Map(), true)),
+  );
   const rule = forTarget.find((r) => {
     if (r.any) return true;
     const captured = new Map<string, string>();

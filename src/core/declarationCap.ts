@@ -14,7 +14,9 @@ export const MAX_DECLARATIONS_PER_SCALE_SET = 200;
 export function overCap(declarations: readonly StoredDeclaration[]): Set<StoredDeclaration> {
   const present = declarations.filter((d) => d.state !== "absent");
   if (present.length <= MAX_DECLARATIONS_PER_SCALE_SET) return new Set();
-  const byAge = [...present].sort((a, b) => a.declaredAt.localeCompare(b.declaredAt) || a.requestId.localeCompare(b.requestId));
+  const byAge = [...present].sort(
+    (a, b) => a.declaredAt.localeCompare(b.declaredAt) || a.requestId.localeCompare(b.requestId),
+  );
   return new Set(byAge.slice(MAX_DECLARATIONS_PER_SCALE_SET));
 }
 

@@ -3,7 +3,10 @@ import { parseSelector, selectorText } from "./networkProfile";
 
 /** A user's intent for one (scale set, backend pool, ip configuration), as stored in the memberships table. */
 export interface Declaration {
-  /** Any target's ID (scale set or VM). Named so in the table and in older hosts' messages: renaming would break stored rows. */
+  /**
+   * Any target's ID (scale set or VM). Named so in the table and in older hosts' messages: renaming would break stored
+   * rows.
+   */
   scaleSetId: string;
   backendPoolId: string;
   /**
@@ -11,7 +14,10 @@ export interface Declaration {
    * With ipVersion: the NIC configuration whose ip configuration of that version is meant ("" = the primary NIC).
    */
   ipConfiguration: string;
-  /** The ip configuration of this IP version (dual stack). Stored inside the ipConfiguration column: see membershipTable. */
+  /**
+   * The ip configuration of this IP version (dual stack). Stored inside the ipConfiguration column: see
+   * membershipTable.
+   */
   ipVersion?: IpVersion;
   state: "present" | "absent";
   declaredAt: string;
@@ -62,7 +68,10 @@ export function toIntent(d: Declaration): PoolIntent {
 
 /** Which ip configuration the declaration is about, from its two fields. */
 export function selectorOf(d: Pick<Declaration, "ipConfiguration" | "ipVersion">): IpConfigSelector {
-  if (d.ipVersion) return d.ipConfiguration ? { kind: "version", nic: d.ipConfiguration, version: d.ipVersion } : { kind: "version", version: d.ipVersion };
+  if (d.ipVersion)
+    return d.ipConfiguration
+      ? { kind: "version", nic: d.ipConfiguration, version: d.ipVersion }
+      : { kind: "version", version: d.ipVersion };
   return parseSelector(d.ipConfiguration || undefined);
 }
 

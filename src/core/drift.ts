@@ -55,7 +55,11 @@ function touchedId(r: ObservedResource, intent: PoolIntent): string | undefined 
 }
 
 /** One finding per applied declaration that some resource no longer satisfies (the first such resource). */
-export function findDrift(declarations: readonly StoredDeclaration[], intents: readonly PoolIntent[], resources: readonly ObservedResource[]): DriftFinding[] {
+export function findDrift(
+  declarations: readonly StoredDeclaration[],
+  intents: readonly PoolIntent[],
+  resources: readonly ObservedResource[],
+): DriftFinding[] {
   const out: DriftFinding[] = [];
   declarations.forEach((d, i) => {
     const intent = intents[i];
@@ -79,7 +83,9 @@ export function driftOf(f: DriftFinding, writer: SeenWriter | undefined, now: nu
   const caused = writer && (Number.isNaN(appliedAt) || writer.seenAt >= appliedAt) ? writer : undefined;
   return {
     at: new Date(now).toISOString(),
-    by: caused ? { name: caused.name ?? "unknown", id: caused.id ?? "unknown", appId: caused.appId ?? "unknown" } : UNKNOWN_WRITER,
+    by: caused
+      ? { name: caused.name ?? "unknown", id: caused.id ?? "unknown", appId: caused.appId ?? "unknown" }
+      : UNKNOWN_WRITER,
     operation: caused?.operation ?? "unknown",
     correlationId: caused?.correlationId ?? "",
     source: caused ? "event" : "timer",

@@ -20,8 +20,10 @@ export interface EventCaller {
 const OBJECT_ID = "http://schemas.microsoft.com/identity/claims/objectidentifier";
 const NAME_CLAIMS = ["name", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", "upn", "unique_name"];
 
-const text = (v: unknown, max = 256): string | undefined => (typeof v === "string" && v !== "" ? v.slice(0, max) : undefined);
-const record = (v: unknown): Record<string, unknown> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const text = (v: unknown, max = 256): string | undefined =>
+  typeof v === "string" && v !== "" ? v.slice(0, max) : undefined;
+const record = (v: unknown): Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 export function callerOf(data: Record<string, unknown>, eventId: string, at: string | undefined): EventCaller {
   const claims = record(data.claims);

@@ -19,7 +19,8 @@ const targetId = z.string().superRefine((v, ctx) => {
 
 /** Exactly one of scaleSetId and targetId names what a message is about. */
 function oneTarget(m: { scaleSetId?: string | undefined; targetId?: string | undefined }, ctx: z.RefinementCtx): void {
-  if (m.scaleSetId === undefined && m.targetId === undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
+  if (m.scaleSetId === undefined && m.targetId === undefined)
+    ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
   if (m.scaleSetId !== undefined && m.targetId !== undefined)
     ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
 }
@@ -32,7 +33,10 @@ const backendPoolId = z.string().superRefine((v, ctx) => {
 // Names of NICs and ip configurations: letters, digits, _ . - (CRP's rules); "nic/ipconfig" picks a NIC.
 const ipConfiguration = z
   .string()
-  .regex(/^(?:[A-Za-z0-9_.-]{1,80}\/)?[A-Za-z0-9_.-]{1,80}$/, 'must be an ip configuration name, or "nicConfiguration/ipConfiguration"');
+  .regex(
+    /^(?:[A-Za-z0-9_.-]{1,80}\/)?[A-Za-z0-9_.-]{1,80}$/,
+    'must be an ip configuration name, or "nicConfiguration/ipConfiguration"',
+  );
 
 /**
  * W3C trace context of whoever asked (the declaration's HTTP request, the event): the reconcile continues that trace.
@@ -57,7 +61,9 @@ export const declareMessageV1 = z
     ipConfiguration: ipConfiguration.optional(),
     /** Dual stack: the primary NIC's ip configuration of this IP version, instead of naming one. */
     ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
-    state: z.enum(["present", "absent"], { error: (iss) => (iss.input === undefined ? "is required" : 'must be "present" or "absent"') }),
+    state: z.enum(["present", "absent"], {
+      error: (iss) => (iss.input === undefined ? "is required" : 'must be "present" or "absent"'),
+    }),
     requestId: requestId.optional(),
     /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
     declaredAt: z.iso.datetime({ offset: true }).optional(),
@@ -150,9 +156,14 @@ export type ParsedMessage = { ok: true; message: QueueMessage } | { ok: false; r
 export function parseQueueMessage(body: unknown): ParsedMessage {
   let value = body;
   // The host hands bytes over when the base64-decoded body is not UTF-8 text.
-  if (body instanceof Uint8Array) return { ok: false, reason: `message is ${body.length} bytes that are not UTF-8 text (expected base64 of a JSON object)` };
+  if (body instanceof Uint8Array)
+    return {
+      ok: false,
+      reason: `message is ${body.length} bytes that are not UTF-8 text (expected base64 of a JSON object)`,
+    };
   if (typeof body === "string") {
-    if (body.length > MAX_MESSAGE_CHARS) return { ok: false, reason: `message is ${body.length} characters, over ${MAX_MESSAGE_CHARS}` };
+    if (body.length > MAX_MESSAGE_CHARS)
+      return { ok: false, reason: `message is ${body.length} characters, over ${MAX_MESSAGE_CHARS}` };
     try {
       value = JSON.parse(body);
     } catch {
@@ -161,13 +172,15 @@ export function parseQueueMessage(body: unknown): ParsedMessage {
   } else if (JSON.stringify(body ?? null).length > MAX_MESSAGE_CHARS) {
     return { ok: false, reason: `message is over ${MAX_MESSAGE_CHARS} characters` };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, reason: "message is not a JSON object" };
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return { ok: false, reason: "message is not a JSON object" };
   const v = (value as Record<string, unknown>).v;
   if (v === undefined) return { ok: false, reason: "v: is required (this poolsync reads 1)" };
   if (v !== 1) return { ok: false, reason: `v: unknown schema version ${JSON.stringify(v)} (this poolsync reads 1)` };
   const kind = (value as Record<string, unknown>).kind;
   if (kind === undefined) return { ok: false, reason: "kind: is required (declare or reconcile)" };
-  if (kind !== "declare" && kind !== "reconcile") return { ok: false, reason: `kind: unknown message kind ${JSON.stringify(kind)} (declare or reconcile)` };
+  if (kind !== "declare" && kind !== "reconcile")
+    return { ok: false, reason: `kind: unknown message kind ${JSON.stringify(kind)} (declare or reconcile)` };
   const parsed = queueMessageV1.safeParse(value);
   if (!parsed.success) return { ok: false, reason: formatIssues(parsed.error) };
   return { ok: true, message: parsed.data };

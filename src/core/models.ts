@@ -26,7 +26,10 @@ export interface InstanceModel {
   provisioningState: string | undefined;
   /** Instances being deleted (or protected from scale-in and marked for deletion) are never written. */
   nics: NicConfiguration[];
-  /** Which VM this is: a reused instance ID gets a new vmId (see core/incarnation.ts). Undefined in rows cached before it was kept. */
+  /**
+   * Which VM this is: a reused instance ID gets a new vmId (see core/incarnation.ts). Undefined in rows cached before
+   * it was kept.
+   */
   vmId?: string | undefined;
 }
 

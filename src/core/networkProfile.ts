@@ -29,7 +29,9 @@ export interface NicConfiguration {
  * an IP version (dual stack) on the primary NIC or a named one.
  */
 export type IpConfigSelector =
-  { kind: "primary" } | { kind: "named"; nic?: string; ipConfiguration: string } | { kind: "version"; nic?: string; version: IpVersion };
+  | { kind: "primary" }
+  | { kind: "named"; nic?: string; ipConfiguration: string }
+  | { kind: "version"; nic?: string; version: IpVersion };
 
 export type IpVersion = "IPv4" | "IPv6";
 
@@ -89,13 +91,19 @@ interface Location {
   ip: number;
 }
 
-const versionOf = (ip: IpConfiguration | undefined) => (lower(ip?.privateIPAddressVersion) === "ipv6" ? "IPv6" : "IPv4");
+const versionOf = (ip: IpConfiguration | undefined) =>
+  lower(ip?.privateIPAddressVersion) === "ipv6" ? "IPv6" : "IPv4";
 
 function locate(nics: readonly NicConfiguration[], selector: IpConfigSelector): Location | string {
   if (selector.kind === "version") {
     const nic = selector.nic ? nics.findIndex((n) => lower(n.name) === lower(selector.nic)) : primaryOf(nics);
-    if (nic < 0) return selector.nic ? `network interface "${selector.nic}" does not exist` : "there is no primary network interface";
-    const matching = (nics[nic]?.ipConfigurations ?? []).map((c, i) => ({ c, i })).filter(({ c }) => versionOf(c) === selector.version);
+    if (nic < 0)
+      return selector.nic
+        ? `network interface "${selector.nic}" does not exist`
+        : "there is no primary network interface";
+    const matching = (nics[nic]?.ipConfigurations ?? [])
+      .map((c, i) => ({ c, i }))
+      .filter(({ c }) => versionOf(c) === selector.version);
     const name = nics[nic]?.name ?? "";
     if (matching.length === 0) return `network interface "${name}" has no ${selector.version} ip configuration`;
     if (matching.length > 1) {
@@ -159,7 +167,9 @@ export function intentSatisfied(nics: readonly NicConfiguration[], intent: PoolI
 export function applyIntents(nics: readonly NicConfiguration[], intents: readonly PoolIntent[]): EditResult {
   let next: NicConfiguration[] | undefined;
   const outcomes: IntentOutcome[] = new Array<IntentOutcome>(intents.length);
-  const order = intents.map((_, i) => i).sort((a, b) => Number(intents[a]?.state === "present") - Number(intents[b]?.state === "present"));
+  const order = intents
+    .map((_, i) => i)
+    .sort((a, b) => Number(intents[a]?.state === "present") - Number(intents[b]?.state === "present"));
   for (const index of order) {
     const intent = intents[index] as PoolIntent;
     const current = next ?? nics;
@@ -169,7 +179,8 @@ export function applyIntents(nics: readonly NicConfiguration[], intents: readonl
       continue;
     }
     const ip = current[at.nic]?.ipConfigurations?.[at.ip];
-    const clash = intent.state === "present" && ip ? otherVersionHolding(current, intent.backendPoolId, versionOf(ip)) : undefined;
+    const clash =
+      intent.state === "present" && ip ? otherVersionHolding(current, intent.backendPoolId, versionOf(ip)) : undefined;
     if (clash) {
       outcomes[index] = { ok: false, reason: clash };
       continue;
@@ -177,14 +188,19 @@ export function applyIntents(nics: readonly NicConfiguration[], intents: readonl
     outcomes[index] = { ok: true };
     if (!ip || hasPool(ip, intent.backendPoolId) === (intent.state === "present")) continue;
     const pools = ip.loadBalancerBackendAddressPools ?? [];
-    const newPools = intent.state === "present" ? [...pools, { id: intent.backendPoolId }] : pools.filter((p) => lower(p.id) !== lower(intent.backendPoolId));
+    const newPools =
+      intent.state === "present"
+        ? [...pools, { id: intent.backendPoolId }]
+        : pools.filter((p) => lower(p.id) !== lower(intent.backendPoolId));
     // Copy only the path to the changed ip configuration; everything else is shared, never mutated.
     next = current.map((nic, n) =>
       n !== at.nic
         ? nic
         : {
             ...nic,
-            ipConfigurations: (nic.ipConfigurations ?? []).map((c, i) => (i !== at.ip ? c : { ...c, loadBalancerBackendAddressPools: newPools })),
+            ipConfigurations: (nic.ipConfigurations ?? []).map((c, i) =>
+              i !== at.ip ? c : { ...c, loadBalancerBackendAddressPools: newPools },
+            ),
           },
     );
   }

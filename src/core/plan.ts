@@ -31,7 +31,11 @@ export interface PlannedWrite {
 }
 
 const poolIds = (nic: NicConfiguration | undefined, ipc: string) =>
-  new Set((nic?.ipConfigurations?.find((c) => c.name === ipc)?.loadBalancerBackendAddressPools ?? []).map((p) => String(p.id ?? "").toLowerCase()));
+  new Set(
+    (nic?.ipConfigurations?.find((c) => c.name === ipc)?.loadBalancerBackendAddressPools ?? []).map((p) =>
+      String(p.id ?? "").toLowerCase(),
+    ),
+  );
 
 /** Per ip configuration, the pools `after` has that `before` has not (gain) and the other way round (lose). */
 export function poolChanges(before: readonly NicConfiguration[], after: readonly NicConfiguration[]): IpConfigChange[] {
@@ -43,7 +47,8 @@ export function poolChanges(before: readonly NicConfiguration[], after: readonly
       const b = poolIds(was, ipc.name);
       const gain = [...a].filter((p) => !b.has(p));
       const lose = [...b].filter((p) => !a.has(p));
-      if (gain.length > 0 || lose.length > 0) out.push({ nicConfiguration: nic.name, ipConfiguration: ipc.name, gain, lose });
+      if (gain.length > 0 || lose.length > 0)
+        out.push({ nicConfiguration: nic.name, ipConfiguration: ipc.name, gain, lose });
     }
   });
   return out;
@@ -67,6 +72,16 @@ export function planResource(
     return [{ kind, id: ids[0] ?? "", ifMatch: etags[0] ?? "", ipConfigurations: poolChanges(nics, edit), basedOn }];
   }
   return edit.flatMap((n, i) =>
-    n === nics[i] ? [] : [{ kind, id: ids[i] ?? "", ifMatch: etags[i] ?? "", ipConfigurations: poolChanges([nics[i] as NicConfiguration], [n]), basedOn }],
+    n === nics[i]
+      ? []
+      : [
+          {
+            kind,
+            id: ids[i] ?? "",
+            ifMatch: etags[i] ?? "",
+            ipConfigurations: poolChanges([nics[i] as NicConfiguration], [n]),
+            basedOn,
+          },
+        ],
   );
 }

@@ -33,10 +33,20 @@ export interface ComputePort {
    */
   listScaleSetsPage(scope: ResourceGroupScope, nextLink?: string): Promise<ScaleSetPage>;
   /** Sends only location and the NIC configurations: never sku, capacity or any other field. */
-  writeScaleSetNics(ref: ScaleSetRef, base: ScaleSetModel, nics: NicConfiguration[], opts: WriteOptions): Promise<ScaleSetModel>;
+  writeScaleSetNics(
+    ref: ScaleSetRef,
+    base: ScaleSetModel,
+    nics: NicConfiguration[],
+    opts: WriteOptions,
+  ): Promise<ScaleSetModel>;
   listInstances(ref: ScaleSetRef): Promise<InstanceModel[]>;
   getInstance(ref: InstanceRef): Promise<InstanceModel>;
-  writeInstanceNics(ref: InstanceRef, base: InstanceModel, nics: NicConfiguration[], opts: WriteOptions): Promise<InstanceModel>;
+  writeInstanceNics(
+    ref: InstanceRef,
+    base: InstanceModel,
+    nics: NicConfiguration[],
+    opts: WriteOptions,
+  ): Promise<InstanceModel>;
   getVm(ref: VmRef): Promise<VmModel>;
   /** The VMs of a resource group, as Azure lists them (a Flexible scale set's carry its ID). */
   listVms(scope: { subscriptionId: string; resourceGroup: string }): Promise<VmModel[]>;
@@ -46,7 +56,12 @@ export interface ComputePort {
 export interface NetworkPort {
   getNic(ref: NicRef): Promise<NicModel>;
   /** PUTs the NIC as read with these ip configurations: every other field goes back as it was read. */
-  writeNic(ref: NicRef, base: NicModel, ipConfigurations: NicConfiguration["ipConfigurations"], opts: WriteOptions): Promise<NicModel>;
+  writeNic(
+    ref: NicRef,
+    base: NicModel,
+    ipConfigurations: NicConfiguration["ipConfigurations"],
+    opts: WriteOptions,
+  ): Promise<NicModel>;
 }
 
 export type UpsertResult = "created" | "updated" | "unchanged" | "older";
@@ -152,7 +167,12 @@ export interface ModelCache {
   readonly enabled: boolean;
   readPartition(target: TargetRef): Promise<CachedPartition>;
   /** Stores what ARM answered; `base` is the row ETag seen before the ARM call (undefined: the row did not exist). */
-  storeScaleSet(ref: ScaleSetRef, model: ScaleSetModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  storeScaleSet(
+    ref: ScaleSetRef,
+    model: ScaleSetModel,
+    base: string | undefined,
+    ourClientRequestId?: string,
+  ): Promise<boolean>;
   /**
    * Stores a model read on another scale set's behalf (one LIST of their group): as storeScaleSet, except that the
    * row's idle age (touchedAt) is left as it was, so a neighbour's reads never keep an undeclared scale set cached.
@@ -161,7 +181,13 @@ export interface ModelCache {
   /** The scale set model rows of one resource group, by one range query over their partitions. */
   listGroupRows(scope: ResourceGroupScope): Promise<GroupRow[]>;
   /** `listedUnder`: see CachedEntry; every store without it clears it. */
-  storeInstance(ref: InstanceRef, model: InstanceModel, base: string | undefined, ourClientRequestId?: string, listedUnder?: string): Promise<boolean>;
+  storeInstance(
+    ref: InstanceRef,
+    model: InstanceModel,
+    base: string | undefined,
+    ourClientRequestId?: string,
+    listedUnder?: string,
+  ): Promise<boolean>;
   /**
    * Unconditional: an invalidation always wins over a refresh that read ARM before it. Returns the row's new
    * Table ETag, the base for storing what a re-read after this invalidation finds (undefined when disabled).
@@ -182,7 +208,12 @@ export interface ModelCache {
   evictScaleSet(ref: TargetRef): Promise<void>;
   evictInstance(ref: InstanceRef): Promise<void>;
   /** A NIC's or a VM's own row (its own partition, so an event naming only the resource finds it). */
-  storeResource(ref: CachedResourceRef, model: NicModel | VmModel, base: string | undefined, ourClientRequestId?: string): Promise<boolean>;
+  storeResource(
+    ref: CachedResourceRef,
+    model: NicModel | VmModel,
+    base: string | undefined,
+    ourClientRequestId?: string,
+  ): Promise<boolean>;
   evictResource(ref: CachedResourceRef): Promise<void>;
 }
 
@@ -197,7 +228,11 @@ export type CachedResourceRef = NicRef | VmRef;
  * scheduled will read its declaration.
  */
 export interface DeclareWindows {
-  claim(ref: TargetRef, claimant: string, window: { windowMs: number; joinableMs: number; quietMs: number }): Promise<"leading" | "opened" | "joined">;
+  claim(
+    ref: TargetRef,
+    claimant: string,
+    window: { windowMs: number; joinableMs: number; quietMs: number },
+  ): Promise<"leading" | "opened" | "joined">;
   /** A window opened behind a leading claim whose reconcile is still to come (it will read every declaration). */
   windowPending(ref: TargetRef, windowMs: number): Promise<boolean>;
   /** A pass of the scale set is about to read its declarations: nothing joins the open window after this. */
@@ -248,7 +283,12 @@ export interface ReconcileLeases {
    * Lets go, unless another pass was asked for meanwhile: then the lease is kept (renewed), the request cleared,
    * and the answer says to run once more (fresh when the asker wanted ARM read, not the cache).
    */
-  release(ref: TargetRef, holder: string, ttlMs: number, handover?: string): Promise<{ again: false } | { again: true; fresh: boolean }>;
+  release(
+    ref: TargetRef,
+    holder: string,
+    ttlMs: number,
+    handover?: string,
+  ): Promise<{ again: false } | { again: true; fresh: boolean }>;
 }
 
 export interface ReconcileRequest {

@@ -118,7 +118,9 @@ function scaleSetFrom(seg: string[]): Result<ScaleSetRef> {
   const prefix = groupPrefix(seg);
   if (!prefix.ok) return prefix;
   if (!eq(seg[5], "Microsoft.Compute") || !eq(seg[6], "virtualMachineScaleSets")) {
-    return refuse(`names provider type "${seg[5] ?? ""}/${seg[6] ?? ""}", not Microsoft.Compute/virtualMachineScaleSets`);
+    return refuse(
+      `names provider type "${seg[5] ?? ""}/${seg[6] ?? ""}", not Microsoft.Compute/virtualMachineScaleSets`,
+    );
   }
   const name = seg[7] ?? "";
   const bad = nameCheck(name, SCALE_SET_NAME, "scale set");
@@ -131,7 +133,9 @@ export function parseScaleSetId(input: unknown): Result<ScaleSetRef> {
   const seg = segmentsOf(input);
   if (!seg.ok) return seg;
   if (seg.value.length !== 8)
-    return refuse("is not a scale set ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name})");
+    return refuse(
+      "is not a scale set ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name})",
+    );
   return scaleSetFrom(seg.value);
 }
 
@@ -187,14 +191,24 @@ export function sameResource(a: string, b: string): boolean {
 }
 
 /** A `.../providers/{namespace}/{type}/{name}` ID with exactly that provider type (any casing). */
-function topLevelFrom(input: unknown, namespace: string, type: string, pattern: RegExp, what: string): Result<GroupPrefix & { id: string; name: string }> {
+function topLevelFrom(
+  input: unknown,
+  namespace: string,
+  type: string,
+  pattern: RegExp,
+  what: string,
+): Result<GroupPrefix & { id: string; name: string }> {
   const seg = segmentsOf(input);
   if (!seg.ok) return seg;
   const s = seg.value;
-  if (s.length !== 8) return refuse(`is not a ${what} ID (/subscriptions/{id}/resourceGroups/{rg}/providers/${namespace}/${type}/{name})`);
+  if (s.length !== 8)
+    return refuse(
+      `is not a ${what} ID (/subscriptions/{id}/resourceGroups/{rg}/providers/${namespace}/${type}/{name})`,
+    );
   const prefix = groupPrefix(s);
   if (!prefix.ok) return prefix;
-  if (!eq(s[5], namespace) || !eq(s[6], type)) return refuse(`names provider type "${s[5] ?? ""}/${s[6] ?? ""}", not ${namespace}/${type}`);
+  if (!eq(s[5], namespace) || !eq(s[6], type))
+    return refuse(`names provider type "${s[5] ?? ""}/${s[6] ?? ""}", not ${namespace}/${type}`);
   const name = s[7] ?? "";
   const bad = nameCheck(name, pattern, what);
   if (bad) return refuse(bad);
@@ -221,7 +235,9 @@ export function parseTargetId(input: unknown): Result<TargetRef> {
   if (!seg.ok) return seg;
   const s = seg.value;
   if (s.length === 10 && eq(s[6], "virtualMachineScaleSets") && eq(s[8], "virtualMachines")) {
-    return refuse("is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})");
+    return refuse(
+      "is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})",
+    );
   }
   if (s.length === 8 && eq(s[6], "virtualMachines")) return parseVmId(input);
   if (s.length === 8 && eq(s[6], "virtualMachineScaleSets")) return parseScaleSetId(input);

@@ -19,7 +19,9 @@ export function parseScope(input: string): Result<Scope> {
   if (resourceGroup !== undefined && !/^[A-Za-z0-9_().-]{1,90}$/.test(resourceGroup)) {
     return refuse(`resource group "${resourceGroup}" is not a valid name`);
   }
-  const id = resourceGroup ? `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}` : `/subscriptions/${subscriptionId}`;
+  const id = resourceGroup
+    ? `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}`
+    : `/subscriptions/${subscriptionId}`;
   return ok(resourceGroup ? { id, subscriptionId, resourceGroup } : { id, subscriptionId });
 }
 

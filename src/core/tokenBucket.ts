@@ -20,7 +20,10 @@ export function refill(spec: BucketSpec, state: BucketState, now: number): Bucke
   if (now <= state.at) return state;
   const intervals = Math.floor((now - state.at) / spec.refillIntervalMs);
   if (intervals === 0) return state;
-  return { tokens: Math.min(spec.capacity, state.tokens + intervals * spec.refillAmount), at: state.at + intervals * spec.refillIntervalMs };
+  return {
+    tokens: Math.min(spec.capacity, state.tokens + intervals * spec.refillAmount),
+    at: state.at + intervals * spec.refillIntervalMs,
+  };
 }
 
 /** Milliseconds until one token is there (0 = now). */
@@ -44,11 +47,15 @@ export function emptyUntil(until: number): BucketState {
   return { tokens: 1, at: until };
 }
 
-const perMinute = (capacity: number, amount: number): BucketSpec => ({ capacity, refillAmount: amount, refillIntervalMs: 60_000 });
+const perMinute = (capacity: number, amount: number): BucketSpec => ({
+  capacity,
+  refillAmount: amount,
+  refillIntervalMs: 60_000,
+});
 
 /**
- * The write budgets poolsync paces itself to (Microsoft's documented Compute throttling limits): CRP per resource and per
- * subscription, and ARM's per-subscription write bucket (200, refilled at 10 a second).
+ * The write budgets poolsync paces itself to (Microsoft's documented Compute throttling limits): CRP per resource and
+ * per subscription, and ARM's per-subscription write bucket (200, refilled at 10 a second).
  */
 export const WRITE_BUDGETS = {
   scaleSetUpdate: perMinute(12, 4),
@@ -61,7 +68,7 @@ export const WRITE_BUDGETS = {
 } as const satisfies Record<string, BucketSpec>;
 
 /**
- * ARM's per-subscription read bucket (Azure Resource Manager's documented request limits): 250, refilled at 25 a second. Every GET
- * counts, the polls of long-running operations too, so a burst of writes spends it on polls.
+ * ARM's per-subscription read bucket (Azure Resource Manager's documented request limits): 250, refilled at 25 a
+ * second. Every GET counts, the polls of long-running operations too, so a burst of writes spends it on polls.
  */
 export const READ_BUDGET: BucketSpec = { capacity: 225, refillAmount: 1, refillIntervalMs: 45 }; // 90 %, as armWrites

@@ -57,15 +57,30 @@ export async function acceptDeclaration(
   try {
     const refused = capRefusal(await deps.declarations.listForTarget(req.target), declaration);
     if (refused) {
-      deps.log.warn("intake.over-cap", { scaleSetId: req.target.id, backendPoolId: req.pool.id, declaredBy: caller.id, reason: refused });
+      deps.log.warn("intake.over-cap", {
+        scaleSetId: req.target.id,
+        backendPoolId: req.pool.id,
+        declaredBy: caller.id,
+        reason: refused,
+      });
       return { ok: false, problem: problem(409, "too_many_declarations", refused) };
     }
     upserted = await deps.declarations.upsert(req.target, declaration);
   } catch (err) {
-    deps.log.error("intake.store-failed", { scaleSetId: req.target.id, backendPoolId: req.pool.id, error: (err as Error).message });
+    deps.log.error("intake.store-failed", {
+      scaleSetId: req.target.id,
+      backendPoolId: req.pool.id,
+      error: (err as Error).message,
+    });
     return {
       ok: false,
-      problem: problem(503, "storage_unavailable", "the declaration could not be stored; nothing was accepted, try again", undefined, { "retry-after": "5" }),
+      problem: problem(
+        503,
+        "storage_unavailable",
+        "the declaration could not be stored; nothing was accepted, try again",
+        undefined,
+        { "retry-after": "5" },
+      ),
     };
   }
   if (upserted.result === "older") {
@@ -83,7 +98,11 @@ export async function acceptDeclaration(
     await deps.scheduleDeclared(req.target, declaration.requestId, DECLARED_REASON);
   } catch (err) {
     queued = false;
-    deps.log.warn("intake.enqueue-failed", { scaleSetId: req.target.id, requestId: declaration.requestId, error: (err as Error).message });
+    deps.log.warn("intake.enqueue-failed", {
+      scaleSetId: req.target.id,
+      requestId: declaration.requestId,
+      error: (err as Error).message,
+    });
   }
   deps.log.info("intake.declared", {
     scaleSetId: req.target.id,

@@ -77,10 +77,22 @@ export async function cacheCensus(source: CensusSource, o: CensusOptions): Promi
     if (row.stale) {
       census.stale++;
       const at = row.staleAt ?? 0;
-      listed.push({ scaleSetId, ...(instanceId ? { instanceId } : {}), reason: row.staleReason || "marked stale", since: new Date(at).toISOString(), at });
+      listed.push({
+        scaleSetId,
+        ...(instanceId ? { instanceId } : {}),
+        reason: row.staleReason || "marked stale",
+        since: new Date(at).toISOString(),
+        at,
+      });
     } else if (readAt > 0 && o.now - readAt >= o.ttlMs) {
       census.expired++;
-      listed.push({ scaleSetId, ...(instanceId ? { instanceId } : {}), reason: "past the TTL", since: new Date(readAt).toISOString(), at: readAt });
+      listed.push({
+        scaleSetId,
+        ...(instanceId ? { instanceId } : {}),
+        reason: "past the TTL",
+        since: new Date(readAt).toISOString(),
+        at: readAt,
+      });
     }
   }
   census.staleEntries = listed

@@ -15,7 +15,8 @@ export function wantsHtml(accept: string | null, format: string | null): boolean
     );
     return { type: type.trim(), q: Number.isFinite(q) ? q : 0, index };
   });
-  const best = (types: string[]) => ranges.filter((r) => types.includes(r.type) && r.q > 0).sort((a, b) => b.q - a.q || a.index - b.index)[0];
+  const best = (types: string[]) =>
+    ranges.filter((r) => types.includes(r.type) && r.q > 0).sort((a, b) => b.q - a.q || a.index - b.index)[0];
   const page = best(["text/html", "application/xhtml+xml"]);
   if (!page) return false;
   const json = best(["application/json"]);

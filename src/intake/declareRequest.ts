@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { declareMessageV1, formatIssues } from "../core/messages";
 import { checkBinding, type BindingRule } from "../core/bindings";
-import { parseBackendPoolId, parseScaleSetId, parseTargetId, type BackendPoolRef, type TargetRef } from "../core/resourceIds";
+import {
+  parseBackendPoolId,
+  parseScaleSetId,
+  parseTargetId,
+  type BackendPoolRef,
+  type TargetRef,
+} from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import { problem, type Parsed, type ProblemCode } from "./problem";
 
@@ -22,7 +28,8 @@ const ipConfiguration = z
   .string({ error: "must be a string, or null for the primary ip configuration" })
   .superRefine((v, ctx) => {
     const r = declareMessageV1.shape.ipConfiguration.safeParse(v);
-    if (!r.success) ctx.addIssue({ code: "custom", message: r.error.issues[0]?.message ?? "is not a valid ip configuration name" });
+    if (!r.success)
+      ctx.addIssue({ code: "custom", message: r.error.issues[0]?.message ?? "is not a valid ip configuration name" });
   })
   .nullable()
   .optional();
@@ -41,7 +48,8 @@ export const declareRequestSchema = z
     { error: (iss) => (iss.code === "invalid_type" ? "body must be a JSON object" : undefined) },
   )
   .superRefine((b, ctx) => {
-    if (b.scaleSetId === undefined && b.targetId === undefined) ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
+    if (b.scaleSetId === undefined && b.targetId === undefined)
+      ctx.addIssue({ code: "custom", path: ["targetId"], message: "is required (or scaleSetId)" });
     if (b.scaleSetId !== undefined && b.targetId !== undefined)
       ctx.addIssue({ code: "custom", path: ["targetId"], message: "give targetId or scaleSetId, not both" });
     if (b.ipVersion !== undefined && b.ipConfiguration != null)
@@ -54,7 +62,9 @@ export interface DeclareRequest {
   /** Which field named it, for messages that echo the caller's words. */
   targetField: "scaleSetId" | "targetId";
   pool: BackendPoolRef;
-  /** "" = the primary ip configuration of the primary NIC (or, with ipVersion, the primary NIC's one of that version). */
+  /**
+   * "" = the primary ip configuration of the primary NIC (or, with ipVersion, the primary NIC's one of that version).
+   */
   ipConfiguration: string;
   ipVersion?: "IPv4" | "IPv6";
   state: "present" | "absent";
@@ -79,7 +89,11 @@ export function scopeProblem(field: string, id: string, _scopes: readonly Scope[
  * Schema, then scopes, then POOLSYNC_BINDINGS: a well-formed declaration for a resource poolsync may not touch, or a
  * pairing no binding rule allows, is 403, not 400.
  */
-export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bindings: readonly BindingRule[] = []): Parsed<DeclareRequest> {
+export function parseDeclareRequest(
+  body: unknown,
+  scopes: readonly Scope[],
+  bindings: readonly BindingRule[] = [],
+): Parsed<DeclareRequest> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return {
       ok: false,
@@ -94,7 +108,15 @@ export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bin
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     const field = first?.code === "unrecognized_keys" ? first.keys[0] : first?.path.join(".");
-    return { ok: false, problem: problem(400, first ? codeOf(first, body) : "invalid_field", formatIssues(parsed.error), field || undefined) };
+    return {
+      ok: false,
+      problem: problem(
+        400,
+        first ? codeOf(first, body) : "invalid_field",
+        formatIssues(parsed.error),
+        field || undefined,
+      ),
+    };
   }
   const field = parsed.data.targetId !== undefined ? "targetId" : "scaleSetId";
   const scaleSet = parseTargetId(parsed.data.targetId ?? parsed.data.scaleSetId);
@@ -107,7 +129,8 @@ export function parseDeclareRequest(body: unknown, scopes: readonly Scope[], bin
     return { ok: false, problem: scopeProblem("backendPoolId", pool.value.id, scopes) };
   }
   const binding = checkBinding(bindings, scaleSet.value.id, pool.value.id);
-  if (!binding.allowed) return { ok: false, problem: problem(403, "binding_refused", `backendPoolId: ${binding.reason}`, "backendPoolId") };
+  if (!binding.allowed)
+    return { ok: false, problem: problem(403, "binding_refused", `backendPoolId: ${binding.reason}`, "backendPoolId") };
   const { ipVersion } = parsed.data;
   return {
     ok: true,

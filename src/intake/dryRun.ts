@@ -8,7 +8,9 @@ export interface PlanPort {
   plan(ref: TargetRef, extra?: Declaration): Promise<unknown>;
 }
 
-/** `?dryRun=true` (or `1`): validate and plan, store and enqueue nothing. Anything else but false/0/absent is refused. */
+/**
+ * `?dryRun=true` (or `1`): validate and plan, store and enqueue nothing. Anything else but false/0/absent is refused.
+ */
 export function dryRunOf(query: { get(name: string): string | null }): boolean | "invalid" {
   const raw = query.get("dryRun");
   if (raw === null || raw === "" || raw === "false" || raw === "0") return false;
@@ -48,4 +50,5 @@ export async function dryRunDeclaration(
   });
 }
 
-export const dryRunProblem = () => problemResponse(problem(400, "invalid_field", "dryRun: must be true or false", "dryRun"));
+export const dryRunProblem = () =>
+  problemResponse(problem(400, "invalid_field", "dryRun: must be true or false", "dryRun"));

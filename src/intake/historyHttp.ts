@@ -6,14 +6,22 @@ import { readTargetQuery } from "./targetQuery";
 
 export const HISTORY_METHODS = ["GET"] as const;
 
-/** `GET /api/history?targetId=…[&limit=50][&cursor=…]` (poolsync.Read): a target's timeline, newest first, a page at a time. */
-export async function handleHistory(request: Pick<HttpRequest, "method" | "query" | "headers">, s: IntakeServices): Promise<HttpResponseInit> {
+/**
+ * `GET /api/history?targetId=…[&limit=50][&cursor=…]` (poolsync.Read): a target's timeline, newest first, a page at a
+ * time.
+ */
+export async function handleHistory(
+  request: Pick<HttpRequest, "method" | "query" | "headers">,
+  s: IntakeServices,
+): Promise<HttpResponseInit> {
   const target = readTargetQuery(request, s, HISTORY_METHODS);
   if (!target.ok) return target.response;
   const limitText = request.query.get("limit");
   const limit = limitText === null ? 50 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_ENTRIES)
-    return problemResponse(problem(400, "invalid_field", `limit: must be a whole number from 1 to ${HISTORY_MAX_ENTRIES}`, "limit"));
+    return problemResponse(
+      problem(400, "invalid_field", `limit: must be a whole number from 1 to ${HISTORY_MAX_ENTRIES}`, "limit"),
+    );
   const cursor = request.query.get("cursor") ?? undefined;
   if (cursor !== undefined && !/^\d{13}-[0-9a-f]{8}$/.test(cursor))
     return problemResponse(problem(400, "invalid_field", "cursor: not one this API gave", "cursor"));
@@ -24,6 +32,8 @@ export async function handleHistory(request: Pick<HttpRequest, "method" | "query
     return jsonResponse(200, { targetId: target.ref.id, ...page });
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
-    return problemResponse(problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }));
+    return problemResponse(
+      problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }),
+    );
   }
 }

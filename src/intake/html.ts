@@ -3,7 +3,14 @@
  * every interpolated value goes through `esc`; markup is only ever built by `html` from trusted literals.
  */
 
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" };
+const ENTITIES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "`": "&#96;",
+};
 
 export function esc(value: unknown): string {
   return String(value ?? "").replace(/[&<>"'`]/g, (c) => ENTITIES[c] ?? c);

@@ -35,6 +35,8 @@ export interface IntakeServices {
 export function isStorageFailure(err: unknown): boolean {
   const e = err as { name?: string; code?: string; statusCode?: number };
   return (
-    e?.name === "RestError" || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"].includes(e?.code ?? "") || (e?.statusCode ?? 0) >= 500
+    e?.name === "RestError" ||
+    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"].includes(e?.code ?? "") ||
+    (e?.statusCode ?? 0) >= 500
   );
 }

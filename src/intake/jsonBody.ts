@@ -21,11 +21,21 @@ function mediaType(contentType: string | null): string | undefined {
 export async function readJsonBody(req: BodySource, maxBytes = MAX_BODY_BYTES): Promise<Parsed<unknown>> {
   const type = mediaType(req.headers.get("content-type"));
   if (type !== "application/json") {
-    return { ok: false, problem: problem(415, "unsupported_media_type", `content-type must be application/json, not ${type ?? "missing"}`) };
+    return {
+      ok: false,
+      problem: problem(
+        415,
+        "unsupported_media_type",
+        `content-type must be application/json, not ${type ?? "missing"}`,
+      ),
+    };
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers.get("content-type") ?? "")?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
-    return { ok: false, problem: problem(415, "unsupported_media_type", `content-type charset must be utf-8, not ${charset}`) };
+    return {
+      ok: false,
+      problem: problem(415, "unsupported_media_type", `content-type charset must be utf-8, not ${charset}`),
+    };
   }
   const tooLarge = (size: number) => ({
     ok: false as const,
@@ -35,7 +45,8 @@ export async function readJsonBody(req: BodySource, maxBytes = MAX_BODY_BYTES): 
   if (Number.isFinite(declared) && declared > maxBytes) return tooLarge(declared);
   const bytes = Buffer.from(await req.arrayBuffer());
   if (bytes.length > maxBytes) return tooLarge(bytes.length);
-  if (bytes.length === 0) return { ok: false, problem: problem(400, "invalid_json", "body is empty; send a JSON object") };
+  if (bytes.length === 0)
+    return { ok: false, problem: problem(400, "invalid_json", "body is empty; send a JSON object") };
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

@@ -22,7 +22,11 @@ type Request = BodySource & Pick<HttpRequest, "method" | "query" | "url">;
 export async function handleMemberships(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
   const auth = authorize(request.headers, s.config, request.method === "PUT" ? ROLES.declare : ROLES.read);
   if (!auth.ok) {
-    s.log.warn("intake.unauthorized", { method: request.method, status: auth.problem.status, reason: auth.problem.message });
+    s.log.warn("intake.unauthorized", {
+      method: request.method,
+      status: auth.problem.status,
+      reason: auth.problem.message,
+    });
     return problemResponse(auth.problem);
   }
   try {
@@ -33,7 +37,9 @@ export async function handleMemberships(request: Request, s: IntakeServices): Pr
     if (!isStorageFailure(err)) throw err;
     s.log.error("intake.storage-error", { method: request.method, error: (err as Error).message });
     // The storage error is in the log, not the answer: it can name accounts, endpoints and request ids.
-    return problemResponse(problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }));
+    return problemResponse(
+      problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }),
+    );
   }
 }
 
@@ -76,7 +82,8 @@ async function show(request: Request, s: IntakeServices): Promise<HttpResponseIn
   }
   const ref = field === "targetId" ? parseTargetId(raw) : parseScaleSetId(raw);
   if (!ref.ok) return problemResponse(problem(400, "invalid_field", `${field}: ${ref.reason}`, field));
-  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
+  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup))
+    return problemResponse(scopeProblem(field, ref.value.id, s.config.scopes));
   await s.ready();
   const view = await loadScaleSetView(ref.value, {
     declarations: s.declarations,

@@ -54,7 +54,15 @@ export interface ObservedPool {
 export interface ScaleSetView {
   scaleSetId: string;
   cacheEnabled: boolean;
-  model: { etag?: string; readAt?: string; stale: boolean; staleReason?: string; cached: boolean; capacity?: number; provisioningState?: string };
+  model: {
+    etag?: string;
+    readAt?: string;
+    stale: boolean;
+    staleReason?: string;
+    cached: boolean;
+    capacity?: number;
+    provisioningState?: string;
+  };
   memberships: MembershipView[];
   /** Every pool reference in the cached model, ours or anyone else's, so other writers' pools are visible too. */
   observedPools: ObservedPool[];
@@ -72,7 +80,8 @@ function isStale(entry: CachedEntry<unknown>, o: ObserveOptions): boolean {
 
 function staleReasonOf(entry: CachedEntry<unknown>, o: ObserveOptions): string | undefined {
   if (entry.stale) return entry.staleReason ?? "marked stale";
-  if (o.now - entry.readAt >= o.ttlMs) return `read ${Math.round((o.now - entry.readAt) / 1000)} s ago, past the ${Math.round(o.ttlMs / 1000)} s TTL`;
+  if (o.now - entry.readAt >= o.ttlMs)
+    return `read ${Math.round((o.now - entry.readAt) / 1000)} s ago, past the ${Math.round(o.ttlMs / 1000)} s TTL`;
   return undefined;
 }
 
@@ -81,7 +90,8 @@ function observe(
   d: StoredDeclaration,
   o: ObserveOptions,
 ): Observation {
-  if (!o.cacheEnabled) return { state: "unknown", note: "the cache is disabled (POOLSYNC_CACHE_ENABLED=false)", stale: false };
+  if (!o.cacheEnabled)
+    return { state: "unknown", note: "the cache is disabled (POOLSYNC_CACHE_ENABLED=false)", stale: false };
   if (!entry || !entry.model)
     return {
       state: "unknown",
@@ -114,19 +124,32 @@ export function poolsOf(nics: readonly NicConfiguration[]): Omit<ObservedPool, "
   for (const nic of nics) {
     for (const ip of nic.ipConfigurations ?? []) {
       for (const p of ip.loadBalancerBackendAddressPools ?? []) {
-        if (typeof p.id === "string") out.push({ nicConfiguration: nic.name, ipConfiguration: ip.name, backendPoolId: p.id });
+        if (typeof p.id === "string")
+          out.push({ nicConfiguration: nic.name, ipConfiguration: ip.name, backendPoolId: p.id });
       }
     }
   }
   return out;
 }
 
-export function observeScaleSet(scaleSetId: string, declarations: readonly StoredDeclaration[], partition: CachedPartition, o: ObserveOptions): ScaleSetView {
+export function observeScaleSet(
+  scaleSetId: string,
+  declarations: readonly StoredDeclaration[],
+  partition: CachedPartition,
+  o: ObserveOptions,
+): ScaleSetView {
   const modelEntry = partition.scaleSet as CachedEntry<ScaleSetModel> | undefined;
-  const instances = [...partition.instances.entries()].sort(([a], [b]) => Number(a) - Number(b)) as [string, CachedEntry<InstanceModel>][];
-  const declaredPools = new Set(declarations.filter((d) => d.state === "present").map((d) => d.backendPoolId.toLowerCase()));
+  const instances = [...partition.instances.entries()].sort(([a], [b]) => Number(a) - Number(b)) as [
+    string,
+    CachedEntry<InstanceModel>,
+  ][];
+  const declaredPools = new Set(
+    declarations.filter((d) => d.state === "present").map((d) => d.backendPoolId.toLowerCase()),
+  );
   const memberships = [...declarations]
-    .sort((a, b) => a.backendPoolId.localeCompare(b.backendPoolId) || a.ipConfiguration.localeCompare(b.ipConfiguration))
+    .sort(
+      (a, b) => a.backendPoolId.localeCompare(b.backendPoolId) || a.ipConfiguration.localeCompare(b.ipConfiguration),
+    )
     .map((d): MembershipView => {
       const model = observe(modelEntry, d, o);
       const perInstance = instances.map(([instanceId, entry]) => ({ instanceId, ...observe(entry, d, o) }));
@@ -163,6 +186,8 @@ export function observeScaleSet(scaleSetId: string, declarations: readonly Store
       ...(m?.provisioningState ? { provisioningState: m.provisioningState } : {}),
     },
     memberships,
-    observedPools: m ? poolsOf(m.nics).map((p) => ({ ...p, declared: declaredPools.has(p.backendPoolId.toLowerCase()) })) : [],
+    observedPools: m
+      ? poolsOf(m.nics).map((p) => ({ ...p, declared: declaredPools.has(p.backendPoolId.toLowerCase()) }))
+      : [],
   };
 }

@@ -10,7 +10,10 @@ export const PLAN_METHODS = ["GET"] as const;
  * `GET /api/plan?targetId=` (poolsync.Read): what a reconcile of the target would write now, for the declarations
  * stored now. Reads ARM only where the reconcile would; writes nothing anywhere.
  */
-export async function handlePlan(request: Pick<HttpRequest, "method" | "query" | "headers">, s: IntakeServices & Partial<PlanPort>): Promise<HttpResponseInit> {
+export async function handlePlan(
+  request: Pick<HttpRequest, "method" | "query" | "headers">,
+  s: IntakeServices & Partial<PlanPort>,
+): Promise<HttpResponseInit> {
   const target = readTargetQuery(request, s, PLAN_METHODS);
   if (!target.ok) return target.response;
   if (!s.plan) return problemResponse(problem(503, "storage_unavailable", "planning is not available on this host"));
@@ -20,6 +23,10 @@ export async function handlePlan(request: Pick<HttpRequest, "method" | "query" |
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
     s.log.error("plan.error", { targetId: target.ref.id, error: (err as Error).message });
-    return problemResponse(problem(503, "storage_unavailable", "storage or ARM is unavailable; try again", undefined, { "retry-after": "5" }));
+    return problemResponse(
+      problem(503, "storage_unavailable", "storage or ARM is unavailable; try again", undefined, {
+        "retry-after": "5",
+      }),
+    );
   }
 }

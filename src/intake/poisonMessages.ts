@@ -44,7 +44,13 @@ export function describePoison(text: string): Pick<PoisonMessage, "reason" | "re
   try {
     const v = JSON.parse(decoded) as { reason?: unknown; received?: unknown };
     // poolsync's own poison envelope (StorageWorkQueue.sendToPoison): { reason, received, at }
-    if (v && typeof v === "object" && typeof v.reason === "string" && typeof v.received === "string" && !("kind" in v)) {
+    if (
+      v &&
+      typeof v === "object" &&
+      typeof v.reason === "string" &&
+      typeof v.received === "string" &&
+      !("kind" in v)
+    ) {
       const scaleSetId = scaleSetIdOf(v.received);
       return { reason: v.reason, received: v.received, ...(scaleSetId ? { scaleSetId } : {}) };
     }
@@ -52,7 +58,11 @@ export function describePoison(text: string): Pick<PoisonMessage, "reason" | "re
     // not JSON: the host moved it as it was
   }
   const scaleSetId = scaleSetIdOf(decoded);
-  return { reason: "failed on every delivery (moved after maxDequeueCount)", received: decoded, ...(scaleSetId ? { scaleSetId } : {}) };
+  return {
+    reason: "failed on every delivery (moved after maxDequeueCount)",
+    received: decoded,
+    ...(scaleSetId ? { scaleSetId } : {}),
+  };
 }
 
 /** A message as peeked, undecoded. */
@@ -72,7 +82,10 @@ export interface QueueStatusSource {
   peekPoison(max: number): Promise<PeekedMessage[]>;
 }
 
-export async function peekPoison(queue: Pick<QueueStatusSource, "peekPoison">, max = MAX_PEEK): Promise<PoisonMessage[]> {
+export async function peekPoison(
+  queue: Pick<QueueStatusSource, "peekPoison">,
+  max = MAX_PEEK,
+): Promise<PoisonMessage[]> {
   const got = await queue.peekPoison(Math.min(MAX_PEEK, Math.max(1, max)));
   return got.map((m) => ({
     messageId: m.messageId,

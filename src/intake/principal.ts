@@ -41,8 +41,11 @@ interface ClientPrincipal {
 
 type Headers = { get(name: string): string | null };
 
-export function parseClientPrincipal(header: string): { ok: true; value: ClientPrincipal } | { ok: false; reason: string } {
-  if (header.length > MAX_PRINCIPAL_CHARS) return { ok: false, reason: `x-ms-client-principal is over ${MAX_PRINCIPAL_CHARS} characters` };
+export function parseClientPrincipal(
+  header: string,
+): { ok: true; value: ClientPrincipal } | { ok: false; reason: string } {
+  if (header.length > MAX_PRINCIPAL_CHARS)
+    return { ok: false, reason: `x-ms-client-principal is over ${MAX_PRINCIPAL_CHARS} characters` };
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
@@ -50,7 +53,8 @@ export function parseClientPrincipal(header: string): { ok: true; value: ClientP
     return { ok: false, reason: "x-ms-client-principal is not base64 of a JSON object" };
   }
   const p = parsed as { claims?: unknown; name_typ?: unknown; role_typ?: unknown };
-  if (typeof parsed !== "object" || parsed === null || !Array.isArray(p.claims)) return { ok: false, reason: "x-ms-client-principal has no claims array" };
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray(p.claims))
+    return { ok: false, reason: "x-ms-client-principal has no claims array" };
   const claims = (p.claims as unknown[]).flatMap((c) => {
     const claim = c as { typ?: unknown; val?: unknown };
     return typeof claim?.typ === "string" && typeof claim.val === "string" ? [{ typ: claim.typ, val: claim.val }] : [];
@@ -60,7 +64,14 @@ export function parseClientPrincipal(header: string): { ok: true; value: ClientP
   const nameTypes = typeof p.name_typ === "string" ? [p.name_typ, ...NAME] : NAME;
   const id = first(OID) ?? first(APP_ID);
   if (!id) return { ok: false, reason: "x-ms-client-principal names no object id (oid) or app id" };
-  return { ok: true, value: { id, name: first(nameTypes) ?? first(APP_ID) ?? id, roles: claims.filter((c) => roleTypes.includes(c.typ)).map((c) => c.val) } };
+  return {
+    ok: true,
+    value: {
+      id,
+      name: first(nameTypes) ?? first(APP_ID) ?? id,
+      roles: claims.filter((c) => roleTypes.includes(c.typ)).map((c) => c.val),
+    },
+  };
 }
 
 /** The caller, if allowed `role`; else the 401 or 403 to answer. Never echoes a key or a token. */
@@ -70,7 +81,11 @@ export function authorize(
   role: Role,
 ): { ok: true; caller: Caller } | { ok: false; problem: Problem } {
   if (auth.auth === "key") return { ok: true, caller: KEY_CALLER };
-  if (auth.authUnprotected) return { ok: false, problem: problem(503, "unauthenticated", `callers cannot be told apart: ${auth.authUnprotected}`) };
+  if (auth.authUnprotected)
+    return {
+      ok: false,
+      problem: problem(503, "unauthenticated", `callers cannot be told apart: ${auth.authUnprotected}`),
+    };
   const header = headers.get("x-ms-client-principal");
   if (!header) {
     return {
@@ -87,7 +102,14 @@ export function authorize(
   const principal = parseClientPrincipal(header);
   if (!principal.ok) return { ok: false, problem: problem(401, "unauthenticated", principal.reason) };
   if (!principal.value.roles.includes(role)) {
-    return { ok: false, problem: problem(403, "missing_role", `${principal.value.name} (${principal.value.id}) lacks the app role ${role}`) };
+    return {
+      ok: false,
+      problem: problem(
+        403,
+        "missing_role",
+        `${principal.value.name} (${principal.value.id}) lacks the app role ${role}`,
+      ),
+    };
   }
   return { ok: true, caller: { id: principal.value.id, name: principal.value.name, via: "entra" } };
 }

@@ -30,21 +30,41 @@ export type ProblemCode =
   | "superseded"
   | "storage_unavailable";
 
-export function problem(status: number, code: ProblemCode, message: string, field?: string, headers?: Record<string, string>): Problem {
+export function problem(
+  status: number,
+  code: ProblemCode,
+  message: string,
+  field?: string,
+  headers?: Record<string, string>,
+): Problem {
   return { status, code, message, ...(field !== undefined ? { field } : {}), ...(headers ? { headers } : {}) };
 }
 
 export function problemResponse(p: Problem): HttpResponseInit {
-  return jsonResponse(p.status, { error: { code: p.code, message: p.message, ...(p.field !== undefined ? { field: p.field } : {}) } }, p.headers);
+  return jsonResponse(
+    p.status,
+    { error: { code: p.code, message: p.message, ...(p.field !== undefined ? { field: p.field } : {}) } },
+    p.headers,
+  );
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): HttpResponseInit {
   // Never cached: what these answers say changes with every reconcile.
-  return { status, jsonBody: body, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers } };
+  return {
+    status,
+    jsonBody: body,
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
+  };
 }
 
 export function methodNotAllowed(method: string, allowed: readonly string[]): Problem {
-  return problem(405, "method_not_allowed", `method ${method} is not allowed here; use ${allowed.join(" or ")}`, undefined, { allow: allowed.join(", ") });
+  return problem(
+    405,
+    "method_not_allowed",
+    `method ${method} is not allowed here; use ${allowed.join(" or ")}`,
+    undefined,
+    { allow: allowed.join(", ") },
+  );
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: Problem };

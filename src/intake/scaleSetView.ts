@@ -21,6 +21,10 @@ export async function loadScaleSetView(ref: TargetRef, deps: ViewDeps): Promise<
     deps.cache.readPartition(ref),
     deps.drifts?.listForTarget(ref) ?? Promise.resolve(undefined),
   ]);
-  const view = observeScaleSet(ref.id, declarations, partition, { now: deps.now(), ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled });
+  const view = observeScaleSet(ref.id, declarations, partition, {
+    now: deps.now(),
+    ttlMs: deps.cacheTtlMs,
+    cacheEnabled: deps.cache.enabled,
+  });
   return drifts ? withDrift(view, drifts) : view;
 }

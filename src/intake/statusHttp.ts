@@ -15,14 +15,18 @@ export const STATUS_METHODS = ["GET"] as const;
 
 const truthy = (v: string | null) => v !== null && ["1", "true", "yes", ""].includes(v.toLowerCase());
 
-/** JSON by default; the page for a browser. `?poison=1` adds the poison messages to the JSON (the page always shows them). */
+/**
+ * JSON by default; the page for a browser. `?poison=1` adds the poison messages to the JSON (the page always shows
+ * them).
+ */
 export async function handleStatus(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
   const auth = authorize(request.headers, s.config, ROLES.read);
   if (!auth.ok) {
     s.log.warn("status.unauthorized", { status: auth.problem.status, reason: auth.problem.message });
     return problemResponse(auth.problem);
   }
-  if (request.method !== undefined && request.method !== "GET") return problemResponse(methodNotAllowed(request.method, STATUS_METHODS));
+  if (request.method !== undefined && request.method !== "GET")
+    return problemResponse(methodNotAllowed(request.method, STATUS_METHODS));
   const page = wantsHtml(request.headers.get("accept"), request.query.get("format"));
   // ?targetId= (a scale set or a VM) beside ?scaleSetId=, as GET /api/memberships takes them.
   const field = request.query.get("targetId") ? "targetId" : "scaleSetId";
@@ -71,6 +75,8 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
     if (!isStorageFailure(err)) throw err;
     s.log.error("status.storage-error", { error: (err as Error).message });
     // The storage error is in the log, not the answer: it can name accounts, endpoints and request ids.
-    return problemResponse(problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }));
+    return problemResponse(
+      problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, { "retry-after": "5" }),
+    );
   }
 }

@@ -12,7 +12,8 @@ import type { MembershipWithDrift } from "./driftView";
  * no external asset) so it works behind a function key and under a strict Content-Security-Policy.
  */
 
-export const STATUS_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+export const STATUS_PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
 
 const CSS = `
 :root { color-scheme: light; --ink:#1f2430; --muted:#667085; --line:#e4e7ec; --bg:#f5f6f8; --card:#fff;
@@ -71,11 +72,16 @@ const OUTCOME_CLASS: Record<string, string> = {
   "target-deleted": "idle",
   "target-deleting": "warn",
 };
-const SYNC_TEXT: Record<string, [string, string]> = { "in-sync": ["in sync", "ok"], drift: ["drift", "bad"], unknown: ["unknown", "idle"] };
+const SYNC_TEXT: Record<string, [string, string]> = {
+  "in-sync": ["in sync", "ok"],
+  drift: ["drift", "bad"],
+  unknown: ["unknown", "idle"],
+};
 
 function observedBadge(o: Observation, declared: string): Safe {
   const cls = o.state === "unknown" ? "idle" : o.state === declared ? "ok" : "bad";
-  return html`<span class="badge ${cls}">${o.state}</span>${o.stale ? html` <span class="badge warn" title="${o.staleReason ?? ""}">stale</span>` : ""}`;
+  return html`<span class="badge ${cls}">${o.state}</span
+    >${o.stale ? html` <span class="badge warn" title="${o.staleReason ?? ""}">stale</span>` : ""}`;
 }
 
 function poolLabel(id: string): Safe {
@@ -86,7 +92,9 @@ function poolLabel(id: string): Safe {
 
 function scaleSetLabel(id: string): Safe {
   const s = parseScaleSetId(id);
-  return s.ok ? html`<strong>${s.value.name}</strong><span class="id">${id}</span>` : html`<span class="mono">${id}</span>`;
+  return s.ok
+    ? html`<strong>${s.value.name}</strong><span class="id">${id}</span>`
+    : html`<span class="mono">${id}</span>`;
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -100,7 +108,9 @@ function membershipRow(m: MembershipView, now: number): Safe {
     <td>${m.ipConfiguration ?? html`<span class="empty">primary</span>`}</td>
     <td>
       <span class="badge ${m.declared === "present" ? "ok" : "idle"}">${m.declared}</span
-      ><span class="note">${ago(m.declaredAt, now)} by <span title="${m.declaredBy.id}">${m.declaredBy.name}</span></span>
+      ><span class="note"
+        >${ago(m.declaredAt, now)} by <span title="${m.declaredBy.id}">${m.declaredBy.name}</span></span
+      >
     </td>
     <td>${observedBadge(m.model, m.declared)}${m.model.note ? html`<span class="note">${m.model.note}</span>` : ""}</td>
     <td>
@@ -111,7 +121,9 @@ function membershipRow(m: MembershipView, now: number): Safe {
               <div class="chips">
                 ${m.instances.map(
                   (i) =>
-                    html`<span class="chip ${i.state === "unknown" ? "idle" : i.state === m.declared ? "ok" : "bad"}" title="${i.etag ?? ""}"
+                    html`<span
+                      class="chip ${i.state === "unknown" ? "idle" : i.state === m.declared ? "ok" : "bad"}"
+                      title="${i.etag ?? ""}"
                       >#${i.instanceId} ${i.state}${i.stale ? " (stale)" : ""}</span
                     >`,
                 )}
@@ -121,9 +133,9 @@ function membershipRow(m: MembershipView, now: number): Safe {
     <td><span class="badge ${syncClass}">${syncText}</span>${driftNote((m as Partial<MembershipWithDrift>).drift)}</td>
     <td>
       <span class="badge ${OUTCOME_CLASS[m.outcome.kind] ?? "idle"}">${m.outcome.kind}</span
-      ><span class="note">${ago(m.outcome.at, now)}${m.attempts > 0 ? ` · ${m.attempts} failed attempt${m.attempts > 1 ? "s" : ""}` : ""}</span>${
-        m.outcome.reason ? html`<span class="note">${m.outcome.reason}</span>` : ""
-      }
+      ><span class="note"
+        >${ago(m.outcome.at, now)}${m.attempts > 0 ? ` · ${m.attempts} failed attempt${m.attempts > 1 ? "s" : ""}` : ""}</span
+      >${m.outcome.reason ? html`<span class="note">${m.outcome.reason}</span>` : ""}
     </td>
     <td class="mono">${m.outcome.appliedEtag ?? html`<span class="empty">—</span>`}</td>
   </tr>`;
@@ -211,9 +223,9 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
       <body>
         <header>
           <h1>poolsync status</h1>
-          <span class="meta">generated ${r.generatedAt} · refreshes every 15 s · observed = as poolsync last read it from ARM</span>${
-            opts.jsonHref ? html`<a href="${opts.jsonHref}">JSON</a>` : ""
-          }
+          <span class="meta"
+            >generated ${r.generatedAt} · refreshes every 15 s · observed = as poolsync last read it from ARM</span
+          >${opts.jsonHref ? html`<a href="${opts.jsonHref}">JSON</a>` : ""}
         </header>
         <main>
           <div class="cards">
@@ -221,7 +233,8 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
             ${card("Failed or refused", d.byOutcome.failed + d.byOutcome.refused, "need attention", d.byOutcome.failed + d.byOutcome.refused > 0)}
             ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${plural(r.cache.scaleSets, "scale set", "scale sets")} · ${plural(r.cache.instances, "instance", "instances")}` : "cache disabled")}
             ${card("Stale entries", r.cache.stale + r.cache.expired, `${r.cache.stale} marked · ${r.cache.expired} past ${r.cache.ttlSeconds} s TTL`)}
-            ${card("Queue depth", r.queue.depth, r.queue.name)} ${card("Poison", r.queue.poison, r.queue.poisonName, r.queue.poison > 0)}
+            ${card("Queue depth", r.queue.depth, r.queue.name)}
+            ${card("Poison", r.queue.poison, r.queue.poisonName, r.queue.poison > 0)}
           </div>
           ${
             r.scaleSets.length === 0
@@ -235,8 +248,8 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
           <section aria-label="recent 412s, throttles and refused instances">
             <h2>Recent 412s, throttles and refused instances</h2>
             <div class="sub">
-              Each scale set's last reconcile that met a 412 or a throttle, and declarations whose outcome names one; every single write is in the logs
-              (arm.write).
+              Each scale set's last reconcile that met a 412 or a throttle, and declarations whose outcome names one;
+              every single write is in the logs (arm.write).
             </div>
             ${
               recent.length === 0
@@ -323,7 +336,9 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
             }
           </section>
         </main>
-        <footer>poolsync · counts from Storage only, no ARM call · JSON: GET /api/status with Accept: application/json</footer>
+        <footer>
+          poolsync · counts from Storage only, no ARM call · JSON: GET /api/status with Accept: application/json
+        </footer>
       </body>
     </html> `;
   return page.text;

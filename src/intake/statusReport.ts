@@ -13,7 +13,14 @@ import { peekPoison, type PoisonMessage, type QueueStatusSource } from "./poison
  * from Storage alone (no ARM call). Every scan is bounded, and says when it stopped early.
  */
 
-export const OUTCOME_KINDS: readonly OutcomeKind[] = ["pending", "applied", "failed", "refused", "target-deleted", "target-deleting"];
+export const OUTCOME_KINDS: readonly OutcomeKind[] = [
+  "pending",
+  "applied",
+  "failed",
+  "refused",
+  "target-deleted",
+  "target-deleting",
+];
 
 export interface RecentProblem {
   scaleSetId: string;
@@ -25,7 +32,12 @@ export interface RecentProblem {
 
 export interface StatusReport {
   generatedAt: string;
-  declarations: { total: number; byOutcome: Record<OutcomeKind, number>; byState: { present: number; absent: number }; truncated: boolean };
+  declarations: {
+    total: number;
+    byOutcome: Record<OutcomeKind, number>;
+    byState: { present: number; absent: number };
+    truncated: boolean;
+  };
   cache: Omit<CacheCensus, "staleEntries">;
   staleEntries: CacheCensus["staleEntries"];
   queue: { name: string; depth: number; poisonName: string; poison: number };
@@ -38,7 +50,9 @@ export interface StatusReport {
   /** More scale sets have declarations than the report shows. */
   scaleSetsTruncated: boolean;
   poison?: PoisonMessage[];
-  /** The timer's last run that read ARM: its requests by kind (LIST pages of resource groups, scale set GETs, VM LISTs). */
+  /**
+   * The timer's last run that read ARM: its requests by kind (LIST pages of resource groups, scale set GETs, VM LISTs).
+   */
   timer?: { lastRun: NonNullable<TimerState["lastRun"]> & { atIso: string } };
 }
 
@@ -125,13 +139,24 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   for (const p of problems) {
     const detail = `${p.result}: ${p.reason}`;
     if (p.preconditionFailures > 0)
-      recent.preconditionFailures.push({ scaleSetId: p.scaleSetId, at: p.at, reason: `${p.preconditionFailures} × 412 · ${detail}` });
-    if (p.throttles > 0 || THROTTLE.test(p.reason)) recent.throttles.push({ scaleSetId: p.scaleSetId, at: p.at, reason: detail });
-    for (const f of p.instanceFailures ?? []) instanceFailures.push({ scaleSetId: p.scaleSetId, instanceId: f.instanceId, at: p.at, reason: f.reason });
+      recent.preconditionFailures.push({
+        scaleSetId: p.scaleSetId,
+        at: p.at,
+        reason: `${p.preconditionFailures} × 412 · ${detail}`,
+      });
+    if (p.throttles > 0 || THROTTLE.test(p.reason))
+      recent.throttles.push({ scaleSetId: p.scaleSetId, at: p.at, reason: detail });
+    for (const f of p.instanceFailures ?? [])
+      instanceFailures.push({ scaleSetId: p.scaleSetId, instanceId: f.instanceId, at: p.at, reason: f.reason });
   }
   for (const e of census.staleEntries) {
     if (PRECONDITION.test(e.reason))
-      recent.preconditionFailures.push({ scaleSetId: e.scaleSetId, ...(e.instanceId ? { instanceId: e.instanceId } : {}), at: e.since, reason: e.reason });
+      recent.preconditionFailures.push({
+        scaleSetId: e.scaleSetId,
+        ...(e.instanceId ? { instanceId: e.instanceId } : {}),
+        at: e.since,
+        reason: e.reason,
+      });
   }
   const newestFirst = (a: RecentProblem, b: RecentProblem) => b.at.localeCompare(a.at);
   recent.preconditionFailures.sort(newestFirst).splice(50);
@@ -165,6 +190,8 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     scaleSets,
     scaleSetsTruncated,
     ...(poison ? { poison } : {}),
-    ...(timer?.lastRun ? { timer: { lastRun: { ...timer.lastRun, atIso: new Date(timer.lastRun.at).toISOString() } } } : {}),
+    ...(timer?.lastRun
+      ? { timer: { lastRun: { ...timer.lastRun, atIso: new Date(timer.lastRun.at).toISOString() } } }
+      : {}),
   };
 }

@@ -20,9 +20,11 @@ export function readTargetQuery(
   if (!auth.ok) return refuse(auth.problem);
   if (request.method !== "GET") return refuse(methodNotAllowed(request.method, methods));
   const raw = request.query.get("targetId");
-  if (raw === null || raw === "") return refuse(problem(400, "missing_query", "targetId: is required (a scale set or VM ID)", "targetId"));
+  if (raw === null || raw === "")
+    return refuse(problem(400, "missing_query", "targetId: is required (a scale set or VM ID)", "targetId"));
   const ref = parseTargetId(raw);
   if (!ref.ok) return refuse(problem(400, "invalid_field", `targetId: ${ref.reason}`, "targetId"));
-  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) return refuse(scopeProblem("targetId", ref.value.id, s.config.scopes));
+  if (!inScopes(s.config.scopes, ref.value.subscriptionId, ref.value.resourceGroup))
+    return refuse(scopeProblem("targetId", ref.value.id, s.config.scopes));
   return { ok: true, ref: ref.value };
 }

@@ -6,14 +6,22 @@ import type { WritePacer } from "./writePacer";
 export type RateLimitObservation =
   | { kind: "armReads" | "armWrites"; subscriptionId: string; remaining: number }
   /** CRP: `scope` resource for the target's own bucket, subscription for the subscription-wide one. */
-  | { kind: "scaleSetWrites" | "instanceWrites"; scope: "resource" | "subscription"; target: ScaleSetRef | InstanceRef; remaining: number };
+  | {
+      kind: "scaleSetWrites" | "instanceWrites";
+      scope: "resource" | "subscription";
+      target: ScaleSetRef | InstanceRef;
+      remaining: number;
+    };
 
 /** ARM's documented write bucket; the pacer aims below it (90 %) and keeps that margin below what ARM reports. */
 const ARM_WRITES_BUCKET = 200;
 const ARM_WRITES_MARGIN = ARM_WRITES_BUCKET - WRITE_BUDGETS.armWrites.capacity;
 
 /** Feeds the write pacer what the server says is left of the budgets it paces (ARM's reads go to the read pacer). */
-export function learnWriteBudget(pacer: Pick<WritePacer, "learnRemaining" | "learnArmWrites">, o: RateLimitObservation): void {
+export function learnWriteBudget(
+  pacer: Pick<WritePacer, "learnRemaining" | "learnArmWrites">,
+  o: RateLimitObservation,
+): void {
   if (o.kind === "armWrites") pacer.learnArmWrites(o.subscriptionId, o.remaining - ARM_WRITES_MARGIN);
   else if (o.kind === "scaleSetWrites" || o.kind === "instanceWrites")
     pacer.learnRemaining(o.target, o.scope === "resource" ? "target" : "subscription", o.remaining);

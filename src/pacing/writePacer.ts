@@ -1,4 +1,12 @@
-import { emptyUntil, refill, take, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
+import {
+  emptyUntil,
+  refill,
+  take,
+  waitForToken,
+  WRITE_BUDGETS,
+  type BucketSpec,
+  type BucketState,
+} from "../core/tokenBucket";
 import type { InstanceRef, NicRef, ScaleSetRef } from "../core/resourceIds";
 
 /**
@@ -28,7 +36,8 @@ export class WritePacer {
 
   private bucketsFor(target: ScaleSetRef | InstanceRef | NicRef): Bucket[] {
     // Network RP's NIC write limits are not published: ARM's subscription write budget is the one known.
-    if (target.kind === "nic") return [{ spec: WRITE_BUDGETS.armWrites, key: `arm|${target.subscriptionId.toLowerCase()}` }];
+    if (target.kind === "nic")
+      return [{ spec: WRITE_BUDGETS.armWrites, key: `arm|${target.subscriptionId.toLowerCase()}` }];
     const sub = (target.kind === "instance" ? target.scaleSet : target).subscriptionId.toLowerCase();
     return target.kind === "scaleSet"
       ? [
@@ -69,7 +78,8 @@ export class WritePacer {
     if (!this.enabled) return;
     const now = this.now();
     if (++this.takes % SWEEP_EVERY === 0) this.sweep(now);
-    for (const b of this.bucketsFor(target)) this.states.set(b.key, { ...take(b.spec, this.state(b), now), spec: b.spec });
+    for (const b of this.bucketsFor(target))
+      this.states.set(b.key, { ...take(b.spec, this.state(b), now), spec: b.spec });
   }
 
   /** ARM said 429 for this target: its own bucket is empty until Retry-After. */
@@ -82,7 +92,11 @@ export class WritePacer {
    * The server's own count of what is left of one budget (it counts every host's writes): plan on no more than that.
    * `budget`: the target's own CRP bucket, CRP's per-subscription one, or ARM's write bucket.
    */
-  learnRemaining(target: ScaleSetRef | InstanceRef, budget: "target" | "subscription" | "arm", remaining: number): void {
+  learnRemaining(
+    target: ScaleSetRef | InstanceRef,
+    budget: "target" | "subscription" | "arm",
+    remaining: number,
+  ): void {
     const b = this.bucketsFor(target)[budget === "target" ? 0 : budget === "subscription" ? 1 : 2]!;
     this.lower(b.key, b.spec, remaining);
   }
@@ -97,23 +111,31 @@ export class WritePacer {
     const s = refill(spec, this.states.get(key) ?? { tokens: spec.capacity, at: now }, now);
     // A bucket closed by a 429 stays closed until its Retry-After. Below zero is kept (down to a whole bucket): every
     // host reads the same figure, and each then waits for the refill its share needs, so together they slow down.
-    if (s.at <= now && remaining < s.tokens) this.states.set(key, { tokens: Math.max(-spec.capacity, remaining), at: s.at, spec });
+    if (s.at <= now && remaining < s.tokens)
+      this.states.set(key, { tokens: Math.max(-spec.capacity, remaining), at: s.at, spec });
   }
 
   /** This scale set's own budgets (its model's and its instances'), for the next host that writes it. */
   snapshot(scaleSet: ScaleSetRef): Record<string, BucketState> {
     const out: Record<string, BucketState> = {};
     for (const [key, state] of this.states) {
-      if (key === `vmss|${scaleSet.key}` || key.startsWith(`vm|${scaleSet.key}/`)) out[key] = { tokens: state.tokens, at: state.at };
+      if (key === `vmss|${scaleSet.key}` || key.startsWith(`vm|${scaleSet.key}/`))
+        out[key] = { tokens: state.tokens, at: state.at };
     }
     return out;
   }
 
-  /** Budgets the previous writer of a scale set left (see snapshot): plan on no more than either of us knows is left. */
+  /**
+   * Budgets the previous writer of a scale set left (see snapshot): plan on no more than either of us knows is left.
+   */
   restore(snapshot: Record<string, BucketState>): void {
     const now = this.now();
     for (const [key, theirs] of Object.entries(snapshot)) {
-      const spec = key.startsWith("vmss|") ? WRITE_BUDGETS.scaleSetUpdate : key.startsWith("vm|") ? WRITE_BUDGETS.instanceUpdate : undefined;
+      const spec = key.startsWith("vmss|")
+        ? WRITE_BUDGETS.scaleSetUpdate
+        : key.startsWith("vm|")
+          ? WRITE_BUDGETS.instanceUpdate
+          : undefined;
       if (!spec) continue;
       if (theirs.at > now) {
         // Closed by a 429 they got: closed here too, unless ours closes later.

@@ -15,11 +15,14 @@ export class CallStats {
     const count = this.counter();
     return {
       getScaleSet: (ref) => count("reads", () => port.getScaleSet(ref), "getScaleSet"),
-      listScaleSetsPage: (scope, nextLink) => count("reads", () => port.listScaleSetsPage(scope, nextLink), "listScaleSetsPage"),
+      listScaleSetsPage: (scope, nextLink) =>
+        count("reads", () => port.listScaleSetsPage(scope, nextLink), "listScaleSetsPage"),
       listInstances: (ref) => count("reads", () => port.listInstances(ref), "listInstances"),
       getInstance: (ref) => count("reads", () => port.getInstance(ref), "getInstance"),
-      writeScaleSetNics: (ref, base, nics, opts) => count("writes", () => port.writeScaleSetNics(ref, base, nics, opts), "writeScaleSetNics"),
-      writeInstanceNics: (ref, base, nics, opts) => count("writes", () => port.writeInstanceNics(ref, base, nics, opts), "writeInstanceNics"),
+      writeScaleSetNics: (ref, base, nics, opts) =>
+        count("writes", () => port.writeScaleSetNics(ref, base, nics, opts), "writeScaleSetNics"),
+      writeInstanceNics: (ref, base, nics, opts) =>
+        count("writes", () => port.writeInstanceNics(ref, base, nics, opts), "writeInstanceNics"),
       getVm: (ref) => count("reads", () => port.getVm(ref), "getVm"),
       listVms: (scope) => count("reads", () => port.listVms(scope), "listVms"),
     };

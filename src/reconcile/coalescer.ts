@@ -22,7 +22,11 @@ export class Coalescer<I, T> {
       return queued.result;
     }
     const current = this.running.get(key);
-    const startAfter = current ? current.then(noop, noop) : this.gatherMs > 0 ? this.sleep(this.gatherMs) : Promise.resolve();
+    const startAfter = current
+      ? current.then(noop, noop)
+      : this.gatherMs > 0
+        ? this.sleep(this.gatherMs)
+        : Promise.resolve();
     const entry = { input, result: undefined as unknown as Promise<T> };
     entry.result = startAfter.then(() => {
       this.pending.delete(key);

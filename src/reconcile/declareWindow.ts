@@ -10,10 +10,10 @@ import type { TargetRef } from "../core/resourceIds";
  * briefly first and stands down if a window opened behind it meanwhile (its declaration is stored, and the window's
  * reconcile reads after it, as for a joiner).
  *
- * Why the window is joinable until its pass runs, not for a fixed time, and its reconcile visible at once when busy: a change that
- * follows a running pass joins the next pass at once (the reconcile waits behind the running one, in-process or on
- * the lease), and in a burst the reconcile sits behind every declaration already queued, so a scale set whose
- * declarations reach the trigger over many seconds (16 at a time, behind the leaders' passes) still makes one
+ * Why the window is joinable until its pass runs, not for a fixed time, and its reconcile visible at once when busy: a
+ * change that follows a running pass joins the next pass at once (the reconcile waits behind the running one,
+ * in-process or on the lease), and in a burst the reconcile sits behind every declaration already queued, so a scale
+ * set whose declarations reach the trigger over many seconds (16 at a time, behind the leaders' passes) still makes one
  * window, not one per joinable second: two model writes at most, the leader's and the window's, where a fixed
  * window made one per second of the burst's intake.
  *
@@ -55,7 +55,12 @@ export interface DeclareWindowDeps {
 export type Scheduled = "leading" | "scheduled" | "joined";
 
 /** `claimant` is the same on a redelivery (the queue message id, the request id), so a lost enqueue is redone. */
-export async function scheduleDeclared(ref: TargetRef, claimant: string, reason: string, deps: DeclareWindowDeps): Promise<Scheduled> {
+export async function scheduleDeclared(
+  ref: TargetRef,
+  claimant: string,
+  reason: string,
+  deps: DeclareWindowDeps,
+): Promise<Scheduled> {
   if (deps.windowMs <= 0) {
     await deps.queue.enqueueReconcile(ref.id, reason);
     return "scheduled";

@@ -1,5 +1,13 @@
 import type { StoredDeclaration } from "../core/declarations";
-import { driftKey, driftOf, findDrift, type DriftFinding, type DriftStore, type LastWriters, type ObservedResource } from "../core/drift";
+import {
+  driftKey,
+  driftOf,
+  findDrift,
+  type DriftFinding,
+  type DriftStore,
+  type LastWriters,
+  type ObservedResource,
+} from "../core/drift";
 import type { PoolIntent } from "../core/networkProfile";
 import type { Clock, DeclarationStore, Logger } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
@@ -26,7 +34,12 @@ export class DriftWatch {
     private readonly target: TargetRef,
     private readonly declarations: readonly StoredDeclaration[],
     private readonly intents: readonly PoolIntent[],
-    private readonly deps: { drift?: DriftDeps | undefined; declarations: Pick<DeclarationStore, "listForTarget">; clock: Clock; log: Logger },
+    private readonly deps: {
+      drift?: DriftDeps | undefined;
+      declarations: Pick<DeclarationStore, "listForTarget">;
+      clock: Clock;
+      log: Logger;
+    },
   ) {}
 
   /** Resources as read before this pass wrote them. */
@@ -46,7 +59,9 @@ export class DriftWatch {
     await mapLimit([...this.findings.values()], 8, async (f) => {
       const writer =
         (await drift.writers.read(f.resourceId)) ??
-        (f.resourceId.toLowerCase() !== this.target.id.toLowerCase() ? await drift.writers.read(this.target.id) : undefined);
+        (f.resourceId.toLowerCase() !== this.target.id.toLowerCase()
+          ? await drift.writers.read(this.target.id)
+          : undefined);
       const d = driftOf(f, writer, f.seenAt);
       if (applied.has(driftKey(f.declaration))) d.repairedAt = new Date(this.deps.clock.now()).toISOString();
       await drift.drifts.record(this.target, driftKey(f.declaration), d);

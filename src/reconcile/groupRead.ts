@@ -40,7 +40,10 @@ export async function readThroughGroup(
   // the write's own answer lose its store and its event pass as ours, leaving the older model looking fresh. Nor one
   // that went stale moments ago: its ETag may be about to move again (see SETTLE_MS).
   const due = rows.filter(
-    (r) => r.scaleSetKey !== ref.key && !r.writing && (r.stale ? now - r.staleAt >= SETTLE_MS : now - r.readAt >= deps.config.cacheTtlMs),
+    (r) =>
+      r.scaleSetKey !== ref.key &&
+      !r.writing &&
+      (r.stale ? now - r.staleAt >= SETTLE_MS : now - r.readAt >= deps.config.cacheTtlMs),
   );
   if (!listPays(1 + due.length, rows.length)) return undefined;
   // No more pages than the GETs it saves: a LIST cut short costs at worst what the GETs would have.

@@ -15,7 +15,13 @@ export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Prom
   if (!inScopes(deps.scopes, e.target.subscriptionId, e.target.resourceGroup)) return "out-of-scope";
   const reason = eventReason(e);
   const log = (outcome: EventOutcome) => {
-    deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome });
+    deps.log.info("event", {
+      eventId: e.id,
+      type: e.type,
+      resourceId: e.target.id,
+      clientRequestId: e.clientRequestId,
+      outcome,
+    });
     return outcome;
   };
   const entry = await deps.cache.readEntry(e.target);
@@ -33,7 +39,11 @@ export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Prom
 }
 
 /** The target whose declarations this NIC or VM serves: the VM itself when declared, else its Flexible scale set. */
-async function ownerOf(ref: NicOrVmEvent["target"], model: NicModel | VmModel | undefined, deps: EventDeps): Promise<TargetRef | undefined> {
+async function ownerOf(
+  ref: NicOrVmEvent["target"],
+  model: NicModel | VmModel | undefined,
+  deps: EventDeps,
+): Promise<TargetRef | undefined> {
   let vmRef: VmRef | undefined;
   let vm: VmModel | undefined;
   if (ref.kind === "vm") {

@@ -1,7 +1,15 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
 import { capRefusal } from "../core/declarationCap";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
-import { isLeading, parseQueueMessage, reasonOf, targetIdOf, traceparentOf, type DeclareMessage, type QueueMessage } from "../core/messages";
+import {
+  isLeading,
+  parseQueueMessage,
+  reasonOf,
+  targetIdOf,
+  traceparentOf,
+  type DeclareMessage,
+  type QueueMessage,
+} from "../core/messages";
 import type { DeclarationStore, Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
@@ -12,7 +20,8 @@ import type { ReconcileReport, ReconcileTrigger } from "./vocabulary";
 
 /**
  * The queue trigger's whole job, host-independent: validate, record the intent, then either hand it to the
- * scale set's gathered reconcile (declare window on) or hand it to the reconcile runner. The function file only adapts the host's input.
+ * scale set's gathered reconcile (declare window on) or hand it to the reconcile runner. The function file only adapts
+ * the host's input.
  */
 
 export interface QueueMessageMeta {
@@ -56,7 +65,11 @@ function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): 
   };
 }
 
-export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, deps: HandleDeps): Promise<HandleOutcome> {
+export async function handleQueueMessage(
+  body: unknown,
+  meta: QueueMessageMeta,
+  deps: HandleDeps,
+): Promise<HandleOutcome> {
   const parsed = parseQueueMessage(body);
   if (!parsed.ok) {
     await deps.poison(body, parsed.reason);
@@ -72,10 +85,17 @@ export async function handleQueueMessage(body: unknown, meta: QueueMessageMeta, 
     "poolsync.message.dequeue_count": meta.dequeueCount,
     "poolsync.target": targetIdOf(message),
   };
-  return inSpan(`poolsync.message ${message.kind}`, { parent: traceparentOf(message), attributes }, () => handleValid(message, body, meta, deps));
+  return inSpan(`poolsync.message ${message.kind}`, { parent: traceparentOf(message), attributes }, () =>
+    handleValid(message, body, meta, deps),
+  );
 }
 
-async function handleValid(message: QueueMessage, body: unknown, meta: QueueMessageMeta, deps: HandleDeps): Promise<HandleOutcome> {
+async function handleValid(
+  message: QueueMessage,
+  body: unknown,
+  meta: QueueMessageMeta,
+  deps: HandleDeps,
+): Promise<HandleOutcome> {
   const ref = parseTargetId(targetIdOf(message));
   if (!ref.ok) throw new Error("unreachable: the schema validated the target ID");
   if (!inScopes(deps.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) {
@@ -93,8 +113,11 @@ async function handleValid(message: QueueMessage, body: unknown, meta: QueueMess
       deps.log.warn("message.refused", { messageId: meta.id, reason });
       return { result: "poisoned", reason };
     }
-    const binding = pool.ok ? checkBinding(deps.bindings ?? [], ref.value.id, pool.value.id) : { allowed: true as const };
-    const future = message.declaredAt !== undefined && Date.parse(message.declaredAt) > deps.now() + MAX_DECLARED_AHEAD_MS;
+    const binding = pool.ok
+      ? checkBinding(deps.bindings ?? [], ref.value.id, pool.value.id)
+      : { allowed: true as const };
+    const future =
+      message.declaredAt !== undefined && Date.parse(message.declaredAt) > deps.now() + MAX_DECLARED_AHEAD_MS;
     if (!binding.allowed || future) {
       const reason = !binding.allowed
         ? `backendPoolId: ${binding.reason}`
@@ -111,9 +134,17 @@ async function handleValid(message: QueueMessage, body: unknown, meta: QueueMess
       return { result: "poisoned", reason: overCap };
     }
     const { result, stored } = await deps.declarations.upsert(ref.value, declaration);
-    deps.log.info("declaration", { messageId: meta.id, scaleSetId: ref.value.id, backendPoolId: message.backendPoolId, state: message.state, result });
-    if (result === "older") return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
-    if (result === "unchanged" && stored.outcome.kind === "applied") return { result: "skipped", reason: "already applied (duplicate delivery)" };
+    deps.log.info("declaration", {
+      messageId: meta.id,
+      scaleSetId: ref.value.id,
+      backendPoolId: message.backendPoolId,
+      state: message.state,
+      result,
+    });
+    if (result === "older")
+      return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
+    if (result === "unchanged" && stored.outcome.kind === "applied")
+      return { result: "skipped", reason: "already applied (duplicate delivery)" };
     const reason = `declare ${message.state} ${message.backendPoolId}`;
     if (deps.scheduleDeclared) {
       const scheduled = await deps.scheduleDeclared(ref.value, `queue-${meta.id}`, reason);

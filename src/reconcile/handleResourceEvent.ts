@@ -27,7 +27,12 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   const scaleSet: ScaleSetRef = e.target.kind === "instance" ? e.target.scaleSet : e.target;
   if (!inScopes(deps.scopes, scaleSet.subscriptionId, scaleSet.resourceGroup)) {
     // Logged: a subscription filter that lets foreign events through costs a Table-free answer, but should be seen.
-    deps.log.info("event", { eventId: verdict.event.id, type: verdict.event.type, resourceId: verdict.event.target.id, outcome: "out-of-scope" });
+    deps.log.info("event", {
+      eventId: verdict.event.id,
+      type: verdict.event.type,
+      resourceId: verdict.event.target.id,
+      outcome: "out-of-scope",
+    });
     return "out-of-scope";
   }
   const reason = eventReason(e);
@@ -48,7 +53,13 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
 
   const entry = await deps.cache.readEntry(e.target);
   if (isOwnWrite(e, entry)) {
-    deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome: "own-write" });
+    deps.log.info("event", {
+      eventId: e.id,
+      type: e.type,
+      resourceId: e.target.id,
+      clientRequestId: e.clientRequestId,
+      outcome: "own-write",
+    });
     return "own-write";
   }
   await deps.cache.markStale(e.target, reason);
@@ -56,7 +67,15 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
   // An instance write changes its scale set's ETag too, shortly afterwards.
   if (e.target.kind === "instance") await deps.cache.markStale(scaleSet, reason);
 
-  const outcome: EventOutcome = (await wake(scaleSet, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated";
-  deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, clientRequestId: e.clientRequestId, outcome });
+  const outcome: EventOutcome = (await wake(scaleSet, `event: ${reason}`, deps, e.id))
+    ? "invalidated+reconcile"
+    : "invalidated";
+  deps.log.info("event", {
+    eventId: e.id,
+    type: e.type,
+    resourceId: e.target.id,
+    clientRequestId: e.clientRequestId,
+    outcome,
+  });
   return outcome;
 }

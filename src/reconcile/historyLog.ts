@@ -15,12 +15,21 @@ const str = (v: unknown) => (typeof v === "string" ? v : v === undefined || v ==
  * made for (a Flexible VM's NIC serves its scale set): only a reconcile pass's own logger (`targetId`) records writes,
  * and only the process-wide one records the rest, so no line is recorded twice.
  */
-export function historyOf(event: string, f: Record<string, unknown>, at: string, targetId?: string): [string, HistoryEntry] | undefined {
+export function historyOf(
+  event: string,
+  f: Record<string, unknown>,
+  at: string,
+  targetId?: string,
+): [string, HistoryEntry] | undefined {
   if (targetId !== undefined && event !== "arm.write") return undefined;
   if (event === "arm.write" && targetId) {
     const what = str(f.target);
     const resourceId =
-      what === "model" ? str(f.scaleSetId) : what.startsWith("instance ") ? `${str(f.scaleSetId)}/virtualMachines/${what.slice(9)}` : str(f.nicId);
+      what === "model"
+        ? str(f.scaleSetId)
+        : what.startsWith("instance ")
+          ? `${str(f.scaleSetId)}/virtualMachines/${what.slice(9)}`
+          : str(f.nicId);
     const { added, removed } = poolsMoved(Array.isArray(f.pools) ? f.pools.map(str) : []);
     return [
       targetId,
@@ -63,7 +72,15 @@ export function historyOf(event: string, f: Record<string, unknown>, at: string,
     const by = { id: "queue", name: "queue", via: "queue" };
     return [
       str(f.scaleSetId),
-      { at, kind: "declaration", backendPoolId: str(f.backendPoolId), ipConfiguration: "", state: str(f.state), by, requestId: str(f.messageId) },
+      {
+        at,
+        kind: "declaration",
+        backendPoolId: str(f.backendPoolId),
+        ipConfiguration: "",
+        state: str(f.state),
+        by,
+        requestId: str(f.messageId),
+      },
     ];
   }
   if (event === "intake.declared" && f.result !== "older") {
@@ -87,7 +104,11 @@ export function historyLog(log: Logger, history: TargetHistory, now: () => numbe
   const tee = (event: string, fields: Record<string, unknown>) => {
     const made = historyOf(event, fields, new Date(now()).toISOString(), targetId);
     if (!made || !made[0]) return;
-    history.append(made[0], made[1]).catch((err: unknown) => log.warn("history.append-failed", { targetId: made[0], event, error: (err as Error).message }));
+    history
+      .append(made[0], made[1])
+      .catch((err: unknown) =>
+        log.warn("history.append-failed", { targetId: made[0], event, error: (err as Error).message }),
+      );
   };
   return {
     info: (event, fields) => (log.info(event, fields), tee(event, fields)),

@@ -55,8 +55,15 @@ export interface IfMatchDeps {
 
 export type IfMatchResult<M> = { kind: "written"; model: M } | { kind: "unchanged"; model: M } | { kind: "gone" };
 
-/** Writes until the plan is empty; a 412 re-reads and recomputes; too many 412s in a row leave the reconcile to come back. */
-export async function ifMatchWrite<M extends { etag: string }, E>(target: IfMatchTarget<M, E>, start: M, deps: IfMatchDeps): Promise<IfMatchResult<M>> {
+/**
+ * Writes until the plan is empty; a 412 re-reads and recomputes; too many 412s in a row leave the reconcile to come
+ * back.
+ */
+export async function ifMatchWrite<M extends { etag: string }, E>(
+  target: IfMatchTarget<M, E>,
+  start: M,
+  deps: IfMatchDeps,
+): Promise<IfMatchResult<M>> {
   let current = start;
   for (let attempt = 0; ; attempt++) {
     const plan = target.plan(current);
@@ -68,7 +75,9 @@ export async function ifMatchWrite<M extends { etag: string }, E>(target: IfMatc
     // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
     const base = await target.row.beginWrite(clientRequestId);
     try {
-      const after = await learnThrottle(target.paced, deps, () => target.write(current, plan.edit, { ifMatch: current.etag, clientRequestId }));
+      const after = await learnThrottle(target.paced, deps, () =>
+        target.write(current, plan.edit, { ifMatch: current.etag, clientRequestId }),
+      );
       deps.log.info("arm.write", { ...line, etag: after.etag, outcome: "ok" });
       // An answer without an ETag is not cached: nothing could be written on it with If-Match.
       if (after.etag) await target.row.store(after, base, clientRequestId);
@@ -79,7 +88,10 @@ export async function ifMatchWrite<M extends { etag: string }, E>(target: IfMatc
       if (!(err instanceof PreconditionFailedError)) throw err;
       if (attempt >= deps.config.maxPreconditionRetries) {
         const context = target.context ? ` (${target.context})` : "";
-        throw new Requeue(preconditionBackoffMs(attempt, deps.random), `${attempt + 1} precondition failures in a row on ${target.id}${context}`);
+        throw new Requeue(
+          preconditionBackoffMs(attempt, deps.random),
+          `${attempt + 1} precondition failures in a row on ${target.id}${context}`,
+        );
       }
       const staleBase = await target.row.markStale("412 on our write");
       await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
@@ -116,7 +128,8 @@ async function budgetReady(target: PacedTarget, deps: IfMatchDeps): Promise<void
   for (;;) {
     const wait = deps.pacer.waitMs(target);
     if (wait === 0) return;
-    if (wait > deps.config.pacingMaxWaitMs) throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
+    if (wait > deps.config.pacingMaxWaitMs)
+      throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
     await deps.clock.sleep(wait);
   }
 }

@@ -18,12 +18,15 @@ export function checkedHandover(text: string, target: TargetRef, now: number): R
   if (target.kind !== "scaleSet") return out;
   const key = (target as ScaleSetRef).key;
   const parsed: unknown = JSON.parse(text);
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("handover is not an object of buckets");
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new Error("handover is not an object of buckets");
   for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
-    const instance = name.startsWith(`vm|${key}/virtualmachines/`) && /^[0-9]+$/.test(name.slice(`vm|${key}/virtualmachines/`.length));
+    const instance =
+      name.startsWith(`vm|${key}/virtualmachines/`) && /^[0-9]+$/.test(name.slice(`vm|${key}/virtualmachines/`.length));
     if (name !== `vmss|${key}` && !instance) continue;
     const { tokens, at } = (value ?? {}) as { tokens?: unknown; at?: unknown };
-    if (typeof tokens !== "number" || typeof at !== "number" || !Number.isFinite(tokens) || !Number.isFinite(at)) continue;
+    if (typeof tokens !== "number" || typeof at !== "number" || !Number.isFinite(tokens) || !Number.isFinite(at))
+      continue;
     if (Math.abs(tokens) > MAX_TOKENS || at > now + MAX_CLOSED_MS) continue;
     out[name] = { tokens, at };
   }

@@ -41,12 +41,17 @@ export async function leasedReconcile(
     if (take.firstToAsk) {
       // Lands after the lease's expiry: a live holder has run the pass by then (and this finds nothing to do).
       const delayMs = Math.max(0, take.expiresAt - deps.clock.now()) + 1000;
-      await deps.queue.enqueueReconcile(ref.id, `lease check: ${trigger.reason}`, { delayMs, ...(trigger.fresh ? { fresh: true } : {}) });
+      await deps.queue.enqueueReconcile(ref.id, `lease check: ${trigger.reason}`, {
+        delayMs,
+        ...(trigger.fresh ? { fresh: true } : {}),
+      });
     }
     return deferredReport(
       ref,
       trigger,
-      take.firstToAsk ? "another host holds the reconcile lease: asked it for one more pass" : "another host holds the reconcile lease and already owes a pass",
+      take.firstToAsk
+        ? "another host holds the reconcile lease: asked it for one more pass"
+        : "another host holds the reconcile lease and already owes a pass",
       deps.clock.now() - started,
       deps.log,
     );
@@ -89,7 +94,11 @@ export async function leasedReconcile(
       if (extra >= maxExtra) {
         // Asked again and again (a steady stream of changes): the queue takes the next pass, this invocation ends.
         await deps.leases.release(ref, holder, 0, handover());
-        await deps.queue.enqueueReconcile(ref.id, "passes asked while the lease was held", next.fresh ? { fresh: true } : {});
+        await deps.queue.enqueueReconcile(
+          ref.id,
+          "passes asked while the lease was held",
+          next.fresh ? { fresh: true } : {},
+        );
         break;
       }
       deps.log.info("reconcile.lease", { scaleSetId: ref.id, outcome: "another pass asked while held" });

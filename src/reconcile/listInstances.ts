@@ -44,6 +44,14 @@ export async function storeInstances(
   cache: ModelCache,
 ): Promise<void> {
   await mapLimit(instances, 8, (inst) =>
-    cache.storeInstance(instanceRef(ref, inst.instanceId), inst, cached.instances.get(inst.instanceId)?.rowEtag, undefined, modelEtag).then(() => undefined),
+    cache
+      .storeInstance(
+        instanceRef(ref, inst.instanceId),
+        inst,
+        cached.instances.get(inst.instanceId)?.rowEtag,
+        undefined,
+        modelEtag,
+      )
+      .then(() => undefined),
   );
 }

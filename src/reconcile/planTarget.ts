@@ -4,7 +4,14 @@ import { isDeleting, type InstanceModel, type NicModel, type ScaleSetModel } fro
 import { applyIntents } from "../core/networkProfile";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
 import type { CachedEntry, Clock, ComputePort, DeclarationStore, ModelCache, NetworkPort } from "../core/ports";
-import { parseNicId, sameResource, type NicRef, type ScaleSetRef, type TargetRef, parseVmId } from "../core/resourceIds";
+import {
+  parseNicId,
+  sameResource,
+  type NicRef,
+  type ScaleSetRef,
+  type TargetRef,
+  parseVmId,
+} from "../core/resourceIds";
 import { crpRollsOutModel } from "../core/upgradePolicy";
 import { activeDeclarations } from "./activeDeclarations";
 import { OutcomeRecorder } from "./recordOutcomes";
@@ -52,25 +59,41 @@ function dryRecorder(ref: TargetRef, clock: Clock, skipped: TargetPlan["skipped"
 /** The stored declarations, with `extra` in place of the one of its key (a dry run's). */
 function withExtra(stored: StoredDeclaration[], extra: Declaration | undefined, now: string): StoredDeclaration[] {
   if (!extra) return stored;
-  const key = (d: Pick<Declaration, "backendPoolId" | "ipConfiguration">) => `${d.backendPoolId.toLowerCase()}|${d.ipConfiguration.toLowerCase()}`;
-  return [...stored.filter((d) => key(d) !== key(extra)), { ...extra, outcome: { kind: "pending", at: now }, attempts: 0, rowEtag: "" }];
+  const key = (d: Pick<Declaration, "backendPoolId" | "ipConfiguration">) =>
+    `${d.backendPoolId.toLowerCase()}|${d.ipConfiguration.toLowerCase()}`;
+  return [
+    ...stored.filter((d) => key(d) !== key(extra)),
+    { ...extra, outcome: { kind: "pending", at: now }, attempts: 0, rowEtag: "" },
+  ];
 }
 
 export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declaration): Promise<TargetPlan> {
   const now = deps.clock.now();
   const declarations = withExtra(await deps.declarations.listForTarget(ref), extra, new Date(now).toISOString());
   const skipped: TargetPlan["skipped"] = [];
-  const { active } = await activeDeclarations(ref, declarations, dryRecorder(ref, deps.clock, skipped), deps.config, now);
+  const { active } = await activeDeclarations(
+    ref,
+    declarations,
+    dryRecorder(ref, deps.clock, skipped),
+    deps.config,
+    now,
+  );
   const intents = active.map(toIntent);
   const bases: BasedOn[] = [];
   const based = (b: BasedOn) => (bases.push(b), b);
-  const fromCache = <M>(e: CachedEntry<M> | undefined): e is CachedEntry<M> & { model: M } => usable(e, now, deps.config.cacheTtlMs);
+  const fromCache = <M>(e: CachedEntry<M> | undefined): e is CachedEntry<M> & { model: M } =>
+    usable(e, now, deps.config.cacheTtlMs);
   const writes: PlannedWrite[] = [];
   const unplaceable: TargetPlan["unplaceable"] = [];
   const placed = (nics: Parameters<typeof applyIntents>[0], where: string) =>
     applyIntents(nics, intents).outcomes.forEach((o, i) => {
       const d = active[i] as StoredDeclaration;
-      if (!o.ok) unplaceable.push({ backendPoolId: d.backendPoolId, ipConfiguration: d.ipConfiguration, reason: `${where}: ${o.reason}` });
+      if (!o.ok)
+        unplaceable.push({
+          backendPoolId: d.backendPoolId,
+          ipConfiguration: d.ipConfiguration,
+          reason: `${where}: ${o.reason}`,
+        });
     });
 
   const planVm = async (vmId: string) => {
@@ -110,7 +133,8 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     return [await deps.network.getNic(r), based({ source: "arm", ageMs: 0 })];
   };
   /** A VM's NICs planned together: the oldest of what they were read from. */
-  const nicBase = (bs: BasedOn[]): BasedOn => bs.reduce<BasedOn>((a, b) => (b.ageMs > a.ageMs || b.source === "cache" ? b : a), { source: "arm", ageMs: 0 });
+  const nicBase = (bs: BasedOn[]): BasedOn =>
+    bs.reduce<BasedOn>((a, b) => (b.ageMs > a.ageMs || b.source === "cache" ? b : a), { source: "arm", ageMs: 0 });
 
   if (intents.length > 0) {
     if (ref.kind === "vm") await planVm(ref.id);
@@ -132,17 +156,23 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     writes.push(...planResource("model", [model.id], [model.etag], model.nics, intents, modelBase));
     const mode = orchestrationModeOf(model);
     if (mode === "Flexible") {
-      const vms = (await deps.compute.listVms(ss)).filter((vm) => vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id));
+      const vms = (await deps.compute.listVms(ss)).filter(
+        (vm) => vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id),
+      );
       for (const vm of vms) await planVm(vm.id);
       return;
     }
     // Automatic/Rolling: CRP rolls the model out; the reconcile writes no instance.
     if (crpRollsOutModel(model.upgradeMode)) return;
     const entries = [...partition.instances.values()];
-    const needsWrite = (i: InstanceModel) => !isDeleting(i.provisioningState) && applyIntents(i.nics, intents).nics !== undefined;
+    const needsWrite = (i: InstanceModel) =>
+      !isDeleting(i.provisioningState) && applyIntents(i.nics, intents).nics !== undefined;
     let instances: InstanceModel[];
     let base: BasedOn;
-    const cached = entries.length > 0 && entries.every((e) => fromCache(e)) && (model.capacity === undefined || entries.length === model.capacity);
+    const cached =
+      entries.length > 0 &&
+      entries.every((e) => fromCache(e)) &&
+      (model.capacity === undefined || entries.length === model.capacity);
     if (deps.cache.enabled && cached && !entries.some((e) => needsWrite(e.model as InstanceModel))) {
       instances = entries.map((e) => e.model as InstanceModel);
       base = based({ source: "cache", ageMs: Math.max(...entries.map((e) => now - e.readAt)) });
@@ -151,7 +181,9 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       instances = await deps.compute.listInstances(ss);
       base = based({ source: "arm", ageMs: 0 });
     }
-    for (const i of instances) if (!isDeleting(i.provisioningState)) writes.push(...planResource("instance", [i.id], [i.etag], i.nics, intents, base));
+    for (const i of instances)
+      if (!isDeleting(i.provisioningState))
+        writes.push(...planResource("instance", [i.id], [i.etag], i.nics, intents, base));
   }
 
   const sources = new Set(bases.map((b) => b.source));

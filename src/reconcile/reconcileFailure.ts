@@ -1,6 +1,13 @@
 import type { Config } from "../config";
 import type { StoredDeclaration } from "../core/declarations";
-import { BeingDeletedError, ConflictError, describeError, NotFoundError, ThrottledError, TransientError } from "../core/errors";
+import {
+  BeingDeletedError,
+  ConflictError,
+  describeError,
+  NotFoundError,
+  ThrottledError,
+  TransientError,
+} from "../core/errors";
 import { MissingEtagError } from "../core/etagGuard";
 import type { Logger, ModelCache } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
@@ -33,7 +40,11 @@ export interface FailedReconcile {
 export async function settleFailure(
   err: unknown,
   f: FailedReconcile,
-  deps: { cache: Pick<ModelCache, "evictScaleSet">; log: Logger; config: Pick<Config, "maxAttempts" | "failedRetryMs"> },
+  deps: {
+    cache: Pick<ModelCache, "evictScaleSet">;
+    log: Logger;
+    config: Pick<Config, "maxAttempts" | "failedRetryMs">;
+  },
 ): Promise<ReconcileReport> {
   const { active, declarations, outcomes, report, trigger } = f;
   const failing = f.spare ? active.filter((d) => !f.spare!(d)) : active;
@@ -69,6 +80,7 @@ export function retryOf(err: unknown, trigger: ReconcileTrigger): Requeue | unde
   if (err instanceof Requeue) return err;
   if (err instanceof ThrottledError) return new Requeue(err.retryAfterMs, `throttled: ${err.message}`);
   if (err instanceof ConflictError) return new Requeue(err.retryAfterMs, `conflict: ${err.message}`);
-  if (err instanceof TransientError) return new Requeue(Math.max(err.retryAfterMs, requeueBackoffMs(trigger.attempt + 1)), `transient: ${err.message}`);
+  if (err instanceof TransientError)
+    return new Requeue(Math.max(err.retryAfterMs, requeueBackoffMs(trigger.attempt + 1)), `transient: ${err.message}`);
   return undefined;
 }

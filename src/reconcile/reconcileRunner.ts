@@ -12,7 +12,8 @@ import { inSpan } from "../telemetry/tracing";
  *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly);
  *   2. stand down  a leading pass that finds a declare window opened behind it leaves the work to that window's pass;
  *                  any other pass closes its target's window before it reads, so a later declaration opens a new one;
- *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs again);
+ *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs
+ * again);
  *   4. reconcile   the target's own reconcile (scale set or VM): re-read, write the difference with If-Match;
  *   5. outcome     the one place a report becomes "done" or "requeue after" (see `queueOutcomeOf`).
  *
@@ -47,7 +48,9 @@ export type QueueOutcome = { kind: "done" } | { kind: "requeue-after"; delayMs: 
 
 /** The one mapping from a report to the queue: a report that asks to come back is requeued after its delay. */
 export function queueOutcomeOf(report: ReconcileReport): QueueOutcome {
-  return report.requeueAfterMs !== undefined ? { kind: "requeue-after", delayMs: report.requeueAfterMs } : { kind: "done" };
+  return report.requeueAfterMs !== undefined
+    ? { kind: "requeue-after", delayMs: report.requeueAfterMs }
+    : { kind: "done" };
 }
 
 /** A pass worth a row in the status view's problem log: it met a 412 or a throttle, or did not end well. */
@@ -61,7 +64,11 @@ export function triggerSource(reason: string): "event" | "timer" | "declare" | "
 }
 
 const worthRecording = (r: ReconcileReport) =>
-  r.preconditionFailures > 0 || r.throttles > 0 || r.result === "requeued" || r.result === "failed" || (r.instanceFailures?.length ?? 0) > 0;
+  r.preconditionFailures > 0 ||
+  r.throttles > 0 ||
+  r.result === "requeued" ||
+  r.result === "failed" ||
+  (r.instanceFailures?.length ?? 0) > 0;
 
 export class ReconcileRunner {
   /** Step 1, exposed for draining at shutdown (`idle()`). */
@@ -74,10 +81,18 @@ export class ReconcileRunner {
   /** Steps 1–5: what a queue message runs. */
   joined(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
     return this.coalescer.run(ref.key, trigger, async (merged) => {
-      // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them all.
+      // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them
+      // all.
       if (merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref)))
-        return deferredReport(ref, merged, "a declare window opened behind this leading declaration: its reconcile writes them all", 0, this.deps.log);
-      // Closed before the read: a declaration stored before this point is read by this pass; one after opens a new window.
+        return deferredReport(
+          ref,
+          merged,
+          "a declare window opened behind this leading declaration: its reconcile writes them all",
+          0,
+          this.deps.log,
+        );
+      // Closed before the read: a declaration stored before this point is read by this pass; one after opens a new
+      // window.
       if (!merged.leading) await this.deps.closeWindow?.(ref);
       return this.run(ref, merged);
     });
@@ -86,7 +101,11 @@ export class ReconcileRunner {
   /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */
   run(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
     const { leases, queue, clock, log, leaseTtlMs, newHolderId, handover } = this.deps;
-    const attributes = { "poolsync.target": ref.id, "poolsync.reason": trigger.reason, "poolsync.attempt": trigger.attempt };
+    const attributes = {
+      "poolsync.target": ref.id,
+      "poolsync.reason": trigger.reason,
+      "poolsync.attempt": trigger.attempt,
+    };
     return inSpan("poolsync.reconcile", { attributes }, async (span) => {
       const report = await leasedReconcile(
         ref,
@@ -94,7 +113,11 @@ export class ReconcileRunner {
         { leases, queue, clock, log, ttlMs: leaseTtlMs, newHolderId, ...(handover ? { handover } : {}) },
         (t) => this.pass(ref, t),
       );
-      span.setAttributes({ "poolsync.result": report.result, "poolsync.arm.writes": report.armWrites, "poolsync.arm.reads": report.armReads });
+      span.setAttributes({
+        "poolsync.result": report.result,
+        "poolsync.arm.writes": report.armWrites,
+        "poolsync.arm.reads": report.armReads,
+      });
       return report;
     });
   }
@@ -104,7 +127,8 @@ export class ReconcileRunner {
     const report = await this.deps.reconcile(ref, trigger);
     const source = triggerSource(trigger.reason);
     recordReconcile(report.result, source, report.durationMs);
-    if (report.result === "applied" && report.armWrites > 0 && (source === "event" || source === "timer")) recordDriftRepaired(source);
+    if (report.result === "applied" && report.armWrites > 0 && (source === "event" || source === "timer"))
+      recordDriftRepaired(source);
     await this.settle(ref, trigger, report);
     return report;
   }

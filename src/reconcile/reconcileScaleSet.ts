@@ -26,11 +26,19 @@ import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigg
  * come back. It never sleeps out a throttle: it answers requeueAfterMs and the queue adapter schedules it.
  */
 
-function usable<M>(entry: CachedEntry<M> | undefined, now: number, ttlMs: number): entry is CachedEntry<M> & { model: M } {
+function usable<M>(
+  entry: CachedEntry<M> | undefined,
+  now: number,
+  ttlMs: number,
+): entry is CachedEntry<M> & { model: M } {
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
 }
 
-export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
+export async function reconcileScaleSet(
+  ref: ScaleSetRef,
+  trigger: ReconcileTrigger,
+  deps: ReconcileDeps,
+): Promise<ReconcileReport> {
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);
   const { cache, config } = deps;
@@ -51,8 +59,13 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   }
   const { active, waiting } = await activeDeclarations(ref, declarations, outcomes, config, deps.clock.now());
   if (active.length === 0 && waiting > 0)
-    return report("unchanged", declarations.length, { reason: `${waiting} failed declaration(s) wait for their retry time` });
-  if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
+    return report("unchanged", declarations.length, {
+      reason: `${waiting} failed declaration(s) wait for their retry time`,
+    });
+  if (active.length === 0)
+    return report("refused", declarations.length, {
+      reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS",
+    });
   const intents = active.map(toIntent);
   const drift = new DriftWatch(ref, active, intents, deps);
   // What this pass learnt, kept if it throws: a declaration that failed alone is recorded at once (the next attempt
@@ -71,7 +84,8 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
   let instanceFailures: { instanceId: string; reason: string }[] = [];
   // The model as last read or written: a declaration it already holds is applied, whatever stops this pass later.
   let known: ScaleSetModel | undefined;
-  const alreadyApplied = (d: StoredDeclaration) => d.outcome.kind === "applied" || (known !== undefined && intentSatisfied(known.nics, toIntent(d)) === true);
+  const alreadyApplied = (d: StoredDeclaration) =>
+    d.outcome.kind === "applied" || (known !== undefined && intentSatisfied(known.nics, toIntent(d)) === true);
 
   try {
     const read = await cache.readPartition(ref);
@@ -109,7 +123,10 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     if (mode === "Flexible") {
       // Existing VMs follow their NICs, not the model: each NIC that differs is written with its own ETag.
       const heldIntents = held.map((i) => intents[i]!);
-      const vms = await writeFlexVms(ref, model, heldIntents, compute, { ...deps, network: stats.wrapNetwork(deps.network) });
+      const vms = await writeFlexVms(ref, model, heldIntents, compute, {
+        ...deps,
+        network: stats.wrapNetwork(deps.network),
+      });
       instancesWritten = vms.reduce((n, v) => n + v.written, 0);
       const each = vmOutcomes(
         held.map((i) => active[i]!),
@@ -129,9 +146,21 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     }
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
-    const instances = await instancesOf(ref, cached, model, rollsOut ? [] : held.map((i) => intents[i]!), compute, deps);
+    const instances = await instancesOf(
+      ref,
+      cached,
+      model,
+      rollsOut ? [] : held.map((i) => intents[i]!),
+      compute,
+      deps,
+    );
     // Instances CRP is still rolling the model out to lag it by design: that is no drift.
-    if (!rollsOut) drift.observe(instances.filter((i) => !isDeleting(i.provisioningState)).map((i) => ({ kind: "instance", ids: [i.id], nics: i.nics })));
+    if (!rollsOut)
+      drift.observe(
+        instances
+          .filter((i) => !isDeleting(i.provisioningState))
+          .map((i) => ({ kind: "instance", ids: [i.id], nics: i.nics })),
+      );
     const instanceWrite = rollsOut
       ? { state: { written: 0, instances }, failed: new Map<number, string>() }
       : await isolateFailures(
@@ -156,7 +185,8 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
     for (const [i, reason] of instanceWrite.failed) failedWrites.set(held[i]!, reason);
     const after = instanceWrite.state;
     instancesWritten = after.written;
-    if (instancesWritten > 0 || instanceWrite.failed.size > 0) await cache.markStale(ref, "our instance writes change the scale set's ETag");
+    if (instancesWritten > 0 || instanceWrite.failed.size > 0)
+      await cache.markStale(ref, "our instance writes change the scale set's ETag");
 
     const modelEdit = applyIntents(model.nics, intents);
     const live = after.instances.filter((i) => !isDeleting(i.provisioningState));
@@ -169,7 +199,9 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
         if (failedWrites.has(i)) return Promise.resolve();
         if (placed && !placed.ok) return record(d, outcomes.failed(placed.reason, config.failedRetryMs));
         const intent = intents[i] as PoolIntent;
-        const everywhere = intentSatisfied(model.nics, intent) === true && live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
+        const everywhere =
+          intentSatisfied(model.nics, intent) === true &&
+          live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
         return record(d, {
           kind: "applied",
           appliedEtag: model.etag,
@@ -178,16 +210,27 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
       },
     );
     await drift.settle(true);
-    const recheck = rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
+    const recheck =
+      rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, {
-      ...(recheck ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" } : {}),
+      ...(recheck
+        ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" }
+        : {}),
       ...(instanceFailures.length > 0 ? { instanceFailures } : {}),
     });
   } catch (err) {
     await drift.settle(false);
     return settleFailure(
       err,
-      { target: ref, trigger, active, declarations: declarations.length, outcomes, report, spare: (d) => settled.has(d) || alreadyApplied(d) },
+      {
+        target: ref,
+        trigger,
+        active,
+        declarations: declarations.length,
+        outcomes,
+        report,
+        spare: (d) => settled.has(d) || alreadyApplied(d),
+      },
       deps,
     );
   }
@@ -195,14 +238,22 @@ export async function reconcileScaleSet(ref: ScaleSetRef, trigger: ReconcileTrig
 
 function forgetModels(p: CachedPartition): CachedPartition {
   const blind = <M>(e: CachedEntry<M>): CachedEntry<M> => ({ ...e, model: undefined });
-  return { scaleSet: p.scaleSet && blind(p.scaleSet), instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])) };
+  return {
+    scaleSet: p.scaleSet && blind(p.scaleSet),
+    instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])),
+  };
 }
 
 /**
  * The scale set model from the cache when it is fresh, else from ARM (and then stored, conditionally): by one LIST
  * of its resource group when other cached scale sets there are due too, else by GET.
  */
-async function modelOf(ref: ScaleSetRef, cached: CachedPartition, compute: ComputePort, deps: ReconcileDeps): Promise<ScaleSetModel> {
+async function modelOf(
+  ref: ScaleSetRef,
+  cached: CachedPartition,
+  compute: ComputePort,
+  deps: ReconcileDeps,
+): Promise<ScaleSetModel> {
   if (usable(cached.scaleSet, deps.clock.now(), deps.config.cacheTtlMs)) return cached.scaleSet.model;
   const model = (await readThroughGroup(ref, compute, deps)) ?? (await compute.getScaleSet(ref));
   await deps.cache.storeScaleSet(ref, model, cached.scaleSet?.rowEtag);
@@ -242,10 +293,16 @@ async function writeModel(
 }
 
 /** The NIC configurations the intents still need, and which pools they move (for the write log). */
-function planNics(nics: NicConfiguration[], intents: PoolIntent[]): { edit: NicConfiguration[]; pools: string[] } | undefined {
+function planNics(
+  nics: NicConfiguration[],
+  intents: PoolIntent[],
+): { edit: NicConfiguration[]; pools: string[] } | undefined {
   const edit = applyIntents(nics, intents);
   if (!edit.nics) return undefined;
-  return { edit: edit.nics, pools: intents.filter((i) => intentSatisfied(nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`) };
+  return {
+    edit: edit.nics,
+    pools: intents.filter((i) => intentSatisfied(nics, i) === false).map((i) => `${i.state}:${i.backendPoolId}`),
+  };
 }
 
 /**
@@ -316,7 +373,11 @@ async function writeInstances(
     ).catch((err: unknown) => {
       if (!(err instanceof FatalError)) throw err;
       refused.set(first.instanceId, describeError(err));
-      deps.log.warn("instance.refused", { scaleSetId: ref.id, instanceId: first.instanceId, error: describeError(err) });
+      deps.log.warn("instance.refused", {
+        scaleSetId: ref.id,
+        instanceId: first.instanceId,
+        error: describeError(err),
+      });
       return undefined;
     });
     if (!result) return;

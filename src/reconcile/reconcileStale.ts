@@ -90,7 +90,9 @@ function needsModelOf(v: Visit): boolean {
  */
 export const STUCK_PENDING_MS = 10 * 60_000;
 
-/** What one run shares between its phases; each phase reads it and adds to it, in the order reconcileStale calls them. */
+/**
+ * What one run shares between its phases; each phase reads it and adds to it, in the order reconcileStale calls them.
+ */
 interface RunState {
   deps: StaleDeps;
   now: number;
@@ -152,7 +154,8 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   try {
     for (const v of inScope) {
       const listGroup = listGroups.get(groupKeyOf(v.ref));
-      if (listGroup && needsModelOf(v) && !prefetched.has(v.key)) await prefetchGroup(run, v.ref, listGroup, prefetched);
+      if (listGroup && needsModelOf(v) && !prefetched.has(v.key))
+        await prefetchGroup(run, v.ref, listGroup, prefetched);
       await visit(run, v, prefetched.get(v.key));
     }
     run.cursor = "";
@@ -201,7 +204,9 @@ function finishSummary(run: RunState, started: number): StaleRunSummary {
 }
 
 /** Scan declarations: grouped per scale set; failed ones due for a retry and finished absents handled on the way. */
-async function scanDeclarations(run: RunState): Promise<{ retryDue: Map<string, string>; vmRetries: Map<string, string> }> {
+async function scanDeclarations(
+  run: RunState,
+): Promise<{ retryDue: Map<string, string>; vmRetries: Map<string, string> }> {
   const { deps, now, declared } = run;
   const retryDue = new Map<string, string>();
   const vmRetries = new Map<string, string>();
@@ -215,7 +220,8 @@ async function scanDeclarations(run: RunState): Promise<{ retryDue: Map<string, 
       if (await deps.declarations.remove(target.value, d)) run.summary.removedDeclarations++;
       continue;
     }
-    // A VM target has no model to look at here: its failed or stuck declarations are retried, its NICs are read by its reconcile.
+    // A VM target has no model to look at here: its failed or stuck declarations are retried, its NICs are read by its
+    // reconcile.
     if (target.value.kind === "vm") {
       if (dueForRetry(d, now) || stuckPending(d, now)) vmRetries.set(target.value.key, target.value.id);
       continue;
@@ -248,7 +254,11 @@ function waiting(run: RunState, key: string): boolean {
 }
 
 /** Due chains: a reconcile for each VM and scale set whose declaration is due for a retry or stuck pending. */
-async function askDueChains(run: RunState, retryDue: Map<string, string>, vmRetries: Map<string, string>): Promise<void> {
+async function askDueChains(
+  run: RunState,
+  retryDue: Map<string, string>,
+  vmRetries: Map<string, string>,
+): Promise<void> {
   const { deps, summary: s } = run;
   for (const id of vmRetries.values()) {
     await deps.queue.enqueueReconcile(id, "timer: retry of a failed or pending declaration");
@@ -283,7 +293,13 @@ async function scanCache(run: RunState): Promise<Map<string, Visit>> {
       idle.set(ref.value.key, i);
       continue;
     }
-    const v = visits.get(ref.value.key) ?? { key: ref.value.key, ref: ref.value, scaleSetRow: undefined, instanceRows: [], since: Number.POSITIVE_INFINITY };
+    const v = visits.get(ref.value.key) ?? {
+      key: ref.value.key,
+      ref: ref.value,
+      scaleSetRow: undefined,
+      instanceRows: [],
+      since: Number.POSITIVE_INFINITY,
+    };
     if (c.instanceId === undefined) v.scaleSetRow = c;
     else v.instanceRows.push(c);
     v.since = Math.min(v.since, c.since);
@@ -302,7 +318,11 @@ async function scanCache(run: RunState): Promise<Map<string, Visit>> {
  * Plan visits: oldest first; then declared scale sets the cache knows nothing of, in key order from where the
  * last run stopped; only those inside the scopes.
  */
-async function planVisits(run: RunState, visits: Map<string, Visit>, lastCursor: string): Promise<{ inScope: Visit[]; cachedKeys: Set<string> }> {
+async function planVisits(
+  run: RunState,
+  visits: Map<string, Visit>,
+  lastCursor: string,
+): Promise<{ inScope: Visit[]; cachedKeys: Set<string> }> {
   const { deps, declared } = run;
   const ordered = [...visits.values()].sort((a, b) => a.since - b.since);
   const uncached = [...declared.keys()].filter((k) => !visits.has(k)).sort();
@@ -317,7 +337,10 @@ async function planVisits(run: RunState, visits: Map<string, Visit>, lastCursor:
   return { inScope, cachedKeys };
 }
 
-/** Prefetch groups: resource groups where one LIST reads the models of several scale sets due for a read, in fewer requests than a GET each. */
+/**
+ * Prefetch groups: resource groups where one LIST reads the models of several scale sets due for a read, in fewer
+ * requests than a GET each.
+ */
 function prefetchGroups(run: RunState, inScope: Visit[], cachedKeys: Set<string>): Map<string, Visit[]> {
   const known = new Map<string, number>();
   for (const key of new Set([...run.declared.keys(), ...cachedKeys])) {
@@ -334,14 +357,23 @@ function prefetchGroups(run: RunState, inScope: Visit[], cachedKeys: Set<string>
 }
 
 /** One group's LIST, at the first of its visits: every member's model, refreshed at once if it has a row. */
-async function prefetchGroup(run: RunState, ref: ScaleSetRef, listGroup: Visit[], prefetched: Map<string, Prefetched>): Promise<void> {
+async function prefetchGroup(
+  run: RunState,
+  ref: ScaleSetRef,
+  listGroup: Visit[],
+  prefetched: Map<string, Prefetched>,
+): Promise<void> {
   const { deps, stats } = run;
   const g = groupKeyOf(ref);
   if (stats.reads + 1 > deps.config.reconcileMaxReads) throw new BudgetSpent();
   // Every row's Table ETag is read BEFORE the LIST: a store conditional on it loses to an event's
   // invalidation that came while the LIST was in flight, as after a GET.
   const partitions = new Map<string, CachedPartition>();
-  await mapLimit(listGroup, 8, async (member) => void partitions.set(member.key, await deps.cache.readPartition(member.ref)));
+  await mapLimit(
+    listGroup,
+    8,
+    async (member) => void partitions.set(member.key, await deps.cache.readPartition(member.ref)),
+  );
   const resume = run.resume;
   const from = resume?.group === g ? resume.nextLink : undefined;
   const listed = await listResourceGroup(
@@ -392,7 +424,9 @@ async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Prom
     }
     // A Flexible scale set has no VMSS VMs to list (Azure refuses the API): its VMs' NICs are read by its reconcile.
     const flexible = model !== undefined && orchestrationModeOf(model) !== "Uniform";
-    let instances: InstanceModel[] = flexible ? [] : [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
+    let instances: InstanceModel[] = flexible
+      ? []
+      : [...partition.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
     // Every instance write changes the scale set's ETag (CRP's own internal operation after each instance write): a
     // model whose ETag is still the one read *before* the cached instances were listed vouches for them, which are
     // only old (no event said any was written). Not one read after them: it may already hold a change the rows
@@ -422,13 +456,19 @@ async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Prom
     drift = intents.some(
       (intent) =>
         (model ? intentSatisfied(model.nics, intent) === false : false) ||
-        instances.some((i) => (i.provisioningState ?? "").toLowerCase() !== "deleting" && intentSatisfied(i.nics, intent) === false),
+        instances.some(
+          (i) => (i.provisioningState ?? "").toLowerCase() !== "deleting" && intentSatisfied(i.nics, intent) === false,
+        ),
     );
   } catch (err) {
     if (err instanceof NotFoundError) {
       await deps.cache.evictScaleSet(v.ref);
       const at = new Date(deps.clock.now()).toISOString();
-      await mapLimit(decls, 8, (d) => deps.declarations.recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at }).then(() => undefined));
+      await mapLimit(decls, 8, (d) =>
+        deps.declarations
+          .recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at })
+          .then(() => undefined),
+      );
       s.evicted++;
       return;
     }
@@ -442,7 +482,10 @@ async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Prom
     // re-enqueued reconcile still to come, nor twice in one run; a lost chain goes on with its count.
     if (!waiting(run, v.key) && !run.asked.has(v.key)) {
       const chain = run.chains.get(v.key);
-      await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", { fresh: true, ...(chain ? { attempt: chain.attempt } : {}) });
+      await deps.queue.enqueueReconcile(v.ref.id, "timer: observed differs from declared", {
+        fresh: true,
+        ...(chain ? { attempt: chain.attempt } : {}),
+      });
       s.enqueued++;
     }
   }
@@ -452,12 +495,28 @@ async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Prom
  * Save state: where the next run goes on, and (every run that read ARM) what this one spent its reads on, for the
  * status report. A throttled run always writes, with the time before which the next run must not read.
  */
-async function saveState(run: RunState, before: TimerState, summary: StaleRunSummary, notBefore: number): Promise<void> {
+async function saveState(
+  run: RunState,
+  before: TimerState,
+  summary: StaleRunSummary,
+  notBefore: number,
+): Promise<void> {
   const { cursor, resume } = run;
   if (notBefore === 0 && cursor === before.cursor && resume === before.resume && summary.readsUsed === 0) return;
-  await run.deps.timerState.write({ notBefore, cursor, ...(resume ? { resume } : {}), lastRun: lastRunOf(summary, run.deps.clock.now()) });
+  await run.deps.timerState.write({
+    notBefore,
+    cursor,
+    ...(resume ? { resume } : {}),
+    lastRun: lastRunOf(summary, run.deps.clock.now()),
+  });
 }
 
 function lastRunOf(s: StaleRunSummary, at: number): NonNullable<TimerState["lastRun"]> {
-  return { at, listPages: s.listPages, scaleSetGets: s.scaleSetGets, instanceLists: s.instanceLists, visited: s.visited };
+  return {
+    at,
+    listPages: s.listPages,
+    scaleSetGets: s.scaleSetGets,
+    instanceLists: s.instanceLists,
+    visited: s.visited,
+  };
 }

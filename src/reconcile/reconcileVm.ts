@@ -17,7 +17,11 @@ import { writeVmNics } from "./vmNics";
  * resources. Same shape as the scale set reconcile: re-read, write the difference with If-Match, say when to
  * come back.
  */
-export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: ReconcileDeps): Promise<ReconcileReport> {
+export async function reconcileVm(
+  ref: VmRef,
+  trigger: ReconcileTrigger,
+  deps: ReconcileDeps,
+): Promise<ReconcileReport> {
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);
   const network = stats.wrapNetwork(deps.network);
@@ -34,7 +38,10 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
     return report("refused", declarations.length, { reason: "VM outside POOLSYNC_SCOPES" });
   }
   const { active } = await activeDeclarations(ref, declarations, outcomes, config, deps.clock.now());
-  if (active.length === 0) return report("refused", declarations.length, { reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS" });
+  if (active.length === 0)
+    return report("refused", declarations.length, {
+      reason: "every pool outside POOLSYNC_SCOPES or POOLSYNC_BINDINGS",
+    });
   const intents = active.map(toIntent);
   const drift = new DriftWatch(ref, active, intents, deps);
 
@@ -46,13 +53,19 @@ export async function reconcileVm(ref: VmRef, trigger: ReconcileTrigger, deps: R
     const result = await writeVmNics(vm, intents, [], { ...deps, network });
     written = result.written;
     if (result.gone) throw new BeingDeletedError(`${ref.id} or its NIC went away during the reconcile`);
-    const each = vmOutcomes(active, intents, [result], undefined, (reason) => outcomes.failed(reason, config.failedRetryMs));
+    const each = vmOutcomes(active, intents, [result], undefined, (reason) =>
+      outcomes.failed(reason, config.failedRetryMs),
+    );
     await Promise.all(active.map((d, i) => outcomes.record(d, each[i] as Omit<Outcome, "at">)));
     drift.observe(vmDriftView(result));
     await drift.settle(true);
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
   } catch (err) {
     await drift.settle(false);
-    return settleFailure(err, { target: ref, trigger, active, declarations: declarations.length, outcomes, report }, deps);
+    return settleFailure(
+      err,
+      { target: ref, trigger, active, declarations: declarations.length, outcomes, report },
+      deps,
+    );
   }
 }

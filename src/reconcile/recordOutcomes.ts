@@ -18,8 +18,12 @@ export class OutcomeRecorder {
   async record(d: StoredDeclaration, outcome: Omit<Outcome, "at">): Promise<void> {
     if (sameOutcome(d.outcome, outcome)) return;
     await this.declarations.recordOutcome(this.ref, d, { ...outcome, at: this.isoIn(0) });
-    // Converged: the first time it shows applied since it was declared (declaredAt is the user's, or the intake's, clock).
-    const converged = outcome.kind === "applied" && d.outcome.kind !== "applied" ? this.clock.now() - Date.parse(d.declaredAt) : undefined;
+    // Converged: the first time it shows applied since it was declared (declaredAt is the user's, or the intake's,
+    // clock).
+    const converged =
+      outcome.kind === "applied" && d.outcome.kind !== "applied"
+        ? this.clock.now() - Date.parse(d.declaredAt)
+        : undefined;
     recordDeclarationOutcome(outcome.kind, Number.isFinite(converged) ? converged : undefined);
   }
 

@@ -18,7 +18,15 @@ export interface EventDeps {
   writers?: LastWriters;
 }
 
-export type EventOutcome = "malformed" | "ignored" | "out-of-scope" | "own-write" | "invalidated" | "invalidated+reconcile" | "deleted" | "deleted+reconcile";
+export type EventOutcome =
+  | "malformed"
+  | "ignored"
+  | "out-of-scope"
+  | "own-write"
+  | "invalidated"
+  | "invalidated+reconcile"
+  | "deleted"
+  | "deleted+reconcile";
 
 /** The reason an event gives the rows it marks stale and the reconcile it asks for. */
 export const eventReason = (e: ArmResourceEvent | NicOrVmEvent) =>

@@ -66,7 +66,13 @@ export function vmOutcomes(
       const o = vm.outcomes[i];
       if (o && !o.ok) return failed(`VM ${vm.vmId.split("/").pop() ?? vm.vmId}: ${o.reason}`);
     }
-    const everywhere = (model === undefined || intentSatisfied(model.nics, intent) === true) && live.every((vm) => intentSatisfied(vm.view, intent) === true);
-    return { kind: "applied", ...(model ? { appliedEtag: model.etag } : {}), ...(d.state === "absent" && everywhere ? { appliedEverywhere: true } : {}) };
+    const everywhere =
+      (model === undefined || intentSatisfied(model.nics, intent) === true) &&
+      live.every((vm) => intentSatisfied(vm.view, intent) === true);
+    return {
+      kind: "applied",
+      ...(model ? { appliedEtag: model.etag } : {}),
+      ...(d.state === "absent" && everywhere ? { appliedEverywhere: true } : {}),
+    };
   });
 }

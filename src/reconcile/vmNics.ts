@@ -1,6 +1,12 @@
 import { BeingDeletedError, NotFoundError, RefusedError } from "../core/errors";
 import { isDeleting, type NicModel, type VmModel } from "../core/models";
-import { applyIntents, intentSatisfied, type IntentOutcome, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
+import {
+  applyIntents,
+  intentSatisfied,
+  type IntentOutcome,
+  type NicConfiguration,
+  type PoolIntent,
+} from "../core/networkProfile";
 import type { CachedEntry, ModelCache, NetworkPort } from "../core/ports";
 import { parseNicId, type NicRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
@@ -32,7 +38,9 @@ function checkedNicRefs(vm: VmModel, scopes: readonly Scope[]): NicRef[] {
     if (!r.ok) throw new RefusedError(`NIC ${id} of ${vm.id}: ${r.reason}`);
     const outside = !inScopes(scopes, r.value.subscriptionId, r.value.resourceGroup);
     if (outside || r.value.subscriptionId.toLowerCase() !== vmSubscription)
-      throw new RefusedError(`NIC ${id} of ${vm.id} is outside POOLSYNC_SCOPES or the VM's subscription: poolsync reads and writes nothing there`);
+      throw new RefusedError(
+        `NIC ${id} of ${vm.id} is outside POOLSYNC_SCOPES or the VM's subscription: poolsync reads and writes nothing there`,
+      );
     refs.push(r.value);
   }
   return refs;
@@ -89,7 +97,10 @@ export function viewOf(vm: VmModel, nics: readonly NicModel[]): VmView {
     const ipNames = (n.nic.ipConfigurations ?? []).map((c) => c.name);
     const matches = configs
       .map((c, ci) => ({ c, ci }))
-      .filter(({ c, ci }) => sameNames(c.ipConfigurationNames, ipNames) && (primary < 0 || configPrimary(ci) === (i === primary)));
+      .filter(
+        ({ c, ci }) =>
+          sameNames(c.ipConfigurationNames, ipNames) && (primary < 0 || configPrimary(ci) === (i === primary)),
+      );
     if (matches.length === 1) return matches[0]?.c.name ?? resourceName;
     unplaced.push(
       `NIC ${resourceName} of VM ${vmName} matches ${matches.length === 0 ? "none" : `${matches.length}`} of the VM's NIC configurations by primary flag and ip configuration names (${ipNames.join(", ")})`,
@@ -146,7 +157,12 @@ async function nicOf(ref: NicRef, deps: VmNicDeps): Promise<NicModel> {
 const isGone = (err: unknown) => err instanceof NotFoundError || err instanceof BeingDeletedError;
 
 // The scale set model's NIC configuration names are not used: a NIC is never matched by its name.
-export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], _modelNicNames: readonly string[], deps: VmNicDeps): Promise<VmNicResult> {
+export async function writeVmNics(
+  vm: VmModel,
+  intents: readonly PoolIntent[],
+  _modelNicNames: readonly string[],
+  deps: VmNicDeps,
+): Promise<VmNicResult> {
   const done = (view: VmView, written: number, gone: boolean): VmNicResult => ({
     vmId: vm.id,
     written,
@@ -185,7 +201,9 @@ export async function writeVmNics(vm: VmModel, intents: readonly PoolIntent[], _
       const edit = applyIntents(view.nics, certain);
       const mine = edit.nics?.[i];
       if (!mine || mine === view.nics[i]) return undefined;
-      const pools = certain.filter((intent) => intentSatisfied(view.nics, intent) === false).map((intent) => `${intent.state}:${intent.backendPoolId}`);
+      const pools = certain
+        .filter((intent) => intentSatisfied(view.nics, intent) === false)
+        .map((intent) => `${intent.state}:${intent.backendPoolId}`);
       return { edit: mine.ipConfigurations, pools };
     };
     if (!planFor(nics[i] as NicModel)) continue;

@@ -20,7 +20,14 @@ export interface ReconcileDeps {
   log: Logger;
   config: Pick<
     Config,
-    "scopes" | "bindings" | "cacheTtlMs" | "maxPreconditionRetries" | "instanceConcurrency" | "maxAttempts" | "failedRetryMs" | "pacingMaxWaitMs"
+    | "scopes"
+    | "bindings"
+    | "cacheTtlMs"
+    | "maxPreconditionRetries"
+    | "instanceConcurrency"
+    | "maxAttempts"
+    | "failedRetryMs"
+    | "pacingMaxWaitMs"
   >;
   pacer: WritePacer;
   newRequestId: () => string;
@@ -113,7 +120,13 @@ export function reporter(
 }
 
 /** A pass that left the work to another (a lease holder, a declare window): no ARM call, logged like any report. */
-export function deferredReport(target: TargetRef, trigger: ReconcileTrigger, reason: string, durationMs: number, log: Logger): ReconcileReport {
+export function deferredReport(
+  target: TargetRef,
+  trigger: ReconcileTrigger,
+  reason: string,
+  durationMs: number,
+  log: Logger,
+): ReconcileReport {
   const report: ReconcileReport = {
     targetId: target.id,
     trigger: triggerText(trigger),

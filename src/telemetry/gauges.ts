@@ -10,7 +10,11 @@ const values = new Map<string, Map<Key, { value: number; attrs: Attributes }>>()
 let registered: unknown;
 
 const GAUGES: Array<[name: string, description: string, unit: string]> = [
-  ["poolsync.arm.budget.remaining", "What ARM's and CRP's last answers say is left of a bucket (x-ms-ratelimit-remaining-*)", "{request}"],
+  [
+    "poolsync.arm.budget.remaining",
+    "What ARM's and CRP's last answers say is left of a bucket (x-ms-ratelimit-remaining-*)",
+    "{request}",
+  ],
   ["poolsync.declaration.oldest_pending_age", "Age of the oldest declaration not yet applied, failed or refused", "s"],
   ["poolsync.queue.depth", "Approximate messages in the reconcile queue", "{message}"],
   ["poolsync.queue.poison_depth", "Approximate messages in the poison queue", "{message}"],
@@ -40,7 +44,8 @@ function set(name: string, value: number, attrs: Attributes = {}): void {
 /** `bucket` as ARM or CRP names it: `subscription-reads`, `subscription-writes`, or CRP's policy name. */
 export const setBudgetRemaining = (bucket: string, subscriptionId: string, remaining: number) =>
   set("poolsync.arm.budget.remaining", remaining, { bucket, subscription: subscriptionId });
-export const setOldestPendingAge = (ageMs: number) => set("poolsync.declaration.oldest_pending_age", Math.max(0, ageMs) / 1000);
+export const setOldestPendingAge = (ageMs: number) =>
+  set("poolsync.declaration.oldest_pending_age", Math.max(0, ageMs) / 1000);
 export const setQueueDepth = (depth: number) => set("poolsync.queue.depth", depth);
 export const setPoisonDepth = (depth: number) => set("poolsync.queue.poison_depth", depth);
 export const setTimerLastSuccess = (atMs: number) => set("poolsync.timer.last_success", Math.floor(atMs / 1000));

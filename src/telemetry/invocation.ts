@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 
 /**
- * The invocation a piece of code runs in, without passing it by hand: the preInvocation hook (src/app/invocationHook.ts)
- * runs each handler inside `runInInvocation`, and the logger asks `currentInvocation()` for the id and the invocation's
- * own log methods, so deep code's lines (the `arm.write` audit line among them) belong to their invocation.
+ * The invocation a piece of code runs in, without passing it by hand: the preInvocation hook
+ * (src/app/invocationHook.ts) runs each handler inside `runInInvocation`, and the logger asks `currentInvocation()` for
+ * the id and the invocation's own log methods, so deep code's lines (the `arm.write` audit line among them) belong to
+ * their invocation.
  */
 
 export type LogLevel = "info" | "warn" | "error";

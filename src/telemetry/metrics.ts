@@ -31,15 +31,42 @@ function instruments(): Instruments {
   if (made?.provider === provider) return made.instruments;
   const m = meter();
   const instruments: Instruments = {
-    armRequests: m.createCounter("poolsync.arm.requests", { description: "ARM requests by operation and HTTP status", unit: "{request}" }),
-    armDuration: m.createHistogram("poolsync.arm.request.duration", { description: "Duration of one ARM request", unit: "s" }),
-    preconditionFailed: m.createCounter("poolsync.arm.precondition_failed", { description: "ARM 412 answers by resource kind", unit: "{request}" }),
-    throttled: m.createCounter("poolsync.arm.throttled", { description: "ARM 429 and concurrent-operation 409 answers by bucket", unit: "{request}" }),
-    reconcileDuration: m.createHistogram("poolsync.reconcile.duration", { description: "Duration of one reconcile pass", unit: "s" }),
-    reconciles: m.createCounter("poolsync.reconciles", { description: "Reconcile passes by result", unit: "{reconcile}" }),
-    convergence: m.createHistogram("poolsync.declaration.convergence", { description: "From declaredAt to applied", unit: "s" }),
-    declarations: m.createCounter("poolsync.declarations", { description: "Declaration outcomes recorded, by outcome", unit: "{declaration}" }),
-    messageAge: m.createHistogram("poolsync.queue.message_age", { description: "Queue message age when its invocation starts", unit: "s" }),
+    armRequests: m.createCounter("poolsync.arm.requests", {
+      description: "ARM requests by operation and HTTP status",
+      unit: "{request}",
+    }),
+    armDuration: m.createHistogram("poolsync.arm.request.duration", {
+      description: "Duration of one ARM request",
+      unit: "s",
+    }),
+    preconditionFailed: m.createCounter("poolsync.arm.precondition_failed", {
+      description: "ARM 412 answers by resource kind",
+      unit: "{request}",
+    }),
+    throttled: m.createCounter("poolsync.arm.throttled", {
+      description: "ARM 429 and concurrent-operation 409 answers by bucket",
+      unit: "{request}",
+    }),
+    reconcileDuration: m.createHistogram("poolsync.reconcile.duration", {
+      description: "Duration of one reconcile pass",
+      unit: "s",
+    }),
+    reconciles: m.createCounter("poolsync.reconciles", {
+      description: "Reconcile passes by result",
+      unit: "{reconcile}",
+    }),
+    convergence: m.createHistogram("poolsync.declaration.convergence", {
+      description: "From declaredAt to applied",
+      unit: "s",
+    }),
+    declarations: m.createCounter("poolsync.declarations", {
+      description: "Declaration outcomes recorded, by outcome",
+      unit: "{declaration}",
+    }),
+    messageAge: m.createHistogram("poolsync.queue.message_age", {
+      description: "Queue message age when its invocation starts",
+      unit: "s",
+    }),
     events: m.createCounter("poolsync.events", { description: "ARM events by action", unit: "{event}" }),
     driftRepaired: m.createCounter("poolsync.drift.repaired", {
       description: "Reconciles that wrote a change nobody declared away, by source",

@@ -1,5 +1,15 @@
 import { TRACEPARENT_PATTERN as TRACEPARENT } from "../core/messages";
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from "@opentelemetry/api";
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Link,
+  type Span,
+} from "@opentelemetry/api";
 
 /**
  * Spans poolsync makes itself (the reconcile, the event, the timer run) and the trace context a queue message carries.

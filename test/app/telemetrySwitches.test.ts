@@ -12,7 +12,13 @@ describe("telemetry switches (the standard OpenTelemetry environment)", () => {
       OTEL_LOGS_EXPORTER: "none",
       OTEL_TRACES_EXPORTER: "console,azuremonitor",
     });
-    expect(s).toMatchObject({ metrics: ["azuremonitor"], traces: ["console", "azuremonitor"], logs: [], metricIntervalMs: 60_000, ignored: [] });
+    expect(s).toMatchObject({
+      metrics: ["azuremonitor"],
+      traces: ["console", "azuremonitor"],
+      logs: [],
+      metricIntervalMs: 60_000,
+      ignored: [],
+    });
   });
 
   it("OTEL_METRICS_EXPORTER=console with OTEL_METRIC_EXPORT_INTERVAL honoured; unknown exporters and bad intervals are named", () => {
@@ -34,13 +40,19 @@ describe("telemetry switches (the standard OpenTelemetry environment)", () => {
   it("OTEL_SDK_DISABLED=true turns everything off, the connection string included", () => {
     expect(
       telemetryOff(
-        telemetrySwitches({ OTEL_SDK_DISABLED: "true", APPLICATIONINSIGHTS_CONNECTION_STRING: "InstrumentationKey=x", OTEL_METRICS_EXPORTER: "console" }),
+        telemetrySwitches({
+          OTEL_SDK_DISABLED: "true",
+          APPLICATIONINSIGHTS_CONNECTION_STRING: "InstrumentationKey=x",
+          OTEL_METRICS_EXPORTER: "console",
+        }),
       ),
     ).toBe(true);
   });
 
   it("the managed identity the template names in APPLICATIONINSIGHTS_AUTHENTICATION_STRING", () => {
-    expect(authenticationClientId({ APPLICATIONINSIGHTS_AUTHENTICATION_STRING: "ClientId=0000-1111;Authorization=AAD" })).toBe("0000-1111");
+    expect(
+      authenticationClientId({ APPLICATIONINSIGHTS_AUTHENTICATION_STRING: "ClientId=0000-1111;Authorization=AAD" }),
+    ).toBe("0000-1111");
     expect(authenticationClientId({})).toBeUndefined();
   });
 });

@@ -1,7 +1,15 @@
 import { createHttpHeaders, createPipelineRequest, RestError } from "@azure/core-rest-pipeline";
 import { describe, expect, it } from "vitest";
 import { classifyArmError, retryAfterMs } from "../../src/azure/armErrors";
-import { BeingDeletedError, ConflictError, FatalError, NotFoundError, PreconditionFailedError, ThrottledError, TransientError } from "../../src/core/errors";
+import {
+  BeingDeletedError,
+  ConflictError,
+  FatalError,
+  NotFoundError,
+  PreconditionFailedError,
+  ThrottledError,
+  TransientError,
+} from "../../src/core/errors";
 
 /** An SDK error as the pipeline throws it for an ARM answer: status, headers, the ARM error body. */
 function armAnswer(status: number, body: unknown, headers: Record<string, string> = {}): RestError {
@@ -26,10 +34,15 @@ describe("classifyArmError: one typed outcome per class of ARM answer", () => {
   });
 
   it("429 is throttled with Retry-After (seconds), else a minute", () => {
-    const withHeader = classifyArmError(armAnswer(429, armError("TooManyRequests", "slow down"), { "retry-after": "17" }), "GET");
+    const withHeader = classifyArmError(
+      armAnswer(429, armError("TooManyRequests", "slow down"), { "retry-after": "17" }),
+      "GET",
+    );
     expect(withHeader).toBeInstanceOf(ThrottledError);
     expect((withHeader as ThrottledError).retryAfterMs).toBe(17_000);
-    expect((classifyArmError(armAnswer(429, armError("TooManyRequests", "x")), "GET") as ThrottledError).retryAfterMs).toBe(60_000);
+    expect(
+      (classifyArmError(armAnswer(429, armError("TooManyRequests", "x")), "GET") as ThrottledError).retryAfterMs,
+    ).toBe(60_000);
   });
 
   it("404 is not found", () => {
@@ -48,23 +61,39 @@ describe("classifyArmError: one typed outcome per class of ARM answer", () => {
     expect(gone).toBeInstanceOf(NotFoundError);
     expect(gone).toMatchObject({ status: 400, code: "InvalidParameter" });
     // Any other 400 InvalidParameter stays a terminal answer about the request.
-    expect(classifyArmError(armAnswer(400, armError("InvalidParameter", "Virtual Machine Scale Set VM instanceId must be a number.")), "GET")).toBeInstanceOf(
-      FatalError,
-    );
+    expect(
+      classifyArmError(
+        armAnswer(400, armError("InvalidParameter", "Virtual Machine Scale Set VM instanceId must be a number.")),
+        "GET",
+      ),
+    ).toBeInstanceOf(FatalError);
   });
 
   it("409 is a conflict to retry, unless the message says the resource is being deleted", () => {
-    const busy = classifyArmError(armAnswer(409, armError("OperationNotAllowed", "Another operation is in progress."), { "retry-after": "3" }), "PUT");
+    const busy = classifyArmError(
+      armAnswer(409, armError("OperationNotAllowed", "Another operation is in progress."), { "retry-after": "3" }),
+      "PUT",
+    );
     expect(busy).toBeInstanceOf(ConflictError);
     expect((busy as ConflictError).retryAfterMs).toBe(3_000);
-    expect((classifyArmError(armAnswer(409, armError("Conflict", "x")), "PUT") as ConflictError).retryAfterMs).toBe(5_000);
-    expect(classifyArmError(armAnswer(409, armError("OperationNotAllowed", "The scale set is marked for deletion.")), "PUT")).toBeInstanceOf(BeingDeletedError);
-    expect(classifyArmError(armAnswer(409, armError("Conflict", "VM is being deleted")), "PUT")).toBeInstanceOf(BeingDeletedError);
+    expect((classifyArmError(armAnswer(409, armError("Conflict", "x")), "PUT") as ConflictError).retryAfterMs).toBe(
+      5_000,
+    );
+    expect(
+      classifyArmError(armAnswer(409, armError("OperationNotAllowed", "The scale set is marked for deletion.")), "PUT"),
+    ).toBeInstanceOf(BeingDeletedError);
+    expect(classifyArmError(armAnswer(409, armError("Conflict", "VM is being deleted")), "PUT")).toBeInstanceOf(
+      BeingDeletedError,
+    );
   });
 
   it("5xx, 408 and no answer at all are transient; other 4xx are fatal", () => {
-    expect(classifyArmError(armAnswer(500, armError("InternalServerError", "oops")), "GET")).toBeInstanceOf(TransientError);
-    expect((classifyArmError(armAnswer(503, "", { "retry-after": "2" }), "GET") as TransientError).retryAfterMs).toBe(2_000);
+    expect(classifyArmError(armAnswer(500, armError("InternalServerError", "oops")), "GET")).toBeInstanceOf(
+      TransientError,
+    );
+    expect((classifyArmError(armAnswer(503, "", { "retry-after": "2" }), "GET") as TransientError).retryAfterMs).toBe(
+      2_000,
+    );
     expect(classifyArmError(armAnswer(408, ""), "GET")).toBeInstanceOf(TransientError);
     const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     const e = classifyArmError(reset, "GET vmss");
@@ -76,7 +105,9 @@ describe("classifyArmError: one typed outcome per class of ARM answer", () => {
   });
 
   it("a body that is not JSON keeps the SDK's code and text", () => {
-    expect(classifyArmError(armAnswer(502, "<html>bad gateway</html>"), "GET").message).toBe("GET: 502 SdkCode the SDK's own text");
+    expect(classifyArmError(armAnswer(502, "<html>bad gateway</html>"), "GET").message).toBe(
+      "GET: 502 SdkCode the SDK's own text",
+    );
   });
 
   it("an error already typed passes through unchanged", () => {

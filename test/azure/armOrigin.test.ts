@@ -29,35 +29,44 @@ interface Decoy {
 
 async function startDecoy(): Promise<Decoy> {
   const hits: Decoy["hits"] = [];
-  const server = https.createServer({ cert: readFileSync(path.join(TLS_DIR, "cert.pem")), key: readFileSync(path.join(TLS_DIR, "key.pem")) }, (req, res) => {
-    hits.push({ url: req.url ?? "", authorization: req.headers.authorization });
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ value: [] }));
-  });
+  const server = https.createServer(
+    { cert: readFileSync(path.join(TLS_DIR, "cert.pem")), key: readFileSync(path.join(TLS_DIR, "key.pem")) },
+    (req, res) => {
+      hits.push({ url: req.url ?? "", authorization: req.headers.authorization });
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ value: [] }));
+    },
+  );
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as { port: number }).port;
   return { origin: `https://127.0.0.1:${port}`, hits, close: () => new Promise((r) => server.close(() => r())) };
 }
 
 /** Forwards to the simulator with the decoy's Host, so the simulator builds its nextLinks on the decoy's origin. */
-async function startHostRewriter(simUrl: string, decoyOrigin: string): Promise<{ url: string; close(): Promise<void> }> {
+async function startHostRewriter(
+  simUrl: string,
+  decoyOrigin: string,
+): Promise<{ url: string; close(): Promise<void> }> {
   const target = new URL(simUrl);
-  const server = https.createServer({ cert: readFileSync(path.join(TLS_DIR, "cert.pem")), key: readFileSync(path.join(TLS_DIR, "key.pem")) }, (req, res) => {
-    const upstream = https.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: req.url,
-        method: req.method,
-        headers: { ...req.headers, host: new URL(decoyOrigin).host },
-        rejectUnauthorized: false,
-      },
-      (answer: http.IncomingMessage) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    req.pipe(upstream);
-  });
+  const server = https.createServer(
+    { cert: readFileSync(path.join(TLS_DIR, "cert.pem")), key: readFileSync(path.join(TLS_DIR, "key.pem")) },
+    (req, res) => {
+      const upstream = https.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: new URL(decoyOrigin).host },
+          rejectUnauthorized: false,
+        },
+        (answer: http.IncomingMessage) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    },
+  );
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as { port: number }).port;
   return { url: `https://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
@@ -77,16 +86,29 @@ describe("the ARM token goes only to ARM_ENDPOINT", () => {
     closers.push(decoy.close);
     const clock = manualClock();
     const perGroup = [3];
-    h = await startHarness({ clock, cacheEnabled: true, sim: { seed: groupsWorld(perGroup, 1) }, env: { POOLSYNC_SCOPES: `/subscriptions/${SUB}` } });
+    h = await startHarness({
+      clock,
+      cacheEnabled: true,
+      sim: { seed: groupsWorld(perGroup, 1) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${SUB}` },
+    });
     const ids = groupsWorldIds(perGroup);
     for (const id of ids) {
-      await h.send({ v: 1, kind: "declare", scaleSetId: id, backendPoolId: poolId(SUB, scaleSetRef(id).resourceGroup, "lb", "pool-0"), state: "present" });
+      await h.send({
+        v: 1,
+        kind: "declare",
+        scaleSetId: id,
+        backendPoolId: poolId(SUB, scaleSetRef(id).resourceGroup, "lb", "pool-0"),
+        state: "present",
+      });
     }
     await h.drainUntilEmpty(60_000);
     const group = `${SUB}/rg-0`.toLowerCase();
     const list = `/subscriptions/${SUB}/resourceGroups/rg-0/providers/Microsoft.Compute/virtualMachineScaleSets`;
     // Whoever can write the cache table plants a continuation to their own host, shaped like ARM's.
-    const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.cacheTable, { allowInsecureConnection: true });
+    const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.cacheTable, {
+      allowInsecureConnection: true,
+    });
     await table.upsertEntity(
       {
         partitionKey: "~timer",
@@ -137,7 +159,10 @@ describe("continuationFor", () => {
     ["another host", `https://evil.example${list}?$skiptoken=1`],
     ["http on ARM's host", `http://management.azure.com${list}?$skiptoken=1`],
     ["another port", `https://management.azure.com:8443${list}?$skiptoken=1`],
-    ["another resource group", `${arm}/subscriptions/s/resourceGroups/other/providers/Microsoft.Compute/virtualMachineScaleSets?$skiptoken=1`],
+    [
+      "another resource group",
+      `${arm}/subscriptions/s/resourceGroups/other/providers/Microsoft.Compute/virtualMachineScaleSets?$skiptoken=1`,
+    ],
     ["another API under the group", `${arm}${list}/x/virtualMachines?$skiptoken=1`],
     ["credentials in the URL", `https://u:p@management.azure.com${list}?$skiptoken=1`],
     ["not a URL", "%%%"],

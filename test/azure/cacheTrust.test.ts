@@ -34,7 +34,9 @@ describe("a planted cache row cannot steer a write", () => {
     const armEtag = String(h.sim.control.resource(DEMO.scaleSetId)!.etag);
 
     // The attacker can write the table, not ARM: it edits the cached model, keeps the ETag ARM has now, marks it fresh.
-    const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.cacheTable, { allowInsecureConnection: true });
+    const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.cacheTable, {
+      allowInsecureConnection: true,
+    });
     const [pk, rk] = cacheRowKeys(ref);
     const row = await table.getEntity<{ model: string }>(pk, rk);
     // The cache holds the SDK's flattened NIC configurations.
@@ -42,14 +44,24 @@ describe("a planted cache row cannot steer a write", () => {
     model.etag = armEtag;
     model.nics[0]!.enableIPForwarding = false; // the demo's NIC forwards: the planted body turns it off
     await table.upsertEntity(
-      { partitionKey: pk, rowKey: rk, model: JSON.stringify(model), modelChunks: 0, armEtag, stale: false, readAt: Date.now() },
+      {
+        partitionKey: pk,
+        rowKey: rk,
+        model: JSON.stringify(model),
+        modelChunks: 0,
+        armEtag,
+        stale: false,
+        readAt: Date.now(),
+      },
       "Merge",
     );
 
     await h.send({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "absent" });
     await h.drainUntilEmpty(30_000);
     const written = h.sim.control.resource(DEMO.scaleSetId)!;
-    expect((modelNics(written)[0] as { properties?: { enableIPForwarding?: boolean } }).properties?.enableIPForwarding).toBe(true);
+    expect(
+      (modelNics(written)[0] as { properties?: { enableIPForwarding?: boolean } }).properties?.enableIPForwarding,
+    ).toBe(true);
     expect(h.logs.lines.some((e) => e.event === "cache.unreadable-row" && /MAC/.test(String(e.reason)))).toBe(true);
   }, 60_000);
 });
@@ -59,7 +71,9 @@ describe("what a row can cost", () => {
     // Just over the bound of JSON, in a few KiB of gzip (a real bomb is GiBs in the same chunk).
     const bomb = gzipSync(Buffer.from(JSON.stringify("a".repeat(MAX_MODEL_JSON_BYTES + 1024))));
     expect(bomb.length).toBeLessThan(1024 * 1024);
-    expect(() => decodeModel({ model: "", modelChunks: 1, model_0: new Uint8Array(bomb) })).toThrow(/buffer|larger|length/i);
+    expect(() => decodeModel({ model: "", modelChunks: 1, model_0: new Uint8Array(bomb) })).toThrow(
+      /buffer|larger|length/i,
+    );
   });
 
   it("a planted chunk count is refused, not looped over", () => {
@@ -67,7 +81,9 @@ describe("what a row can cost", () => {
   });
 
   it("a ~leases row with a far-future expiry does not hold the scale set", async () => {
-    const table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("lease"), { allowInsecureConnection: true });
+    const table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("lease"), {
+      allowInsecureConnection: true,
+    });
     await table.createTable();
     const now = Date.parse("2026-12-02T10:00:00Z");
     const leases = new ReconcileLeaseTable(table, () => now);
@@ -83,7 +99,14 @@ describe("what a row can cost", () => {
     });
     expect((await leases.acquire(ref, "us", 60_000, false)).kind).toBe("acquired");
     // A real holder's lease (within its TTL) is still respected.
-    await table.upsertEntity({ partitionKey: "~leases", rowKey: pk, holder: "other", expiresAt: now + 30_000, wanted: false, wantedFresh: false });
+    await table.upsertEntity({
+      partitionKey: "~leases",
+      rowKey: pk,
+      holder: "other",
+      expiresAt: now + 30_000,
+      wanted: false,
+      wantedFresh: false,
+    });
     expect((await leases.acquire(ref, "us", 60_000, false)).kind).toBe("held");
   });
 

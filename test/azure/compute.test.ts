@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { BeingDeletedError, NotFoundError, PreconditionFailedError, ThrottledError, TransientError } from "../../src/core/errors";
+import {
+  BeingDeletedError,
+  NotFoundError,
+  PreconditionFailedError,
+  ThrottledError,
+  TransientError,
+} from "../../src/core/errors";
 import type { NicConfiguration } from "../../src/core/networkProfile";
 import { instanceRef } from "../../src/core/resourceIds";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
@@ -17,7 +23,9 @@ const pool = DEMO.poolId.toLowerCase();
 
 /** The model's NICs with the demo pool on the primary ip configuration. */
 function withPool(nics: NicConfiguration[]): NicConfiguration[] {
-  const copy = structuredClone(nics) as Array<{ ipConfigurations?: Array<{ loadBalancerBackendAddressPools?: Array<{ id: string }> }> }>;
+  const copy = structuredClone(nics) as Array<{
+    ipConfigurations?: Array<{ loadBalancerBackendAddressPools?: Array<{ id: string }> }>;
+  }>;
   copy[0]!.ipConfigurations![0]!.loadBalancerBackendAddressPools = [{ id: DEMO.poolId }];
   return copy as NicConfiguration[];
 }
@@ -41,7 +49,10 @@ describe("ArmCompute", () => {
     const instances = await h.services.compute.listInstances(ref);
     expect(instances.map((i) => i.instanceId)).toEqual(["0", "1"]);
     expect(instances.every((i) => i.etag !== "")).toBe(true);
-    expect(await h.services.compute.getInstance(instanceRef(ref, "1"))).toMatchObject({ instanceId: "1", etag: instances[1]!.etag });
+    expect(await h.services.compute.getInstance(instanceRef(ref, "1"))).toMatchObject({
+      instanceId: "1",
+      etag: instances[1]!.etag,
+    });
   });
 
   it("writes only the NICs, with If-Match and our client request id, and answers the new ETag", async () => {
@@ -63,7 +74,10 @@ describe("ArmCompute", () => {
   it("a stale ETag is a precondition failure, and nothing is written", async () => {
     const model = await h.services.compute.getScaleSet(ref);
     h.sim.control.write(DEMO.scaleSetId, (r) => void ((r as { tags?: unknown }).tags = { other: "writer" }));
-    const write = h.services.compute.writeScaleSetNics(ref, model, withPool(model.nics), { ifMatch: model.etag, clientRequestId: "stale" });
+    const write = h.services.compute.writeScaleSetNics(ref, model, withPool(model.nics), {
+      ifMatch: model.etag,
+      clientRequestId: "stale",
+    });
     await expect(write).rejects.toBeInstanceOf(PreconditionFailedError);
     expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!))).toEqual({ ipConfig0: [] });
   });
@@ -88,10 +102,15 @@ describe("ArmCompute", () => {
   it("never sends a write to a scale set that is being deleted", async () => {
     const model = await h.services.compute.getScaleSet(ref);
     h.sim.control.resetStats();
-    const write = h.services.compute.writeScaleSetNics(ref, { ...model, provisioningState: "Deleting" }, withPool(model.nics), {
-      ifMatch: model.etag,
-      clientRequestId: "d",
-    });
+    const write = h.services.compute.writeScaleSetNics(
+      ref,
+      { ...model, provisioningState: "Deleting" },
+      withPool(model.nics),
+      {
+        ifMatch: model.etag,
+        clientRequestId: "d",
+      },
+    );
     await expect(write).rejects.toBeInstanceOf(BeingDeletedError);
     expect(h.sim.control.stats().puts).toBe(0);
   });
@@ -99,12 +118,21 @@ describe("ArmCompute", () => {
   it("writes one instance's NICs with its own ETag", async () => {
     const iref = instanceRef(ref, "0");
     const vm = await h.services.compute.getInstance(iref);
-    await h.services.compute.writeInstanceNics(iref, vm, withPool(vm.nics), { ifMatch: vm.etag, clientRequestId: "vm-0" });
+    await h.services.compute.writeInstanceNics(iref, vm, withPool(vm.nics), {
+      ifMatch: vm.etag,
+      clientRequestId: "vm-0",
+    });
     const reread = await h.services.compute.getInstance(iref);
     expect(reread.etag).not.toBe(vm.etag);
-    expect(h.sim.control.instances(DEMO.scaleSetId).map((i) => poolsByIpConfig(instanceNics(i)))).toEqual([{ ipConfig0: [pool] }, { ipConfig0: [] }]);
+    expect(h.sim.control.instances(DEMO.scaleSetId).map((i) => poolsByIpConfig(instanceNics(i)))).toEqual([
+      { ipConfig0: [pool] },
+      { ipConfig0: [] },
+    ]);
     expect((await h.services.compute.getInstance(instanceRef(ref, "1"))).etag).toBe(vm.etag);
-    const again = h.services.compute.writeInstanceNics(iref, vm, vm.nics, { ifMatch: vm.etag, clientRequestId: "vm-0-stale" });
+    const again = h.services.compute.writeInstanceNics(iref, vm, vm.nics, {
+      ifMatch: vm.etag,
+      clientRequestId: "vm-0-stale",
+    });
     await expect(again).rejects.toBeInstanceOf(PreconditionFailedError);
   });
 });

@@ -17,9 +17,20 @@ import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
  */
 
 const SUB = "00000000-1111-2222-3333-444444444444";
-const gone = scaleSetRef(`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/gone`);
-const kept = scaleSetRef(`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/kept`);
-const model = (id: string): ScaleSetModel => ({ id, location: "westeurope", etag: '"1"', provisioningState: "Succeeded", capacity: 1, nics: [] });
+const gone = scaleSetRef(
+  `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/gone`,
+);
+const kept = scaleSetRef(
+  `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/kept`,
+);
+const model = (id: string): ScaleSetModel => ({
+  id,
+  location: "westeurope",
+  etag: '"1"',
+  provisioningState: "Succeeded",
+  capacity: 1,
+  nics: [],
+});
 
 let table: TableClient;
 let windows: DeclareWindowTable;
@@ -29,7 +40,9 @@ const now = () => 1_000_000;
 const WINDOW = { windowMs: 60_000, joinableMs: 60_000, quietMs: 120_000 };
 
 beforeEach(async () => {
-  table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("cache"), { allowInsecureConnection: true });
+  table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("cache"), {
+    allowInsecureConnection: true,
+  });
   await table.createTable();
   windows = new DeclareWindowTable(table, now);
   problems = new ProblemLogTable(table);
@@ -83,7 +96,9 @@ describe("evictScaleSet asks each owner", () => {
   }
 
   it("a missing row is already evicted", async () => {
-    await expect(new EtagCacheTable(table, true, now, [problems, windows]).evictScaleSet(gone)).resolves.toBeUndefined();
+    await expect(
+      new EtagCacheTable(table, true, now, [problems, windows]).evictScaleSet(gone),
+    ).resolves.toBeUndefined();
     expect(await timer.read()).toEqual({ notBefore: 0, cursor: "" });
   });
 });
@@ -91,7 +106,9 @@ describe("evictScaleSet asks each owner", () => {
 describe("a row whose model cannot be read", () => {
   it("is a miss (re-read from ARM), and says so once per read with the row and the reason", async () => {
     const told: Array<{ rowKey: string; resourceId: string; reason: string }> = [];
-    const cache = new EtagCacheTable(table, true, now, [], (row, reason) => told.push({ rowKey: row.rowKey, resourceId: row.resourceId, reason }));
+    const cache = new EtagCacheTable(table, true, now, [], (row, reason) =>
+      told.push({ rowKey: row.rowKey, resourceId: row.resourceId, reason }),
+    );
     await cache.storeScaleSet(kept, model(kept.id), undefined);
     await cache.storeScaleSet(gone, model(gone.id), undefined);
     // Someone (an older version, a hand edit) left a model that is not JSON in one row.
@@ -111,7 +128,9 @@ describe("EtagCacheTable.listGroupRows", () => {
   it("answers the scale set rows of one resource group only: not rg-10's for rg-1, no instance, VM or bookkeeping row", async () => {
     const cache = new EtagCacheTable(table, true, now);
     const at = (rg: string, name: string) =>
-      scaleSetRef(`/subscriptions/${SUB}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`);
+      scaleSetRef(
+        `/subscriptions/${SUB}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`,
+      );
     const mine = [at("rg-1", "a"), at("RG-1", "B")];
     for (const ref of [...mine, at("rg-10", "c"), at("rg-", "d"), at("rg-1a", "e")]) {
       await cache.storeScaleSet(ref, model(ref.id), undefined);
@@ -123,7 +142,9 @@ describe("EtagCacheTable.listGroupRows", () => {
 
     const found = await cache.listGroupRows({ subscriptionId: SUB, resourceGroup: "Rg-1" });
     // Both stale now: b by an event, a by our write in flight, which says so.
-    expect(found.map((r) => [r.scaleSetKey, r.stale, r.writing]).sort()).toEqual(mine.map((r) => [r.key, true, r.key.endsWith("/a")]).sort());
+    expect(found.map((r) => [r.scaleSetKey, r.stale, r.writing]).sort()).toEqual(
+      mine.map((r) => [r.key, true, r.key.endsWith("/a")]).sort(),
+    );
     expect(found.every((r) => r.rowEtag.length > 0 && r.readAt === now())).toBe(true);
   });
 });

@@ -6,16 +6,24 @@ import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
 /** Each target's history on Azurite: blind inserts, newest first, paged by cursor, bounded by the timer's prune. */
 
-const VMSS = "/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss";
+const VMSS =
+  "/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss";
 const OTHER = VMSS.replace(/vmss$/, "other");
 const T0 = Date.parse("2026-12-02T10:00:00Z");
-const failure = (at: number, reason: string): HistoryEntry => ({ at: new Date(at).toISOString(), kind: "failure", result: "failed", reason });
+const failure = (at: number, reason: string): HistoryEntry => ({
+  at: new Date(at).toISOString(),
+  kind: "failure",
+  result: "failed",
+  reason,
+});
 
 describe("HistoryTable", () => {
   let table: TableClient;
   let history: HistoryTable;
   beforeEach(async () => {
-    table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("hist"), { allowInsecureConnection: true });
+    table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("hist"), {
+      allowInsecureConnection: true,
+    });
     await table.createTable();
     history = new HistoryTable(table, () => T0);
   });
@@ -35,7 +43,8 @@ describe("HistoryTable", () => {
   it("the prune keeps the newest 200 of each target and none older than 30 days", async () => {
     const now = T0 + HISTORY_MAX_AGE_MS + 60_000;
     const rows = Array.from({ length: HISTORY_MAX_ENTRIES + 5 }, (_, i) => failure(now - i * 1000, `n${i}`));
-    for (let i = 0; i < rows.length; i += 50) await Promise.all(rows.slice(i, i + 50).map((e) => history.append(VMSS, e)));
+    for (let i = 0; i < rows.length; i += 50)
+      await Promise.all(rows.slice(i, i + 50).map((e) => history.append(VMSS, e)));
     await history.append(OTHER, failure(T0, "a month and a minute old"));
     await history.append(OTHER, failure(now, "today"));
 

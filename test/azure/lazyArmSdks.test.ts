@@ -31,7 +31,10 @@ describe("the ARM SDKs load only where ARM is called", () => {
         clock: { now: Date.now, sleep: async () => {} }, requestTimeoutMs: 1, operationMaxWaitMs: 1, operationPollIntervalMs: 1 };
       new ArmCompute(opts).client("s"); new ArmNetwork(opts).client("s");
       console.log(JSON.stringify([...new Set(Object.keys(require.cache).map((k) => /node_modules\\/@azure\\/(arm-[^/]+)\\//.exec(k)?.[1]).filter(Boolean))].sort()));`;
-    const { stdout } = await run(process.execPath, ["-e", script], { cwd: root, env: { PATH: process.env.PATH ?? "" } });
+    const { stdout } = await run(process.execPath, ["-e", script], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "" },
+    });
     expect(JSON.parse(stdout.trim().split("\n").pop()!)).toEqual(["arm-compute", "arm-network"]);
   });
 });

@@ -5,7 +5,10 @@ import { QUEUE_DECLARER, type Declaration } from "../../src/core/declarations";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
-/** The memberships table on Azurite: idempotent upserts ordered by declaredAt, and outcomes that never clobber a newer declaration. */
+/**
+ * The memberships table on Azurite: idempotent upserts ordered by declaredAt, and outcomes that never clobber a newer
+ * declaration.
+ */
 
 const SUB = "00000000-1111-2222-3333-444444444444";
 const VMSS = `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss`;
@@ -27,7 +30,9 @@ const declaration = (over: Partial<Declaration> = {}): Declaration => ({
 let table: MembershipTable;
 let client: TableClient;
 beforeEach(async () => {
-  client = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), { allowInsecureConnection: true });
+  client = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), {
+    allowInsecureConnection: true,
+  });
   await client.createTable();
   table = new MembershipTable(client, now);
 });
@@ -44,7 +49,10 @@ describe("MembershipTable", () => {
 
   it("a newer declaration of the same pool replaces it; an older one is ignored", async () => {
     await table.upsert(ref, declaration());
-    const newer = await table.upsert(ref, declaration({ requestId: "r-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));
+    const newer = await table.upsert(
+      ref,
+      declaration({ requestId: "r-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }),
+    );
     expect(newer.result).toBe("updated");
     const older = await table.upsert(ref, declaration({ requestId: "r-0", declaredAt: "2026-12-02T08:00:00.000Z" }));
     expect(older.result).toBe("older");
@@ -54,10 +62,17 @@ describe("MembershipTable", () => {
 
   it("the pool's identity is case-insensitive, the ip configuration part of it", async () => {
     await table.upsert(ref, declaration());
-    expect((await table.upsert(ref, declaration({ backendPoolId: POOL.toUpperCase(), requestId: "r-2", declaredAt: "2026-12-02T09:10:00.000Z" }))).result).toBe(
-      "updated",
+    expect(
+      (
+        await table.upsert(
+          ref,
+          declaration({ backendPoolId: POOL.toUpperCase(), requestId: "r-2", declaredAt: "2026-12-02T09:10:00.000Z" }),
+        )
+      ).result,
+    ).toBe("updated");
+    expect((await table.upsert(ref, declaration({ ipConfiguration: "ipConfig1", requestId: "r-3" }))).result).toBe(
+      "created",
     );
-    expect((await table.upsert(ref, declaration({ ipConfiguration: "ipConfig1", requestId: "r-3" }))).result).toBe("created");
     expect(await table.listForTarget(ref)).toHaveLength(2);
   });
 
@@ -82,7 +97,9 @@ describe("MembershipTable", () => {
 
     await table.upsert(ref, declaration({ requestId: "r-2", declaredAt: "2026-12-02T09:30:00.000Z" }));
     // `failed` carries the Table ETag from before the replacement: its outcome must not land on the new declaration.
-    expect(await table.recordOutcome(ref, failed!, { kind: "applied", appliedEtag: '"7"', at: "2026-12-02T10:02:00.000Z" })).toBe(false);
+    expect(
+      await table.recordOutcome(ref, failed!, { kind: "applied", appliedEtag: '"7"', at: "2026-12-02T10:02:00.000Z" }),
+    ).toBe(false);
     expect((await table.listForTarget(ref))[0]?.outcome.kind).toBe("pending");
   });
 
@@ -111,15 +128,24 @@ describe("MembershipTable", () => {
     const at = now();
     const clocked = new MembershipTable(client, () => at);
     await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
-    await clocked.upsert(ref, declaration({ requestId: "absent-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }));
+    await clocked.upsert(
+      ref,
+      declaration({ requestId: "absent-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" }),
+    );
     const [finished] = await clocked.listForTarget(ref);
     expect(await clocked.remove(ref, finished!)).toBe(true);
     expect(await clocked.listForTarget(ref)).toEqual([]);
 
     // The first message again (released after a failed settle, or held in the SDK's retries through an outage).
-    const late = await clocked.upsert(ref, declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }));
+    const late = await clocked.upsert(
+      ref,
+      declaration({ requestId: "present-1", declaredAt: "2026-12-02T09:00:00.000Z" }),
+    );
     expect(late.result).not.toBe("created");
-    const older = await clocked.upsert(ref, declaration({ requestId: "present-0", declaredAt: "2026-12-02T08:00:00.000Z" }));
+    const older = await clocked.upsert(
+      ref,
+      declaration({ requestId: "present-0", declaredAt: "2026-12-02T08:00:00.000Z" }),
+    );
     expect(older.result).toBe("older");
     expect(await clocked.listForTarget(ref)).toEqual([]);
     const all = [];
@@ -127,7 +153,10 @@ describe("MembershipTable", () => {
     expect(all).toEqual([]);
 
     // A newer declaration still wins over the mark.
-    const newer = await clocked.upsert(ref, declaration({ requestId: "present-3", declaredAt: "2026-12-02T10:00:00.000Z" }));
+    const newer = await clocked.upsert(
+      ref,
+      declaration({ requestId: "present-3", declaredAt: "2026-12-02T10:00:00.000Z" }),
+    );
     expect(newer.result).toBe("updated");
     expect((await clocked.listForTarget(ref)).map((d) => d.requestId)).toEqual(["present-3"]);
   });

@@ -25,8 +25,16 @@ describe("MembershipTable.upsert under a concurrent delete", () => {
     const deleteFirst: PipelinePolicy = {
       name: "deleteBeforeReplace",
       async sendRequest(request, next) {
-        const m = /\/([A-Za-z0-9]+)\(PartitionKey='([^']*)',RowKey='([^']*)'\)/.exec(decodeURIComponent(new URL(request.url).pathname));
-        if (armed && request.method === "PUT" && request.headers.get("if-match") && m && m[1] === h!.config.membershipsTable) {
+        const m = /\/([A-Za-z0-9]+)\(PartitionKey='([^']*)',RowKey='([^']*)'\)/.exec(
+          decodeURIComponent(new URL(request.url).pathname),
+        );
+        if (
+          armed &&
+          request.method === "PUT" &&
+          request.headers.get("if-match") &&
+          m &&
+          m[1] === h!.config.membershipsTable
+        ) {
           armed = false;
           await other.table!.deleteEntity(m[2]!, m[3]!);
         }
@@ -34,12 +42,29 @@ describe("MembershipTable.upsert under a concurrent delete", () => {
       },
     };
     h = await startHarness({ storagePolicies: [deleteFirst] });
-    other.table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.membershipsTable, { allowInsecureConnection: true });
+    other.table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.membershipsTable, {
+      allowInsecureConnection: true,
+    });
     const ref = scaleSetRef(DEMO.scaleSetId);
-    const base = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", declaredBy: QUEUE_DECLARER };
-    await h.services.declarations.upsert(ref, { ...base, state: "present", declaredAt: "2026-12-02T10:00:00.000Z", requestId: "r-1" });
+    const base = {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      declaredBy: QUEUE_DECLARER,
+    };
+    await h.services.declarations.upsert(ref, {
+      ...base,
+      state: "present",
+      declaredAt: "2026-12-02T10:00:00.000Z",
+      requestId: "r-1",
+    });
     armed = true;
-    const second = await h.services.declarations.upsert(ref, { ...base, state: "absent", declaredAt: "2026-12-02T10:00:01.000Z", requestId: "r-2" });
+    const second = await h.services.declarations.upsert(ref, {
+      ...base,
+      state: "absent",
+      declaredAt: "2026-12-02T10:00:01.000Z",
+      requestId: "r-2",
+    });
     expect(armed).toBe(false); // the race was played
     expect(second.result).toBe("created");
     expect((await h.services.declarations.listForTarget(ref)).map((d) => d.state)).toEqual(["absent"]);

@@ -44,8 +44,13 @@ describe.each([
     const network = armNetworkFromConfig(config, systemClock);
     const ref = nicRef();
     const read = await network.getNic(ref);
-    const ipcs = (read.nic.ipConfigurations ?? []).map((c, i) => (i === 0 ? { ...c, loadBalancerBackendAddressPools: [{ id: POOL_ID }] } : c));
-    const written = await network.writeNic(ref, read, ipcs, { ifMatch: read.etag, clientRequestId: "00000000-0000-0000-0000-0000000000a1" });
+    const ipcs = (read.nic.ipConfigurations ?? []).map((c, i) =>
+      i === 0 ? { ...c, loadBalancerBackendAddressPools: [{ id: POOL_ID }] } : c,
+    );
+    const written = await network.writeNic(ref, read, ipcs, {
+      ifMatch: read.etag,
+      clientRequestId: "00000000-0000-0000-0000-0000000000a1",
+    });
     const stored = sim.control.resource(NIC_ID)?.["etag"];
     expect(written.etag).toBe(stored);
     expect(written.etag).not.toBe(read.etag);

@@ -14,7 +14,8 @@ import { scaleSetRef } from "../support/refs";
  */
 
 const ref = scaleSetRef(DEMO.scaleSetId);
-const withTag = (nics: NicConfiguration[]) => structuredClone(nics).map((n, i) => (i === 0 ? { ...n, enableIPForwarding: !n.enableIPForwarding } : n));
+const withTag = (nics: NicConfiguration[]) =>
+  structuredClone(nics).map((n, i) => (i === 0 ? { ...n, enableIPForwarding: !n.enableIPForwarding } : n));
 
 describe("what CRP's write answers say is left, under both naming families", () => {
   let h: Harness | undefined;
@@ -51,12 +52,19 @@ describe("what CRP's write answers say is left, under both naming families", () 
     it(`reads the scale set's and an instance's write budgets (${c.names})`, async () => {
       h = await startHarness({ sim: { rateLimitPolicyNames: c.names } });
       const seen: RateLimitObservation[] = [];
-      const compute = armComputeFromConfig(h.config, { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) }, undefined, (o) =>
-        seen.push(o),
+      const compute = armComputeFromConfig(
+        h.config,
+        { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
+        undefined,
+        (o) => seen.push(o),
       );
       const model = await compute.getScaleSet(ref);
-      await compute.writeScaleSetNics(ref, model, withTag(model.nics), { ifMatch: model.etag, clientRequestId: "rl-1" });
-      const budget = (kind: string) => seen.filter((o) => o.kind === kind).map((o) => ["scope" in o ? o.scope : "", o.remaining]);
+      await compute.writeScaleSetNics(ref, model, withTag(model.nics), {
+        ifMatch: model.etag,
+        clientRequestId: "rl-1",
+      });
+      const budget = (kind: string) =>
+        seen.filter((o) => o.kind === kind).map((o) => ["scope" in o ? o.scope : "", o.remaining]);
       expect(budget("scaleSetWrites")).toEqual(c.scaleSet);
       const iref = instanceRef(ref, "0");
       const inst = await compute.getInstance(iref);

@@ -34,7 +34,10 @@ describe("npm run bench's flags", () => {
     expect(() => benchOptions(["--runs=0"])).toThrow(/^--runs needs a whole number above 0, got "0"/);
     expect(() => benchOptions(["--quick=yes"])).toThrow(/^Option '--quick' does not take an argument/);
     expect(() => benchOptions(["quick"])).toThrow(/^Unexpected argument 'quick'/);
-    expect(benchOptions(["--only=latency", "--latency-minutes=2.5"])).toMatchObject({ only: ["latency"], latencyMinutes: 2.5 });
+    expect(benchOptions(["--only=latency", "--latency-minutes=2.5"])).toMatchObject({
+      only: ["latency"],
+      latencyMinutes: 2.5,
+    });
     expect(() => benchOptions(["--latency-minutes=0"])).toThrow(/^--latency-minutes needs a number above 0, got "0"/);
   });
 });
@@ -50,7 +53,9 @@ describe("npm run bench:timer's flags", () => {
       help: false,
       ...sweep,
     });
-    expect(timerBenchOptions(["--sweep-subscriptions", "2", "--sweep-groups=3", "--sweep-per-group", "4"])).toMatchObject({
+    expect(
+      timerBenchOptions(["--sweep-subscriptions", "2", "--sweep-groups=3", "--sweep-per-group", "4"]),
+    ).toMatchObject({
       sweepSubscriptions: 2,
       sweepGroups: 3,
       sweepPerGroup: 4,
@@ -58,9 +63,15 @@ describe("npm run bench:timer's flags", () => {
   });
 
   it("refuses unknown and malformed flags with the usage", () => {
-    expect(() => timerBenchOptions(["--entry", "5"])).toThrow(/^Unknown option '--entry'[\s\S]*\nusage: npm run bench:timer/);
-    expect(() => timerBenchOptions(["--entries", "1e3.5"])).toThrow(/^--entries needs a whole number above 0, got "1e3.5"/);
-    expect(() => timerBenchOptions(["--stale-percent", "150"])).toThrow(/^--stale-percent needs a number from 0 to 100, got "150"/);
+    expect(() => timerBenchOptions(["--entry", "5"])).toThrow(
+      /^Unknown option '--entry'[\s\S]*\nusage: npm run bench:timer/,
+    );
+    expect(() => timerBenchOptions(["--entries", "1e3.5"])).toThrow(
+      /^--entries needs a whole number above 0, got "1e3.5"/,
+    );
+    expect(() => timerBenchOptions(["--stale-percent", "150"])).toThrow(
+      /^--stale-percent needs a number from 0 to 100, got "150"/,
+    );
     expect(() => timerBenchOptions(["--runs"])).toThrow(/^Option '--runs <value>' argument missing/);
   });
 });

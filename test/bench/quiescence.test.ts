@@ -25,13 +25,21 @@ it("a small burst through poolsync, then nothing of it keeps running (timers, so
   await new Promise((r) => setTimeout(r, 2_000));
   const before = active();
 
-  const res = await runBurst("poolsync", env, { scaleSets: 3, capacity: 2, perScaleSet: 3, timeScale: 1, poolsyncTimeScale: 1 }, 8);
+  const res = await runBurst(
+    "poolsync",
+    env,
+    { scaleSets: 3, capacity: 2, perScaleSet: 3, timeScale: 1, poolsyncTimeScale: 1 },
+    8,
+  );
   expect(res.converged).toBe(res.changes);
   // Sockets closing and the last poll's timer need a moment; anything still there after that is a leak.
   await new Promise((r) => setTimeout(r, 2_000));
   const after = active();
   for (const kind of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    expect(after[kind] ?? 0, `${kind}: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`).toBeLessThanOrEqual(before[kind] ?? 0);
+    expect(
+      after[kind] ?? 0,
+      `${kind}: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`,
+    ).toBeLessThanOrEqual(before[kind] ?? 0);
   }
 }, 120_000);
 
@@ -49,7 +57,8 @@ it("a workload closed while its passes still run (as a run that did not converge
   });
   let id = 0;
   for (const ss of world.scaleSets)
-    for (const pool of world.pools[0] as string[]) await run.submit({ id: id++, scaleSetId: ss, poolId: pool, state: "present" });
+    for (const pool of world.pools[0] as string[])
+      await run.submit({ id: id++, scaleSetId: ss, poolId: pool, state: "present" });
   // Passes are running (operations of 3 s): close the run and stop the simulator under them.
   await new Promise((r) => setTimeout(r, 2_000));
   await run.close();
@@ -57,6 +66,9 @@ it("a workload closed while its passes still run (as a run that did not converge
   await new Promise((r) => setTimeout(r, 3_000));
   const after = active();
   for (const kind of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    expect(after[kind] ?? 0, `${kind}: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`).toBeLessThanOrEqual(before[kind] ?? 0);
+    expect(
+      after[kind] ?? 0,
+      `${kind}: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`,
+    ).toBeLessThanOrEqual(before[kind] ?? 0);
   }
 }, 120_000);

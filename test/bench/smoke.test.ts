@@ -14,7 +14,14 @@ describe("npm run bench -- --quick (smallest workload)", () => {
   it("writes results.json, RESULTS.md and the SVG with the burst's figures", async () => {
     await promisify(execFile)(
       process.execPath,
-      [require.resolve("tsx/cli"), "bench/main.ts", "--quick", "--only=burstOne", "--strategies=poolsync", `--out=${out}`],
+      [
+        require.resolve("tsx/cli"),
+        "bench/main.ts",
+        "--quick",
+        "--only=burstOne",
+        "--strategies=poolsync",
+        `--out=${out}`,
+      ],
       {
         cwd: root,
         timeout: 90_000,
@@ -24,7 +31,10 @@ describe("npm run bench -- --quick (smallest workload)", () => {
       mode: string;
       workloads: {
         burstOne: {
-          poolsync: { runs: Array<Record<string, unknown>>; summary: Record<string, { median: number; min: number; max: number }> };
+          poolsync: {
+            runs: Array<Record<string, unknown>>;
+            summary: Record<string, { median: number; min: number; max: number }>;
+          };
           bound: { boundS: number };
         };
       };

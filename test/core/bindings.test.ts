@@ -3,7 +3,8 @@ import { checkBinding, parseBindings } from "../../src/core/bindings";
 import { loadConfig } from "../../src/config";
 
 const SUB = "11111111-2222-3333-4444-555555555555";
-const vmss = (rg: string, name: string, sub = SUB) => `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
+const vmss = (rg: string, name: string, sub = SUB) =>
+  `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
 const pool = (rg: string, lb: string, p: string, sub = SUB) =>
   `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Network/loadBalancers/${lb}/backendAddressPools/${p}`;
 function parse(text: string) {
@@ -20,7 +21,10 @@ describe("POOLSYNC_BINDINGS", () => {
   if (!rules.ok) throw new Error(rules.reason);
 
   it("allows a pairing one rule covers on both sides (prefixes by segment, * one segment, ASCII case-insensitive)", () => {
-    expect(checkBinding(rules.value, vmss("nodes", "pool-a"), pool("nodes", "internal", "any"))).toMatchObject({ allowed: true, rule: { index: 1 } });
+    expect(checkBinding(rules.value, vmss("nodes", "pool-a"), pool("nodes", "internal", "any"))).toMatchObject({
+      allowed: true,
+      rule: { index: 1 },
+    });
     expect(checkBinding(rules.value, vmss("NODES", "pool-a"), pool("Nodes", "INTERNAL", "any")).allowed).toBe(true);
     expect(checkBinding(rules.value, vmss("edge", "web-0"), pool("edge", "public", "web")).allowed).toBe(true);
   });
@@ -39,9 +43,13 @@ describe("POOLSYNC_BINDINGS", () => {
       allowed: false,
       reason: `no POOLSYNC_BINDINGS rule covers ${vmss("other", "x")}`,
     });
-    expect(checkBinding(rules.value, vmss("nodes", "x"), pool("nodes", "internal", "p").replace("Microsoft.Network", "Microsoft.Networ\u212a")).allowed).toBe(
-      false,
-    );
+    expect(
+      checkBinding(
+        rules.value,
+        vmss("nodes", "x"),
+        pool("nodes", "internal", "p").replace("Microsoft.Network", "Microsoft.Networ\u212a"),
+      ).allowed,
+    ).toBe(false);
   });
 
   it("no rules: no pairing; `*` is every pairing inside the scopes, on purpose", () => {
@@ -51,10 +59,14 @@ describe("POOLSYNC_BINDINGS", () => {
 
   it("{sub} ties the pool's subscription to the target's: a dev scale set cannot join a prod load balancer", () => {
     const DEV = "0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d";
-    const rules = parse("/subscriptions/{sub}/resourceGroups/*/providers/Microsoft.Compute/virtualMachineScaleSets/* => /subscriptions/{sub}/resourceGroups/*");
+    const rules = parse(
+      "/subscriptions/{sub}/resourceGroups/*/providers/Microsoft.Compute/virtualMachineScaleSets/* => /subscriptions/{sub}/resourceGroups/*",
+    );
     expect(checkBinding(rules, vmss("nodes", "a", DEV), pool("nodes", "lb", "p", DEV)).allowed).toBe(true);
     expect(checkBinding(rules, vmss("nodes", "a", DEV), pool("nodes", "lb", "p", SUB)).allowed).toBe(false);
-    expect(() => parse("both: /subscriptions/* => /subscriptions/{sub}")).toThrow("pool side {sub} is not named on the target side");
+    expect(() => parse("both: /subscriptions/* => /subscriptions/{sub}")).toThrow(
+      "pool side {sub} is not named on the target side",
+    );
   });
 
   it("a rule says which targets it covers: one for scale sets does not admit the group's VMs", () => {
@@ -64,7 +76,10 @@ describe("POOLSYNC_BINDINGS", () => {
     expect(checkBinding(scaleSetsOnly, vmss("nodes", "a"), pool("nodes", "lb", "p")).allowed).toBe(true);
     expect(checkBinding(scaleSetsOnly, vm, pool("nodes", "lb", "p")).allowed).toBe(false);
     expect(checkBinding(parse(`both: ${rg} => ${rg}`), vm, pool("nodes", "lb", "p")).allowed).toBe(true);
-    expect(checkBinding(parse(`${rg}/providers/Microsoft.Compute/virtualMachines/* => ${rg}`), vm, pool("nodes", "lb", "p")).allowed).toBe(true);
+    expect(
+      checkBinding(parse(`${rg}/providers/Microsoft.Compute/virtualMachines/* => ${rg}`), vm, pool("nodes", "lb", "p"))
+        .allowed,
+    ).toBe(true);
   });
 
   it("a malformed rule fails the settings at start, naming it", () => {
@@ -72,12 +87,17 @@ describe("POOLSYNC_BINDINGS", () => {
     expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "/subscriptions/x" })).toThrow(
       'POOLSYNC_BINDINGS="/subscriptions/x" rule 1 "/subscriptions/x" must be "<target prefix> => <pool prefix>"',
     );
-    expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "/subscriptions/a* => /subscriptions/b" })).toThrow('"*" stands for a whole segment');
-    expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "nodes => /subscriptions/b" })).toThrow("must be an ARM ID prefix starting with /subscriptions/");
-    // Required, and a rule that stops at a resource group must say what it covers: old rules keep their meaning or fail here.
-    expect(() => loadConfig(env)).toThrow("POOLSYNC_BINDINGS is required");
-    expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: `/subscriptions/${SUB}/resourceGroups/x => /subscriptions/${SUB}` })).toThrow(
-      'say which targets it is for with "scaleSets:", "vms:" or "both:"',
+    expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "/subscriptions/a* => /subscriptions/b" })).toThrow(
+      '"*" stands for a whole segment',
     );
+    expect(() => loadConfig({ ...env, POOLSYNC_BINDINGS: "nodes => /subscriptions/b" })).toThrow(
+      "must be an ARM ID prefix starting with /subscriptions/",
+    );
+    // Required, and a rule that stops at a resource group must say what it covers: old rules keep their meaning or fail
+    // here.
+    expect(() => loadConfig(env)).toThrow("POOLSYNC_BINDINGS is required");
+    expect(() =>
+      loadConfig({ ...env, POOLSYNC_BINDINGS: `/subscriptions/${SUB}/resourceGroups/x => /subscriptions/${SUB}` }),
+    ).toThrow('say which targets it is for with "scaleSets:", "vms:" or "both:"');
   });
 });

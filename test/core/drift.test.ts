@@ -9,7 +9,11 @@ const VM = `${RG}/Microsoft.Compute/virtualMachines/vm-0`;
 const NIC0 = `${RG}/Microsoft.Network/networkInterfaces/vm-0-nic0`;
 const NIC1 = `${RG}/Microsoft.Network/networkInterfaces/vm-0-nic1`;
 
-const declared = (state: "present" | "absent", outcome: StoredDeclaration["outcome"]["kind"], ipConfiguration = ""): StoredDeclaration => ({
+const declared = (
+  state: "present" | "absent",
+  outcome: StoredDeclaration["outcome"]["kind"],
+  ipConfiguration = "",
+): StoredDeclaration => ({
   scaleSetId: VM,
   backendPoolId: POOL,
   ipConfiguration,
@@ -24,7 +28,9 @@ const declared = (state: "present" | "absent", outcome: StoredDeclaration["outco
 const nic = (name: string, primary: boolean, pools: string[]) => ({
   name,
   primary,
-  ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: pools.map((id) => ({ id })) }],
+  ipConfigurations: [
+    { name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: pools.map((id) => ({ id })) },
+  ],
 });
 const vmNics = (nic0: string[], nic1: string[]): ObservedResource => ({
   kind: "nic",
@@ -35,12 +41,16 @@ const vmNics = (nic0: string[], nic1: string[]): ObservedResource => ({
 describe("findDrift", () => {
   it("an applied declaration missing from the NIC its selector picks: drift on that NIC, not the VM's first", () => {
     const d = declared("present", "applied");
-    expect(findDrift([d], [toIntent(d)], [vmNics([], [])])).toEqual([{ declaration: d, resourceKind: "nic", resourceId: NIC1 }]);
+    expect(findDrift([d], [toIntent(d)], [vmNics([], [])])).toEqual([
+      { declaration: d, resourceKind: "nic", resourceId: NIC1 },
+    ]);
   });
 
   it("a removed pool that is back is drift too", () => {
     const d = declared("absent", "applied");
-    expect(findDrift([d], [toIntent(d)], [{ kind: "model", ids: ["/m"], nics: [nic("nic", true, [POOL])] }])).toHaveLength(1);
+    expect(
+      findDrift([d], [toIntent(d)], [{ kind: "model", ids: ["/m"], nics: [nic("nic", true, [POOL])] }]),
+    ).toHaveLength(1);
   });
 
   it("is no drift when poolsync had not applied it yet (pending, failed), or when it still holds", () => {
@@ -56,7 +66,11 @@ describe("driftOf", () => {
   const finding = { declaration: declared("present", "applied"), resourceKind: "nic" as const, resourceId: NIC1 };
   const caller = callerOf(
     {
-      claims: { name: "cluster-autoscaler", "http://schemas.microsoft.com/identity/claims/objectidentifier": "oid-1", appid: "app-1" },
+      claims: {
+        name: "cluster-autoscaler",
+        "http://schemas.microsoft.com/identity/claims/objectidentifier": "oid-1",
+        appid: "app-1",
+      },
       authorization: { action: "Microsoft.Network/networkInterfaces/write" },
       correlationId: "corr-1",
     },
@@ -65,7 +79,11 @@ describe("driftOf", () => {
   );
 
   it("names the writer whose event came after the declaration was applied", () => {
-    const d = driftOf(finding, { ...caller, seenAt: Date.parse("2026-12-04T10:01:00Z") }, Date.parse("2026-12-04T10:01:02Z"));
+    const d = driftOf(
+      finding,
+      { ...caller, seenAt: Date.parse("2026-12-04T10:01:00Z") },
+      Date.parse("2026-12-04T10:01:02Z"),
+    );
     expect(d).toEqual({
       at: "2026-12-04T10:01:02.000Z",
       by: { name: "cluster-autoscaler", id: "oid-1", appId: "app-1" },
@@ -79,8 +97,15 @@ describe("driftOf", () => {
   });
 
   it("a write seen before poolsync applied the declaration did not undo it: found by the timer, writer unknown", () => {
-    const d = driftOf(finding, { ...caller, seenAt: Date.parse("2026-12-04T09:59:00Z") }, Date.parse("2026-12-04T10:05:00Z"));
+    const d = driftOf(
+      finding,
+      { ...caller, seenAt: Date.parse("2026-12-04T09:59:00Z") },
+      Date.parse("2026-12-04T10:05:00Z"),
+    );
     expect(d).toMatchObject({ by: UNKNOWN_WRITER, source: "timer", operation: "unknown" });
-    expect(driftOf(finding, undefined, Date.parse("2026-12-04T10:05:00Z"))).toMatchObject({ by: UNKNOWN_WRITER, source: "timer" });
+    expect(driftOf(finding, undefined, Date.parse("2026-12-04T10:05:00Z"))).toMatchObject({
+      by: UNKNOWN_WRITER,
+      source: "timer",
+    });
   });
 });

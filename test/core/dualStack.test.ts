@@ -10,7 +10,8 @@ import {
   type PoolIntent,
 } from "../../src/core/networkProfile";
 
-const LB = "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools";
+const LB =
+  "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools";
 const V4 = `${LB}/v4`;
 const V6 = `${LB}/v6`;
 
@@ -51,13 +52,22 @@ describe("version selectors", () => {
   it("pick the primary NIC's ip configuration of that version; an absent version means IPv4", () => {
     const r = applyIntents(dual(), [intent(V6, "@IPv6"), intent(V4, "@IPv4")]);
     expect(r.outcomes).toEqual([{ ok: true }, { ok: true }]);
-    expect(r.nics?.[0]?.ipConfigurations?.map((c) => c.loadBalancerBackendAddressPools)).toEqual([[{ id: V4 }], [{ id: V6 }]]);
-    const unflagged: NicConfiguration[] = [{ name: "n", ipConfigurations: [{ name: "x" }, { name: "y", privateIPAddressVersion: "IPv6" }] }];
-    expect(applyIntents(unflagged, [intent(V4, "@IPv4")]).nics?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([{ id: V4 }]);
+    expect(r.nics?.[0]?.ipConfigurations?.map((c) => c.loadBalancerBackendAddressPools)).toEqual([
+      [{ id: V4 }],
+      [{ id: V6 }],
+    ]);
+    const unflagged: NicConfiguration[] = [
+      { name: "n", ipConfigurations: [{ name: "x" }, { name: "y", privateIPAddressVersion: "IPv6" }] },
+    ];
+    expect(
+      applyIntents(unflagged, [intent(V4, "@IPv4")]).nics?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools,
+    ).toEqual([{ id: V4 }]);
   });
 
   it("refuse with a reason when there is none, or more than one", () => {
-    const none: NicConfiguration[] = [{ name: "only-v4", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true }] }];
+    const none: NicConfiguration[] = [
+      { name: "only-v4", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true }] },
+    ];
     expect(applyIntents(none, [intent(V6, "@IPv6")])).toEqual({
       nics: undefined,
       outcomes: [{ ok: false, reason: 'network interface "only-v4" has no IPv6 ip configuration' }],
@@ -74,7 +84,8 @@ describe("version selectors", () => {
     expect(r.nics).toBeUndefined();
     expect(r.outcomes[0]).toEqual({
       ok: false,
-      reason: 'the pool is already on IPv4 ip configuration "nic-0/ipConfig0": one pool never holds ip configurations of two IP versions',
+      reason:
+        'the pool is already on IPv4 ip configuration "nic-0/ipConfig0": one pool never holds ip configurations of two IP versions',
     });
     // Removing it from one and adding it to the other in one reconcile is fine: the removal comes first.
     const moved = applyIntents(start, [intent(V4, "ipConfig0", "absent"), intent(V4, "ipConfig0-v6")]);

@@ -1,9 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { declarationKey, fromIpSelectorText, ipSelectorText, toIntent, type Declaration } from "../../src/core/declarations";
+import {
+  declarationKey,
+  fromIpSelectorText,
+  ipSelectorText,
+  toIntent,
+  type Declaration,
+} from "../../src/core/declarations";
 
-const POOL = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/be";
+const POOL =
+  "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/be";
 const base: Declaration = {
-  scaleSetId: "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss",
+  scaleSetId:
+    "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss",
   backendPoolId: POOL,
   ipConfiguration: "",
   state: "present",
@@ -26,6 +34,9 @@ describe("the IP version is a field of the declaration, stored as the text earli
     expect(declarationKey(v6)).toBe(`${POOL.toLowerCase()}|@ipv6`);
     expect(ipSelectorText({ ipConfiguration: "nic-1", ipVersion: "IPv4" })).toBe("nic-1/@IPv4");
     expect(toIntent(v6).selector).toEqual({ kind: "version", version: "IPv6" });
-    expect(toIntent({ ...base, ipConfiguration: "ipconfig1" }).selector).toEqual({ kind: "named", ipConfiguration: "ipconfig1" });
+    expect(toIntent({ ...base, ipConfiguration: "ipconfig1" }).selector).toEqual({
+      kind: "named",
+      ipConfiguration: "ipconfig1",
+    });
   });
 });

@@ -9,7 +9,9 @@ const declare = { v: 1, kind: "declare", scaleSetId, backendPoolId, state: "pres
 describe("queue message schema v1", () => {
   it("accepts a declare as an object or as JSON text", () => {
     expect(parseQueueMessage(declare)).toEqual({ ok: true, message: declare });
-    expect(parseQueueMessage(JSON.stringify({ ...declare, ipConfiguration: "nic/ipConfig0", requestId: "r-1" })).ok).toBe(true);
+    expect(
+      parseQueueMessage(JSON.stringify({ ...declare, ipConfiguration: "nic/ipConfig0", requestId: "r-1" })).ok,
+    ).toBe(true);
     expect(parseQueueMessage({ v: 1, kind: "reconcile", scaleSetId, reason: "timer", attempt: 2 }).ok).toBe(true);
   });
 
@@ -21,16 +23,25 @@ describe("queue message schema v1", () => {
     [{ ...declare, extra: 1 }, "extra: unknown field"],
     [{ ...declare, state: "maybe" }, 'state: must be "present" or "absent"'],
     [
-      { ...declare, scaleSetId: scaleSetId.replace("Microsoft.Compute/virtualMachineScaleSets", "Microsoft.Web/sites") },
+      {
+        ...declare,
+        scaleSetId: scaleSetId.replace("Microsoft.Compute/virtualMachineScaleSets", "Microsoft.Web/sites"),
+      },
       'scaleSetId: names provider type "Microsoft.Web/sites", not Microsoft.Compute/virtualMachineScaleSets',
     ],
     [{ ...declare, backendPoolId: `${backendPoolId}/../x` }, 'backendPoolId: must not contain "." or ".." segments'],
-    [{ ...declare, ipConfiguration: "a/b/c" }, 'ipConfiguration: must be an ip configuration name, or "nicConfiguration/ipConfiguration"'],
+    [
+      { ...declare, ipConfiguration: "a/b/c" },
+      'ipConfiguration: must be an ip configuration name, or "nicConfiguration/ipConfiguration"',
+    ],
     ["x".repeat(70_000), "message is 70000 characters, over 16384"],
     [{ ...declare, v: undefined }, "v: is required (this poolsync reads 1)"],
     [{ ...declare, kind: undefined }, "kind: is required (declare or reconcile)"],
     [{ ...declare, state: undefined }, "state: is required"],
-    [Buffer.from([0xff, 0xfe, 0x00, 0x81]), "message is 4 bytes that are not UTF-8 text (expected base64 of a JSON object)"],
+    [
+      Buffer.from([0xff, 0xfe, 0x00, 0x81]),
+      "message is 4 bytes that are not UTF-8 text (expected base64 of a JSON object)",
+    ],
   ])("refuses %j with the field and the reason", (body, reason) => {
     expect(parseQueueMessage(body)).toEqual({ ok: false, reason });
   });

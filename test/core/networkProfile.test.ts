@@ -1,9 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { applyIntents, intentSatisfied, parseSelector, type NicConfiguration, type PoolIntent } from "../../src/core/networkProfile";
+import {
+  applyIntents,
+  intentSatisfied,
+  parseSelector,
+  type NicConfiguration,
+  type PoolIntent,
+} from "../../src/core/networkProfile";
 
-const POOL_A = "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/a";
-const POOL_B = "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/b";
+const POOL_A =
+  "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/a";
+const POOL_B =
+  "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/b";
 
 function nics(): NicConfiguration[] {
   return [
@@ -12,7 +20,12 @@ function nics(): NicConfiguration[] {
       primary: true,
       enableAcceleratedNetworking: true,
       ipConfigurations: [
-        { name: "ipConfig0", primary: true, subnet: { id: "/subnet" }, loadBalancerBackendAddressPools: [{ id: POOL_B }] },
+        {
+          name: "ipConfig0",
+          primary: true,
+          subnet: { id: "/subnet" },
+          loadBalancerBackendAddressPools: [{ id: POOL_B }],
+        },
         { name: "ipConfig1", privateIPAddressVersion: "IPv6" },
       ],
     },
@@ -20,13 +33,24 @@ function nics(): NicConfiguration[] {
   ];
 }
 
-const present = (pool: string, ip?: string): PoolIntent => ({ backendPoolId: pool, selector: parseSelector(ip), state: "present" });
-const absent = (pool: string, ip?: string): PoolIntent => ({ backendPoolId: pool, selector: parseSelector(ip), state: "absent" });
+const present = (pool: string, ip?: string): PoolIntent => ({
+  backendPoolId: pool,
+  selector: parseSelector(ip),
+  state: "present",
+});
+const absent = (pool: string, ip?: string): PoolIntent => ({
+  backendPoolId: pool,
+  selector: parseSelector(ip),
+  state: "absent",
+});
 
 describe("applyIntents", () => {
   it("adds the pool to the primary ip configuration of the primary NIC, after the ones there", () => {
     const r = applyIntents(nics(), [present(POOL_A)]);
-    expect(r.nics?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([{ id: POOL_B }, { id: POOL_A }]);
+    expect(r.nics?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([
+      { id: POOL_B },
+      { id: POOL_A },
+    ]);
     expect(r.outcomes).toEqual([{ ok: true }]);
   });
 
@@ -39,14 +63,22 @@ describe("applyIntents", () => {
     const before = nics();
     const r = applyIntents(before, [absent(POOL_B)]);
     const after = r.nics!;
-    expect(after[0]?.ipConfigurations?.[0]).toEqual({ name: "ipConfig0", primary: true, subnet: { id: "/subnet" }, loadBalancerBackendAddressPools: [] });
+    expect(after[0]?.ipConfigurations?.[0]).toEqual({
+      name: "ipConfig0",
+      primary: true,
+      subnet: { id: "/subnet" },
+      loadBalancerBackendAddressPools: [],
+    });
     expect(after[0]?.enableAcceleratedNetworking).toBe(true);
     expect(after[1]).toBe(before[1]);
     expect(before[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([{ id: POOL_B }]); // input untouched
   });
 
   it("finds a named ip configuration in the primary NIC first, and nic/ipconfig picks the NIC", () => {
-    expect(applyIntents(nics(), [present(POOL_A, "ipConfig1")]).nics?.[0]?.ipConfigurations?.[1]?.loadBalancerBackendAddressPools).toEqual([{ id: POOL_A }]);
+    expect(
+      applyIntents(nics(), [present(POOL_A, "ipConfig1")]).nics?.[0]?.ipConfigurations?.[1]
+        ?.loadBalancerBackendAddressPools,
+    ).toEqual([{ id: POOL_A }]);
     const onSecond = applyIntents(nics(), [present(POOL_A, "nic-1/ipConfig0")]).nics!;
     expect(onSecond[1]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([{ id: POOL_A }]);
     expect(onSecond[0]).toEqual(nics()[0]);
@@ -63,7 +95,9 @@ describe("applyIntents", () => {
 
   it("treats a lone NIC and ip configuration as primary, as CRP does", () => {
     const lone: NicConfiguration[] = [{ name: "n", ipConfigurations: [{ name: "i" }] }];
-    expect(applyIntents(lone, [present(POOL_A)]).nics?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([{ id: POOL_A }]);
+    expect(
+      applyIntents(lone, [present(POOL_A)]).nics?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools,
+    ).toEqual([{ id: POOL_A }]);
     const ambiguous: NicConfiguration[] = [{ name: "n1" }, { name: "n2" }];
     expect(applyIntents(ambiguous, [present(POOL_A)]).outcomes[0]).toEqual({
       ok: false,
@@ -71,7 +105,12 @@ describe("applyIntents", () => {
     });
   });
 
-  const poolIds = fc.constantFrom(POOL_A, POOL_B, POOL_A.toUpperCase().replace("/SUBSCRIPTIONS", "/subscriptions"), `${POOL_A}x`);
+  const poolIds = fc.constantFrom(
+    POOL_A,
+    POOL_B,
+    POOL_A.toUpperCase().replace("/SUBSCRIPTIONS", "/subscriptions"),
+    `${POOL_A}x`,
+  );
   const intents = fc.array(
     fc.record({
       backendPoolId: poolIds,
@@ -84,7 +123,11 @@ describe("applyIntents", () => {
   const distinct = intents.map((xs) =>
     xs.filter(
       (x, i) =>
-        xs.findIndex((y) => y.backendPoolId.toLowerCase() === x.backendPoolId.toLowerCase() && JSON.stringify(y.selector) === JSON.stringify(x.selector)) === i,
+        xs.findIndex(
+          (y) =>
+            y.backendPoolId.toLowerCase() === x.backendPoolId.toLowerCase() &&
+            JSON.stringify(y.selector) === JSON.stringify(x.selector),
+        ) === i,
     ),
   );
 
@@ -98,7 +141,8 @@ describe("applyIntents", () => {
   });
 
   it("property: afterwards every intent is satisfied (or refused for spanning two IP versions), and only pool lists differ from the input", () => {
-    const strip = (ns: NicConfiguration[]) => JSON.parse(JSON.stringify(ns, (k, v) => (k === "loadBalancerBackendAddressPools" ? undefined : v)));
+    const strip = (ns: NicConfiguration[]) =>
+      JSON.parse(JSON.stringify(ns, (k, v) => (k === "loadBalancerBackendAddressPools" ? undefined : v)));
     fc.assert(
       fc.property(distinct, (xs) => {
         const r = applyIntents(nics(), xs);
@@ -113,7 +157,9 @@ describe("applyIntents", () => {
         // Pools nobody declared about survive, in their order.
         const undeclared = (ns: NicConfiguration[]) =>
           ns
-            .flatMap((n) => (n.ipConfigurations ?? []).flatMap((c) => (c.loadBalancerBackendAddressPools ?? []).map((p) => p.id)))
+            .flatMap((n) =>
+              (n.ipConfigurations ?? []).flatMap((c) => (c.loadBalancerBackendAddressPools ?? []).map((p) => p.id)),
+            )
             .filter((id) => !xs.some((x) => x.backendPoolId.toLowerCase() === id?.toLowerCase()));
         expect(undeclared(after)).toEqual(undeclared(nics()));
       }),

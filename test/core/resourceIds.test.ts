@@ -6,10 +6,19 @@ const VMSS = `/subscriptions/${SUB}/resourceGroups/Rg-1/providers/Microsoft.Comp
 
 describe("resource IDs", () => {
   it("parses a scale set ID in any letter case, keeping the given casing and a lower-case key", () => {
-    const r = parseScaleSetId(VMSS.replace("resourceGroups", "resourcegroups").replace("Microsoft.Compute", "microsoft.compute"));
+    const r = parseScaleSetId(
+      VMSS.replace("resourceGroups", "resourcegroups").replace("Microsoft.Compute", "microsoft.compute"),
+    );
     expect(r).toEqual({
       ok: true,
-      value: { kind: "scaleSet", id: VMSS, key: VMSS.toLowerCase(), subscriptionId: SUB, resourceGroup: "Rg-1", name: "pool-a" },
+      value: {
+        kind: "scaleSet",
+        id: VMSS,
+        key: VMSS.toLowerCase(),
+        subscriptionId: SUB,
+        resourceGroup: "Rg-1",
+        name: "pool-a",
+      },
     });
   });
 
@@ -17,9 +26,13 @@ describe("resource IDs", () => {
     const vm = parseInstanceId(`${VMSS}/virtualMachines/7`);
     expect(vm.ok && vm.value.instanceId).toBe("7");
     expect(vm.ok && vm.value.scaleSet.name).toBe("pool-a");
-    const pool = parseBackendPoolId(`/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/be`);
+    const pool = parseBackendPoolId(
+      `/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/be`,
+    );
     expect(pool.ok && [pool.value.loadBalancer, pool.value.name]).toEqual(["lb", "be"]);
-    expect(parseComputeId(`${VMSS}/virtualMachines/7`).ok && parseComputeId(`${VMSS}/virtualMachines/7`)).toMatchObject({ value: { kind: "instance" } });
+    expect(parseComputeId(`${VMSS}/virtualMachines/7`).ok && parseComputeId(`${VMSS}/virtualMachines/7`)).toMatchObject(
+      { value: { kind: "instance" } },
+    );
   });
 
   it.each([
@@ -27,7 +40,10 @@ describe("resource IDs", () => {
     ["", "is empty"],
     [`${VMSS}?api-version=1`, "must not contain a query string or fragment"],
     [VMSS.replace("/pool-a", "/../pool-a"), 'must not contain "." or ".." segments'],
-    [`${VMSS}/virtualMachines/0`, "is not a scale set ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name})"],
+    [
+      `${VMSS}/virtualMachines/0`,
+      "is not a scale set ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name})",
+    ],
     [VMSS.replace("Rg-1", ".."), 'must not contain "." or ".." segments'],
     [VMSS.replace("/providers", "//providers"), "has an empty path segment"],
     [VMSS.replace("pool-a", "pool%2Fa"), "must not contain encoded characters or backslashes"],
@@ -40,24 +56,39 @@ describe("resource IDs", () => {
     [VMSS + "x".repeat(400), "is longer than 400 characters"],
     [VMSS.replace("pool-a", "pool a"), "must not contain white space or control characters"],
     // The Kelvin sign lower-cases to "k": it must not pass for Microsoft.Compute's "k"-less twin or any other name.
-    [VMSS.replace("Microsoft.Compute", "Microsoft.Compute").replace("pool-a", "poo\u212A-a"), "must hold only ASCII characters"],
+    [
+      VMSS.replace("Microsoft.Compute", "Microsoft.Compute").replace("pool-a", "poo\u212A-a"),
+      "must hold only ASCII characters",
+    ],
     [VMSS.replace("Rg-1", "\u0420\u0413-1"), "must hold only ASCII characters"],
   ])("refuses %j: %s", (input, reason) => {
     expect(parseScaleSetId(input)).toEqual({ ok: false, reason });
   });
 
   it("refuses a provider spelt with a Kelvin sign, which JavaScript lower-cases to k", () => {
-    expect(parseBackendPoolId(`/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Networ\u212A/loadBalancers/lb/backendAddressPools/be`)).toEqual({
+    expect(
+      parseBackendPoolId(
+        `/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Networ\u212A/loadBalancers/lb/backendAddressPools/be`,
+      ),
+    ).toEqual({
       ok: false,
       reason: "must hold only ASCII characters",
     });
   });
 
   it("refuses a non-numeric instance ID and a pool of another type", () => {
-    expect(parseInstanceId(`${VMSS}/virtualMachines/abc`)).toEqual({ ok: false, reason: 'instance ID "abc" is not a number' });
-    expect(parseBackendPoolId(`/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network/loadBalancers/lb/inboundNatRules/r`)).toEqual({
+    expect(parseInstanceId(`${VMSS}/virtualMachines/abc`)).toEqual({
       ok: false,
-      reason: 'names "Microsoft.Network/loadBalancers/…/inboundNatRules", not Microsoft.Network/loadBalancers/…/backendAddressPools',
+      reason: 'instance ID "abc" is not a number',
+    });
+    expect(
+      parseBackendPoolId(
+        `/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network/loadBalancers/lb/inboundNatRules/r`,
+      ),
+    ).toEqual({
+      ok: false,
+      reason:
+        'names "Microsoft.Network/loadBalancers/…/inboundNatRules", not Microsoft.Network/loadBalancers/…/backendAddressPools',
     });
   });
 });

@@ -12,7 +12,9 @@ const backendPoolId = `${RG}/Microsoft.Network/loadBalancers/lb/backendAddressPo
 describe("parseTargetId", () => {
   it("takes a scale set or a VM, in any casing, and keeps the casing given", () => {
     expect(parseTargetId(scaleSetId)).toMatchObject({ ok: true, value: { kind: "scaleSet", name: "vmss" } });
-    expect(parseTargetId(vmId.replace("Microsoft.Compute/virtualMachines", "microsoft.compute/VIRTUALMACHINES"))).toMatchObject({
+    expect(
+      parseTargetId(vmId.replace("Microsoft.Compute/virtualMachines", "microsoft.compute/VIRTUALMACHINES")),
+    ).toMatchObject({
       ok: true,
       value: { kind: "vm", name: "vmss_1a2b3c4d", id: vmId, key: vmId.toLowerCase() },
     });
@@ -21,9 +23,13 @@ describe("parseTargetId", () => {
   it("refuses a Uniform scale set's VM, and anything else, with the reason", () => {
     expect(parseTargetId(`${scaleSetId}/virtualMachines/3`)).toEqual({
       ok: false,
-      reason: "is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})",
+      reason:
+        "is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})",
     });
-    expect(parseTargetId(`${RG}/Microsoft.Web/sites/x`)).toMatchObject({ ok: false, reason: expect.stringMatching(/^is neither a scale set ID/) });
+    expect(parseTargetId(`${RG}/Microsoft.Web/sites/x`)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^is neither a scale set ID/),
+    });
     expect(parseTargetId(`${RG}/Microsoft.Compute/virtualMachines/bad name`)).toMatchObject({ ok: false });
   });
 
@@ -51,13 +57,19 @@ describe("queue messages name a target", () => {
   it.each([
     [{ ...declare }, "targetId: is required (or scaleSetId)"],
     [{ ...declare, scaleSetId, targetId: scaleSetId }, "targetId: give targetId or scaleSetId, not both"],
-    [{ ...declare, scaleSetId: vmId }, 'scaleSetId: names provider type "Microsoft.Compute/virtualMachines", not Microsoft.Compute/virtualMachineScaleSets'],
+    [
+      { ...declare, scaleSetId: vmId },
+      'scaleSetId: names provider type "Microsoft.Compute/virtualMachines", not Microsoft.Compute/virtualMachineScaleSets',
+    ],
     [
       { ...declare, targetId: `${scaleSetId}/virtualMachines/0` },
       "targetId: is a VM of a Uniform scale set: its pools follow its scale set, so declare the scale set (.../virtualMachineScaleSets/{name})",
     ],
     [{ ...declare, targetId: vmId, ipVersion: "IPv5" }, 'ipVersion: must be "IPv4" or "IPv6"'],
-    [{ ...declare, targetId: vmId, ipVersion: "IPv6", ipConfiguration: "ipConfig0" }, "ipVersion: give ipVersion or ipConfiguration, not both"],
+    [
+      { ...declare, targetId: vmId, ipVersion: "IPv6", ipConfiguration: "ipConfig0" },
+      "ipVersion: give ipVersion or ipConfiguration, not both",
+    ],
   ])("refuses %j: %s", (message, reason) => {
     expect(parseQueueMessage(message)).toEqual({ ok: false, reason });
   });

@@ -1,10 +1,18 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
-import { parseQueueMessage, reasonOf, reasonWithTrace, traceparentOf, type QueueMessage } from "../../src/core/messages";
+import {
+  parseQueueMessage,
+  reasonOf,
+  reasonWithTrace,
+  traceparentOf,
+  type QueueMessage,
+} from "../../src/core/messages";
 
 const TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-const SS = "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss";
-const POOL = "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/p";
+const SS =
+  "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss";
+const POOL =
+  "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/p";
 
 /**
  * The previous version's reconcile schema, as it was before this one: strict, no traceparent field. A rolling
@@ -41,9 +49,15 @@ describe("a message's trace context", () => {
 
   it("is also read from the traceparent field (what the next version writes), on declare and reconcile messages", () => {
     expect(traceparentOf(parsed({ v: 1, kind: "reconcile", scaleSetId: SS, reason: "r", traceparent: TP }))).toBe(TP);
-    expect(traceparentOf(parsed({ v: 1, kind: "declare", scaleSetId: SS, backendPoolId: POOL, state: "present", traceparent: TP }))).toBe(TP);
+    expect(
+      traceparentOf(
+        parsed({ v: 1, kind: "declare", scaleSetId: SS, backendPoolId: POOL, state: "present", traceparent: TP }),
+      ),
+    ).toBe(TP);
     // The previous version would poison a field it does not know: that is why this version does not write it yet.
-    expect(previousReconcile.safeParse({ v: 1, kind: "reconcile", scaleSetId: SS, reason: "r", traceparent: TP }).success).toBe(false);
+    expect(
+      previousReconcile.safeParse({ v: 1, kind: "reconcile", scaleSetId: SS, reason: "r", traceparent: TP }).success,
+    ).toBe(false);
   });
 
   it("a malformed traceparent field is refused with the field and the reason; no trace, no suffix", () => {
@@ -53,7 +67,14 @@ describe("a message's trace context", () => {
     });
     expect(reasonWithTrace("r", undefined)).toBe("r");
     expect(
-      traceparentOf(parsed({ v: 1, kind: "reconcile", scaleSetId: SS, reason: "r [traceparent 00-00000000000000000000000000000000-00f067aa0ba902b7-01]" })),
+      traceparentOf(
+        parsed({
+          v: 1,
+          kind: "reconcile",
+          scaleSetId: SS,
+          reason: "r [traceparent 00-00000000000000000000000000000000-00f067aa0ba902b7-01]",
+        }),
+      ),
     ).toBeUndefined();
   });
 });

@@ -59,7 +59,11 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
         "--event-delay-ms",
         "100",
       ],
-      { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1", POOLSYNC_OPERATION_POLL_SECONDS: "0.05", POOLSYNC_RECONCILE_SCHEDULE: "*/5 * * * * *" },
+      {
+        POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
+        POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
+        POOLSYNC_RECONCILE_SCHEDULE: "*/5 * * * * *",
+      },
     );
     simUrl = `https://127.0.0.1:${simPort}`;
     sim = simClient(simUrl);
@@ -76,7 +80,11 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
       const text = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
         new URL(`${id}?api-version=${apiVersion}`, simUrl),
-        { method, ca: SIM_CA, headers: { authorization: `Bearer ${token}`, ...(text ? { "content-type": "application/json" } : {}) } },
+        {
+          method,
+          ca: SIM_CA,
+          headers: { authorization: `Bearer ${token}`, ...(text ? { "content-type": "application/json" } : {}) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
@@ -99,8 +107,11 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
     expect(res.status, await res.clone().text()).toBe(202);
   };
   const membership = async (targetId: string) =>
-    ((await (await fetch(`${api}?targetId=${encodeURIComponent(targetId)}`)).json()) as { memberships: { outcome: { kind: string }; drift: Drift | null }[] })
-      .memberships[0];
+    (
+      (await (await fetch(`${api}?targetId=${encodeURIComponent(targetId)}`)).json()) as {
+        memberships: { outcome: { kind: string }; drift: Drift | null }[];
+      }
+    ).memberships[0];
 
   it("a stale whole-model PUT by the cluster autoscaler: drift on the model, by its name, found by event, repaired", async () => {
     await declare(IDS.scaleSet);
@@ -113,13 +124,24 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
     expect((await membership(IDS.scaleSet))?.drift).toBeNull();
 
     // The autoscaler's copy of the model predates our pool: it PUTs it whole, without If-Match.
-    const token = tokenOf({ name: "cluster-autoscaler", [OBJECT_ID]: "0000aaaa-0000-0000-0000-00000000a570", appid: "0000bbbb-0000-0000-0000-00000000a570" });
+    const token = tokenOf({
+      name: "cluster-autoscaler",
+      [OBJECT_ID]: "0000aaaa-0000-0000-0000-00000000a570",
+      appid: "0000bbbb-0000-0000-0000-00000000a570",
+    });
     const read = await arm("GET", IDS.scaleSet, "2024-07-01", token);
     const nics = modelNics(read.body);
     for (const n of nics)
-      for (const c of (n.properties as { ipConfigurations: { properties: JsonObject }[] }).ipConfigurations) c.properties.loadBalancerBackendAddressPools = [];
-    const stale = { location: read.body.location, sku: read.body.sku, properties: { ...(read.body.properties as JsonObject) } };
-    ((stale.properties.virtualMachineProfile as JsonObject).networkProfile as JsonObject).networkInterfaceConfigurations = nics as unknown as JsonObject[];
+      for (const c of (n.properties as { ipConfigurations: { properties: JsonObject }[] }).ipConfigurations)
+        c.properties.loadBalancerBackendAddressPools = [];
+    const stale = {
+      location: read.body.location,
+      sku: read.body.sku,
+      properties: { ...(read.body.properties as JsonObject) },
+    };
+    (
+      (stale.properties.virtualMachineProfile as JsonObject).networkProfile as JsonObject
+    ).networkInterfaceConfigurations = nics as unknown as JsonObject[];
     const put = await arm("PUT", IDS.scaleSet, "2024-07-01", token, stale);
     expect(put.status, JSON.stringify(put.body)).toBeLessThan(300);
     const startedAt = Date.now();
@@ -132,7 +154,11 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
     );
     expect(Date.now() - startedAt).toBeLessThan(60_000);
     expect(m?.drift).toMatchObject({
-      by: { name: "cluster-autoscaler", id: "0000aaaa-0000-0000-0000-00000000a570", appId: "0000bbbb-0000-0000-0000-00000000a570" },
+      by: {
+        name: "cluster-autoscaler",
+        id: "0000aaaa-0000-0000-0000-00000000a570",
+        appId: "0000bbbb-0000-0000-0000-00000000a570",
+      },
       operation: "Microsoft.Compute/virtualMachineScaleSets/write",
       source: "event",
       resourceId: IDS.scaleSet,
@@ -153,11 +179,18 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
       (m) => m?.outcome.kind === "applied",
       60_000,
     );
-    const token = tokenOf({ name: "Dana Ops", [OBJECT_ID]: "0000cccc-0000-0000-0000-0000000d0a00", appid: "0000dddd-0000-0000-0000-0000000d0a00" });
+    const token = tokenOf({
+      name: "Dana Ops",
+      [OBJECT_ID]: "0000cccc-0000-0000-0000-0000000d0a00",
+      appid: "0000dddd-0000-0000-0000-0000000d0a00",
+    });
     const read = await arm("GET", VM_NIC, "2024-05-01", token);
     for (const c of (read.body.properties as { ipConfigurations: { properties: JsonObject }[] }).ipConfigurations)
       c.properties.loadBalancerBackendAddressPools = [];
-    const put = await arm("PUT", VM_NIC, "2024-05-01", token, { location: read.body.location, properties: read.body.properties });
+    const put = await arm("PUT", VM_NIC, "2024-05-01", token, {
+      location: read.body.location,
+      properties: read.body.properties,
+    });
     expect(put.status, JSON.stringify(put.body)).toBeLessThan(300);
 
     const m = await waitFor(
@@ -166,7 +199,11 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
       (x) => !!x?.drift?.repairedAt,
       60_000,
     );
-    expect(m?.drift).toMatchObject({ by: { name: "Dana Ops", id: "0000cccc-0000-0000-0000-0000000d0a00" }, source: "event", resourceId: VM_NIC });
+    expect(m?.drift).toMatchObject({
+      by: { name: "Dana Ops", id: "0000cccc-0000-0000-0000-0000000d0a00" },
+      source: "event",
+      resourceId: VM_NIC,
+    });
     expect(nicPoolsByIpConfig(await sim.resource(VM_NIC))).toEqual({ ipConfig0: [pool] });
   });
 
@@ -182,7 +219,9 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
       outcome?: string;
     };
     const history = async (query = "") =>
-      (await (await fetch(`${api.replace(/memberships$/, "history")}?targetId=${encodeURIComponent(IDS.scaleSet)}${query}`)).json()) as {
+      (await (
+        await fetch(`${api.replace(/memberships$/, "history")}?targetId=${encodeURIComponent(IDS.scaleSet)}${query}`)
+      ).json()) as {
         entries: Entry[];
         next?: string;
       };
@@ -193,7 +232,9 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
       20_000,
     );
     const timeline = [...all.entries].reverse();
-    const kinds = timeline.map((e) => (e.kind === "write" ? `write ${e.resourceId?.includes("/virtualMachines/") ? "instance" : "model"}` : e.kind));
+    const kinds = timeline.map((e) =>
+      e.kind === "write" ? `write ${e.resourceId?.includes("/virtualMachines/") ? "instance" : "model"}` : e.kind,
+    );
     expect(kinds.slice(0, 5)).toEqual(["declaration", "write model", "write instance", "write instance", "drift"]);
     expect(kinds.slice(5)).toContain("write model");
     expect(timeline[0]?.by).toMatchObject({ via: "key" });
@@ -201,7 +242,8 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
     const repair = timeline.slice(5).find((e) => e.kind === "write" && !e.resourceId?.includes("/virtualMachines/"));
     expect(repair).toMatchObject({ added: [IDS.pool], outcome: "ok" });
     expect(repair?.etagBefore).not.toBe(repair?.etagAfter);
-    for (let i = 1; i < timeline.length; i++) expect(Date.parse(timeline[i]!.at)).toBeGreaterThanOrEqual(Date.parse(timeline[i - 1]!.at));
+    for (let i = 1; i < timeline.length; i++)
+      expect(Date.parse(timeline[i]!.at)).toBeGreaterThanOrEqual(Date.parse(timeline[i - 1]!.at));
 
     const first = await history("&limit=2");
     expect(first.entries).toEqual(all.entries.slice(0, 2));
@@ -223,7 +265,9 @@ describe("npm run local: another writer's stale PUT is a drift attributed to tha
         await page.goto(api.replace(/memberships$/, "status"));
         const section = page.getByRole("region", { name: "scale set etag-k8s-mp-0" });
         const drift = (await section.locator("tbody tr td .drift").first().innerText()).replace(/\s+/g, " ");
-        expect(drift).toMatch(/^drift by cluster-autoscaler model etag-k8s-mp-0 · \S+ · Microsoft.Compute\/virtualMachineScaleSets\/write · seen by its event/);
+        expect(drift).toMatch(
+          /^drift by cluster-autoscaler model etag-k8s-mp-0 · \S+ · Microsoft.Compute\/virtualMachineScaleSets\/write · seen by its event/,
+        );
         expect(drift).toMatch(/repaired \S+$/);
         const history = await section.locator("ul.history li").allInnerTexts();
         expect(history.some((l) => /drift on etag-k8s-mp-0 by cluster-autoscaler/.test(l))).toBe(true);

@@ -50,7 +50,11 @@ describe("npm run local: Flexible scale set, standalone VM and dual stack over t
   });
 
   const put = async (body: Record<string, unknown>) => {
-    const res = await fetch(api, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(api, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     expect(res.status, await res.clone().text()).toBe(202);
     return (await res.json()) as { requestId: string; targetId: string };
   };
@@ -60,8 +64,13 @@ describe("npm run local: Flexible scale set, standalone VM and dual stack over t
       memberships: { backendPoolId: string; outcome: { kind: string; reason?: string } }[];
     };
   const nicIdsOf = async (vmId: string) =>
-    ((await sim.resource(vmId)).properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces.map((n) => n.id);
-  /** Another writer that read the NIC now and PUTs that copy later, just before our next write to it, with its own change. */
+    (
+      (await sim.resource(vmId)).properties as { networkProfile: { networkInterfaces: { id: string }[] } }
+    ).networkProfile.networkInterfaces.map((n) => n.id);
+  /**
+   * Another writer that read the NIC now and PUTs that copy later, just before our next write to it, with its own
+   * change.
+   */
   const raceOn = async (
     nicId: string,
     change: (ipcs: { name: string; properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[]) => void,
@@ -72,12 +81,18 @@ describe("npm run local: Flexible scale set, standalone VM and dual stack over t
     };
     const ipcs = structuredClone(stale.ipConfigurations);
     change(ipcs);
-    const r = await sim.call("POST", "/_sim/interleave", { id: nicId, merge: { ...(tags ? { tags } : {}), properties: { ipConfigurations: ipcs } } });
+    const r = await sim.call("POST", "/_sim/interleave", {
+      id: nicId,
+      merge: { ...(tags ? { tags } : {}), properties: { ipConfigurations: ipcs } },
+    });
     expect(r.status).toBe(200);
   };
 
   it("all three end applied, in the pools, with the other writer's changes kept", async () => {
-    const flexVms = [`${RG}/Microsoft.Compute/virtualMachines/etag-k8s-flex-0_00000000`, `${RG}/Microsoft.Compute/virtualMachines/etag-k8s-flex-0_00000001`];
+    const flexVms = [
+      `${RG}/Microsoft.Compute/virtualMachines/etag-k8s-flex-0_00000000`,
+      `${RG}/Microsoft.Compute/virtualMachines/etag-k8s-flex-0_00000001`,
+    ];
     const [nic0] = (await nicIdsOf(flexVms[0] as string)) as [string];
     const [nic1] = (await nicIdsOf(flexVms[1] as string)) as [string];
     // Flexible VM 0: the other writer's stale copy carries its own pool on the IPv6 ip configuration.
@@ -113,7 +128,11 @@ describe("npm run local: Flexible scale set, standalone VM and dual stack over t
     // Each raced NIC: our first If-Match write refused, then re-read and written.
     for (const nic of [nic0, nic1, VM_NIC]) expect((await sim.stats(nic)).status412).toBeGreaterThanOrEqual(1);
     expect(local.logs().filter((l) => l.event === "message.poisoned")).toEqual([]);
-    const own = local.logs().filter((l) => l.event === "event" && l.outcome === "own-write" && String(l.resourceId).includes("/networkInterfaces/"));
+    const own = local
+      .logs()
+      .filter(
+        (l) => l.event === "event" && l.outcome === "own-write" && String(l.resourceId).includes("/networkInterfaces/"),
+      );
     expect(own.length).toBeGreaterThan(0);
   });
 });

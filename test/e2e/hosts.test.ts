@@ -10,8 +10,14 @@ import { IDS, simClient, startLocalProcess, waitFor, type LocalProcess } from ".
  */
 
 const RG = `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/burst`;
-const SCALE_SETS = Array.from({ length: 6 }, (_, i) => `${RG}/providers/Microsoft.Compute/virtualMachineScaleSets/burst-${i}`);
-const POOLS = Array.from({ length: 3 }, (_, i) => `${RG}/providers/Microsoft.Network/loadBalancers/burst-lb/backendAddressPools/pool-${i}`);
+const SCALE_SETS = Array.from(
+  { length: 6 },
+  (_, i) => `${RG}/providers/Microsoft.Compute/virtualMachineScaleSets/burst-${i}`,
+);
+const POOLS = Array.from(
+  { length: 3 },
+  (_, i) => `${RG}/providers/Microsoft.Network/loadBalancers/burst-lb/backendAddressPools/pool-${i}`,
+);
 
 const BURST_SEED = {
   subscriptions: [
@@ -21,12 +27,24 @@ const BURST_SEED = {
         {
           name: "burst",
           location: "westeurope",
-          virtualNetworks: [{ name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] }],
+          virtualNetworks: [
+            {
+              name: "vnet",
+              addressPrefixes: ["10.0.0.0/8"],
+              subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }],
+            },
+          ],
           loadBalancers: [{ name: "burst-lb", backendPools: ["pool-0", "pool-1", "pool-2"] }],
           scaleSets: SCALE_SETS.map((_, i) => ({
             name: `burst-${i}`,
             capacity: 2,
-            nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
+            nics: [
+              {
+                name: "nic-0",
+                primary: true,
+                ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }],
+              },
+            ],
           })),
         },
       ],
@@ -66,7 +84,9 @@ describe("npm run local -- --hosts 3 --throttling", () => {
     instances: (await sim.instances(id)).map((vm) => poolsByIpConfig(instanceNics(vm)).ipConfig0 ?? []),
   });
   const holds = (p: { model: string[]; instances: string[][] }, pools: string[]) =>
-    [p.model, ...p.instances].every((have) => JSON.stringify([...have].sort()) === JSON.stringify(pools.map((x) => x.toLowerCase()).sort()));
+    [p.model, ...p.instances].every(
+      (have) => JSON.stringify([...have].sort()) === JSON.stringify(pools.map((x) => x.toLowerCase()).sort()),
+    );
 
   beforeAll(async () => {
     const [simPort, blob, queue, table] = (await freePorts(4)) as [number, number, number, number];
@@ -88,7 +108,11 @@ describe("npm run local -- --hosts 3 --throttling", () => {
         "--event-delay-ms",
         "100",
       ],
-      { POOLSYNC_RECONCILE_LEASE_SECONDS: "5", POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1", POOLSYNC_OPERATION_POLL_SECONDS: "0.05" },
+      {
+        POOLSYNC_RECONCILE_LEASE_SECONDS: "5",
+        POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
+        POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
+      },
       90_000,
     );
     sim = simClient(`https://127.0.0.1:${simPort}`);
@@ -108,7 +132,8 @@ describe("npm run local -- --hosts 3 --throttling", () => {
 
   it("three hosts, each line prefixed with its port, the timer on exactly one of them", () => {
     expect(hosts).toHaveLength(3);
-    for (const h of hosts) expect(local.lines.some((l) => l.startsWith(`[${h.port}] \tapplyBackendPools: queueTrigger`))).toBe(true);
+    for (const h of hosts)
+      expect(local.lines.some((l) => l.startsWith(`[${h.port}] \tapplyBackendPools: queueTrigger`))).toBe(true);
     const timerHolders = local.lines.filter((l) => /^\[\d+\] \treconcileStale: timerTrigger .* next=/.test(l));
     expect(timerHolders).toHaveLength(1);
     expect(local.lines.join("\n")).toContain("CRP and ARM throttling enforced");
@@ -135,7 +160,9 @@ describe("npm run local -- --hosts 3 --throttling", () => {
     addIpConfig("ipConfig1", IDS.subnet)(model);
     const interleave = await sim.call("POST", "/_sim/interleave", {
       id,
-      merge: { properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: modelNics(model) } } } } as unknown as JsonObject,
+      merge: {
+        properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: modelNics(model) } } },
+      } as unknown as JsonObject,
     });
     expect(interleave.status).toBe(200);
     await declareOn(id, IDS.pool, "present", 1);
@@ -180,7 +207,12 @@ describe("npm run local -- --hosts 3 --throttling", () => {
       hostLogs(local)
         .slice(before)
         .filter((l) => l.host !== victim.port && l.event === "reconcile" && l.scaleSetId === ss);
-    await waitFor("a live host's reconcile of the scale set to report applied", live, (ls) => ls.some((l) => l.result === "applied"), 30_000);
+    await waitFor(
+      "a live host's reconcile of the scale set to report applied",
+      live,
+      (ls) => ls.some((l) => l.result === "applied"),
+      30_000,
+    );
     expect(live().some((l) => l.result === "deferred" || String(l.trigger).startsWith("lease check:"))).toBe(true);
     expect(await sim.stats()).toMatchObject({ status429: 0 });
   }, 120_000);

@@ -4,7 +4,17 @@ import { isPortOpen } from "../../devkit/azurite";
 import { uniqueName } from "../../devkit/storage";
 import { addIpConfig, dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import type { JsonObject } from "../../sim";
-import { allClosed, IDS, sendMessage, simClient, startLocalProcess, storage, suiteAzuritePorts, waitFor, type LocalProcess } from "./support";
+import {
+  allClosed,
+  IDS,
+  sendMessage,
+  simClient,
+  startLocalProcess,
+  storage,
+  suiteAzuritePorts,
+  waitFor,
+  type LocalProcess,
+} from "./support";
 
 /**
  * `npm run local` as a user runs it: the built main.js as a child process, driven only over HTTP (the runtime, the
@@ -23,19 +33,27 @@ const declare = (state: "present" | "absent", requestId: string) => ({
 });
 
 /** What another writer sends: the model's NIC configurations with `edit` applied (arrays replace whole in CRP). */
-async function otherWriterEditsModel(sim: ReturnType<typeof simClient>, clientRequestId: string, ...edits: Array<(r: JsonObject) => void>): Promise<void> {
+async function otherWriterEditsModel(
+  sim: ReturnType<typeof simClient>,
+  clientRequestId: string,
+  ...edits: Array<(r: JsonObject) => void>
+): Promise<void> {
   const model = await sim.resource(IDS.scaleSet);
   for (const edit of edits) edit(model);
   const nics = modelNics(model);
   await sim.write(
     IDS.scaleSet,
-    { properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } } as unknown as JsonObject,
+    {
+      properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } },
+    } as unknown as JsonObject,
     clientRequestId,
   );
 }
 
-const modelPools = async (sim: ReturnType<typeof simClient>) => poolsByIpConfig(modelNics(await sim.resource(IDS.scaleSet)));
-const instancePools = async (sim: ReturnType<typeof simClient>) => (await sim.instances(IDS.scaleSet)).map((vm) => poolsByIpConfig(instanceNics(vm)));
+const modelPools = async (sim: ReturnType<typeof simClient>) =>
+  poolsByIpConfig(modelNics(await sim.resource(IDS.scaleSet)));
+const instancePools = async (sim: ReturnType<typeof simClient>) =>
+  (await sim.instances(IDS.scaleSet)).map((vm) => poolsByIpConfig(instanceNics(vm)));
 
 describe("npm run local: its own Azurite, the simulator, events → invalidation → reconcile, the timer", () => {
   let local: LocalProcess;
@@ -81,22 +99,35 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
   it("prints each function with its trigger and URL, and where Azurite and the simulator are", () => {
     const out = local.lines.join("\n");
     expect(out).toContain(`applyBackendPools: queueTrigger  queue=${queueName} connection=AzureWebJobsStorage`);
-    expect(out).toContain(`onResourceEvent: eventGridTrigger  ${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent`);
+    expect(out).toContain(
+      `onResourceEvent: eventGridTrigger  ${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent`,
+    );
     expect(out).toMatch(/reconcileStale: timerTrigger {2}schedule="\*\/2 \* \* \* \* \*" next=/);
     expect(out).toContain(
       `Azurite: blob http://127.0.0.1:${ports.blob}, queue http://127.0.0.1:${ports.queue}, table http://127.0.0.1:${ports.table} (started, in memory)`,
     );
     expect(out).toContain(`ARM simulator: https://127.0.0.1:${ports.sim} (seed demo`);
-    expect(out).toContain(`ARM events: simulator → ${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent after 100 ms`);
+    expect(out).toContain(
+      `ARM events: simulator → ${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent after 100 ms`,
+    );
     expect(out).toContain("Scopes: /subscriptions/11111111-2222-3333-4444-555555555555");
   });
 
   it("answers the Event Grid validation handshake on the host's webhook path", async () => {
-    const res = await fetch(`${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent&code=e2e-webhook-key`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "aeg-event-type": "SubscriptionValidation" },
-      body: JSON.stringify([{ id: "v1", eventType: "Microsoft.EventGrid.SubscriptionValidationEvent", data: { validationCode: "e2e-code" } }]),
-    });
+    const res = await fetch(
+      `${runtimeUrl}/runtime/webhooks/eventgrid?functionName=onResourceEvent&code=e2e-webhook-key`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "aeg-event-type": "SubscriptionValidation" },
+        body: JSON.stringify([
+          {
+            id: "v1",
+            eventType: "Microsoft.EventGrid.SubscriptionValidationEvent",
+            data: { validationCode: "e2e-code" },
+          },
+        ]),
+      },
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ validationResponse: "e2e-code" });
   });
@@ -116,7 +147,9 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
     ]);
     expect(await modelPools(sim)).toEqual({ ipConfig0: [pool] });
     const lb = await sim.loadBalancer(IDS.loadBalancer);
-    const lbPool = ((lb.properties as JsonObject).backendAddressPools as JsonObject[]).find((p) => p.name === "etag-k8s") as JsonObject;
+    const lbPool = ((lb.properties as JsonObject).backendAddressPools as JsonObject[]).find(
+      (p) => p.name === "etag-k8s",
+    ) as JsonObject;
     expect((lbPool.properties as { backendIPConfigurations?: unknown[] }).backendIPConfigurations).toHaveLength(2);
 
     // The declaration, in Azurite: applied.
@@ -169,7 +202,10 @@ describe("npm run local: its own Azurite, the simulator, events → invalidation
     // entry the event marked stale and may get there first. Either way the event's invalidation started it.
     const repair = await waitFor(
       "the repairing reconcile to report",
-      () => local.logs().find((l) => l.event === "reconcile" && l.result === "applied" && /^(event|timer):/.test(String(l.trigger))),
+      () =>
+        local
+          .logs()
+          .find((l) => l.event === "reconcile" && l.result === "applied" && /^(event|timer):/.test(String(l.trigger))),
       (l) => l !== undefined,
     );
     expect(String(repair?.trigger)).toMatch(/^(event: event \S+ ResourceWriteSuccess|timer: observed differs)/);
@@ -269,7 +305,10 @@ describe("npm run local --no-events on the suite's Azurite: the timer alone repa
     // The reconcile logs its report after the instances and the outcome: wait for the line, not just the state.
     await waitFor(
       "the timer's reconcile to report",
-      () => local.logs().find((l) => l.event === "reconcile" && l.result === "applied" && String(l.trigger).startsWith("timer:")),
+      () =>
+        local
+          .logs()
+          .find((l) => l.event === "reconcile" && l.result === "applied" && String(l.trigger).startsWith("timer:")),
       (l) => l !== undefined,
     );
     const logs = local.logs();

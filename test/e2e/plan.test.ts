@@ -82,7 +82,11 @@ describe("npm run local: PUT ?dryRun=true and GET /api/plan store, enqueue and w
     }
   };
   const dryRun = (body: object, flag = "true") =>
-    fetch(`${base}/memberships?dryRun=${flag}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${base}/memberships?dryRun=${flag}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
 
   it("a dry run on a Uniform scale set answers the model and both instances gaining the pool, on their current ETags, and changes nothing", async () => {
     const before = { writes: await armWrites(), memberships: await rows("memberships"), depth: await queueDepth() };
@@ -105,7 +109,9 @@ describe("npm run local: PUT ?dryRun=true and GET /api/plan store, enqueue and w
       ...instances.map((i) => ["instance", String(i.id).toLowerCase(), i.etag]),
     ]);
     for (const w of body.plan.writes)
-      expect(w.ipConfigurations).toEqual([{ nicConfiguration: "etag-k8s-mp-0-nic-0", ipConfiguration: "ipConfig0", gain: [pool], lose: [] }]);
+      expect(w.ipConfigurations).toEqual([
+        { nicConfiguration: "etag-k8s-mp-0-nic-0", ipConfiguration: "ipConfig0", gain: [pool], lose: [] },
+      ]);
     expect(body.plan.basedOn.source).toBe("arm");
 
     // Nothing stored, nothing enqueued, nothing written to ARM, nothing changed on the model or the instances.
@@ -113,9 +119,14 @@ describe("npm run local: PUT ?dryRun=true and GET /api/plan store, enqueue and w
     expect(await rows("memberships")).toEqual(before.memberships);
     expect(await queueDepth()).toBe(before.depth);
     expect(poolsByIpConfig(modelNics(await sim.resource(IDS.scaleSet)))).toEqual({ ipConfig0: [] });
-    expect((await sim.instances(IDS.scaleSet)).map((i) => poolsByIpConfig(instanceNics(i)))).toEqual([{ ipConfig0: [] }, { ipConfig0: [] }]);
+    expect((await sim.instances(IDS.scaleSet)).map((i) => poolsByIpConfig(instanceNics(i)))).toEqual([
+      { ipConfig0: [] },
+      { ipConfig0: [] },
+    ]);
     expect(local.logs().filter((l) => l.event === "arm.write" || l.event === "intake.declared")).toEqual([]);
-    const view = (await (await fetch(`${base}/memberships?targetId=${encodeURIComponent(IDS.scaleSet)}`)).json()) as { memberships: unknown[] };
+    const view = (await (await fetch(`${base}/memberships?targetId=${encodeURIComponent(IDS.scaleSet)}`)).json()) as {
+      memberships: unknown[];
+    };
     expect(view.memberships).toEqual([]);
   });
 
@@ -130,7 +141,9 @@ describe("npm run local: PUT ?dryRun=true and GET /api/plan store, enqueue and w
     expect(await bad.json()).toEqual(await real.json());
     const flag = await dryRun({ targetId: IDS.scaleSet, backendPoolId: IDS.pool, state: "present" }, "maybe");
     expect(flag.status).toBe(400);
-    expect(await flag.json()).toEqual({ error: { code: "invalid_field", message: "dryRun: must be true or false", field: "dryRun" } });
+    expect(await flag.json()).toEqual({
+      error: { code: "invalid_field", message: "dryRun: must be true or false", field: "dryRun" },
+    });
   });
 
   it("GET /api/plan on a VM: a pending declaration's plan names its NIC and ETag; once applied, no write, read from the fresh cache", async () => {
@@ -142,7 +155,9 @@ describe("npm run local: PUT ?dryRun=true and GET /api/plan store, enqueue and w
         kind: "nic",
         id: expect.stringMatching(new RegExp(`${VM_NIC.split("/").pop()}$`, "i")),
         ifMatch: nicBefore.etag,
-        ipConfigurations: [{ nicConfiguration: "etag-k8s-vm-0-nic", ipConfiguration: "ipConfig0", gain: [pool], lose: [] }],
+        ipConfigurations: [
+          { nicConfiguration: "etag-k8s-vm-0-nic", ipConfiguration: "ipConfig0", gain: [pool], lose: [] },
+        ],
         basedOn: expect.objectContaining({ source: expect.any(String) }),
       },
     ]);

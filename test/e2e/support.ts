@@ -20,12 +20,20 @@ export const IDS = {
 };
 
 /** Polls `probe` until `ok`, at most `timeoutMs`; the error says what was awaited and what was last seen. */
-export async function waitFor<T>(what: string, probe: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(v)?.slice(0, 2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(v)?.slice(0, 2000)}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -42,7 +50,11 @@ export interface LocalProcess {
 }
 
 /** Starts `node dist/local/stack/main.js args` with exactly `env` (plus PATH/HOME) and waits for its ready line. */
-export async function startLocalProcess(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<LocalProcess> {
+export async function startLocalProcess(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<LocalProcess> {
   const child = spawn(process.execPath, [join(APP_DIR, "dist", "local", "stack", "main.js"), ...args], {
     cwd: APP_DIR,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
@@ -84,7 +96,12 @@ export async function startLocalProcess(args: string[], env: Record<string, stri
     },
   };
   try {
-    await waitFor("npm run local to be ready", () => exitCode !== undefined || lines.some((l) => l.startsWith("poolsync local is ready")), Boolean, timeoutMs);
+    await waitFor(
+      "npm run local to be ready",
+      () => exitCode !== undefined || lines.some((l) => l.startsWith("poolsync local is ready")),
+      Boolean,
+      timeoutMs,
+    );
     if (exitCode !== undefined) throw new Error(`main.js exited with ${exitCode}`);
   } catch (err) {
     child.kill("SIGKILL");
@@ -103,7 +120,10 @@ export function simClient(baseUrl: string) {
         {
           method,
           ca: SIM_CA,
-          headers: { authorization: "Bearer e2e", ...(text ? { "content-type": "application/json", "content-length": Buffer.byteLength(text) } : {}) },
+          headers: {
+            authorization: "Bearer e2e",
+            ...(text ? { "content-type": "application/json", "content-length": Buffer.byteLength(text) } : {}),
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -128,9 +148,15 @@ export function simClient(baseUrl: string) {
     resource: async (id: string) => (await ok("GET", `/_sim/resource${q(id)}`)) as JsonObject,
     instances: async (id: string) => ((await ok("GET", `/_sim/instances${q(id)}`)) as { value: JsonObject[] }).value,
     poolMembers: async (id: string) => ((await ok("GET", `/_sim/pool-members${q(id)}`)) as { value: string[] }).value,
-    events: async () => ((await ok("GET", "/_sim/events")) as { value: Array<{ subject: string; data: { httpRequest: { clientRequestId: string } } }> }).value,
+    events: async () =>
+      (
+        (await ok("GET", "/_sim/events")) as {
+          value: Array<{ subject: string; data: { httpRequest: { clientRequestId: string } } }>;
+        }
+      ).value,
     stats: async (id?: string) => (await ok("GET", `/_sim/stats${id ? q(id) : ""}`)) as Record<string, number>,
-    write: async (id: string, merge: JsonObject, clientRequestId: string) => (await ok("POST", "/_sim/write", { id, merge, clientRequestId })) as JsonObject,
+    write: async (id: string, merge: JsonObject, clientRequestId: string) =>
+      (await ok("POST", "/_sim/write", { id, merge, clientRequestId })) as JsonObject,
     /** The load balancer as ARM answers a GET of it (backendIPConfigurations derived from the scale sets). */
     loadBalancer: async (id: string) => {
       const r = await call("GET", `${id}?api-version=2024-05-01`);
@@ -162,6 +188,7 @@ export async function allClosed(ports: number[]): Promise<boolean> {
 /** Ports of the suite's Azurite, from the connection string globalSetup exported. */
 export function suiteAzuritePorts(): AzuritePorts {
   const cs = process.env.POOLSYNC_TEST_STORAGE ?? "";
-  const port = (name: string, def: number) => Number(new RegExp(`${name}Endpoint=http://[^:]+:(\\d+)`).exec(cs)?.[1] ?? def);
+  const port = (name: string, def: number) =>
+    Number(new RegExp(`${name}Endpoint=http://[^:]+:(\\d+)`).exec(cs)?.[1] ?? def);
   return { blob: port("Blob", 10000), queue: port("Queue", 10001), table: port("Table", 10002) };
 }

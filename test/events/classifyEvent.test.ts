@@ -2,14 +2,21 @@ import { describe, expect, it } from "vitest";
 import { classifyEvent } from "../../src/core/armEvents";
 import { cloudEvent, eventGridEvent } from "../support/armEventSamples";
 
-const VMSS = "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0";
+const VMSS =
+  "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0";
 
 describe("classifyEvent", () => {
   it.each([
     ["Event Grid", eventGridEvent],
     ["CloudEvents", cloudEvent],
   ])("reads a scale set write in the %s schema", (_, make) => {
-    const v = classifyEvent(make({ resourceUri: VMSS, operationName: "Microsoft.Compute/virtualMachineScaleSets/write", clientRequestId: "ours-1" }));
+    const v = classifyEvent(
+      make({
+        resourceUri: VMSS,
+        operationName: "Microsoft.Compute/virtualMachineScaleSets/write",
+        clientRequestId: "ours-1",
+      }),
+    );
     expect(v).toMatchObject({
       kind: "act",
       event: {
@@ -23,8 +30,15 @@ describe("classifyEvent", () => {
 
   it("maps an instance's child resource to the instance, and odd casing and trailing slashes to the same key", () => {
     const odd = `${VMSS.replace("resourceGroups", "resourcegroups").toUpperCase().replace("/SUBSCRIPTIONS", "/subscriptions")}/virtualMachines/1/networkInterfaces/nic-0/`;
-    const v = classifyEvent(eventGridEvent({ resourceUri: odd, operationName: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write" }));
-    expect(v.kind === "act" && v.event.target.kind === "instance" && v.event.target.key).toBe(`${VMSS}/virtualMachines/1`.toLowerCase());
+    const v = classifyEvent(
+      eventGridEvent({
+        resourceUri: odd,
+        operationName: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write",
+      }),
+    );
+    expect(v.kind === "act" && v.event.target.kind === "instance" && v.event.target.key).toBe(
+      `${VMSS}/virtualMachines/1`.toLowerCase(),
+    );
     expect(v.kind === "act" && v.event.clientRequestId).toBeUndefined(); // the docs' samples carry no httpRequest
   });
 
@@ -68,7 +82,8 @@ describe("classifyEvent", () => {
     ],
     [
       eventGridEvent({
-        resourceUri: "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/etag/providers/Microsoft.Network/loadBalancers/lb",
+        resourceUri:
+          "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/etag/providers/Microsoft.Network/loadBalancers/lb",
         operationName: "Microsoft.Network/loadBalancers/write",
       }),
       { kind: "ignore" },

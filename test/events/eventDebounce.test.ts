@@ -16,8 +16,19 @@ import { testStorageConnectionString } from "../../devkit/storage";
  */
 
 const vmss = scaleSetRef(DEMO.scaleSetId);
-const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
-const write = (id: string) => eventGridEvent({ id, resourceUri: DEMO.scaleSetId, operationName: "Microsoft.Compute/virtualMachineScaleSets/write" });
+const declarePresent = {
+  v: 1,
+  kind: "declare",
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state: "present",
+};
+const write = (id: string) =>
+  eventGridEvent({
+    id,
+    resourceUri: DEMO.scaleSetId,
+    operationName: "Microsoft.Compute/virtualMachineScaleSets/write",
+  });
 
 function concurrentInvalidations(cacheTable: () => string): PipelinePolicy {
   let other: TableClient | undefined;
@@ -27,9 +38,17 @@ function concurrentInvalidations(cacheTable: () => string): PipelinePolicy {
       const response = await next(request);
       const table = cacheTable();
       if (request.method === "GET" && table && new URL(request.url).pathname.includes(`/${table}(PartitionKey=`)) {
-        other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, { allowInsecureConnection: true });
+        other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
+          allowInsecureConnection: true,
+        });
         await other.upsertEntity(
-          { partitionKey: cachePartition(vmss), rowKey: SCALE_SET_ROW, stale: true, staleReason: "a concurrent event", staleAt: Date.now() },
+          {
+            partitionKey: cachePartition(vmss),
+            rowKey: SCALE_SET_ROW,
+            stale: true,
+            staleReason: "a concurrent event",
+            staleAt: Date.now(),
+          },
           "Merge",
         );
       }
@@ -47,7 +66,11 @@ describe("event debounce", () => {
 
   it("still enqueues the one reconcile while every other event of the burst rewrites the scale set's cache row", async () => {
     let table = "";
-    h = await startHarness({ cacheEnabled: true, env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" }, storagePolicies: [concurrentInvalidations(() => table)] });
+    h = await startHarness({
+      cacheEnabled: true,
+      env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" },
+      storagePolicies: [concurrentInvalidations(() => table)],
+    });
     await h.send(declarePresent);
     await h.drain();
     table = h.config.cacheTable;
@@ -67,13 +90,22 @@ describe("event debounce", () => {
         // Just before each write of the debounce row, a rival rewrites it (an old claim): ours then conflicts.
         const target = `${decodeURIComponent(request.url)} ${typeof request.body === "string" ? request.body : ""}`;
         if (table && target.includes(DEBOUNCE_PARTITION) && request.method !== "GET" && request.method !== "DELETE") {
-          other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, { allowInsecureConnection: true });
-          await other.upsertEntity({ partitionKey: DEBOUNCE_PARTITION, rowKey: encodeKey(vmss.key), claimedAt: 0 }, "Replace");
+          other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
+            allowInsecureConnection: true,
+          });
+          await other.upsertEntity(
+            { partitionKey: DEBOUNCE_PARTITION, rowKey: encodeKey(vmss.key), claimedAt: 0 },
+            "Replace",
+          );
         }
         return next(request);
       },
     };
-    h = await startHarness({ cacheEnabled: true, env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" }, storagePolicies: [rivals] });
+    h = await startHarness({
+      cacheEnabled: true,
+      env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" },
+      storagePolicies: [rivals],
+    });
     await h.send(declarePresent);
     await h.drain();
     table = h.config.cacheTable;

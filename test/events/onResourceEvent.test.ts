@@ -7,7 +7,13 @@ import type { EventGridEvent } from "../../sim";
 
 const vmss = scaleSetRef(DEMO.scaleSetId);
 const vm1 = instanceRefOf(`${DEMO.scaleSetId}/virtualMachines/1`);
-const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const declarePresent = {
+  v: 1,
+  kind: "declare",
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state: "present",
+};
 
 async function rows(h: Harness) {
   const p = await h.services.cache.readPartition(vmss);
@@ -33,7 +39,11 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
   it("marks the instance and its scale set stale for someone else's instance write, and nothing else", async () => {
     await applied();
     // Fresh rows after a refresh (our instance writes left the scale set stale, as they must).
-    await h.services.cache.storeScaleSet(vmss, await h.services.compute.getScaleSet(vmss), (await h.services.cache.readPartition(vmss)).scaleSet?.rowEtag);
+    await h.services.cache.storeScaleSet(
+      vmss,
+      await h.services.compute.getScaleSet(vmss),
+      (await h.services.cache.readPartition(vmss)).scaleSet?.rowEtag,
+    );
     expect(await rows(h)).toEqual({ scaleSet: false, vm0: false, vm1: false });
 
     for (const make of [eventGridEvent, cloudEvent]) {
@@ -51,7 +61,9 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
 
   it("does not invalidate on our own write's event; does on someone else's", async () => {
     await applied();
-    const ours = events.filter((e) => e.data.resourceUri.toLowerCase() === vm1.key && e.data.operationName.endsWith("virtualMachines/write"));
+    const ours = events.filter(
+      (e) => e.data.resourceUri.toLowerCase() === vm1.key && e.data.operationName.endsWith("virtualMachines/write"),
+    );
     expect(ours).toHaveLength(1);
     expect(await h.services.handleResourceEvent(ours[0])).toBe("own-write");
     expect((await rows(h)).vm1).toBe(false);
@@ -69,7 +81,12 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     await applied();
     const base = (await h.services.cache.readPartition(vmss)).scaleSet?.rowEtag;
     const model = await h.services.compute.getScaleSet(vmss); // the refresh reads ARM…
-    await h.services.handleResourceEvent(eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: "Microsoft.Compute/virtualMachineScaleSets/write" })); // …the event lands…
+    await h.services.handleResourceEvent(
+      eventGridEvent({
+        resourceUri: DEMO.scaleSetId,
+        operationName: "Microsoft.Compute/virtualMachineScaleSets/write",
+      }),
+    ); // …the event lands…
     expect(await h.services.cache.storeScaleSet(vmss, model, base)).toBe(false); // …and the refresh's store loses
     expect((await rows(h)).scaleSet).toBe(true);
   });
@@ -87,8 +104,12 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     expect(await h.queueDepth()).toBe(1);
     await h.drainUntilEmpty(10_000);
 
-    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!))).toEqual({ ipConfig0: [DEMO.poolId.toLowerCase()], ipConfig1: [] });
-    for (const vm of h.sim.control.instances(DEMO.scaleSetId)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
+    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!))).toEqual({
+      ipConfig0: [DEMO.poolId.toLowerCase()],
+      ipConfig1: [],
+    });
+    for (const vm of h.sim.control.instances(DEMO.scaleSetId))
+      expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
   });
 
   it("100 events in a burst for one scale set enqueue one reconcile per debounce window", async () => {
@@ -109,7 +130,10 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     await applied();
     h.sim.control.delete(DEMO.scaleSetId);
     h.sim.control.settle();
-    const deleted = events.find((e) => e.eventType === "Microsoft.Resources.ResourceDeleteSuccess" && e.data.resourceUri.toLowerCase() === vmss.key)!;
+    const deleted = events.find(
+      (e) =>
+        e.eventType === "Microsoft.Resources.ResourceDeleteSuccess" && e.data.resourceUri.toLowerCase() === vmss.key,
+    )!;
     expect(await h.services.handleResourceEvent(deleted)).toBe("deleted+reconcile");
     const p = await h.services.cache.readPartition(vmss);
     expect([p.scaleSet, p.instances.size]).toEqual([undefined, 0]);
@@ -132,9 +156,13 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     // Meanwhile someone drops our pool from the model: the repair must still happen.
     h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId));
     const outcomes = await h.drain();
-    expect(outcomes).toEqual([expect.objectContaining({ result: "reconciled", report: expect.objectContaining({ result: "applied" }) })]);
+    expect(outcomes).toEqual([
+      expect.objectContaining({ result: "reconciled", report: expect.objectContaining({ result: "applied" }) }),
+    ]);
     expect((await h.services.declarations.listForTarget(vmss)).map((d) => d.outcome.kind)).toEqual(["applied"]);
-    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
+    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([
+      DEMO.poolId.toLowerCase(),
+    ]);
     // The timer does not skip it either: it is declared and live.
     expect(await h.services.reconcileStale()).toMatchObject({ driftFound: 0 });
   });
@@ -146,7 +174,8 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
       "{",
       { id: "x", eventType: "Microsoft.Resources.ResourceWriteSuccess", data: {} },
       eventGridEvent({
-        resourceUri: "/subscriptions/99999999-8888-7777-6666-555555555555/resourceGroups/x/providers/Microsoft.Compute/virtualMachineScaleSets/y",
+        resourceUri:
+          "/subscriptions/99999999-8888-7777-6666-555555555555/resourceGroups/x/providers/Microsoft.Compute/virtualMachineScaleSets/y",
         operationName: "w",
       }),
     ]) {

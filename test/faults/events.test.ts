@@ -33,7 +33,9 @@ const post = (body: unknown) =>
 async function freshRows(): Promise<void> {
   await app.queue.clearMessages().catch(() => undefined);
   await app.queue.sendMessage(
-    Buffer.from(JSON.stringify({ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "test: refresh", attempt: 1 })).toString("base64"),
+    Buffer.from(
+      JSON.stringify({ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "test: refresh", attempt: 1 }),
+    ).toString("base64"),
   );
   await waitFor(
     async () => (await app.queue.getProperties()).approximateMessagesCount ?? 0,
@@ -58,7 +60,14 @@ beforeAll(async () => {
   await app.queue.createIfNotExists();
   await app.queue.sendMessage(
     Buffer.from(
-      JSON.stringify({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present", requestId: "events-suite" }),
+      JSON.stringify({
+        v: 1,
+        kind: "declare",
+        scaleSetId: DEMO.scaleSetId,
+        backendPoolId: DEMO.poolId,
+        state: "present",
+        requestId: "events-suite",
+      }),
     ).toString("base64"),
   );
   await waitFor(
@@ -79,22 +88,41 @@ describe("bad events are completed (202) without touching anything", () => {
       [{ id: "e1", subject: DEMO.scaleSetId, data: { resourceUri: DEMO.scaleSetId } }],
       "eventType: missing (neither Event Grid nor CloudEvents schema)",
     ],
-    ["no data", [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e2" }), data: undefined }], "data: missing or not an object"],
+    [
+      "no data",
+      [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e2" }), data: undefined }],
+      "data: missing or not an object",
+    ],
     [
       "data that is a string",
       [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e3" }), data: "oops" }],
       "data: missing or not an object",
     ],
-    ["no id", [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE }), id: undefined }], "id: missing"],
+    [
+      "no id",
+      [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE }), id: undefined }],
+      "id: missing",
+    ],
     ["a CloudEvent without a type", { specversion: "1.0", id: "e4", source: "x", data: {} }, "type: missing"],
     [
       "no resourceUri and no subject",
-      [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e5" }), subject: undefined, data: { operationName: WRITE } }],
+      [
+        {
+          ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e5" }),
+          subject: undefined,
+          data: { operationName: WRITE },
+        },
+      ],
       "data.resourceUri: missing (and no subject)",
     ],
     [
       "a storage event",
-      [{ ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e6" }), eventType: "Microsoft.Storage.BlobCreated" }],
+      [
+        {
+          ...eventGridEvent({ resourceUri: DEMO.scaleSetId, operationName: WRITE, id: "e6" }),
+          eventType: "Microsoft.Storage.BlobCreated",
+        },
+      ],
       undefined,
     ],
     [
@@ -110,7 +138,13 @@ describe("bad events are completed (202) without touching anything", () => {
     ],
     [
       "a scale set outside POOLSYNC_SCOPES",
-      [eventGridEvent({ resourceUri: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB), operationName: WRITE, id: "e8" })],
+      [
+        eventGridEvent({
+          resourceUri: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB),
+          operationName: WRITE,
+          id: "e8",
+        }),
+      ],
       undefined,
     ],
     ["a JSON number in the batch", [42], "event is not a JSON object"],
@@ -125,10 +159,13 @@ describe("bad events are completed (202) without touching anything", () => {
     expect([...p.instances.values()].some((e) => e.stale)).toBe(false);
     expect((await app.queue.getProperties()).approximateMessagesCount).toBe(0);
     const logged = eventsLogged().slice(before);
-    if (malformedReason) expect(logged).toContainEqual(expect.objectContaining({ event: "event.malformed", reason: malformedReason }));
+    if (malformedReason)
+      expect(logged).toContainEqual(expect.objectContaining({ event: "event.malformed", reason: malformedReason }));
     // Out of scope is worth seeing (a subscription filter too wide); events of other kinds are not poolsync's.
     else if (name.includes("outside POOLSYNC_SCOPES"))
-      expect(logged.filter((l) => l.event === "event")).toEqual([expect.objectContaining({ eventId: "e8", outcome: "out-of-scope" })]);
+      expect(logged.filter((l) => l.event === "event")).toEqual([
+        expect.objectContaining({ eventId: "e8", outcome: "out-of-scope" }),
+      ]);
     else expect(logged.filter((l) => l.event === "event")).toEqual([]);
   });
 
@@ -145,7 +182,12 @@ describe("odd casing and trailing slashes reach the same rows", () => {
     ["lower-case, two trailing slashes (CloudEvents)", (u: string) => `${u.toLowerCase()}//`, true],
   ])("%s: instance and scale set marked stale, one reconcile enqueued", async (_n, mangle, cloud) => {
     await freshRows();
-    const opts = { resourceUri: mangle(instanceUri(1)), operationName: VM_WRITE, id: `odd-${String(cloud)}`, clientRequestId: "someone-else" };
+    const opts = {
+      resourceUri: mangle(instanceUri(1)),
+      operationName: VM_WRITE,
+      id: `odd-${String(cloud)}`,
+      clientRequestId: "someone-else",
+    };
     const res = await post(cloud ? cloudEvent(opts) : [eventGridEvent(opts)]);
     expect(res.status).toBe(202);
     const p = await cache.readPartition(ref);
@@ -173,7 +215,9 @@ describe("odd casing and trailing slashes reach the same rows", () => {
     expect(p.instances.size).toBe(0);
     // A late, replayed or forged delete must not stop repairs: the declaration stays as it was.
     expect((await app.membershipRows()).map((r) => r.outcomeKind)).toEqual(["applied"]);
-    expect(app.appLogs.filter((l) => l.event === "event" && l.eventId === "del-1")).toEqual([expect.objectContaining({ outcome: "deleted+reconcile" })]);
+    expect(app.appLogs.filter((l) => l.event === "event" && l.eventId === "del-1")).toEqual([
+      expect.objectContaining({ outcome: "deleted+reconcile" }),
+    ]);
     expect(app.appLogs.filter((l) => l.event === "enqueue" && String(l.reason).startsWith("delete event"))).toEqual([
       expect.objectContaining({ fresh: true, visibilityTimeoutSeconds: 30 }),
     ]);
@@ -192,7 +236,8 @@ describe("a huge batch", () => {
     await freshRows();
     const batch: unknown[] = [];
     for (let i = 0; i < 600; i++) {
-      const uri = i % 3 === 0 ? instanceUri(i % 2).toUpperCase() : i % 3 === 1 ? `${instanceUri(i % 2)}/` : DEMO.scaleSetId;
+      const uri =
+        i % 3 === 0 ? instanceUri(i % 2).toUpperCase() : i % 3 === 1 ? `${instanceUri(i % 2)}/` : DEMO.scaleSetId;
       const e = eventGridEvent({
         resourceUri: uri,
         operationName: uri === DEMO.scaleSetId ? WRITE : VM_WRITE,

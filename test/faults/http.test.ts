@@ -11,7 +11,11 @@ import { DEMO_PROVIDERS, json, OTHER_SUB, startIntakeApp, VALID_DECLARATION, typ
 const SUB = DEMO.subscription;
 const RG = DEMO_PROVIDERS;
 const valid = VALID_DECLARATION;
-const typed = (type: string, body: RequestInit["body"]): RequestInit => ({ method: "PUT", headers: { "content-type": type }, body });
+const typed = (type: string, body: RequestInit["body"]): RequestInit => ({
+  method: "PUT",
+  headers: { "content-type": type },
+  body,
+});
 
 let app: IntakeApp;
 let url: string;
@@ -35,7 +39,13 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: "not JSON", init: json("{not json"), status: 400, code: "invalid_json", message: /^body is not valid JSON: / },
+  {
+    name: "not JSON",
+    init: json("{not json"),
+    status: 400,
+    code: "invalid_json",
+    message: /^body is not valid JSON: /,
+  },
   {
     name: "base64 garbage",
     init: json(Buffer.from(JSON.stringify(valid)).toString("base64")),
@@ -50,9 +60,28 @@ const cases: Case[] = [
     code: "invalid_json",
     message: "body is not valid UTF-8",
   },
-  { name: "JSON null", init: json("null"), status: 400, code: "not_an_object", message: "body must be a JSON object, not null" },
-  { name: "a JSON string", init: json('"declare"'), status: 400, code: "not_an_object", message: "body must be a JSON object, not a string" },
-  { name: "a queue message's version field", init: json({ v: 1, ...valid }), status: 400, code: "unknown_field", field: "v", message: "v: unknown field" },
+  {
+    name: "JSON null",
+    init: json("null"),
+    status: 400,
+    code: "not_an_object",
+    message: "body must be a JSON object, not null",
+  },
+  {
+    name: "a JSON string",
+    init: json('"declare"'),
+    status: 400,
+    code: "not_an_object",
+    message: "body must be a JSON object, not a string",
+  },
+  {
+    name: "a queue message's version field",
+    init: json({ v: 1, ...valid }),
+    status: 400,
+    code: "unknown_field",
+    field: "v",
+    message: "v: unknown field",
+  },
   {
     name: "a queue message's version and kind",
     init: json({ v: 2, kind: "declare", ...valid }),
@@ -99,7 +128,8 @@ const cases: Case[] = [
     status: 400,
     code: "invalid_field",
     field: "scaleSetId",
-    message: 'scaleSetId: names provider type "Microsoft.Network/networkSecurityGroups", not Microsoft.Compute/virtualMachineScaleSets',
+    message:
+      'scaleSetId: names provider type "Microsoft.Network/networkSecurityGroups", not Microsoft.Compute/virtualMachineScaleSets',
   },
   {
     name: "an application gateway's pool",
@@ -107,7 +137,8 @@ const cases: Case[] = [
     status: 400,
     code: "invalid_field",
     field: "backendPoolId",
-    message: 'backendPoolId: names "Microsoft.Network/applicationGateways/…/backendAddressPools", not Microsoft.Network/loadBalancers/…/backendAddressPools',
+    message:
+      'backendPoolId: names "Microsoft.Network/applicationGateways/…/backendAddressPools", not Microsoft.Network/loadBalancers/…/backendAddressPools',
   },
   {
     name: "a .. segment in the pool",
@@ -231,17 +262,25 @@ describe("hostile input to PUT/GET /api/memberships → 4xx, a JSON error naming
 
 describe("wrong methods on /api/status", () => {
   it.each(["PUT", "POST", "DELETE"])("%s → 405 with Allow: GET and a JSON error", async (method) => {
-    const res = await fetch(`${app.url}/api/status`, { method, headers: { "content-type": "application/json" }, body: method === "DELETE" ? undefined : "{}" });
+    const res = await fetch(`${app.url}/api/status`, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: method === "DELETE" ? undefined : "{}",
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("GET");
-    expect(await res.json()).toEqual({ error: { code: "method_not_allowed", message: `method ${method} is not allowed here; use GET` } });
+    expect(await res.json()).toEqual({
+      error: { code: "method_not_allowed", message: `method ${method} is not allowed here; use GET` },
+    });
   });
 });
 
 describe("a function key in the page's URL", () => {
   it("is never copied into the page (the JSON link drops ?code=, in any casing)", async () => {
     const secret = "k3y-s3cr3t-value";
-    const res = await fetch(`${app.url}/api/status?code=${secret}&CODE=${secret}&poison=1`, { headers: { accept: "text/html" } });
+    const res = await fetch(`${app.url}/api/status?code=${secret}&CODE=${secret}&poison=1`, {
+      headers: { accept: "text/html" },
+    });
     expect(res.status).toBe(200);
     const page = await res.text();
     expect(page).not.toContain(secret);

@@ -23,8 +23,16 @@ const cases: Array<[string, string, string]> = [
   ["a JSON array", b64(JSON.stringify([ok])), "message is not a JSON object"],
   ["no version", b64(JSON.stringify({ ...ok, v: undefined })), "v: is required (this poolsync reads 1)"],
   ["an unknown version", b64(JSON.stringify({ ...ok, v: 2 })), "v: unknown schema version 2 (this poolsync reads 1)"],
-  ["the version as a string", b64(JSON.stringify({ ...ok, v: "1" })), 'v: unknown schema version "1" (this poolsync reads 1)'],
-  ["an unknown kind", b64(JSON.stringify({ ...ok, kind: "undeclare" })), 'kind: unknown message kind "undeclare" (declare or reconcile)'],
+  [
+    "the version as a string",
+    b64(JSON.stringify({ ...ok, v: "1" })),
+    'v: unknown schema version "1" (this poolsync reads 1)',
+  ],
+  [
+    "an unknown kind",
+    b64(JSON.stringify({ ...ok, kind: "undeclare" })),
+    'kind: unknown message kind "undeclare" (declare or reconcile)',
+  ],
   ["no kind", b64(JSON.stringify({ ...ok, kind: undefined })), "kind: is required (declare or reconcile)"],
   ["an extra field", b64(JSON.stringify({ ...ok, colour: "blue" })), "colour: unknown field"],
   ["two extra fields", b64(JSON.stringify({ ...ok, colour: "blue", size: 3 })), "colour, size: unknown fields"],
@@ -37,7 +45,9 @@ const cases: Array<[string, string, string]> = [
   ],
   [
     "an application gateway's pool",
-    b64(JSON.stringify({ ...ok, backendPoolId: `${RG}/Microsoft.Network/applicationGateways/gw/backendAddressPools/p` })),
+    b64(
+      JSON.stringify({ ...ok, backendPoolId: `${RG}/Microsoft.Network/applicationGateways/gw/backendAddressPools/p` }),
+    ),
     'backendPoolId: names "Microsoft.Network/applicationGateways/…/backendAddressPools", not Microsoft.Network/loadBalancers/…/backendAddressPools',
   ],
   [
@@ -62,7 +72,9 @@ const cases: Array<[string, string, string]> = [
   ],
   [
     "a backslash",
-    b64(JSON.stringify({ ...ok, backendPoolId: DEMO.poolId.replace("/backendAddressPools/", "\\backendAddressPools\\") })),
+    b64(
+      JSON.stringify({ ...ok, backendPoolId: DEMO.poolId.replace("/backendAddressPools/", "\\backendAddressPools\\") }),
+    ),
     "backendPoolId: must not contain encoded characters or backslashes",
   ],
   [
@@ -76,7 +88,11 @@ const cases: Array<[string, string, string]> = [
     `backendPoolId: ${DEMO.poolId.replace(SUB, OTHER_SUB)} is outside POOLSYNC_SCOPES`,
   ],
   // 47 KiB of JSON is just under 64 KiB once base64-encoded: about the most a Storage queue message holds.
-  ["a 64 KiB message (JSON)", b64(JSON.stringify({ ...ok, padding: "x".repeat(47 * 1024) })), "message is over 16384 characters"],
+  [
+    "a 64 KiB message (JSON)",
+    b64(JSON.stringify({ ...ok, padding: "x".repeat(47 * 1024) })),
+    "message is over 16384 characters",
+  ],
   ["a 64 KiB message (text)", b64("y".repeat(47 * 1024)), `message is ${47 * 1024} characters, over 16384`],
   [
     "base64 of bytes that are not UTF-8",
@@ -88,7 +104,11 @@ const cases: Array<[string, string, string]> = [
     b64(JSON.stringify({ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "x", attempt: 5000 })),
     "attempt: Too big: expected number to be <=1000",
   ],
-  ["a request id with spaces", b64(JSON.stringify({ ...ok, requestId: "change 4711" })), "requestId: may hold only letters, digits and _ . : -"],
+  [
+    "a request id with spaces",
+    b64(JSON.stringify({ ...ok, requestId: "change 4711" })),
+    "requestId: may hold only letters, digits and _ . : -",
+  ],
   ["a date that is none", b64(JSON.stringify({ ...ok, declaredAt: "yesterday" })), "declaredAt: Invalid ISO datetime"],
   [
     "a declaredAt far in the future (it would outrank every later declaration)",
@@ -119,7 +139,8 @@ beforeAll(async () => {
   await app.queue.sendMessage("!!! not base64 ~~~");
   const total = cases.length + 1;
   await waitFor(
-    async () => (await app.poison.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0,
+    async () =>
+      (await app.poison.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0,
     (n) => n >= total,
     `${total} poison messages`,
     40_000,
@@ -147,9 +168,14 @@ describe("bad queue messages → poison with the reason, nothing written, nothin
     const decoded = Buffer.from(text, "base64");
     const sent = decoded.toString("utf8");
     const entry = poison.find(
-      (p) => p.reason === reason && (p.received === undefined || sent.startsWith(p.received.slice(0, 200)) || p.received.includes('"Buffer"')),
+      (p) =>
+        p.reason === reason &&
+        (p.received === undefined || sent.startsWith(p.received.slice(0, 200)) || p.received.includes('"Buffer"')),
     );
-    expect(entry, `poison entry with reason ${reason}; got ${JSON.stringify(poison.map((p) => p.reason))}`).toBeDefined();
+    expect(
+      entry,
+      `poison entry with reason ${reason}; got ${JSON.stringify(poison.map((p) => p.reason))}`,
+    ).toBeDefined();
   });
 
   it("every poison entry but the undecodable one carries a reason and what was received; the undecodable one is copied as it came", () => {

@@ -24,7 +24,11 @@ describe("storage down", () => {
     const res = await call();
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
-    expect(await res.json()).toEqual({ error: { code: "storage_unavailable", message: "storage is unavailable; try again" } });
-    expect(app.appLogs.some((l) => String(l.error ?? "").length > 0 && String(l.event).endsWith("storage-error"))).toBe(true);
+    expect(await res.json()).toEqual({
+      error: { code: "storage_unavailable", message: "storage is unavailable; try again" },
+    });
+    expect(app.appLogs.some((l) => String(l.error ?? "").length > 0 && String(l.event).endsWith("storage-error"))).toBe(
+      true,
+    );
   });
 });

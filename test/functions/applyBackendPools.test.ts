@@ -24,16 +24,25 @@ const context = (id: string, dequeueCount = 1) =>
 
 describe("applyBackendPools (queue trigger), called as the host calls it", () => {
   it("stores the declaration under the queue message id and applies it to the scale set", async () => {
-    await applyBackendPools({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }, context("msg-1"));
+    await applyBackendPools(
+      { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" },
+      context("msg-1"),
+    );
     const [stored] = await services().declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));
     expect(stored).toMatchObject({ requestId: "queue-msg-1", state: "present", outcome: { kind: "applied" } });
-    expect(poolsByIpConfig(modelNics(world.sim.control.resource(DEMO.scaleSetId)!))).toEqual({ ipConfig0: [DEMO.poolId.toLowerCase()] });
+    expect(poolsByIpConfig(modelNics(world.sim.control.resource(DEMO.scaleSetId)!))).toEqual({
+      ipConfig0: [DEMO.poolId.toLowerCase()],
+    });
   });
 
   it("a message that is not a declaration goes to the poison queue with the reason, and the invocation succeeds", async () => {
-    await expect(applyBackendPools({ v: 1, kind: "declare", scaleSetId: "not-an-id" }, context("msg-2"))).resolves.toBeUndefined();
+    await expect(
+      applyBackendPools({ v: 1, kind: "declare", scaleSetId: "not-an-id" }, context("msg-2")),
+    ).resolves.toBeUndefined();
     const peeked = await services().queue.poison.peekMessages({ numberOfMessages: 32 });
-    const reasons = peeked.peekedMessageItems.map((m) => (JSON.parse(Buffer.from(m.messageText, "base64").toString("utf8")) as { reason: string }).reason);
+    const reasons = peeked.peekedMessageItems.map(
+      (m) => (JSON.parse(Buffer.from(m.messageText, "base64").toString("utf8")) as { reason: string }).reason,
+    );
     expect(reasons.some((r) => r.startsWith("scaleSetId"))).toBe(true);
   });
 });

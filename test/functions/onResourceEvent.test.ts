@@ -25,7 +25,8 @@ const event = (resourceUri: string, id: string) =>
     clientRequestId: "someone-else",
     id,
   }) as unknown as EventGridEvent;
-const visibleAndDelayed = async () => (await world.queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0;
+const visibleAndDelayed = async () =>
+  (await world.queue.getProperties().catch(() => ({ approximateMessagesCount: 0 }))).approximateMessagesCount ?? 0;
 
 describe("onResourceEvent (Event Grid trigger), called as the host calls it", () => {
   it("another writer's change to a declared scale set marks its cache row stale and enqueues one debounced reconcile", async () => {

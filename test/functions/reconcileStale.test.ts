@@ -18,7 +18,11 @@ afterAll(async () => {
 const timer: Timer = {
   isPastDue: false,
   schedule: { adjustForDST: true },
-  scheduleStatus: { last: "2026-12-02T09:55:00.000Z", next: "2026-12-02T10:05:00.000Z", lastUpdated: "2026-12-02T09:55:00.000Z" },
+  scheduleStatus: {
+    last: "2026-12-02T09:55:00.000Z",
+    next: "2026-12-02T10:05:00.000Z",
+    lastUpdated: "2026-12-02T09:55:00.000Z",
+  },
 };
 
 describe("reconcileStale (timer trigger), called as the host calls it", () => {

@@ -23,7 +23,11 @@ describe("status (HTTP), called as the host calls it", () => {
     expect(body.declarations.total).toBe(0);
 
     const page = await status(
-      new HttpRequest({ method: "GET", url: URL_BASE, headers: { accept: "text/html,application/xhtml+xml;q=0.9", ...signedIn(["poolsync.Read"]) } }),
+      new HttpRequest({
+        method: "GET",
+        url: URL_BASE,
+        headers: { accept: "text/html,application/xhtml+xml;q=0.9", ...signedIn(["poolsync.Read"]) },
+      }),
     );
     expect(page.status).toBe(200);
     expect(header(page, "content-type")).toMatch(/text\/html/);
@@ -31,7 +35,9 @@ describe("status (HTTP), called as the host calls it", () => {
   });
 
   it("answers a write method 405 with Allow: GET", async () => {
-    const res = await status(new HttpRequest({ method: "DELETE", url: URL_BASE, headers: signedIn(["poolsync.Read"]) }));
+    const res = await status(
+      new HttpRequest({ method: "DELETE", url: URL_BASE, headers: signedIn(["poolsync.Read"]) }),
+    );
     expect(res.status).toBe(405);
     expect(header(res, "allow")).toBe("GET");
   });

@@ -40,11 +40,19 @@ export async function startFunctionWorld(env: Record<string, string> = {}): Prom
  * The header App Service authentication adds to a signed-in caller's request (base64 JSON of the token's claims),
  * as the deployed app receives it: the handlers run with POOLSYNC_AUTH=entra, the default.
  */
-export function signedIn(roles: string[], name = "Test Caller", id = "00000000-aaaa-bbbb-cccc-000000000001"): Record<string, string> {
+export function signedIn(
+  roles: string[],
+  name = "Test Caller",
+  id = "00000000-aaaa-bbbb-cccc-000000000001",
+): Record<string, string> {
   const claims = [
     { typ: "http://schemas.microsoft.com/identity/claims/objectidentifier", val: id },
     { typ: "name", val: name },
     ...roles.map((val) => ({ typ: "roles", val })),
   ];
-  return { "x-ms-client-principal": Buffer.from(JSON.stringify({ auth_typ: "aad", name_typ: "name", role_typ: "roles", claims })).toString("base64") };
+  return {
+    "x-ms-client-principal": Buffer.from(
+      JSON.stringify({ auth_typ: "aad", name_typ: "name", role_typ: "roles", claims }),
+    ).toString("base64"),
+  };
 }

@@ -27,13 +27,16 @@ describe("infra templates against the ARM deployment template schema (offline, i
     expectValid(readJson(file));
   });
 
-  it.each(["main.json", "access.json"])("every resource of %s validates on its own (so a oneOf over the whole array cannot hide one)", (file) => {
-    const template = readJson<ArmTemplate>(file);
-    for (const resource of template.resources) {
-      const ok = validate({ ...template, resources: [resource] });
-      expect(ok, `${resource.type} ${resource.name}:\n${describeErrors(validate.errors)}`).toBe(true);
-    }
-  });
+  it.each(["main.json", "access.json"])(
+    "every resource of %s validates on its own (so a oneOf over the whole array cannot hide one)",
+    (file) => {
+      const template = readJson<ArmTemplate>(file);
+      for (const resource of template.resources) {
+        const ok = validate({ ...template, resources: [resource] });
+        expect(ok, `${resource.type} ${resource.name}:\n${describeErrors(validate.errors)}`).toBe(true);
+      }
+    },
+  );
 
   it("the parameters file is a deployment parameters file", () => {
     const params = readJson<{ $schema: string; contentVersion: string; parameters: object }>("main.parameters.json");
@@ -55,7 +58,12 @@ describe("the schema check can fail", () => {
 
   it("refuses a resource type the schemas do not know (e.g. nested deployments, hence access.json)", () => {
     const broken = main();
-    broken.resources.push({ type: "Microsoft.Resources/deployments", apiVersion: "2022-09-01", name: "nested", properties: { mode: "Incremental" } });
+    broken.resources.push({
+      type: "Microsoft.Resources/deployments",
+      apiVersion: "2022-09-01",
+      name: "nested",
+      properties: { mode: "Incremental" },
+    });
     expectRefused(broken);
   });
 
@@ -88,11 +96,15 @@ describe("the schema check can fail", () => {
     expectRefused(broken("Microsoft.Insights/actionGroups", (p) => (p.groupShortName = "poolsync-alerts")));
     expectRefused(broken("Microsoft.Insights/scheduledQueryRules", (p) => (p.severity = "high")));
     expectRefused(broken("Microsoft.Insights/metricAlerts", (p) => delete p.criteria["odata.type"]));
-    expectRefused(broken("Microsoft.Storage/storageAccounts/managementPolicies", (p) => (p.policy.rules[0].type = "Delete")));
+    expectRefused(
+      broken("Microsoft.Storage/storageAccounts/managementPolicies", (p) => (p.policy.rules[0].type = "Delete")),
+    );
   });
 
   it("says clearly where the schemas were expected when the folder is absent", () => {
-    expect(() => compileDeploymentTemplateSchema("/nonexistent/arm-schemas")).toThrow(/ARM template schemas not found at \/nonexistent\/arm-schemas/);
+    expect(() => compileDeploymentTemplateSchema("/nonexistent/arm-schemas")).toThrow(
+      /ARM template schemas not found at \/nonexistent\/arm-schemas/,
+    );
     expect(ARM_SCHEMAS_DIR).toBe(join(REPO_ROOT, "infra", "schemas"));
   });
 });

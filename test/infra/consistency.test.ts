@@ -2,7 +2,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../../src/config";
-import { ALWAYS_NEEDED_JOIN_ACTIONS, JOIN_ACTIONS, REQUIRED_ARM_ACTIONS, REQUIRED_ARM_ACTIONS_WITH_REASONS } from "../../src/azure/armPermissions";
+import {
+  ALWAYS_NEEDED_JOIN_ACTIONS,
+  JOIN_ACTIONS,
+  REQUIRED_ARM_ACTIONS,
+  REQUIRED_ARM_ACTIONS_WITH_REASONS,
+} from "../../src/azure/armPermissions";
 import {
   INFRA_DIR,
   appSettings,
@@ -43,36 +48,54 @@ const BUILT_IN_ROLES = {
   websiteContributor: "de139f84-1756-47ae-9be6-808fbbe84772",
 };
 
-// A setting with `template` (a secret the template provisions itself, or one left to the platform) is not set to its default.
-const settingEntries = (Object.entries(SETTINGS) as [string, { default: string | undefined; template?: string }][]).filter(([, s]) => !s.template);
+// A setting with `template` (a secret the template provisions itself, or one left to the platform) is not set to its
+// default.
+const settingEntries = (
+  Object.entries(SETTINGS) as [string, { default: string | undefined; template?: string }][]
+).filter(([, s]) => !s.template);
 
-/** Settings the template makes the deployer choose even where the code has a fallback (issue 26: bindings are real by default). */
+/**
+ * Settings the template makes the deployer choose even where the code has a fallback (issue 26: bindings are real by
+ * default).
+ */
 const TEMPLATE_REQUIRED = new Set(["POOLSYNC_BINDINGS"]);
-const requiredInTemplate = ([name, s]: [string, { default: string | undefined }]) => s.default === undefined || TEMPLATE_REQUIRED.has(name);
+const requiredInTemplate = ([name, s]: [string, { default: string | undefined }]) =>
+  s.default === undefined || TEMPLATE_REQUIRED.has(name);
 
 describe("app settings follow src/config.ts SETTINGS", () => {
   const settings = appSettings(main);
 
-  it.each(settingEntries.filter(requiredInTemplate))("required %s comes from a template parameter without default", (name) => {
-    const value = settings.get(name);
-    expect(value, `${name} is not an app setting in infra/main.json`).toBeDefined();
-    const param = parameterReference(main, value);
-    expect(param, `${name} must be [parameters('${parameterNameFor(name)}')]`).toBe(parameterNameFor(name));
-    expect(main.parameters?.[param as string], `main.json lacks parameter ${String(param)}`).toBeDefined();
-    expect(main.parameters?.[param as string]?.defaultValue, `${String(param)} must have no default: the deployer has to choose it`).toBeUndefined();
-  });
+  it.each(settingEntries.filter(requiredInTemplate))(
+    "required %s comes from a template parameter without default",
+    (name) => {
+      const value = settings.get(name);
+      expect(value, `${name} is not an app setting in infra/main.json`).toBeDefined();
+      const param = parameterReference(main, value);
+      expect(param, `${name} must be [parameters('${parameterNameFor(name)}')]`).toBe(parameterNameFor(name));
+      expect(main.parameters?.[param as string], `main.json lacks parameter ${String(param)}`).toBeDefined();
+      expect(
+        main.parameters?.[param as string]?.defaultValue,
+        `${String(param)} must have no default: the deployer has to choose it`,
+      ).toBeUndefined();
+    },
+  );
 
-  it.each(settingEntries.filter((e) => !requiredInTemplate(e)))("%s is set to the code's default (or a parameter defaulting to it)", (name, spec) => {
-    expect(settings.has(name), `${name} is not an app setting in infra/main.json`).toBe(true);
-    const param = parameterReference(main, settings.get(name));
-    if (param) expect(main.parameters?.[param]?.defaultValue, `${param}'s default`).toBe(spec.default);
-    else expect(resolveVariables(main, settings.get(name))).toBe(spec.default);
-  });
+  it.each(settingEntries.filter((e) => !requiredInTemplate(e)))(
+    "%s is set to the code's default (or a parameter defaulting to it)",
+    (name, spec) => {
+      expect(settings.has(name), `${name} is not an app setting in infra/main.json`).toBe(true);
+      const param = parameterReference(main, settings.get(name));
+      if (param) expect(main.parameters?.[param]?.defaultValue, `${param}'s default`).toBe(spec.default);
+      else expect(resolveVariables(main, settings.get(name))).toBe(spec.default);
+    },
+  );
 
   it("sets no poolsync setting the code does not know", () => {
     // POOLSYNC_CACHE_KEY is a secret config.ts reads outside SETTINGS (security.test.ts checks it).
     const known = new Set([...Object.keys(SETTINGS), "POOLSYNC_CACHE_KEY"]);
-    const stale = [...settings.keys()].filter((n) => (n.startsWith("POOLSYNC_") || n === "ARM_ENDPOINT") && !known.has(n));
+    const stale = [...settings.keys()].filter(
+      (n) => (n.startsWith("POOLSYNC_") || n === "ARM_ENDPOINT") && !known.has(n),
+    );
     expect(stale).toEqual([]);
   });
 
@@ -88,10 +111,15 @@ describe("app settings follow src/config.ts SETTINGS", () => {
     expect(settings.get("AzureWebJobsStorage__credential")).toBe("managedidentity");
     const clientId = settings.get("AzureWebJobsStorage__clientId");
     expect(clientId).toMatch(/^\[reference\(variables\('identityId'\), '[\d-]+'\)\.clientId\]$/);
-    const site = onlyResourceOfType(main, "Microsoft.Web/sites") as { identity?: { type: string; userAssignedIdentities: Record<string, unknown> } };
+    const site = onlyResourceOfType(main, "Microsoft.Web/sites") as {
+      identity?: { type: string; userAssignedIdentities: Record<string, unknown> };
+    };
     expect(site.identity?.type).toBe("UserAssigned");
     // The deploy identity is not attached: code in the app cannot sign in as it (issue 26).
-    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual(["[variables('identityId')]", "[variables('armIdentityId')]"]);
+    expect(Object.keys(site.identity?.userAssignedIdentities ?? {})).toEqual([
+      "[variables('identityId')]",
+      "[variables('armIdentityId')]",
+    ]);
   });
 
   it("sets nothing Flex Consumption rejects (the runtime lives in functionAppConfig)", () => {
@@ -114,7 +142,13 @@ describe("hosting", () => {
     const site = onlyResourceOfType(main, "Microsoft.Web/sites");
     const config = site.properties?.functionAppConfig as {
       runtime: { name: string; version: string };
-      deployment: { storage: { type: string; value: string; authentication: { type: string; userAssignedIdentityResourceId: string } } };
+      deployment: {
+        storage: {
+          type: string;
+          value: string;
+          authentication: { type: string; userAssignedIdentityResourceId: string };
+        };
+      };
     };
     expect(config.runtime).toEqual({ name: "node", version: "22" });
     expect(config.deployment.storage.type).toBe("blobContainer");
@@ -122,26 +156,38 @@ describe("hosting", () => {
       type: "UserAssignedIdentity",
       userAssignedIdentityResourceId: "[variables('identityId')]",
     });
-    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
+    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) =>
+      leafName(main, c.name),
+    );
     expect(containers).toContain(leafName(main, config.deployment.storage.value));
   });
 
   it("the storage account allows no shared keys and no public blobs", () => {
     const props = onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").properties;
-    expect(props).toMatchObject({ allowSharedKeyAccess: false, allowBlobPublicAccess: false, minimumTlsVersion: "TLS1_2" });
+    expect(props).toMatchObject({
+      allowSharedKeyAccess: false,
+      allowBlobPublicAccess: false,
+      minimumTlsVersion: "TLS1_2",
+    });
   });
 
   it("Application Insights sits on the Log Analytics workspace", () => {
     const insights = onlyResourceOfType(main, "Microsoft.Insights/components");
     const workspace = onlyResourceOfType(main, "Microsoft.OperationalInsights/workspaces");
-    expect(insights.properties?.WorkspaceResourceId).toBe(`[resourceId('Microsoft.OperationalInsights/workspaces', ${workspace.name.slice(1, -1)})]`);
+    expect(insights.properties?.WorkspaceResourceId).toBe(
+      `[resourceId('Microsoft.OperationalInsights/workspaces', ${workspace.name.slice(1, -1)})]`,
+    );
     expect(appSettings(main).get("APPLICATIONINSIGHTS_CONNECTION_STRING")).toContain("ConnectionString");
   });
 });
 
 describe("queues and tables match the code's names", () => {
-  const queues = resourcesOfType(main, "Microsoft.Storage/storageAccounts/queueServices/queues").map((q) => leafName(main, q.name));
-  const tables = resourcesOfType(main, "Microsoft.Storage/storageAccounts/tableServices/tables").map((t) => leafName(main, t.name));
+  const queues = resourcesOfType(main, "Microsoft.Storage/storageAccounts/queueServices/queues").map((q) =>
+    leafName(main, q.name),
+  );
+  const tables = resourcesOfType(main, "Microsoft.Storage/storageAccounts/tableServices/tables").map((t) =>
+    leafName(main, t.name),
+  );
 
   it("creates the queue and its poison queue", () => {
     const queue = SETTINGS.POOLSYNC_QUEUE.default;
@@ -149,7 +195,9 @@ describe("queues and tables match the code's names", () => {
   });
 
   it("creates the memberships and etagcache tables", () => {
-    expect(tables.sort()).toEqual([SETTINGS.POOLSYNC_MEMBERSHIPS_TABLE.default, SETTINGS.POOLSYNC_CACHE_TABLE.default].sort());
+    expect(tables.sort()).toEqual(
+      [SETTINGS.POOLSYNC_MEMBERSHIPS_TABLE.default, SETTINGS.POOLSYNC_CACHE_TABLE.default].sort(),
+    );
   });
 
   it("the app settings name the same queue and tables as the resources", () => {
@@ -181,9 +229,14 @@ describe("Event Grid", () => {
 
   it("delivers to onResourceEvent on this app, as an AzureFunction destination", () => {
     expect(eventGridDestinationFunctionNames(main)).toEqual(["onResourceEvent"]);
-    const destination = (subscription.properties as { destination: { properties: { resourceId: string } } }).destination.properties.resourceId;
-    expect(resolveVariables(main, destination)).toMatch(/^\[format\('\{0\}\/functions\/\{1\}', variables\('siteId'\), /);
-    expect(resolveVariables(main, "[variables('siteId')]")).toBe("[resourceId('Microsoft.Web/sites', variables('siteName'))]");
+    const destination = (subscription.properties as { destination: { properties: { resourceId: string } } }).destination
+      .properties.resourceId;
+    expect(resolveVariables(main, destination)).toMatch(
+      /^\[format\('\{0\}\/functions\/\{1\}', variables\('siteId'\), /,
+    );
+    expect(resolveVariables(main, "[variables('siteId')]")).toBe(
+      "[resourceId('Microsoft.Web/sites', variables('siteName'))]",
+    );
     expect(onlyResourceOfType(main, "Microsoft.Web/sites").name).toBe("[variables('siteName')]");
   });
 
@@ -202,7 +255,11 @@ describe("Event Grid", () => {
     expect(filter?.key).toBe("data.operationName");
     expect(["StringBeginsWith", "StringIn"]).toContain(filter?.operatorType);
     const values = resolveVariables(main, filter?.values) as string[];
-    expect(values).toEqual(["Microsoft.Compute/virtualMachineScaleSets/", "Microsoft.Compute/virtualMachines/", "Microsoft.Network/networkInterfaces/"]);
+    expect(values).toEqual([
+      "Microsoft.Compute/virtualMachineScaleSets/",
+      "Microsoft.Compute/virtualMachines/",
+      "Microsoft.Network/networkInterfaces/",
+    ]);
     const ops = [
       "Microsoft.Compute/virtualMachineScaleSets/write",
       "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write",
@@ -229,11 +286,15 @@ describe("Event Grid", () => {
     expect(props.retryPolicy.eventTimeToLiveInMinutes).toBeDefined();
     const dl = props.deadLetterWithResourceIdentity;
     expect(dl.identity).toEqual({ type: "UserAssigned", userAssignedIdentity: "[variables('eventGridIdentityId')]" });
-    expect(Object.keys((topic as unknown as { identity: { userAssignedIdentities: object } }).identity.userAssignedIdentities)).toEqual([
-      "[variables('eventGridIdentityId')]",
-    ]);
+    expect(
+      Object.keys(
+        (topic as unknown as { identity: { userAssignedIdentities: object } }).identity.userAssignedIdentities,
+      ),
+    ).toEqual(["[variables('eventGridIdentityId')]"]);
     expect(dl.deadLetterDestination.endpointType).toBe("StorageBlob");
-    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
+    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) =>
+      leafName(main, c.name),
+    );
     expect(containers).toContain(resolveVariables(main, dl.deadLetterDestination.properties.blobContainerName));
   });
 
@@ -264,7 +325,12 @@ describe("roles", () => {
 
   it("the custom role grants the scale set actions and only the joins asked for: by default pools and subnets", () => {
     const role = onlyResourceOfType(access, "Microsoft.Authorization/roleDefinitions");
-    const permissions = role.properties?.permissions as { actions: unknown; notActions: string[]; dataActions: string[]; notDataActions: string[] }[];
+    const permissions = role.properties?.permissions as {
+      actions: unknown;
+      notActions: string[];
+      dataActions: string[];
+      notDataActions: string[];
+    }[];
     expect(permissions).toHaveLength(1);
     const [p] = permissions;
     expect(p?.actions).toBe(
@@ -277,7 +343,10 @@ describe("roles", () => {
     expect(joins.allowedValues.sort()).toEqual([...JOIN_ACTIONS].sort());
     expect(scaleSetActions.some((a) => a.includes("join"))).toBe(false);
     expect(joins.defaultValue).toEqual(ALWAYS_NEEDED_JOIN_ACTIONS);
-    expect(access.parameters?.grant).toMatchObject({ defaultValue: "scaleSets", allowedValues: ["scaleSets", "joinOnly"] });
+    expect(access.parameters?.grant).toMatchObject({
+      defaultValue: "scaleSets",
+      allowedValues: ["scaleSets", "joinOnly"],
+    });
     expect(p?.dataActions).toEqual([]);
   });
 
@@ -292,18 +361,26 @@ describe("roles", () => {
     expect(role.properties?.assignableScopes).toEqual(["[parameters('targetScope')]"]);
     const assignment = onlyResourceOfType(access, "Microsoft.Authorization/roleAssignments");
     expect(assignment.scope).toBeUndefined(); // at the deployment scope, i.e. the target scope
-    expect(assignment.properties?.roleDefinitionId).toBe(`[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', ${role.name.slice(1, -1)})]`);
+    expect(assignment.properties?.roleDefinitionId).toBe(
+      `[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', ${role.name.slice(1, -1)})]`,
+    );
     expect(assignment.properties?.principalId).toBe("[parameters('principalId')]");
     expect(main.outputs?.principalId).toBeDefined();
   });
 
   it("storage: queue and table roles on the account, blob only on the host's own containers and the package; the deploy identity publishes to the site only", () => {
     const grants = resourcesOfType(main, "Microsoft.Authorization/roleAssignments");
-    const roleOf = (r: { properties?: Record<string, unknown> }) => /variables\('roles'\)\.(\w+)\)\]$/.exec(String(r.properties?.roleDefinitionId))?.[1];
-    const onAccount = grants.filter((r) => r.scope === "[format('Microsoft.Storage/storageAccounts/{0}', variables('storageAccountName'))]");
+    const roleOf = (r: { properties?: Record<string, unknown> }) =>
+      /variables\('roles'\)\.(\w+)\)\]$/.exec(String(r.properties?.roleDefinitionId))?.[1];
+    const onAccount = grants.filter(
+      (r) => r.scope === "[format('Microsoft.Storage/storageAccounts/{0}', variables('storageAccountName'))]",
+    );
     expect(onAccount.map(roleOf).sort()).toEqual(["storageQueueDataContributor", "storageTableDataContributor"]);
     for (const r of onAccount) expect(r.properties?.principalId).toContain("variables('identityId')");
-    const blob = grants.filter((r) => String(r.properties?.principalId).includes("variables('identityId')") && roleOf(r)?.startsWith("storageBlob"));
+    const blob = grants.filter(
+      (r) =>
+        String(r.properties?.principalId).includes("variables('identityId')") && roleOf(r)?.startsWith("storageBlob"),
+    );
     expect(blob.map((r) => [roleOf(r), r.scope])).toEqual([
       [
         "storageBlobDataOwner",
@@ -319,13 +396,20 @@ describe("roles", () => {
       ],
     ]);
     const deploy = grants.filter((r) => String(r.properties?.principalId).includes("deployIdentityId"));
-    expect(deploy.map((r) => [roleOf(r), r.scope])).toEqual([["websiteContributor", "[format('Microsoft.Web/sites/{0}', variables('siteName'))]"]]);
+    expect(deploy.map((r) => [roleOf(r), r.scope])).toEqual([
+      ["websiteContributor", "[format('Microsoft.Web/sites/{0}', variables('siteName'))]"],
+    ]);
     const site = onlyResourceOfType(main, "Microsoft.Web/sites");
-    expect((site.properties?.functionAppConfig as { deployment: { storage: { authentication: unknown } } }).deployment.storage.authentication).toEqual({
+    expect(
+      (site.properties?.functionAppConfig as { deployment: { storage: { authentication: unknown } } }).deployment
+        .storage.authentication,
+    ).toEqual({
       type: "UserAssignedIdentity",
       userAssignedIdentityResourceId: "[variables('identityId')]",
     });
-    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) => leafName(main, c.name));
+    const containers = resourcesOfType(main, "Microsoft.Storage/storageAccounts/blobServices/containers").map((c) =>
+      leafName(main, c.name),
+    );
     expect(containers).toEqual(expect.arrayContaining(["azure-webjobs-hosts", "azure-webjobs-secrets"]));
     const roles = resolveVariables(main, "[variables('roles')]") as Record<string, string>;
     for (const [name, id] of Object.entries(BUILT_IN_ROLES)) expect(roles[name], name).toBe(id);
@@ -334,14 +418,23 @@ describe("roles", () => {
   it("ARM is called with an identity of its own, which holds no storage role; it is the one access.json is given", () => {
     const settings = appSettings(main);
     expect(settings.get("AZURE_CLIENT_ID")).toBe("[reference(variables('armIdentityId'), '2023-01-31').clientId]");
-    const grants = resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) => String(r.properties?.principalId).includes("armIdentityId"));
+    const grants = resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) =>
+      String(r.properties?.principalId).includes("armIdentityId"),
+    );
     expect(grants).toEqual([]);
-    expect((main.outputs?.principalId as { value: string }).value).toBe("[reference(variables('armIdentityId'), '2023-01-31').principalId]");
+    expect((main.outputs?.principalId as { value: string }).value).toBe(
+      "[reference(variables('armIdentityId'), '2023-01-31').principalId]",
+    );
   });
 
   it("no template grants Owner, Contributor or User Access Administrator", () => {
-    const text = readFileSync(join(INFRA_DIR, "main.json"), "utf8") + readFileSync(join(INFRA_DIR, "access.json"), "utf8");
-    for (const id of ["8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "b24988ac-6180-42a0-ab88-20f7382dd24c", "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"]) {
+    const text =
+      readFileSync(join(INFRA_DIR, "main.json"), "utf8") + readFileSync(join(INFRA_DIR, "access.json"), "utf8");
+    for (const id of [
+      "8e3af657-a8ff-443c-a75c-2fe8c4bcb635",
+      "b24988ac-6180-42a0-ab88-20f7382dd24c",
+      "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9",
+    ]) {
       expect(text).not.toContain(id);
     }
   });
@@ -353,7 +446,9 @@ describe("parameters file (azd's, for infra/main.bicep)", () => {
   const AZD_REFERENCE = /^\$\{([A-Z][A-Z0-9_]*)(=[^}]*)?\}$/;
 
   it("names only parameters of main.json, plus azd's environmentName", () => {
-    expect(Object.keys(parametersFile.parameters).filter((p) => !(p in declared) && p !== "environmentName")).toEqual([]);
+    expect(Object.keys(parametersFile.parameters).filter((p) => !(p in declared) && p !== "environmentName")).toEqual(
+      [],
+    );
   });
 
   it("gives every parameter without a default, from an azd environment value without a fallback", () => {
@@ -361,7 +456,8 @@ describe("parameters file (azd's, for infra/main.bicep)", () => {
       .filter(([, p]) => p.defaultValue === undefined)
       .map(([name]) => name);
     expect(required.sort()).toEqual(["authClientId", "poolsyncBindings", "poolsyncScopes"]);
-    for (const name of required) expect(String(parametersFile.parameters[name]?.value), name).toMatch(/^\$\{[A-Z_]+\}$/);
+    for (const name of required)
+      expect(String(parametersFile.parameters[name]?.value), name).toMatch(/^\$\{[A-Z_]+\}$/);
   });
 
   it("every value is an azd environment reference; each one a fallback of the declared type names is documented in infra/README", () => {

@@ -8,7 +8,9 @@ import { REPO_ROOT, describeErrors } from "./armSchema";
 import { compileAzureYamlSchema, compileGithubWorkflowSchema, compileHostJsonSchema } from "./deploySchemas";
 import { readJson, type ArmTemplate } from "./templateChecks";
 
-/** azure.yaml, the GitHub Actions workflow and host.json against their published schemas; main.bicep against main.json. */
+/**
+ * azure.yaml, the GitHub Actions workflow and host.json against their published schemas; main.bicep against main.json.
+ */
 
 const text = (path: string) => readFileSync(join(REPO_ROOT, path), "utf8");
 const yaml = (path: string) => parse(text(path)) as Record<string, any>;
@@ -33,9 +35,16 @@ describe("azure.yaml (azd up)", () => {
 
   it("deploys the staged package of npm run package to the Function App main.bicep names, with Bicep from infra/main", () => {
     expect(azure.infra).toEqual({ provider: "bicep", path: "infra", module: "main" });
-    expect(azure.services.api).toMatchObject({ host: "function", language: "ts", dist: "dist/package", resourceName: "${AZURE_FUNCTION_APP_NAME}" });
+    expect(azure.services.api).toMatchObject({
+      host: "function",
+      language: "ts",
+      dist: "dist/package",
+      resourceName: "${AZURE_FUNCTION_APP_NAME}",
+    });
     expect(azure.services.api.hooks.prepackage.run).toBe("npm run package");
-    expect(text("infra/main.bicep")).toMatch(/^output AZURE_FUNCTION_APP_NAME string = app\.outputs\.functionAppName$/m);
+    expect(text("infra/main.bicep")).toMatch(
+      /^output AZURE_FUNCTION_APP_NAME string = app\.outputs\.functionAppName$/m,
+    );
   });
 
   it("subscribes the events after the code is live: postdeploy provisions again with subscribeEvents on", () => {
@@ -61,7 +70,8 @@ describe("infra/main.bicep (not compiled here: the Bicep compiler cannot run on 
   it("declares every main.json parameter with its type, and passes each one to main.json", () => {
     for (const [name, p] of Object.entries(main.parameters ?? {})) {
       // Bicep writes a securestring as @secure() on a string.
-      if (p.type === "securestring") expect(bicep, name).toMatch(new RegExp(`@secure\\(\\)\\n(@.*\\n)*param ${name} string\\b`));
+      if (p.type === "securestring")
+        expect(bicep, name).toMatch(new RegExp(`@secure\\(\\)\\n(@.*\\n)*param ${name} string\\b`));
       expect(declared.get(name), name).toBe(p.type === "securestring" ? "string" : p.type);
     }
     expect([...passedNames].sort()).toEqual(Object.keys(main.parameters ?? {}).sort());
@@ -81,7 +91,8 @@ describe("infra/main.bicep (not compiled here: the Bicep compiler cannot run on 
   });
 
   it("the required parameters stay required, and azd's parameters file names only parameters it declares", () => {
-    for (const name of ["poolsyncScopes", "poolsyncBindings", "authClientId"]) expect(bicep).toMatch(new RegExp(`^param ${name} string$`, "m"));
+    for (const name of ["poolsyncScopes", "poolsyncBindings", "authClientId"])
+      expect(bicep).toMatch(new RegExp(`^param ${name} string$`, "m"));
     const params = readJson<{ parameters: Record<string, unknown> }>("main.parameters.json").parameters;
     expect(Object.keys(params).filter((p) => !declared.has(p))).toEqual([]);
   });
@@ -93,11 +104,18 @@ describe(".github/workflows/deploy.yml", () => {
     validate = compileGithubWorkflowSchema();
   });
   const workflow = yaml(".github/workflows/deploy.yml");
-  const steps = workflow.jobs.deploy.steps as { name?: string; uses?: string; run?: string; with?: Record<string, unknown> }[];
+  const steps = workflow.jobs.deploy.steps as {
+    name?: string;
+    uses?: string;
+    run?: string;
+    with?: Record<string, unknown>;
+  }[];
 
   it("validates against SchemaStore's github-workflow schema, which refuses a malformed workflow", () => {
     expectValid(validate, workflow);
-    expect(validate({ ...workflow, jobs: { deploy: { ...workflow.jobs.deploy, "runs-on": undefined, steps: "x" } } })).toBe(false);
+    expect(
+      validate({ ...workflow, jobs: { deploy: { ...workflow.jobs.deploy, "runs-on": undefined, steps: "x" } } }),
+    ).toBe(false);
   });
 
   it("signs in with OIDC (no secret) as the deploy identity, and publishes npm run package's zip with sku flexconsumption", () => {

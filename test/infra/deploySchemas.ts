@@ -13,9 +13,13 @@ import { REPO_ROOT } from "./armSchema";
 
 export const DEPLOY_SCHEMAS_DIR = join(REPO_ROOT, "infra", "schemas-deploy");
 
-const schema = (file: string): Record<string, unknown> => JSON.parse(readFileSync(join(DEPLOY_SCHEMAS_DIR, file), "utf8")) as Record<string, unknown>;
+const schema = (file: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(join(DEPLOY_SCHEMAS_DIR, file), "utf8")) as Record<string, unknown>;
 
-/** azure.yaml's schema (draft 2019-09). Its `$ref`s to azd extensions' own schemas (AI agents and the like) are not vendored: each stands as `{}`. */
+/**
+ * azure.yaml's schema (draft 2019-09). Its `$ref`s to azd extensions' own schemas (AI agents and the like) are not
+ * vendored: each stands as `{}`.
+ */
 export function compileAzureYamlSchema(): ValidateFunction {
   const root = schema("azure.yaml.json");
   const ajv = new Ajv2019({ strict: false, allErrors: true });

@@ -5,7 +5,10 @@ import { loadRegisteredFunctions } from "../../local/host/loadFunctions";
 import { REPO_ROOT } from "./armSchema";
 import { readJson, unregisteredEventGridDestinations, type ArmTemplate } from "./templateChecks";
 
-/** The template's Event Grid subscription delivers to a function the built app really registers with an Event Grid trigger. */
+/**
+ * The template's Event Grid subscription delivers to a function the built app really registers with an Event Grid
+ * trigger.
+ */
 describe("infra/main.json's Event Grid destination against the built app", () => {
   const main = readJson<ArmTemplate>("main.json");
   const entryGlob = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { main: string }).main;

@@ -45,7 +45,11 @@ describe("alerts", () => {
   });
 
   it("each alert the issue asks for, every one enabled by alertsEnabled and sent to the action group", () => {
-    expect(metricAlerts.map(alertKey).sort()).toEqual(["eventgrid-deadletters", "eventgrid-delivery-failures", "function-failures"]);
+    expect(metricAlerts.map(alertKey).sort()).toEqual([
+      "eventgrid-deadletters",
+      "eventgrid-delivery-failures",
+      "function-failures",
+    ]);
     expect(logAlerts.map(alertKey).sort()).toEqual([
       "arm-errors",
       "convergence-p95",
@@ -90,7 +94,9 @@ describe("alerts", () => {
       expect(names.length, r.name).toBeGreaterThan(0);
       for (const n of names) expect(APP_METRICS, `${r.name}: ${n}`).toContain(n);
       expect(query, r.name).toMatch(/^(let \w+ = toscalar\()?customMetrics/);
-      expect(query, `${r.name} yields ${criterion(r).metricMeasureColumn}`).toContain(`${criterion(r).metricMeasureColumn} =`);
+      expect(query, `${r.name} yields ${criterion(r).metricMeasureColumn}`).toContain(
+        `${criterion(r).metricMeasureColumn} =`,
+      );
     }
   });
 
@@ -99,7 +105,12 @@ describe("alerts", () => {
     const shape = (k: string) => {
       const r = byKey[k] as ArmResource;
       const c = criterion(r);
-      return { windowSize: r.properties?.windowSize, operator: c.operator, threshold: c.threshold, periods: c.failingPeriods };
+      return {
+        windowSize: r.properties?.windowSize,
+        operator: c.operator,
+        threshold: c.threshold,
+        periods: c.failingPeriods,
+      };
     };
     expect(shape("declarations-failing")).toEqual({
       windowSize: "PT5M",
@@ -107,15 +118,28 @@ describe("alerts", () => {
       threshold: 0,
       periods: { numberOfEvaluationPeriods: 6, minFailingPeriodsToAlert: 6 },
     });
-    expect(shape("convergence-p95")).toMatchObject({ windowSize: "PT5M", threshold: "[parameters('convergenceP95ThresholdSeconds')]" });
-    expect(criterion(byKey["convergence-p95"] as ArmResource).query).toContain("percentilew(value / valueCount, 95, valueCount)");
-    expect(shape("arm-errors")).toMatchObject({ windowSize: "PT15M", threshold: "[parameters('armErrorRatePerMille')]" });
+    expect(shape("convergence-p95")).toMatchObject({
+      windowSize: "PT5M",
+      threshold: "[parameters('convergenceP95ThresholdSeconds')]",
+    });
+    expect(criterion(byKey["convergence-p95"] as ArmResource).query).toContain(
+      "percentilew(value / valueCount, 95, valueCount)",
+    );
+    expect(shape("arm-errors")).toMatchObject({
+      windowSize: "PT15M",
+      threshold: "[parameters('armErrorRatePerMille')]",
+    });
     expect(param("armErrorRatePerMille")).toMatchObject({ type: "int", defaultValue: 5, minValue: 1, maxValue: 1000 });
     expect(param("convergenceP95ThresholdSeconds")).toMatchObject({ type: "int", minValue: 1 });
-    expect(shape("throttling")).toMatchObject({ windowSize: "PT5M", periods: { numberOfEvaluationPeriods: 3, minFailingPeriodsToAlert: 3 } });
+    expect(shape("throttling")).toMatchObject({
+      windowSize: "PT5M",
+      periods: { numberOfEvaluationPeriods: 3, minFailingPeriodsToAlert: 3 },
+    });
     expect(shape("timer-dead-man")).toMatchObject({ windowSize: "PT15M", operator: "LessThan", threshold: 1 });
     // A dead-man has to fire on silence: the query yields a row (0 runs) even when nothing was emitted at all.
-    expect(criterion(byKey["timer-dead-man"] as ArmResource).query).toMatch(/print successfulRuns = coalesce\(successes, 0\.0\)$/);
+    expect(criterion(byKey["timer-dead-man"] as ArmResource).query).toMatch(
+      /print successfulRuns = coalesce\(successes, 0\.0\)$/,
+    );
     expect(shape("poison-messages")).toMatchObject({ operator: "GreaterThan", threshold: 0 });
   });
 });
@@ -132,7 +156,9 @@ describe("diagnostic settings and the workbook", () => {
       "[format('Microsoft.EventGrid/systemTopics/{0}', variables('systemTopicName'))]",
     ]);
     for (const s of settings) expect(s.properties?.workspaceId).toBe("[variables('workspaceId')]");
-    expect(main.variables?.workspaceId).toBe("[resourceId('Microsoft.OperationalInsights/workspaces', variables('workspaceName'))]");
+    expect(main.variables?.workspaceId).toBe(
+      "[resourceId('Microsoft.OperationalInsights/workspaces', variables('workspaceName'))]",
+    );
   });
 
   it("the workbook charts convergence, writes, 412s, 429s, queue age and failures, each tile followed by a link to the status page", () => {
@@ -140,13 +166,25 @@ describe("diagnostic settings and the workbook", () => {
     expect(workbook.properties?.serializedData).toBe(
       "[replace(string(variables('workbook')), variables('statusPagePlaceholder'), format('https://{0}/api/status', reference(variables('siteId'), '2024-04-01').defaultHostName))]",
     );
-    const items = (main.variables?.workbook as { items: { type: number; name: string; content: { query?: string; json?: string } }[] }).items;
+    const items = (
+      main.variables?.workbook as {
+        items: { type: number; name: string; content: { query?: string; json?: string } }[];
+      }
+    ).items;
     const tiles = items.filter((i) => i.type === 3);
-    expect(tiles.map((t) => t.name)).toEqual(["convergence", "writes", "precondition-failed", "throttled", "queue-age", "failures"]);
+    expect(tiles.map((t) => t.name)).toEqual([
+      "convergence",
+      "writes",
+      "precondition-failed",
+      "throttled",
+      "queue-age",
+      "failures",
+    ]);
     for (const t of tiles) {
       const next = items[items.indexOf(t) + 1];
       expect(next?.content.json, t.name).toContain(`[status page](${main.variables?.statusPagePlaceholder as string})`);
-      for (const n of [...(t.content.query ?? "").matchAll(/"(poolsync\.[a-z_.]+)"/g)].map((m) => m[1])) expect(APP_METRICS).toContain(n);
+      for (const n of [...(t.content.query ?? "").matchAll(/"(poolsync\.[a-z_.]+)"/g)].map((m) => m[1]))
+        expect(APP_METRICS).toContain(n);
     }
     // ARM evaluates any string starting with "[" as an expression: no workbook text may.
     expect(JSON.stringify(main.variables?.workbook)).not.toMatch(/":"\[(?!\[)/);
@@ -165,7 +203,9 @@ describe("Flex Consumption settings of today", () => {
   it("always-ready instances by parameter, off by default; the documented value names functions the app registers", () => {
     expect(param("alwaysReady")).toMatchObject({ type: "array", defaultValue: [] });
     expect(config.scaleAndConcurrency.alwaysReady).toBe("[parameters('alwaysReady')]");
-    const documented = /(\[\{"name":"function:[\s\S]*?\}\])/.exec(String((param("alwaysReady")?.metadata as { description: string }).description))?.[1];
+    const documented = /(\[\{"name":"function:[\s\S]*?\}\])/.exec(
+      String((param("alwaysReady")?.metadata as { description: string }).description),
+    )?.[1];
     const entries = JSON.parse(documented as string) as { name: string; instanceCount: number }[];
     expect(entries).toEqual([
       { name: "function:applyBackendPools", instanceCount: 1 },
@@ -180,26 +220,46 @@ describe("Flex Consumption settings of today", () => {
       expect(["httpTrigger", "blobTrigger"]).not.toContain(fn?.trigger.type);
     }
     const readme = readFileSync(join(REPO_ROOT, "infra", "README.md"), "utf8");
-    expect(readme).toContain('[{"name":"function:applyBackendPools","instanceCount":1},{"name":"function:onResourceEvent","instanceCount":1}]');
+    expect(readme).toContain(
+      '[{"name":"function:applyBackendPools","instanceCount":1},{"name":"function:onResourceEvent","instanceCount":1}]',
+    );
   });
 
   it("zone redundancy on the plan and the site update strategy, by parameter", () => {
     expect(param("zoneRedundant")).toMatchObject({ type: "bool", defaultValue: false });
-    expect(onlyResourceOfType(main, "Microsoft.Web/serverfarms").properties?.zoneRedundant).toBe("[parameters('zoneRedundant')]");
-    expect(param("siteUpdateStrategy")).toMatchObject({ defaultValue: "Recreate", allowedValues: ["Recreate", "RollingUpdate"] });
+    expect(onlyResourceOfType(main, "Microsoft.Web/serverfarms").properties?.zoneRedundant).toBe(
+      "[parameters('zoneRedundant')]",
+    );
+    expect(param("siteUpdateStrategy")).toMatchObject({
+      defaultValue: "Recreate",
+      allowedValues: ["Recreate", "RollingUpdate"],
+    });
     expect(config.siteUpdateStrategy).toEqual({ type: "[parameters('siteUpdateStrategy')]" });
   });
 
   it("sets no site property Flex Consumption does not support", () => {
     const siteConfig = site.properties?.siteConfig as Record<string, unknown>;
-    for (const p of ["ftpsState", "alwaysOn", "linuxFxVersion", "use32BitWorkerProcess", "preWarmedInstanceCount", "functionAppScaleLimit"])
+    for (const p of [
+      "ftpsState",
+      "alwaysOn",
+      "linuxFxVersion",
+      "use32BitWorkerProcess",
+      "preWarmedInstanceCount",
+      "functionAppScaleLimit",
+    ])
       expect(siteConfig, p).not.toHaveProperty(p);
   });
 
   it("infra/README says what each costs", () => {
     const readme = readFileSync(join(REPO_ROOT, "infra", "README.md"), "utf8");
     const section = /## Flex Consumption settings[\s\S]*?(?=\n## )/.exec(readme)?.[0] ?? "";
-    for (const p of ["alwaysReady", "zoneRedundant", "siteUpdateStrategy", "maximumInstanceCount", "instanceMemoryMB"]) {
+    for (const p of [
+      "alwaysReady",
+      "zoneRedundant",
+      "siteUpdateStrategy",
+      "maximumInstanceCount",
+      "instanceMemoryMB",
+    ]) {
       const row = section.split("\n").find((l) => l.includes(`\`${p}\``));
       expect(row, p).toBeDefined();
       expect(row, `${p}: what it costs`).toMatch(/cost|bill|free|pay/i);
@@ -211,7 +271,9 @@ describe("every parameter of main.json", () => {
   it("has a description and is used by the template (no parameter that changes nothing)", () => {
     const body = JSON.stringify({ variables: main.variables, resources: main.resources, outputs: main.outputs });
     for (const [name, p] of Object.entries(main.parameters ?? {})) {
-      expect((p as { metadata?: { description?: string } }).metadata?.description?.length ?? 0, name).toBeGreaterThan(10);
+      expect((p as { metadata?: { description?: string } }).metadata?.description?.length ?? 0, name).toBeGreaterThan(
+        10,
+      );
       expect(body, name).toContain(`parameters('${name}')`);
     }
   });

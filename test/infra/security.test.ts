@@ -1,6 +1,13 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- these tests walk untyped template JSON */
 import { describe, expect, it } from "vitest";
-import { appSettings, onlyResourceOfType, readJson, resourcesOfType, type ArmResource, type ArmTemplate } from "./templateChecks";
+import {
+  appSettings,
+  onlyResourceOfType,
+  readJson,
+  resourcesOfType,
+  type ArmResource,
+  type ArmTemplate,
+} from "./templateChecks";
 
 /** Who may reach the app and its storage, as main.json deploys it. */
 const main = readJson<ArmTemplate>("main.json");
@@ -16,7 +23,13 @@ const child = (type: string, name: string) => {
 interface AuthSettingsV2 {
   platform: unknown;
   globalValidation: unknown;
-  identityProviders: { azureActiveDirectory: { enabled: boolean; registration: { clientId: string }; validation: { allowedAudiences: string[] } } };
+  identityProviders: {
+    azureActiveDirectory: {
+      enabled: boolean;
+      registration: { clientId: string };
+      validation: { allowedAudiences: string[] };
+    };
+  };
 }
 
 describe("the HTTP API behind Microsoft Entra ID", () => {
@@ -44,7 +57,8 @@ describe("the HTTP API behind Microsoft Entra ID", () => {
   it("every host shares one cache key: POOLSYNC_CACHE_KEY from a securestring parameter, random by default and long enough", () => {
     const settings = appSettings(main);
     expect(settings.get("POOLSYNC_CACHE_KEY")).toBe("[parameters('poolsyncCacheKey')]");
-    const p = main.parameters?.poolsyncCacheKey as { type?: string; defaultValue?: unknown; minLength?: number } | undefined;
+    const p = main.parameters?.poolsyncCacheKey as
+      { type?: string; defaultValue?: unknown; minLength?: number } | undefined;
     // securestring: ARM keeps it out of the deployment's history and outputs.
     expect(p?.type).toBe("securestring");
     expect(p?.minLength).toBe(32);
@@ -56,7 +70,8 @@ describe("the HTTP API behind Microsoft Entra ID", () => {
   it("no basic auth: FTP and SCM publishing credentials are off", () => {
     expect(child("basicPublishingCredentialsPolicies", "ftp").properties).toEqual({ allow: false });
     expect(child("basicPublishingCredentialsPolicies", "scm").properties).toEqual({ allow: false });
-    // ftpsState is on Flex Consumption's list of unsupported site properties (issue 28); the ftp policy above covers it.
+    // ftpsState is on Flex Consumption's list of unsupported site properties (issue 28); the ftp policy above covers
+    // it.
     expect(site.properties?.siteConfig).not.toHaveProperty("ftpsState");
   });
 });
@@ -67,8 +82,13 @@ describe("network isolation, by parameter", () => {
   it("with appSubnetId the app is VNet-integrated and storage admits that subnet", () => {
     expect(main.parameters?.appSubnetId?.defaultValue).toBe("");
     expect(main.variables?.isolated).toBe("[not(empty(parameters('appSubnetId')))]");
-    expect(site.properties?.virtualNetworkSubnetId).toBe("[if(variables('isolated'), parameters('appSubnetId'), null())]");
-    expect(storage.networkAcls).toMatchObject({ bypass: "AzureServices", virtualNetworkRules: "[variables('storageVirtualNetworkRules')]" });
+    expect(site.properties?.virtualNetworkSubnetId).toBe(
+      "[if(variables('isolated'), parameters('appSubnetId'), null())]",
+    );
+    expect(storage.networkAcls).toMatchObject({
+      bypass: "AzureServices",
+      virtualNetworkRules: "[variables('storageVirtualNetworkRules')]",
+    });
     expect(main.variables?.storageVirtualNetworkRules).toBe(
       "[if(variables('isolated'), createArray(createObject('id', parameters('appSubnetId'), 'action', 'Allow')), createArray())]",
     );
@@ -98,7 +118,9 @@ describe("network isolation, by parameter", () => {
     const rule = rules[0] as Record<string, any>;
     expect(rule.enabled).toBe(true);
     expect(rule.definition.filters.prefixMatch).toEqual(["[format('{0}/', variables('deadLetterContainerName'))]"]);
-    expect(rule.definition.actions.baseBlob.delete).toEqual({ daysAfterCreationGreaterThan: "[parameters('deadLetterRetentionInDays')]" });
+    expect(rule.definition.actions.baseBlob.delete).toEqual({
+      daysAfterCreationGreaterThan: "[parameters('deadLetterRetentionInDays')]",
+    });
     expect(main.parameters?.deadLetterRetentionInDays).toMatchObject({ type: "int", minValue: 1, maxValue: 365 });
   });
 });
@@ -112,19 +134,26 @@ describe("identities", () => {
       "[variables('deployIdentityName')]",
     ]);
     const grantsTo = (id: string) =>
-      resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) => String(r.properties?.principalId).includes(`variables('${id}')`)).length;
+      resourcesOfType(main, "Microsoft.Authorization/roleAssignments").filter((r) =>
+        String(r.properties?.principalId).includes(`variables('${id}')`),
+      ).length;
     expect({
       storage: grantsTo("identityId"),
       arm: grantsTo("armIdentityId"),
       deploy: grantsTo("deployIdentityId"),
       eventGrid: grantsTo("eventGridIdentityId"),
     }).toEqual({ storage: 6, arm: 0, deploy: 1, eventGrid: 1 });
-    const attached = Object.keys((site as { identity?: { userAssignedIdentities: object } }).identity?.userAssignedIdentities ?? {});
+    const attached = Object.keys(
+      (site as { identity?: { userAssignedIdentities: object } }).identity?.userAssignedIdentities ?? {},
+    );
     expect(attached).not.toContain("[variables('deployIdentityId')]");
   });
 
   it("the deploy identity signs in from GitHub Actions by OIDC only when a subject is given", () => {
-    const federated = onlyResourceOfType(main, "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials");
+    const federated = onlyResourceOfType(
+      main,
+      "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
+    );
     expect(federated.condition).toBe("[not(empty(parameters('githubOidcSubject')))]");
     expect(federated.name).toBe("[format('{0}/github-actions', variables('deployIdentityName'))]");
     expect(federated.properties).toEqual({

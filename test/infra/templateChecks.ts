@@ -5,7 +5,8 @@ import { REPO_ROOT } from "./armSchema";
 /**
  * Reading an ARM template the way the infra tests need: resources by type, app settings, and the values of the
  * simple expressions the templates use for names (`[variables('x')]`, `[parameters('p')]`, and the last argument of
- * a `[format(...)]`). Deliberately small: it is not an ARM expression evaluator, and a name it cannot read fails a test.
+ * a `[format(...)]`). Deliberately small: it is not an ARM expression evaluator, and a name it cannot read fails a
+ * test.
  */
 
 export interface ArmResource {
@@ -114,10 +115,13 @@ interface EventSubscriptionProperties {
 export function eventGridDestinationFunctionNames(template: ArmTemplate): string[] {
   return resourcesOfType(template, "Microsoft.EventGrid/systemTopics/eventSubscriptions").map((sub) => {
     const destination = (sub.properties as EventSubscriptionProperties | undefined)?.destination;
-    if (destination?.endpointType !== "AzureFunction") throw new Error(`event subscription ${sub.name} is not an AzureFunction destination`);
+    if (destination?.endpointType !== "AzureFunction")
+      throw new Error(`event subscription ${sub.name} is not an AzureFunction destination`);
     const resourceId = resolveVariables(template, destination.properties?.resourceId);
     if (typeof resourceId !== "string" || !resourceId.includes("/functions/")) {
-      throw new Error(`event subscription ${sub.name}: destination resourceId ${String(resourceId)} is not <site id>/functions/<name>`);
+      throw new Error(
+        `event subscription ${sub.name}: destination resourceId ${String(resourceId)} is not <site id>/functions/<name>`,
+      );
     }
     return leafName(template, resourceId);
   });
@@ -128,7 +132,10 @@ export function eventGridDestinationFunctionNames(template: ArmTemplate): string
  * trigger": give it the Event Grid function names the built app registers; it returns one problem per destination
  * that is not among them (empty = consistent).
  */
-export function unregisteredEventGridDestinations(template: ArmTemplate, registeredEventGridFunctionNames: readonly string[]): string[] {
+export function unregisteredEventGridDestinations(
+  template: ArmTemplate,
+  registeredEventGridFunctionNames: readonly string[],
+): string[] {
   return eventGridDestinationFunctionNames(template)
     .filter((name) => !registeredEventGridFunctionNames.includes(name))
     .map(

@@ -9,7 +9,10 @@ import { asPrincipal, json, startIntakeApp, VALID_DECLARATION, type IntakeApp } 
  */
 
 const READER = asPrincipal("0000aaaa-0000-0000-0000-00000000000a", "Rita Reader", ["poolsync.Read"]);
-const DECLARER = asPrincipal("0000bbbb-0000-0000-0000-00000000000b", "Dan Declarer", ["poolsync.Declare", "poolsync.Read"]);
+const DECLARER = asPrincipal("0000bbbb-0000-0000-0000-00000000000b", "Dan Declarer", [
+  "poolsync.Declare",
+  "poolsync.Read",
+]);
 const LB = DEMO.poolId.replace(/\/backendAddressPools\/[^/]+$/, "");
 const OTHER_POOL = `${LB}/backendAddressPools/public-ingress`;
 const BINDING = `/subscriptions/*/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0 => ${DEMO.poolId}`;
@@ -18,7 +21,9 @@ let app: IntakeApp;
 let url: string;
 
 beforeAll(async () => {
-  app = await startIntakeApp({ env: { POOLSYNC_AUTH: "entra", POOLSYNC_BINDINGS: BINDING, POOLSYNC_DECLARE_WINDOW_SECONDS: "0" } });
+  app = await startIntakeApp({
+    env: { POOLSYNC_AUTH: "entra", POOLSYNC_BINDINGS: BINDING, POOLSYNC_DECLARE_WINDOW_SECONDS: "0" },
+  });
   url = app.url;
 });
 afterAll(async () => {
@@ -27,9 +32,13 @@ afterAll(async () => {
 
 const put = (body: unknown, headers: Record<string, string> = {}) => {
   const init = json(body);
-  return fetch(`${url}/api/memberships`, { ...init, headers: { ...(init.headers as Record<string, string>), ...headers } });
+  return fetch(`${url}/api/memberships`, {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), ...headers },
+  });
 };
-const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string; field?: string } }).error;
+const errorOf = async (res: Response) =>
+  ((await res.json()) as { error: { code: string; message: string; field?: string } }).error;
 
 describe("without a signed-in caller", () => {
   it("refuses declare, show and status with 401, and stores nothing", async () => {
@@ -65,7 +74,10 @@ describe("app roles", () => {
       message: "Rita Reader (0000aaaa-0000-0000-0000-00000000000a) lacks the app role poolsync.Declare",
     });
     expect((await fetch(`${url}/api/status`, { headers: READER })).status).toBe(200);
-    expect((await fetch(`${url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, { headers: READER })).status).toBe(200);
+    expect(
+      (await fetch(`${url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, { headers: READER }))
+        .status,
+    ).toBe(200);
     expect(await app.membershipRows()).toEqual([]);
   });
 
@@ -79,7 +91,9 @@ describe("app roles", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ declaredById: who.id, declaredByName: who.name, declaredVia: "entra" });
 
-    const view = (await (await fetch(`${url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, { headers: READER })).json()) as {
+    const view = (await (
+      await fetch(`${url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`, { headers: READER })
+    ).json()) as {
       memberships: Array<{ declaredBy: unknown }>;
     };
     expect(view.memberships.map((m) => m.declaredBy)).toEqual([who]);

@@ -25,9 +25,14 @@ interface Run {
 function poolsync(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     // Async, never execFileSync: the runtime serving the CLI lives in this very process.
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, POOLSYNC_URL: app.url, POOLSYNC_KEY: "" }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, POOLSYNC_URL: app.url, POOLSYNC_KEY: "" }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -40,7 +45,17 @@ afterAll(async () => {
 
 describe("poolsync declare", () => {
   it("declares over PUT /api/memberships, prints the request id and exits 0; status then shows it applied", async () => {
-    const r = await poolsync("declare", "--url", app.url, "--scale-set", DEMO.scaleSetId, "--pool", DEMO.poolId, "--state", "present");
+    const r = await poolsync(
+      "declare",
+      "--url",
+      app.url,
+      "--scale-set",
+      DEMO.scaleSetId,
+      "--pool",
+      DEMO.poolId,
+      "--state",
+      "present",
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(EXIT.ok);
     const lines = r.stdout.trim().split("\n");
@@ -70,7 +85,15 @@ describe("poolsync declare", () => {
     expect(r.stdout).toBe("");
     expect(r.stderr.trim()).toBe(`poolsync: 403 out_of_scope: scaleSetId: ${outside} is outside POOLSYNC_SCOPES`);
 
-    const bad = await poolsync("declare", "--scale-set", "/subscriptions/x", "--pool", DEMO.poolId, "--state", "absent");
+    const bad = await poolsync(
+      "declare",
+      "--scale-set",
+      "/subscriptions/x",
+      "--pool",
+      DEMO.poolId,
+      "--state",
+      "absent",
+    );
     expect(bad.code).toBe(EXIT.apiError);
     expect(bad.stderr.trim()).toMatch(/^poolsync: 400 invalid_field: scaleSetId: is not a scale set ID/);
   });
@@ -78,7 +101,10 @@ describe("poolsync declare", () => {
   it("exits 2 with the usage on a missing flag, an unknown command or flag, and a bad state", async () => {
     for (const [args, message] of [
       [["declare", "--scale-set", DEMO.scaleSetId, "--state", "present"], "declare needs --pool ID"],
-      [["declare", "--scale-set", DEMO.scaleSetId, "--pool", DEMO.poolId, "--state", "on"], 'declare needs --state present or --state absent, not "on"'],
+      [
+        ["declare", "--scale-set", DEMO.scaleSetId, "--pool", DEMO.poolId, "--state", "on"],
+        'declare needs --state present or --state absent, not "on"',
+      ],
       [["frobnicate"], 'unknown command "frobnicate"'],
       [["status", "--pool", DEMO.poolId], "status takes no --pool"],
       [[], "no command given"],
@@ -100,7 +126,9 @@ describe("poolsync declare", () => {
     await new Promise((r) => server.close(r));
     const r = await poolsync("status", "--url", `http://127.0.0.1:${port}`);
     expect(r.code).toBe(EXIT.unreachable);
-    expect(r.stderr.trim()).toBe(`poolsync: cannot reach poolsync at http://127.0.0.1:${port} (ECONNREFUSED); is it running? (npm run local, or --url)`);
+    expect(r.stderr.trim()).toBe(
+      `poolsync: cannot reach poolsync at http://127.0.0.1:${port} (ECONNREFUSED); is it running? (npm run local, or --url)`,
+    );
   });
 
   it("--help prints the usage and exits 0", async () => {
@@ -117,13 +145,21 @@ describe("poolsync status and poison", () => {
     expect(r.stdout).toMatch(/^declarations {2}1 \(1 applied\)$/m);
     expect(r.stdout).toMatch(/^cache rows {4}3 \(1 scale sets, 2 instances; \d stale, 0 past the 600 s TTL\)$/m);
     const j = await poolsync("status", "--json");
-    expect(JSON.parse(j.stdout)).toMatchObject({ declarations: { total: 1 }, queue: { name: app.settings.POOLSYNC_QUEUE } });
+    expect(JSON.parse(j.stdout)).toMatchObject({
+      declarations: { total: 1 },
+      queue: { name: app.settings.POOLSYNC_QUEUE },
+    });
   });
 
   it("poison lists the poison queue's messages with their reasons", async () => {
     const empty = await poolsync("poison");
     expect(empty.stdout.trim()).toBe(`no poison messages on ${app.settings.POOLSYNC_QUEUE}-poison`);
-    const bad = { v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB), reason: "hand-made" };
+    const bad = {
+      v: 1,
+      kind: "reconcile",
+      scaleSetId: DEMO.scaleSetId.replace(DEMO.subscription, OTHER_SUB),
+      reason: "hand-made",
+    };
     await app.queue.sendMessage(Buffer.from(JSON.stringify(bad)).toString("base64"));
     const r = await waitFor(
       () => poolsync("poison"),
@@ -133,7 +169,11 @@ describe("poolsync status and poison", () => {
     expect(r.code).toBe(EXIT.ok);
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe(`1 poison message on ${app.settings.POOLSYNC_QUEUE}-poison`);
-    expect(lines[2]).toMatch(new RegExp(`^- \\S+Z {2}scaleSetId: ${bad.scaleSetId.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is outside POOLSYNC_SCOPES$`));
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `^- \\S+Z {2}scaleSetId: ${bad.scaleSetId.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is outside POOLSYNC_SCOPES$`,
+      ),
+    );
     expect(lines[3]).toBe(`  scale set: ${bad.scaleSetId}`);
     expect(lines[4]).toBe(`  received: ${JSON.stringify(bad)}`);
   });
@@ -161,7 +201,12 @@ describe("the function key", () => {
       return new Response("", { status: 401, statusText: "Unauthorized" });
     }) as unknown as typeof fetch;
     const err: string[] = [];
-    const io = { out: () => undefined, err: (t: string) => err.push(t), env: { POOLSYNC_KEY: "from-env" }, fetch: fake };
+    const io = {
+      out: () => undefined,
+      err: (t: string) => err.push(t),
+      env: { POOLSYNC_KEY: "from-env" },
+      fetch: fake,
+    };
     expect(await main(["status", "--url", "https://poolsync.example", "--key", "from-flag"], io)).toBe(EXIT.apiError);
     expect(await main(["status", "--url", "https://poolsync.example"], io)).toBe(EXIT.apiError);
     expect(seen).toEqual(["from-flag", "from-env"]);

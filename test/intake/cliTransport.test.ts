@@ -2,7 +2,10 @@ import http from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { callApi, UnreachableError } from "../../src/cli/client";
 
-/** The CLI's credentials stay on the origin they were given for: https only (loopback excepted), no cross-origin redirect. */
+/**
+ * The CLI's credentials stay on the origin they were given for: https only (loopback excepted), no cross-origin
+ * redirect.
+ */
 describe("the CLI's transport", () => {
   const servers: http.Server[] = [];
   afterEach(async () => {
@@ -22,7 +25,10 @@ describe("the CLI's transport", () => {
       got.push(req.headers["x-functions-key"] as string | undefined);
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     }, "127.0.0.1");
-    const first = await serve((_req, res) => res.writeHead(307, { location: `${other.replace("127.0.0.1", "localhost")}/api/status` }).end(), "127.0.0.1");
+    const first = await serve(
+      (_req, res) => res.writeHead(307, { location: `${other.replace("127.0.0.1", "localhost")}/api/status` }).end(),
+      "127.0.0.1",
+    );
     await expect(callApi({ url: first, key: "secret-key" }, "GET", "api/status")).rejects.toThrow(/redirected to/);
     expect(got).toEqual([]);
   });
@@ -44,7 +50,9 @@ describe("the CLI's transport", () => {
       sent.push(String(u));
       return new Response("{}");
     }) as typeof fetch;
-    await expect(callApi({ url: "http://poolsync.example.com", token: "t", fetch: spy }, "GET", "api/status")).rejects.toBeInstanceOf(UnreachableError);
+    await expect(
+      callApi({ url: "http://poolsync.example.com", token: "t", fetch: spy }, "GET", "api/status"),
+    ).rejects.toBeInstanceOf(UnreachableError);
     expect(sent).toEqual([]);
   });
 });

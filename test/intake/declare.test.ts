@@ -47,16 +47,29 @@ describe("a valid declaration", () => {
 
     const rows = await app.membershipRows();
     const row = rows.find((r) => r.requestId === body.requestId);
-    expect(row).toMatchObject({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "", state: "present", outcomeKind: "pending" });
+    expect(row).toMatchObject({
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "present",
+      outcomeKind: "pending",
+    });
     expect(Date.now() - Date.parse(String(row?.declaredAt))).toBeLessThan(60_000);
 
-    expect(await app.peekQueue()).toEqual([{ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "declared via API" }]);
+    expect(await app.peekQueue()).toEqual([
+      { v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "declared via API" },
+    ]);
   });
 
   it("keeps one row per pool and ip configuration: a later absent replaces the present, a named ip configuration is its own", async () => {
-    const a = (await (await fetch(url, json({ ...valid, ipConfiguration: "ipConfig1" }))).json()) as { requestId: string; ipConfiguration: string };
+    const a = (await (await fetch(url, json({ ...valid, ipConfiguration: "ipConfig1" }))).json()) as {
+      requestId: string;
+      ipConfiguration: string;
+    };
     expect(a.ipConfiguration).toBe("ipConfig1");
-    const b = (await (await fetch(url, json({ ...valid, ipConfiguration: "ipConfig1", state: "absent" }))).json()) as { requestId: string };
+    const b = (await (await fetch(url, json({ ...valid, ipConfiguration: "ipConfig1", state: "absent" }))).json()) as {
+      requestId: string;
+    };
     const rows = (await app.membershipRows()).filter((r) => r.ipConfiguration === "ipConfig1");
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ state: "absent", requestId: b.requestId });
@@ -76,10 +89,29 @@ describe("a valid declaration", () => {
 
 describe("refusals: the exact status, code, field and reason, and nothing stored or queued", () => {
   const ss = (tail: string) => ({ ...valid, scaleSetId: `${RG}/${tail}` });
-  const cases: Array<{ name: string; init: RequestInit; status: number; code: string; field?: string; message: string | RegExp }> = [
+  const cases: Array<{
+    name: string;
+    init: RequestInit;
+    status: number;
+    code: string;
+    field?: string;
+    message: string | RegExp;
+  }> = [
     { name: "not JSON", init: json("{nope"), status: 400, code: "invalid_json", message: /^body is not valid JSON: / },
-    { name: "an empty body", init: json(""), status: 400, code: "invalid_json", message: "body is empty; send a JSON object" },
-    { name: "a JSON array", init: json([valid]), status: 400, code: "not_an_object", message: "body must be a JSON object, not an array" },
+    {
+      name: "an empty body",
+      init: json(""),
+      status: 400,
+      code: "invalid_json",
+      message: "body is empty; send a JSON object",
+    },
+    {
+      name: "a JSON array",
+      init: json([valid]),
+      status: 400,
+      code: "not_an_object",
+      message: "body must be a JSON object, not an array",
+    },
     {
       name: "a wrong content type",
       init: { method: "PUT", headers: { "content-type": "text/plain" }, body: JSON.stringify(valid) },
@@ -94,7 +126,14 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
       code: "unsupported_media_type",
       message: "content-type must be application/json, not missing",
     },
-    { name: "an unknown field", init: json({ ...valid, color: "blue" }), status: 400, code: "unknown_field", field: "color", message: "color: unknown field" },
+    {
+      name: "an unknown field",
+      init: json({ ...valid, color: "blue" }),
+      status: 400,
+      code: "unknown_field",
+      field: "color",
+      message: "color: unknown field",
+    },
     {
       name: "a missing state",
       init: json({ scaleSetId: valid.scaleSetId, backendPoolId: valid.backendPoolId }),
@@ -113,7 +152,10 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
     },
     {
       name: "a subscription that is no GUID",
-      init: json({ ...valid, scaleSetId: "/subscriptions/nope/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/x" }),
+      init: json({
+        ...valid,
+        scaleSetId: "/subscriptions/nope/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/x",
+      }),
       status: 400,
       code: "invalid_field",
       field: "scaleSetId",
@@ -121,7 +163,9 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
     },
     {
       name: "a .. segment",
-      init: json(ss("Microsoft.Compute/virtualMachineScaleSets/../../../providers/Microsoft.Compute/virtualMachineScaleSets/x")),
+      init: json(
+        ss("Microsoft.Compute/virtualMachineScaleSets/../../../providers/Microsoft.Compute/virtualMachineScaleSets/x"),
+      ),
       status: 400,
       code: "invalid_field",
       field: "scaleSetId",
@@ -133,7 +177,8 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
       status: 400,
       code: "invalid_field",
       field: "scaleSetId",
-      message: 'scaleSetId: names provider type "Microsoft.Storage/storageAccounts", not Microsoft.Compute/virtualMachineScaleSets',
+      message:
+        'scaleSetId: names provider type "Microsoft.Storage/storageAccounts", not Microsoft.Compute/virtualMachineScaleSets',
     },
     {
       name: "a scale set ID as the pool",
@@ -182,7 +227,13 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
       code: "method_not_allowed",
       message: "method POST is not allowed here; use GET or PUT",
     },
-    { name: "DELETE", init: { method: "DELETE" }, status: 405, code: "method_not_allowed", message: "method DELETE is not allowed here; use GET or PUT" },
+    {
+      name: "DELETE",
+      init: { method: "DELETE" },
+      status: 405,
+      code: "method_not_allowed",
+      message: "method DELETE is not allowed here; use GET or PUT",
+    },
   ];
 
   it.each(cases)("$name → $status $code", async ({ init, status, code, field, message }) => {
@@ -209,9 +260,15 @@ describe("GET /api/memberships refusals", () => {
       status: 400,
       code: "missing_query",
       field: "targetId",
-      message: "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)",
+      message:
+        "targetId: is required (?targetId=/subscriptions/…/virtualMachineScaleSets/… or …/virtualMachines/…; or ?scaleSetId=)",
     },
-    { q: `?scaleSetId=${encodeURIComponent(DEMO.poolId)}`, status: 400, code: "invalid_field", message: /^scaleSetId: is not a scale set ID/ },
+    {
+      q: `?scaleSetId=${encodeURIComponent(DEMO.poolId)}`,
+      status: 400,
+      code: "invalid_field",
+      message: /^scaleSetId: is not a scale set ID/,
+    },
     {
       q: `?targetId=${encodeURIComponent(`${DEMO.scaleSetId}/virtualMachines/0`)}`,
       status: 400,
@@ -225,20 +282,24 @@ describe("GET /api/memberships refusals", () => {
       code: "out_of_scope",
       message: `scaleSetId: ${DEMO.scaleSetId.replace(SUB, OTHER_SUB)} is outside POOLSYNC_SCOPES`,
     },
-  ] as { q: string; status: number; code: string; field?: string; message: string | RegExp }[])("$q → $status", async ({ q, status, code, field, message }) => {
-    const res = await fetch(`${url}${q}`);
-    expect(res.status).toBe(status);
-    const body = (await res.json()) as { error: { code: string; message: string; field: string } };
-    expect(body.error).toMatchObject({ code, field: field ?? "scaleSetId" });
-    if (typeof message === "string") expect(body.error.message).toBe(message);
-    else expect(body.error.message).toMatch(message);
-  });
+  ] as { q: string; status: number; code: string; field?: string; message: string | RegExp }[])(
+    "$q → $status",
+    async ({ q, status, code, field, message }) => {
+      const res = await fetch(`${url}${q}`);
+      expect(res.status).toBe(status);
+      const body = (await res.json()) as { error: { code: string; message: string; field: string } };
+      expect(body.error).toMatchObject({ code, field: field ?? "scaleSetId" });
+      if (typeof message === "string") expect(body.error.message).toBe(message);
+      else expect(body.error.message).toMatch(message);
+    },
+  );
 });
 
 describe("GET /api/status (JSON)", () => {
   it("counts the declarations by outcome, the queue depth and an empty cache and poison queue", async () => {
     await app.queue.clearMessages();
-    for (const ip of ["ipConfigA", "ipConfigB"]) expect((await fetch(url, json({ ...valid, ipConfiguration: ip }))).status).toBe(202);
+    for (const ip of ["ipConfigA", "ipConfigB"])
+      expect((await fetch(url, json({ ...valid, ipConfiguration: ip }))).status).toBe(202);
     const rows = await app.membershipRows();
     const res = await fetch(`${app.url}/api/status`);
     expect(res.status).toBe(200);
@@ -246,17 +307,36 @@ describe("GET /api/status (JSON)", () => {
       declarations: { total: number; byOutcome: Record<string, number>; byState: { present: number; absent: number } };
       cache: { rows: number; stale: number; enabled: boolean };
       queue: { name: string; depth: number; poison: number; poisonName: string };
-      scaleSets: Array<{ scaleSetId: string; memberships: Array<{ sync: string; model: { state: string; note: string } }> }>;
+      scaleSets: Array<{
+        scaleSetId: string;
+        memberships: Array<{ sync: string; model: { state: string; note: string } }>;
+      }>;
       poison?: unknown;
     };
     expect(r.declarations.total).toBe(rows.length);
-    expect(r.declarations.byOutcome).toEqual({ pending: rows.length, applied: 0, failed: 0, refused: 0, "target-deleted": 0, "target-deleting": 0 });
+    expect(r.declarations.byOutcome).toEqual({
+      pending: rows.length,
+      applied: 0,
+      failed: 0,
+      refused: 0,
+      "target-deleted": 0,
+      "target-deleting": 0,
+    });
     expect(r.declarations.byState.present + r.declarations.byState.absent).toBe(rows.length);
     expect(r.cache).toMatchObject({ enabled: true, rows: 0, stale: 0 });
-    expect(r.queue).toEqual({ name: app.settings.POOLSYNC_QUEUE, depth: 2, poisonName: `${app.settings.POOLSYNC_QUEUE}-poison`, poison: 0 });
+    expect(r.queue).toEqual({
+      name: app.settings.POOLSYNC_QUEUE,
+      depth: 2,
+      poisonName: `${app.settings.POOLSYNC_QUEUE}-poison`,
+      poison: 0,
+    });
     expect(r.scaleSets.map((s) => s.scaleSetId)).toEqual([DEMO.scaleSetId]);
     // Nothing read yet: observed is unknown, and says why.
-    expect(r.scaleSets[0]?.memberships.every((m) => m.sync === "unknown" && m.model.state === "unknown" && m.model.note === "not read yet")).toBe(true);
+    expect(
+      r.scaleSets[0]?.memberships.every(
+        (m) => m.sync === "unknown" && m.model.state === "unknown" && m.model.note === "not read yet",
+      ),
+    ).toBe(true);
     expect(r.poison).toBeUndefined();
   });
 });
@@ -298,14 +378,28 @@ describe("targets beyond Uniform scale sets", () => {
     const status = (await (await fetch(`${app.url}/api/status?targetId=${encodeURIComponent(vmId)}`)).json()) as {
       scaleSets: { scaleSetId: string; memberships: unknown[] }[];
     };
-    expect(status.scaleSets).toEqual([expect.objectContaining({ scaleSetId: vmId, memberships: [expect.objectContaining({ backendPoolId: v6Pool })] })]);
+    expect(status.scaleSets).toEqual([
+      expect.objectContaining({ scaleSetId: vmId, memberships: [expect.objectContaining({ backendPoolId: v6Pool })] }),
+    ]);
   });
 
   it.each([
-    [{ targetId: `${DEMO.scaleSetId}/virtualMachines/0` }, "targetId", /^targetId: is a VM of a Uniform scale set: its pools follow its scale set/],
-    [{ targetId: DEMO.scaleSetId, scaleSetId: DEMO.scaleSetId }, "targetId", /^targetId: give targetId or scaleSetId, not both$/],
+    [
+      { targetId: `${DEMO.scaleSetId}/virtualMachines/0` },
+      "targetId",
+      /^targetId: is a VM of a Uniform scale set: its pools follow its scale set/,
+    ],
+    [
+      { targetId: DEMO.scaleSetId, scaleSetId: DEMO.scaleSetId },
+      "targetId",
+      /^targetId: give targetId or scaleSetId, not both$/,
+    ],
     [{}, "targetId", /^targetId: is required \(or scaleSetId\)$/],
-    [{ scaleSetId: DEMO.scaleSetId, ipVersion: "IPv6", ipConfiguration: "ipConfig0" }, "ipVersion", /^ipVersion: give ipVersion or ipConfiguration, not both$/],
+    [
+      { scaleSetId: DEMO.scaleSetId, ipVersion: "IPv6", ipConfiguration: "ipConfig0" },
+      "ipVersion",
+      /^ipVersion: give ipVersion or ipConfiguration, not both$/,
+    ],
     [{ scaleSetId: DEMO.scaleSetId, ipVersion: "v6" }, "ipVersion", /^ipVersion: must be "IPv4" or "IPv6"$/],
   ])("refuses %j with the field and the reason, storing nothing", async (target, field, message) => {
     const before = (await app.membershipRows()).length;

@@ -13,14 +13,25 @@ import { json, startIntakeApp, waitFor, type IntakeApp } from "./support";
 
 let app: IntakeApp;
 const view = async (): Promise<ScaleSetView> =>
-  (await (await fetch(`${app.url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`)).json()) as ScaleSetView;
+  (await (
+    await fetch(`${app.url}/api/memberships?scaleSetId=${encodeURIComponent(DEMO.scaleSetId)}`)
+  ).json()) as ScaleSetView;
 const status = async (q = ""): Promise<StatusReport> =>
-  (await (await fetch(`${app.url}/api/status${q}`, { headers: { accept: "application/json" } })).json()) as StatusReport;
+  (await (
+    await fetch(`${app.url}/api/status${q}`, { headers: { accept: "application/json" } })
+  ).json()) as StatusReport;
 const etagOf = (id: string) => String(app.sim!.control.resource(id)?.etag);
 
 beforeAll(async () => {
   app = await startIntakeApp({ reconcile: true });
-  expect((await fetch(`${app.url}/api/memberships`, json({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }))).status).toBe(202);
+  expect(
+    (
+      await fetch(
+        `${app.url}/api/memberships`,
+        json({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }),
+      )
+    ).status,
+  ).toBe(202);
   await waitFor(view, (v) => v.memberships[0]?.outcome.kind === "applied", "the declaration to be applied");
 });
 afterAll(async () => {
@@ -33,7 +44,13 @@ describe("GET /api/memberships after a reconcile", () => {
     expect(v.scaleSetId.toLowerCase()).toBe(DEMO.scaleSetId.toLowerCase());
     expect(v.memberships).toHaveLength(1);
     const m = v.memberships[0]!;
-    expect(m).toMatchObject({ backendPoolId: DEMO.poolId, ipConfiguration: null, declared: "present", sync: "in-sync", attempts: 0 });
+    expect(m).toMatchObject({
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: null,
+      declared: "present",
+      sync: "in-sync",
+      attempts: 0,
+    });
     // The model as our write's answer left it; the instance writes that followed move the scale set's ETag on in
     // ARM, so the reconcile may have marked the cached model stale: then the view must say so, and why.
     expect(m.outcome).toMatchObject({ kind: "applied", appliedEtag: expect.stringMatching(/^"\d+"$/) });
@@ -48,7 +65,12 @@ describe("GET /api/memberships after a reconcile", () => {
     // What ARM holds agrees: both instances are in the pool.
     expect(app.sim!.control.poolMembers(DEMO.poolId)).toHaveLength(2);
     expect(v.observedPools).toEqual([
-      { nicConfiguration: "etag-k8s-mp-0-nic-0", ipConfiguration: "ipConfig0", backendPoolId: expect.stringMatching(/etag-k8s$/), declared: true },
+      {
+        nicConfiguration: "etag-k8s-mp-0-nic-0",
+        ipConfiguration: "ipConfig0",
+        backendPoolId: expect.stringMatching(/etag-k8s$/),
+        declared: true,
+      },
     ]);
   });
 
@@ -56,7 +78,10 @@ describe("GET /api/memberships after a reconcile", () => {
     const ref = parseScaleSetId(DEMO.scaleSetId);
     if (!ref.ok) throw new Error(ref.reason);
     const before = await status();
-    await new EtagCacheTable(app.cache, true).markStale(instanceRef(ref.value, "1"), "event: Microsoft.Resources.ResourceWriteSuccess");
+    await new EtagCacheTable(app.cache, true).markStale(
+      instanceRef(ref.value, "1"),
+      "event: Microsoft.Resources.ResourceWriteSuccess",
+    );
     const m = (await view()).memberships[0]!;
     expect(m.instances.find((i) => i.instanceId === "1")).toMatchObject({
       state: "present",
@@ -66,7 +91,14 @@ describe("GET /api/memberships after a reconcile", () => {
     expect(m.instances.find((i) => i.instanceId === "0")).toMatchObject({ stale: false });
 
     const r = await status();
-    expect(r.cache).toMatchObject({ enabled: true, rows: 3, scaleSets: 1, instances: 2, stale: before.cache.stale + 1, expired: 0 });
+    expect(r.cache).toMatchObject({
+      enabled: true,
+      rows: 3,
+      scaleSets: 1,
+      instances: 2,
+      stale: before.cache.stale + 1,
+      expired: 0,
+    });
     expect(before.staleEntries.some((e) => e.instanceId === "1")).toBe(false);
     expect(r.staleEntries).toContainEqual({
       scaleSetId: DEMO.scaleSetId.toLowerCase(),
@@ -81,7 +113,12 @@ describe("GET /api/memberships after a reconcile", () => {
       (
         await fetch(
           `${app.url}/api/memberships`,
-          json({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ipConfiguration: "ipConfig9", state: "present" }),
+          json({
+            scaleSetId: DEMO.scaleSetId,
+            backendPoolId: DEMO.poolId,
+            ipConfiguration: "ipConfig9",
+            state: "present",
+          }),
         )
       ).status,
     ).toBe(202);

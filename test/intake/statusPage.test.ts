@@ -17,7 +17,9 @@ import { APP_DIR, json, startIntakeApp, waitFor, type IntakeApp } from "./suppor
 const CHROMIUM = "/usr/bin/chromium";
 const missing = !existsSync(CHROMIUM);
 if (missing && !process.env.CI) {
-  console.warn(`status page browser test skipped: ${CHROMIUM} is missing (apt-get install -y chromium); in CI (CI set) it runs and fails instead`);
+  console.warn(
+    `status page browser test skipped: ${CHROMIUM} is missing (apt-get install -y chromium); in CI (CI set) it runs and fails instead`,
+  );
 }
 
 const OTHER_POOL = DEMO.poolId.replace(/backendAddressPools\/etag-k8s$/, "backendAddressPools/other-team");
@@ -45,7 +47,8 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
       const ip = modelNics(r)[0]!.properties.ipConfigurations[0]!.properties;
       ip.loadBalancerBackendAddressPools = [...(ip.loadBalancerBackendAddressPools ?? []), { id: OTHER_POOL }];
     });
-    const put = (body: object) => fetch(`${app.url}/api/memberships`, json({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ...body }));
+    const put = (body: object) =>
+      fetch(`${app.url}/api/memberships`, json({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, ...body }));
     expect((await put({ state: "present" })).status).toBe(202);
     expect((await put({ state: "present", ipConfiguration: "ipConfig9" })).status).toBe(202);
     await app.queue.sendMessage(Buffer.from(XSS, "utf8").toString("base64"));
@@ -55,7 +58,11 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
           declarations: { byOutcome: Record<string, number> };
           queue: { poison: number; depth: number };
         },
-      (r) => r.declarations.byOutcome.applied === 1 && r.declarations.byOutcome.failed === 1 && r.queue.poison === 1 && r.queue.depth === 0,
+      (r) =>
+        r.declarations.byOutcome.applied === 1 &&
+        r.declarations.byOutcome.failed === 1 &&
+        r.queue.poison === 1 &&
+        r.queue.depth === 0,
       "both declarations to be reconciled and the bad message poisoned",
     );
 
@@ -112,7 +119,8 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
     await expect(section.getByRole("heading", { level: 2 }).textContent()).resolves.toBe("etag-k8s-mp-0");
     const rows = section.locator("tbody tr");
     await expect(rows.count()).resolves.toBe(2);
-    const cells = async (i: number) => (await rows.nth(i).locator("td").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+    const cells = async (i: number) =>
+      (await rows.nth(i).locator("td").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
 
     const applied = await cells(0);
     expect(applied[0]).toBe(`etag-k8s / etag-k8s ${DEMO.poolId}`);
@@ -132,7 +140,9 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
 
     const others = section.locator("ul.plain li");
     await expect(others.count()).resolves.toBe(1);
-    expect((await others.innerText()).replace(/\s+/g, " ")).toBe(`etag-k8s / other-team ${OTHER_POOL} on etag-k8s-mp-0-nic-0 / ipConfig0`);
+    expect((await others.innerText()).replace(/\s+/g, " ")).toBe(
+      `etag-k8s / other-team ${OTHER_POOL} on etag-k8s-mp-0-nic-0 / ipConfig0`,
+    );
   });
 
   it("shows the poison message's text as text: the XSS attempt neither runs nor becomes markup", async () => {
@@ -148,7 +158,9 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     expect(existsSync(SCREENSHOT)).toBe(true);
     // Nothing overflows sideways at a laptop's width.
-    const overflow = (await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")) as number;
+    const overflow = (await page.evaluate(
+      "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+    )) as number;
     expect(overflow).toBeLessThanOrEqual(0);
   });
 });

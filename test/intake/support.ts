@@ -49,7 +49,9 @@ function decode(text: string): unknown {
  */
 export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<IntakeApp> {
   const appLogs = captureAppLogs();
-  const sim = opts.reconcile ? await startArmSimulator({ tls: true, seed: opts.seed ?? "demo", operationDurationMs: 20 }) : undefined;
+  const sim = opts.reconcile
+    ? await startArmSimulator({ tls: true, seed: opts.seed ?? "demo", operationDurationMs: 20 })
+    : undefined;
   const settings: Record<string, string> = {
     AzureWebJobsStorage: testStorageConnectionString(),
     POOLSYNC_SCOPES: `/subscriptions/${DEMO.subscription}`,
@@ -78,7 +80,13 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     settings,
     port: 0,
     timerStatus: "memory",
-    queues: { maxPollingIntervalMs: 200, visibilityTimeoutMs: 0, maxDequeueCount: 2, batchSize: 8, newBatchThreshold: 4 },
+    queues: {
+      maxPollingIntervalMs: 200,
+      visibilityTimeoutMs: 0,
+      maxDequeueCount: 2,
+      batchSize: 8,
+      newBatchThreshold: 4,
+    },
     // The app logs through each invocation's context (src/app/invocationHook.ts): its JSON lines arrive here.
     log: (e) => {
       if (e.message.startsWith('{"ts":')) console.log(e.message);
@@ -88,7 +96,9 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
   const cs = testStorageConnectionString();
   const queue = new QueueClient(cs, settings.POOLSYNC_QUEUE!);
   const poison = new QueueClient(cs, `${settings.POOLSYNC_QUEUE!}-poison`);
-  const memberships = TableClient.fromConnectionString(cs, settings.POOLSYNC_MEMBERSHIPS_TABLE!, { allowInsecureConnection: true });
+  const memberships = TableClient.fromConnectionString(cs, settings.POOLSYNC_MEMBERSHIPS_TABLE!, {
+    allowInsecureConnection: true,
+  });
   const cache = TableClient.fromConnectionString(cs, settings.POOLSYNC_CACHE_TABLE!, { allowInsecureConnection: true });
   return {
     rt,
@@ -125,7 +135,10 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
   };
 }
 
-/** Lines the app's jsonLogger prints (console.log, .warn, .error by level) are captured; anything else still reaches the console. */
+/**
+ * Lines the app's jsonLogger prints (console.log, .warn, .error by level) are captured; anything else still reaches the
+ * console.
+ */
 function captureAppLogs(): Array<Record<string, unknown>> {
   const lines: Array<Record<string, unknown>> = [];
   for (const method of ["log", "warn", "error"] as const) {
@@ -146,12 +159,18 @@ function captureAppLogs(): Array<Record<string, unknown>> {
   return lines;
 }
 
-export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 40_000): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T>,
+  ok: (v: T) => boolean,
+  what: string,
+  timeoutMs = 40_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v).slice(0, 6000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v).slice(0, 6000)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -160,7 +179,9 @@ export async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean,
 /** The Event Grid webhook's key of these runtimes (the local runtime requires one). */
 export const INTAKE_WEBHOOK_KEY = "intake-webhook-key";
 
-export const asPrincipal = (id: string, name: string, roles: string[]) => ({ "x-test-client-principal": JSON.stringify({ id, name, roles }) });
+export const asPrincipal = (id: string, name: string, roles: string[]) => ({
+  "x-test-client-principal": JSON.stringify({ id, name, roles }),
+});
 
 export const json = (body: unknown): RequestInit => ({
   method: "PUT",

@@ -58,10 +58,22 @@ describe("html escaping", () => {
         byState: { present: 1, absent: 0 },
         truncated: false,
       },
-      cache: { enabled: true, rows: 0, scaleSets: 0, instances: 0, stale: 0, expired: 0, ttlSeconds: 600, truncated: false },
+      cache: {
+        enabled: true,
+        rows: 0,
+        scaleSets: 0,
+        instances: 0,
+        stale: 0,
+        expired: 0,
+        ttlSeconds: 600,
+        truncated: false,
+      },
       staleEntries: [{ scaleSetId: evil, reason: evil, since: "2026-01-01T00:00:00.000Z" }],
       queue: { name: evil, depth: 0, poisonName: evil, poison: 1 },
-      recent: { preconditionFailures: [{ scaleSetId: evil, backendPoolId: evil, at: "2026-01-01T00:00:00.000Z", reason: evil }], throttles: [] },
+      recent: {
+        preconditionFailures: [{ scaleSetId: evil, backendPoolId: evil, at: "2026-01-01T00:00:00.000Z", reason: evil }],
+        throttles: [],
+      },
       scaleSets: [
         {
           scaleSetId: evil,
@@ -86,7 +98,9 @@ describe("html escaping", () => {
         },
       ],
       scaleSetsTruncated: false,
-      poison: [{ messageId: evil, insertedOn: "2026-01-01T00:00:00.000Z", dequeueCount: 1, reason: evil, received: evil }],
+      poison: [
+        { messageId: evil, insertedOn: "2026-01-01T00:00:00.000Z", dequeueCount: 1, reason: evil, received: evil },
+      ],
     };
     const page = renderStatusPage(report, { jsonHref: `/api/status?x="${evil}` });
     expect(page).not.toContain("<img");
@@ -103,17 +117,30 @@ describe("readJsonBody", () => {
   it("refuses a charset other than UTF-8, a Content-Length over the limit before reading, and bytes that are not UTF-8", async () => {
     expect(await readJsonBody(req("{}", { "content-type": "application/json; charset=latin1" }))).toEqual({
       ok: false,
-      problem: { status: 415, code: "unsupported_media_type", message: "content-type charset must be utf-8, not latin1" },
+      problem: {
+        status: 415,
+        code: "unsupported_media_type",
+        message: "content-type charset must be utf-8, not latin1",
+      },
     });
     let read = false;
     const big = {
       headers: new Headers({ "content-type": "application/json", "content-length": "999999" }),
       arrayBuffer: async () => ((read = true), new ArrayBuffer(0)),
     };
-    expect(await readJsonBody(big)).toMatchObject({ ok: false, problem: { status: 413, message: "body is 999999 bytes, over the 8192-byte limit" } });
+    expect(await readJsonBody(big)).toMatchObject({
+      ok: false,
+      problem: { status: 413, message: "body is 999999 bytes, over the 8192-byte limit" },
+    });
     expect(read).toBe(false);
-    const latin = { headers: new Headers({ "content-type": "application/json" }), arrayBuffer: async () => new Uint8Array([0x7b, 0xff, 0x7d]).buffer };
-    expect(await readJsonBody(latin)).toMatchObject({ ok: false, problem: { status: 400, code: "invalid_json", message: "body is not valid UTF-8" } });
+    const latin = {
+      headers: new Headers({ "content-type": "application/json" }),
+      arrayBuffer: async () => new Uint8Array([0x7b, 0xff, 0x7d]).buffer,
+    };
+    expect(await readJsonBody(latin)).toMatchObject({
+      ok: false,
+      problem: { status: 400, code: "invalid_json", message: "body is not valid UTF-8" },
+    });
   });
 });
 
@@ -121,7 +148,11 @@ describe("acceptDeclaration", () => {
   // Bindings are required since issue 26: "*" pairs anything inside the scopes.
   const anyPairing = parseBindings("*");
   if (!anyPairing.ok) throw new Error("the any-pairing rule no longer parses");
-  const parsed = parseDeclareRequest({ scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" }, scopes, anyPairing.value);
+  const parsed = parseDeclareRequest(
+    { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" },
+    scopes,
+    anyPairing.value,
+  );
   if (!parsed.ok) throw new Error(parsed.problem.message);
   const base = { log: memoryLogger(), now: () => Date.parse("2026-01-01T00:00:00Z"), newRequestId: () => "req-1" };
   const okSchedule = async () => "scheduled" as const;
@@ -130,7 +161,10 @@ describe("acceptDeclaration", () => {
     let queued = 0;
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
-      declarations: { listForTarget: async () => [], upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")) },
+      declarations: {
+        listForTarget: async () => [],
+        upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")),
+      },
       scheduleDeclared: async () => void queued++,
     });
     expect(r).toEqual({
@@ -167,7 +201,8 @@ describe("acceptDeclaration", () => {
       problem: {
         status: 409,
         code: "superseded",
-        message: "a newer declaration for this pool and ip configuration is stored (declared at 2027-01-01T00:00:00.000Z, request queue-9)",
+        message:
+          "a newer declaration for this pool and ip configuration is stored (declared at 2027-01-01T00:00:00.000Z, request queue-9)",
       },
     });
   });
@@ -175,7 +210,13 @@ describe("acceptDeclaration", () => {
 
 describe("observeScaleSet", () => {
   const nics = (pools: string[]) => [
-    { name: "nic0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: pools.map((id) => ({ id })) }] },
+    {
+      name: "nic0",
+      primary: true,
+      ipConfigurations: [
+        { name: "ipConfig0", primary: true, loadBalancerBackendAddressPools: pools.map((id) => ({ id })) },
+      ],
+    },
   ];
   const entry = <M>(model: M, readAt: number, stale = false): CachedEntry<M> => ({
     model,
@@ -199,7 +240,14 @@ describe("observeScaleSet", () => {
     rowEtag: "e",
   };
   const now = 1_000_000;
-  const model = { id: DEMO.scaleSetId, etag: '"5"', location: "x", provisioningState: "Succeeded", capacity: 2, nics: nics([DEMO.poolId]) } as ScaleSetModel;
+  const model = {
+    id: DEMO.scaleSetId,
+    etag: '"5"',
+    location: "x",
+    provisioningState: "Succeeded",
+    capacity: 2,
+    nics: nics([DEMO.poolId]),
+  } as ScaleSetModel;
   const inst = (id: string, pools: string[]) =>
     ({
       id: `${DEMO.scaleSetId}/virtualMachines/${id}`,
@@ -221,7 +269,12 @@ describe("observeScaleSet", () => {
     const v = observeScaleSet(DEMO.scaleSetId, [declaration], partition, { now, ttlMs: 600_000, cacheEnabled: true });
     const m = v.memberships[0]!;
     expect(m.sync).toBe("drift");
-    expect(m.model).toEqual({ state: "present", etag: '"5"', readAt: new Date(now - 1000).toISOString(), stale: false });
+    expect(m.model).toEqual({
+      state: "present",
+      etag: '"5"',
+      readAt: new Date(now - 1000).toISOString(),
+      stale: false,
+    });
     expect(m.instances).toEqual([
       {
         instanceId: "0",
@@ -231,17 +284,29 @@ describe("observeScaleSet", () => {
         stale: true,
         staleReason: "read 700 s ago, past the 600 s TTL",
       },
-      { instanceId: "1", state: "absent", etag: '"1"', readAt: new Date(now - 1000).toISOString(), stale: true, staleReason: "event" },
+      {
+        instanceId: "1",
+        state: "absent",
+        etag: '"1"',
+        readAt: new Date(now - 1000).toISOString(),
+        stale: true,
+        staleReason: "event",
+      },
     ]);
   });
 
   it("is unknown, saying why, with the cache disabled or nothing read yet", () => {
     const empty: CachedPartition = { scaleSet: undefined, instances: new Map() };
-    expect(observeScaleSet(DEMO.scaleSetId, [declaration], empty, { now, ttlMs: 1, cacheEnabled: false }).memberships[0]).toMatchObject({
+    expect(
+      observeScaleSet(DEMO.scaleSetId, [declaration], empty, { now, ttlMs: 1, cacheEnabled: false }).memberships[0],
+    ).toMatchObject({
       sync: "unknown",
       model: { state: "unknown", note: "the cache is disabled (POOLSYNC_CACHE_ENABLED=false)" },
     });
-    expect(observeScaleSet(DEMO.scaleSetId, [declaration], empty, { now, ttlMs: 1, cacheEnabled: true }).memberships[0]?.model).toEqual({
+    expect(
+      observeScaleSet(DEMO.scaleSetId, [declaration], empty, { now, ttlMs: 1, cacheEnabled: true }).memberships[0]
+        ?.model,
+    ).toEqual({
       state: "unknown",
       note: "not read yet",
       stale: false,
@@ -253,7 +318,15 @@ describe("describePoison", () => {
   const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
   it("reads poolsync's envelope, a message the host moved, and plain text", () => {
     expect(
-      describePoison(b64(JSON.stringify({ reason: "v: unknown schema version 2 (this poolsync reads 1)", received: '{"v":2,"scaleSetId":"/s"}', at: "t" }))),
+      describePoison(
+        b64(
+          JSON.stringify({
+            reason: "v: unknown schema version 2 (this poolsync reads 1)",
+            received: '{"v":2,"scaleSetId":"/s"}',
+            at: "t",
+          }),
+        ),
+      ),
     ).toEqual({
       reason: "v: unknown schema version 2 (this poolsync reads 1)",
       received: '{"v":2,"scaleSetId":"/s"}',
@@ -264,6 +337,9 @@ describe("describePoison", () => {
       received: '{"v":1,"kind":"reconcile","scaleSetId":"/s","reason":"r"}',
       scaleSetId: "/s",
     });
-    expect(describePoison("not base64 at all!")).toEqual({ reason: "failed on every delivery (moved after maxDequeueCount)", received: "not base64 at all!" });
+    expect(describePoison("not base64 at all!")).toEqual({
+      reason: "failed on every delivery (moved after maxDequeueCount)",
+      received: "not base64 at all!",
+    });
   });
 });

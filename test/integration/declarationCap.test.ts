@@ -52,11 +52,16 @@ describe("declarations per scale set", () => {
       `the scale set has more than ${MAX_DECLARATIONS_PER_SCALE_SET} declarations; this is one of the newest`,
     );
     expect(rows.filter((d) => d.outcome.kind === "applied")).toHaveLength(MAX_DECLARATIONS_PER_SCALE_SET);
-    expect(poolsByIpConfig(modelNics(h.sim.control.resource(vmss)!)).ipConfig0).toHaveLength(MAX_DECLARATIONS_PER_SCALE_SET);
+    expect(poolsByIpConfig(modelNics(h.sim.control.resource(vmss)!)).ipConfig0).toHaveLength(
+      MAX_DECLARATIONS_PER_SCALE_SET,
+    );
   });
 });
 
-/** Junk cannot lock a scale set: the cap is enforced at intake, per target and per caller, and an `absent` always passes. */
+/**
+ * Junk cannot lock a scale set: the cap is enforced at intake, per target and per caller, and an `absent` always
+ * passes.
+ */
 describe("the declaration cap at intake", () => {
   let h: Harness | undefined;
   afterEach(async () => {
@@ -89,8 +94,22 @@ describe("the declaration cap at intake", () => {
         });
       },
     );
-    await h.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: real, ipConfiguration: "ipConfig0", state: "present" });
-    await h.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: real, ipConfiguration: "cleanup", state: "absent" });
+    await h.send({
+      v: 1,
+      kind: "declare",
+      scaleSetId: vmss,
+      backendPoolId: real,
+      ipConfiguration: "ipConfig0",
+      state: "present",
+    });
+    await h.send({
+      v: 1,
+      kind: "declare",
+      scaleSetId: vmss,
+      backendPoolId: real,
+      ipConfiguration: "cleanup",
+      state: "absent",
+    });
     await h.drain();
     const poisoned = await h.poisonMessages();
     expect(poisoned.map((p) => p.reason)).toEqual([expect.stringMatching(/holds 200 present declarations/)]);
@@ -118,7 +137,14 @@ describe("the declaration cap at intake", () => {
         declaredBy: QUEUE_DECLARER,
       });
     }
-    await h.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: real, ipConfiguration: "one-more", state: "present" });
+    await h.send({
+      v: 1,
+      kind: "declare",
+      scaleSetId: vmss,
+      backendPoolId: real,
+      ipConfiguration: "one-more",
+      state: "present",
+    });
     await h.drain();
     expect((await h.poisonMessages()).map((p) => p.reason)).toEqual([
       expect.stringMatching(new RegExp(`caller ${QUEUE_DECLARER.id} holds ${MAX_DECLARATIONS_PER_CALLER}`)),

@@ -14,7 +14,9 @@ const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
 const POOLS = Array.from({ length: 50 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
 const declare = (pool: string) => ({ v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present" });
 
-/** Two Function instances on one queue: each takes batches of 16 and runs them concurrently, until the queue is empty. */
+/**
+ * Two Function instances on one queue: each takes batches of 16 and runs them concurrently, until the queue is empty.
+ */
 async function consume(h: Harness, instances: Services[], timeoutMs: number): Promise<HandleOutcome[]> {
   const outcomes: HandleOutcome[] = [];
   const deadline = Date.now() + timeoutMs;
@@ -62,7 +64,9 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     const gathered = outcomes.filter((o) => o.result === "gathered");
     expect(gathered).toHaveLength(50 - leading.length);
     const opened = gathered.filter((o) => o.result === "gathered" && o.scheduled === "scheduled").length;
-    const windowReconciles = outcomes.filter((o) => o.result === "reconciled" && o.report.trigger.startsWith("gathered: "));
+    const windowReconciles = outcomes.filter(
+      (o) => o.result === "reconciled" && o.report.trigger.startsWith("gathered: "),
+    );
     // Every window opened made exactly one reconcile; the messages handled inside one window open just one.
     expect(windowReconciles).toHaveLength(opened);
     expect(opened).toBe(1);
@@ -71,7 +75,8 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     expect(c.stats(VMSS).instancePuts).toBeLessThanOrEqual(6);
     const wanted = POOLS.map((p) => p.toLowerCase()).sort();
     expect([...poolsByIpConfig(modelNics(c.resource(VMSS)!)).ipConfig0!].sort()).toEqual(wanted);
-    for (const vm of c.instances(VMSS)) expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
+    for (const vm of c.instances(VMSS))
+      expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
     const decls = await h.services.declarations.listForTarget(scaleSetRef(VMSS));
     expect(decls.map((d) => d.outcome.kind)).toEqual(Array(50).fill("applied"));
   });
@@ -85,7 +90,9 @@ describe("declare window: the declarations of one scale set make one reconcile, 
       env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "2" },
     });
     // Each scale set's declarations spread over the whole burst: the first batch of 16 holds one of each.
-    const messages = pools.flatMap((pool) => scaleSets.map((ss) => ({ v: 1, kind: "declare", scaleSetId: ss, backendPoolId: pool, state: "present" })));
+    const messages = pools.flatMap((pool) =>
+      scaleSets.map((ss) => ({ v: 1, kind: "declare", scaleSetId: ss, backendPoolId: pool, state: "present" })),
+    );
     for (const m of messages) await h.send(m);
 
     // The Functions host's listener: a batch of up to 16, the next fetch once 8 or fewer are still running.
@@ -117,7 +124,8 @@ describe("declare window: the declarations of one scale set make one reconcile, 
       expect(modelWrites[i], ss).toBeLessThanOrEqual(2);
       expect(c.stats(ss).instancePuts, ss).toBeLessThanOrEqual(2 * 2);
       expect([...poolsByIpConfig(modelNics(c.resource(ss)!)).ipConfig0!].sort()).toEqual(wanted);
-      for (const vm of c.instances(ss)) expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
+      for (const vm of c.instances(ss))
+        expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
       const decls = await h.services.declarations.listForTarget(scaleSetRef(ss));
       expect(decls.map((d) => d.outcome.kind)).toEqual(Array(4).fill("applied"));
     }
@@ -144,31 +152,47 @@ describe("declare window: the declarations of one scale set make one reconcile, 
       enqueued.push({ reason, delayMs: opts?.delayMs });
       return enqueue(id, reason, opts);
     };
-    const meta = (id: string, dequeueCount = 1) => ({ id, dequeueCount, insertionTime: new Date(clock.now()).toISOString() });
+    const meta = (id: string, dequeueCount = 1) => ({
+      id,
+      dequeueCount,
+      insertionTime: new Date(clock.now()).toISOString(),
+    });
 
     // Quiet: written in this very invocation, nothing enqueued, no window to wait for.
     const lead = await s.handleQueueMessage(declare(POOLS[0]!), meta("m-0"));
-    expect(lead).toMatchObject({ result: "reconciled", report: { result: "applied", trigger: expect.stringMatching(/^leading: declare present /) } });
+    expect(lead).toMatchObject({
+      result: "reconciled",
+      report: { result: "applied", trigger: expect.stringMatching(/^leading: declare present /) },
+    });
     expect(enqueued).toEqual([]);
 
     failNext = true;
     await expect(s.handleQueueMessage(declare(POOLS[1]!), meta("m-1"))).rejects.toThrow("queue unavailable");
     expect(enqueued).toEqual([]);
     // The host redelivers the same message: it opened the window, so it enqueues (the window is not someone else's).
-    expect(await s.handleQueueMessage(declare(POOLS[1]!), meta("m-1", 2))).toEqual({ result: "gathered", scheduled: "scheduled" });
+    expect(await s.handleQueueMessage(declare(POOLS[1]!), meta("m-1", 2))).toEqual({
+      result: "gathered",
+      scheduled: "scheduled",
+    });
     // The host is idle: the window gathers a trickle of changes for its length.
     expect(enqueued).toEqual([{ reason: expect.stringMatching(/^gathered: declare present /), delayMs: 2_000 }]);
 
     // Past the window's length (a fixed window's joinable part ended long ago), its reconcile still waiting in the
     // queue: the window takes joiners until a pass closes it.
     clock.advance(3_000);
-    expect(await s.handleQueueMessage(declare(POOLS[2]!), meta("m-2"))).toEqual({ result: "gathered", scheduled: "joined" });
+    expect(await s.handleQueueMessage(declare(POOLS[2]!), meta("m-2"))).toEqual({
+      result: "gathered",
+      scheduled: "joined",
+    });
     // The pass's operation polls must not move the clock past the quiet time: how many there are depends on load.
     expect(await clock.standingStill(() => h!.drainUntilEmpty(30_000))).toMatchObject([
       { result: "reconciled", report: { result: "applied", trigger: expect.stringMatching(/^gathered: /) } },
     ]);
     // That pass closed the window before it read: this one gets its own.
-    expect(await s.handleQueueMessage(declare(POOLS[3]!), meta("m-3"))).toEqual({ result: "gathered", scheduled: "scheduled" });
+    expect(await s.handleQueueMessage(declare(POOLS[3]!), meta("m-3"))).toEqual({
+      result: "gathered",
+      scheduled: "scheduled",
+    });
     expect(enqueued).toHaveLength(2);
 
     // Together with the leading one, the two window reconciles apply all four.
@@ -179,7 +203,10 @@ describe("declare window: the declarations of one scale set make one reconcile, 
 
     // No window for twice its length: quiet again, so the next declaration leads again.
     clock.advance(quietMs(2_000));
-    expect(await s.handleQueueMessage(declare(POOLS[4]!), meta("m-4"))).toMatchObject({ result: "reconciled", report: { result: "applied" } });
+    expect(await s.handleQueueMessage(declare(POOLS[4]!), meta("m-4"))).toMatchObject({
+      result: "reconciled",
+      report: { result: "applied" },
+    });
     expect(enqueued).toHaveLength(2);
   });
 
@@ -207,7 +234,9 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     // Both visible at once: the leading pass stands down (or, taken together, the two share one pass); either way
     // one pass writes both.
     const all = await h.drainUntilEmpty(30_000);
-    const passes = new Set(all.flatMap((o) => (o.result === "reconciled" && o.report.result === "applied" ? [o.report] : [])));
+    const passes = new Set(
+      all.flatMap((o) => (o.result === "reconciled" && o.report.result === "applied" ? [o.report] : [])),
+    );
     expect(passes.size).toBe(1);
     expect(h.sim.control.stats(VMSS).puts + h.sim.control.stats(VMSS).patches).toBe(1);
     const decls = await s.declarations.listForTarget(ref);
@@ -224,7 +253,9 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     await h.drainUntilEmpty(30_000);
     const before = h.sim.control.stats().requests;
     await h.send(message);
-    expect(await h.drainUntilEmpty(30_000)).toEqual([{ result: "skipped", reason: "already applied (duplicate delivery)" }]);
+    expect(await h.drainUntilEmpty(30_000)).toEqual([
+      { result: "skipped", reason: "already applied (duplicate delivery)" },
+    ]);
     expect(h.sim.control.stats().requests).toBe(before);
   });
 });

@@ -12,7 +12,13 @@ import { scaleSetRef } from "../support/refs";
  */
 const TTL_MS = 600_000;
 const ref = scaleSetRef(DEMO.scaleSetId);
-const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const declarePresent = {
+  v: 1,
+  kind: "declare",
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state: "present",
+};
 const pool = DEMO.poolId.toLowerCase();
 
 describe("failed and unannounced deletes", () => {
@@ -23,7 +29,9 @@ describe("failed and unannounced deletes", () => {
   });
 
   const instancePools = (hh: Harness) =>
-    hh.sim.control.instances(DEMO.scaleSetId).map((i) => [String(i["instanceId"]), poolsByIpConfig(instanceNics(i)).ipConfig0 ?? []] as const);
+    hh.sim.control
+      .instances(DEMO.scaleSetId)
+      .map((i) => [String(i["instanceId"]), poolsByIpConfig(instanceNics(i)).ipConfig0 ?? []] as const);
 
   it("an instance whose delete failed is written again: the timer's reconcile puts the dropped pool back, and the next run finds nothing", async () => {
     const clock = manualClock();
@@ -95,7 +103,10 @@ describe("failed and unannounced deletes", () => {
       declaredBy: QUEUE_DECLARER,
     });
     expect(again.result).toBe("updated");
-    expect(await h.services.reconcile(ref, { reason: "declared", attempt: 0 })).toMatchObject({ result: "unchanged", armReads: 0 });
+    expect(await h.services.reconcile(ref, { reason: "declared", attempt: 0 })).toMatchObject({
+      result: "unchanged",
+      armReads: 0,
+    });
     expect((await h.services.declarations.listForTarget(ref))[0]?.outcome.kind).toBe("applied");
     // A timer run inside the TTL has nothing to look at.
     clock.advance(TTL_MS / 2);
@@ -105,6 +116,9 @@ describe("failed and unannounced deletes", () => {
     clock.advance(TTL_MS / 2 + 1);
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, evicted: 1 });
     const [d] = await h.services.declarations.listForTarget(ref);
-    expect(d).toMatchObject({ requestId: "after-the-delete", outcome: { kind: "target-deleted", reason: expect.stringMatching(/not ?found/i) } });
+    expect(d).toMatchObject({
+      requestId: "after-the-delete",
+      outcome: { kind: "target-deleted", reason: expect.stringMatching(/not ?found/i) },
+    });
   });
 });

@@ -12,7 +12,11 @@ const RG = `/subscriptions/${DEMO.subscription}/resourceGroups/etag/providers`;
 const FLEX = `${RG}/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-flex-0`;
 const V6_POOL = `${RG}/Microsoft.Network/loadBalancers/etag-k8s/backendAddressPools/etag-k8s-v6`;
 
-const race = fc.record({ vm: fc.constantFrom(0, 1), times: fc.constantFrom(1, 2), change: fc.constantFrom("tag" as const, "v6pool" as const) });
+const race = fc.record({
+  vm: fc.constantFrom(0, 1),
+  times: fc.constantFrom(1, 2),
+  change: fc.constantFrom("tag" as const, "v6pool" as const),
+});
 
 describe("Flexible scale set: stale NIC PUTs by another writer between our read and write", () => {
   it("property: nothing of theirs is lost, our pool is on every NIC, one 412 per stale PUT", async () => {
@@ -25,12 +29,18 @@ describe("Flexible scale set: stale NIC PUTs by another writer between our read 
             .virtualMachines(FLEX)
             .map(
               (vm) =>
-                ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id,
+                (
+                  (vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile
+                    .networkInterfaces[0] as { id: string }
+                ).id,
             );
           for (const r of races) {
             const nic = nics[r.vm] as string;
             const stale = c.resource(nic) as JsonObject;
-            const change = r.change === "tag" ? (n: JsonObject) => void (n["tags"] = { theirs: "kept" }) : addNicPool("ipConfig0-v6", V6_POOL);
+            const change =
+              r.change === "tag"
+                ? (n: JsonObject) => void (n["tags"] = { theirs: "kept" })
+                : addNicPool("ipConfig0-v6", V6_POOL);
             c.beforeNextWrite(nic, stalePut(stale, change), { times: r.times });
           }
           await h.send({ v: 1, kind: "declare", targetId: FLEX, backendPoolId: DEMO.poolId, state: "present" });

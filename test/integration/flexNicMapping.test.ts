@@ -82,8 +82,13 @@ describe("a VM's NICs mapped from what Azure states, never from their names", ()
   /** Each Flexible VM's NICs, by the NIC configuration the simulator built them from (its record, not the name). */
   const flexNics = (): { nic: string; configuration: string }[] =>
     h.sim.control.virtualMachines(FLEX).flatMap((vm) => {
-      const p = vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[]; networkInterfaceConfigurations: { name: string }[] } };
-      return p.networkProfile.networkInterfaces.map((n, i) => ({ nic: n.id, configuration: p.networkProfile.networkInterfaceConfigurations[i]?.name ?? "" }));
+      const p = vm["properties"] as {
+        networkProfile: { networkInterfaces: { id: string }[]; networkInterfaceConfigurations: { name: string }[] };
+      };
+      return p.networkProfile.networkInterfaces.map((n, i) => ({
+        nic: n.id,
+        configuration: p.networkProfile.networkInterfaceConfigurations[i]?.name ?? "",
+      }));
     });
 
   it("Flexible: 'frontend/shared' lands on each VM's NIC built from the frontend configuration, though no NIC is named after it", async () => {
@@ -108,9 +113,10 @@ describe("a VM's NICs mapped from what Azure states, never from their names", ()
     const [decl] = await h.services.declarations.listForTarget(target(FLEX));
     expect(decl?.outcome, JSON.stringify(decl?.outcome)).toMatchObject({ kind: "applied" });
     for (const { nic, configuration } of flexNics()) {
-      expect(nicPoolsByIpConfig(h.sim.control.resource(nic) as JsonObject)["shared"], `${nic} (${configuration})`).toEqual(
-        configuration === "backend" ? [pool] : [],
-      );
+      expect(
+        nicPoolsByIpConfig(h.sim.control.resource(nic) as JsonObject)["shared"],
+        `${nic} (${configuration})`,
+      ).toEqual(configuration === "backend" ? [pool] : []);
     }
   });
 
@@ -127,7 +133,15 @@ describe("a VM's NICs mapped from what Azure states, never from their names", ()
     // Two declarations now (the selector is part of one): the NIC-naming one applied, the other still failed.
     const kinds = (await h.services.declarations.listForTarget(target(VM))).map((d) => d.outcome.kind).sort();
     expect(kinds).toEqual(["applied", "failed"]);
-    expect(nicPoolsByIpConfig(h.sim.control.resource(`${RG}/Microsoft.Network/networkInterfaces/vm-two-nics-b`) as JsonObject)["ipconfig1"]).toEqual([pool]);
-    expect(nicPoolsByIpConfig(h.sim.control.resource(`${RG}/Microsoft.Network/networkInterfaces/vm-two-nics-a`) as JsonObject)["ipconfig1"]).toEqual([]);
+    expect(
+      nicPoolsByIpConfig(
+        h.sim.control.resource(`${RG}/Microsoft.Network/networkInterfaces/vm-two-nics-b`) as JsonObject,
+      )["ipconfig1"],
+    ).toEqual([pool]);
+    expect(
+      nicPoolsByIpConfig(
+        h.sim.control.resource(`${RG}/Microsoft.Network/networkInterfaces/vm-two-nics-a`) as JsonObject,
+      )["ipconfig1"],
+    ).toEqual([]);
   });
 });

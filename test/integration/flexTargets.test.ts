@@ -43,13 +43,18 @@ describe("NIC targets against the simulator: no lost update", () => {
     h.sim.control
       .virtualMachines(FLEX)
       .map(
-        (vm) => ((vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0] as { id: string }).id,
+        (vm) =>
+          (
+            (vm["properties"] as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile
+              .networkInterfaces[0] as { id: string }
+          ).id,
       );
 
   it("Flexible: writes the model with its networkApiVersion, then each VM's NIC; a stale NIC PUT by another writer between our read and write loses nothing", async () => {
     const c = h.sim.control;
     const [nic0, nic1] = flexNics() as [string, string];
-    // The other writer read NIC 0 before us and PUTs its copy, with its own pool, without If-Match, just before our write.
+    // The other writer read NIC 0 before us and PUTs its copy, with its own pool, without If-Match, just before our
+    // write.
     const stale = c.resource(nic0) as JsonObject;
     const raced = c.beforeNextWrite(nic0, stalePut(stale, addNicPool("ipConfig0-v6", V6_POOL)));
 
@@ -59,7 +64,11 @@ describe("NIC targets against the simulator: no lost update", () => {
     expect(raced.applied()).toBe(1);
     const model = c.resource(FLEX) as JsonObject;
     expect(
-      ((model["properties"] as JsonObject)["virtualMachineProfile"] as { networkProfile: { networkApiVersion: string } }).networkProfile.networkApiVersion,
+      (
+        (model["properties"] as JsonObject)["virtualMachineProfile"] as {
+          networkProfile: { networkApiVersion: string };
+        }
+      ).networkProfile.networkApiVersion,
     ).toBe("2020-11-01");
     expect(poolsByIpConfig(modelNics(model))).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [] });
     expect(nicPoolsByIpConfig(c.resource(nic0) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [v6] });
@@ -70,9 +79,16 @@ describe("NIC targets against the simulator: no lost update", () => {
     expect(c.stats(FLEX)).toMatchObject({ puts: 1, instanceLists: 0, instancePuts: 0 });
     const [decl] = await h.services.declarations.listForTarget(target(FLEX));
     expect(decl?.outcome.kind).toBe("applied");
-    expect(c.poolMembers(DEMO.poolId).sort()).toEqual([`${nic0}/ipConfigurations/ipConfig0`, `${nic1}/ipConfigurations/ipConfig0`].sort());
+    expect(c.poolMembers(DEMO.poolId).sort()).toEqual(
+      [`${nic0}/ipConfigurations/ipConfig0`, `${nic1}/ipConfigurations/ipConfig0`].sort(),
+    );
     // Our NIC writes' events are recognised as ours.
-    const ownEvents = c.events().filter((e) => e.data.operationName === "Microsoft.Network/networkInterfaces/write" && e.data.claims["appid"] !== "other");
+    const ownEvents = c
+      .events()
+      .filter(
+        (e) =>
+          e.data.operationName === "Microsoft.Network/networkInterfaces/write" && e.data.claims["appid"] !== "other",
+      );
     expect(ownEvents.length).toBeGreaterThan(0);
 
     // Scale-out VMs come up in the pool from the model.
@@ -89,7 +105,10 @@ describe("NIC targets against the simulator: no lost update", () => {
     await h.send(declare(FLEX));
     await h.drain();
     c.settle();
-    const nicWrites = events.filter((e) => (e as { data: { operationName: string } }).data.operationName === "Microsoft.Network/networkInterfaces/write");
+    const nicWrites = events.filter(
+      (e) =>
+        (e as { data: { operationName: string } }).data.operationName === "Microsoft.Network/networkInterfaces/write",
+    );
     expect(nicWrites).toHaveLength(2);
     const outcomes = [];
     for (const e of nicWrites) outcomes.push(await h.services.handleResourceEvent(e));
@@ -99,15 +118,20 @@ describe("NIC targets against the simulator: no lost update", () => {
     const [nic0] = flexNics() as [string];
     events.length = 0;
     c.write(nic0, (nic) => {
-      for (const ipc of (nic as unknown as { properties: { ipConfigurations: { properties: { loadBalancerBackendAddressPools?: unknown[] } }[] } }).properties
-        .ipConfigurations) {
+      for (const ipc of (
+        nic as unknown as {
+          properties: { ipConfigurations: { properties: { loadBalancerBackendAddressPools?: unknown[] } }[] };
+        }
+      ).properties.ipConfigurations) {
         ipc.properties.loadBalancerBackendAddressPools = [];
       }
     });
     c.settle();
     expect(nicPoolsByIpConfig(c.resource(nic0) as JsonObject)).toEqual({ ipConfig0: [], "ipConfig0-v6": [] });
     const [theirs] = events;
-    expect(await h.services.handleResourceEvent(theirs)).toBe(h.services.cache.enabled ? "invalidated+reconcile" : "invalidated");
+    expect(await h.services.handleResourceEvent(theirs)).toBe(
+      h.services.cache.enabled ? "invalidated+reconcile" : "invalidated",
+    );
     if (!h.services.cache.enabled) return; // without cache rows an event cannot say whose NIC it is: the timer and the next reconcile are the net
     await h.drainUntilEmpty(10_000);
     expect(nicPoolsByIpConfig(c.resource(nic0) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [] });
@@ -123,13 +147,18 @@ describe("NIC targets against the simulator: no lost update", () => {
     const events: unknown[] = [];
     c.onEvent((e) => events.push(e));
     c.delete(vm0);
-    expect(c.virtualMachines(FLEX).find((v) => String(v.id) === vm0)?.["properties"]).toMatchObject({ provisioningState: "Deleting" });
+    expect(c.virtualMachines(FLEX).find((v) => String(v.id) === vm0)?.["properties"]).toMatchObject({
+      provisioningState: "Deleting",
+    });
     // A reconcile while it is being deleted skips it.
     await h.send({ v: 1, kind: "reconcile", targetId: FLEX, reason: "test" });
     const [during] = await h.drain();
     expect(during).toMatchObject({ result: "reconciled", report: { result: "unchanged" } });
     c.settle();
-    const deleted = events.find((e) => (e as { data: { operationName: string } }).data.operationName === "Microsoft.Compute/virtualMachines/delete");
+    const deleted = events.find(
+      (e) =>
+        (e as { data: { operationName: string } }).data.operationName === "Microsoft.Compute/virtualMachines/delete",
+    );
     expect(await h.services.handleResourceEvent(deleted)).toBe("deleted");
     expect(await h.services.cache.readEntry(target(vm0) as never)).toBeUndefined();
     if (h.services.cache.enabled) expect(await h.queueDepth()).toBe(1); // the scale set's reconcile, woken
@@ -169,8 +198,12 @@ describe("NIC targets against the simulator: no lost update", () => {
     await h.send(declare(FLEX, { backendPoolId: V6_POOL, ipVersion: "IPv6" }));
     await h.send(declare(FLEX));
     await h.drain();
-    for (const nic of flexNics()) expect(nicPoolsByIpConfig(c.resource(nic) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [v6] });
-    expect(poolsByIpConfig(modelNics(c.resource(FLEX) as JsonObject))).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [v6] });
+    for (const nic of flexNics())
+      expect(nicPoolsByIpConfig(c.resource(nic) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [v6] });
+    expect(poolsByIpConfig(modelNics(c.resource(FLEX) as JsonObject))).toEqual({
+      ipConfig0: [pool],
+      "ipConfig0-v6": [v6],
+    });
 
     // The IPv4 pool asked for on the IPv6 ip configuration: refused with the reason, nothing written.
     c.resetStats();
@@ -202,6 +235,9 @@ describe("NIC targets against the simulator: no lost update", () => {
     await h.send(declare(FLEX));
     await h.drain();
     const [decl] = await h.services.declarations.listForTarget(target(FLEX));
-    expect(decl?.outcome).toMatchObject({ kind: "refused", reason: 'orchestrationMode "Hybrid" is not one poolsync knows (Uniform, Flexible)' });
+    expect(decl?.outcome).toMatchObject({
+      kind: "refused",
+      reason: 'orchestrationMode "Hybrid" is not one poolsync knows (Uniform, Flexible)',
+    });
   });
 });

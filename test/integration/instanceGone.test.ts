@@ -29,7 +29,11 @@ describe("an instance scaled in under the reconcile is gone, not a failure", () 
   const cases: Array<{ name: string; sim: ArmSimulatorOptions; ended: boolean }> = [
     { name: "400 'not an active instanceId' while its delete runs", sim: {}, ended: false },
     { name: "400 'not an active instanceId' once it is gone", sim: {}, ended: true },
-    { name: "409 'marked for deletion' while its delete runs", sim: { deletingInstanceWrite: "markedForDeletion409" }, ended: false },
+    {
+      name: "409 'marked for deletion' while its delete runs",
+      sim: { deletingInstanceWrite: "markedForDeletion409" },
+      ended: false,
+    },
   ];
 
   for (const c of cases) {
@@ -60,11 +64,15 @@ describe("an instance scaled in under the reconcile is gone, not a failure", () 
       const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
       expect(scaleIn.applied()).toBe(1);
       expect(report.result).toBe("applied");
-      for (const d of await h.services.declarations.listForTarget(ref)) expect(d.outcome, d.backendPoolId).toMatchObject({ kind: "applied" });
+      for (const d of await h.services.declarations.listForTarget(ref))
+        expect(d.outcome, d.backendPoolId).toMatchObject({ kind: "applied" });
 
       const wanted = POOLS.map((p) => p.toLowerCase()).sort();
       expect([...poolsByIpConfig(modelNics(sim.resource(VMSS)!)).ipConfig0!].sort()).toEqual(wanted);
-      for (const id of ["0", "1"]) expect([...poolsByIpConfig(instanceNics(sim.resource(`${VMSS}/virtualMachines/${id}`)!)).ipConfig0!].sort()).toEqual(wanted);
+      for (const id of ["0", "1"])
+        expect(
+          [...poolsByIpConfig(instanceNics(sim.resource(`${VMSS}/virtualMachines/${id}`)!)).ipConfig0!].sort(),
+        ).toEqual(wanted);
       // One PUT to the instance that went, and no bisecting rewrites of the others.
       expect(sim.stats(LAST).instancePuts).toBe(1);
       expect(sim.stats(VMSS)).toMatchObject({ puts: 1, instancePuts: 3 });

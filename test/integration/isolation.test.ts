@@ -54,19 +54,25 @@ describe("failure isolation", () => {
     expect(ghost.outcome.kind).toBe("failed");
     expect(Date.parse(ghost.outcome.retryAt!)).toBeGreaterThanOrEqual(started + 300_000);
     expect(Date.parse(ghost.outcome.retryAt!)).toBeLessThanOrEqual(clock.now() + 300_000);
-    expect(ghost.outcome.reason).toMatch(/^FatalError: PUT .*: 400 InvalidResourceReference Resource .*no-such-lb.* was not found/);
+    expect(ghost.outcome.reason).toMatch(
+      /^FatalError: PUT .*: 400 InvalidResourceReference Resource .*no-such-lb.* was not found/,
+    );
     expect(ghost.attempts).toBe(1);
 
     const c = h.sim.control;
     const wanted = GOOD.map((p) => p.toLowerCase()).sort();
     expect([...poolsByIpConfig(modelNics(c.resource(VMSS)!)).ipConfig0!].sort()).toEqual(wanted);
-    for (const vm of c.instances(VMSS)) expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
+    for (const vm of c.instances(VMSS))
+      expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
     // 7 intents, 1 bad: the whole write, then halves down to the bad one (about 2·log2(7) writes), never one each.
     expect(c.stats(VMSS).puts).toBeLessThanOrEqual(6);
 
     // Until its retry time, the failed declaration is left out: another reconcile writes nothing at all.
     const putsBefore = c.stats(VMSS).puts;
-    expect(await h.services.reconcile(ref, { reason: "test: an event", attempt: 0 })).toMatchObject({ result: "unchanged", armWrites: 0 });
+    expect(await h.services.reconcile(ref, { reason: "test: an event", attempt: 0 })).toMatchObject({
+      result: "unchanged",
+      armWrites: 0,
+    });
     expect(c.stats(VMSS).puts).toBe(putsBefore);
 
     // The timer leaves it alone until then ...

@@ -42,7 +42,11 @@ describe("failure isolation across passes", () => {
     h = await startHarness({
       clock,
       sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 6 }) },
-      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_FAILED_RETRY_SECONDS: "300", POOLSYNC_MAX_ATTEMPTS: "1" },
+      env: {
+        POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`,
+        POOLSYNC_FAILED_RETRY_SECONDS: "300",
+        POOLSYNC_MAX_ATTEMPTS: "1",
+      },
     });
     // Interleaved, so that every half of the bisection holds a bad one.
     await declare(
@@ -85,16 +89,20 @@ describe("failure isolation across passes", () => {
       body: {
         error: {
           code: "InvalidResourceReference",
-          message: "Resource /subscriptions/x/resourceGroups/wide/providers/Microsoft.Network/networkSecurityGroups/gone referenced by resource is not found.",
+          message:
+            "Resource /subscriptions/x/resourceGroups/wide/providers/Microsoft.Network/networkSecurityGroups/gone referenced by resource is not found.",
         },
       },
     });
     await declare(GOOD.slice(0, 2), clock.now());
     const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
     expect(report.result).toBe("applied");
-    expect(report.instanceFailures).toEqual([{ instanceId: bad, reason: expect.stringMatching(/400 InvalidResourceReference .*networkSecurityGroups\/gone/) }]);
+    expect(report.instanceFailures).toEqual([
+      { instanceId: bad, reason: expect.stringMatching(/400 InvalidResourceReference .*networkSecurityGroups\/gone/) },
+    ]);
 
-    for (const d of await h.services.declarations.listForTarget(ref)) expect(d.outcome.kind, d.backendPoolId).toBe("applied");
+    for (const d of await h.services.declarations.listForTarget(ref))
+      expect(d.outcome.kind, d.backendPoolId).toBe("applied");
     const wanted = GOOD.slice(0, 2)
       .map((p) => p.toLowerCase())
       .sort();
@@ -104,7 +112,11 @@ describe("failure isolation across passes", () => {
 
     const s = await statusReport({ ...h.services, now: () => clock.now(), cacheTtlMs: h.config.cacheTtlMs });
     expect(s.recent.instanceFailures).toEqual([
-      expect.objectContaining({ scaleSetId: VMSS, instanceId: bad, reason: expect.stringMatching(/InvalidResourceReference/) }),
+      expect.objectContaining({
+        scaleSetId: VMSS,
+        instanceId: bad,
+        reason: expect.stringMatching(/InvalidResourceReference/),
+      }),
     ]);
   });
 });

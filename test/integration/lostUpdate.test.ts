@@ -37,13 +37,26 @@ describe("applyBackendPools against the simulator: no lost update", () => {
     expect(instances).toEqual([{ ipConfig0: [pool], ipConfig1: [] }, { ipConfig0: [pool] }]);
     // One 412 on the model, one on instance 0; each followed by exactly one re-read and one successful retry.
     // The cache starts empty, so the counts are the same with it on or off.
-    expect(c.stats()).toMatchObject({ status412: 2, gets: 2, puts: 2, instanceLists: 1, instanceGets: 1, instancePuts: 3, status429: 0 });
+    expect(c.stats()).toMatchObject({
+      status412: 2,
+      gets: 2,
+      puts: 2,
+      instanceLists: 1,
+      instanceGets: 1,
+      instancePuts: 3,
+      status429: 0,
+    });
     expect(c.stats(instance0)).toMatchObject({ status412: 1, instancePuts: 2, instanceGets: 1 });
     expect(c.stats(`${DEMO.scaleSetId}/virtualMachines/1`)).toMatchObject({ status412: 0, instancePuts: 1 });
     expect(c.poolMembers(DEMO.poolId)).toHaveLength(2);
     // The status view's record of it.
     expect(await h.services.problems.list()).toEqual([
-      expect.objectContaining({ scaleSetId: DEMO.scaleSetId, result: "applied", preconditionFailures: 2, throttles: 0 }),
+      expect.objectContaining({
+        scaleSetId: DEMO.scaleSetId,
+        result: "applied",
+        preconditionFailures: 2,
+        throttles: 0,
+      }),
     ]);
   });
 
@@ -59,7 +72,10 @@ describe("applyBackendPools against the simulator: no lost update", () => {
     await h.drain();
 
     expect(poolsByIpConfig(modelNics(c.resource(DEMO.scaleSetId)!))).toEqual({ ipConfig0: [], ipConfig1: [] });
-    expect(c.instances(DEMO.scaleSetId).map((vm) => poolsByIpConfig(instanceNics(vm)))).toEqual([{ ipConfig0: [] }, { ipConfig0: [], ipConfig1: [] }]);
+    expect(c.instances(DEMO.scaleSetId).map((vm) => poolsByIpConfig(instanceNics(vm)))).toEqual([
+      { ipConfig0: [] },
+      { ipConfig0: [], ipConfig1: [] },
+    ]);
     expect(c.stats().status412).toBe(2);
     expect(c.poolMembers(DEMO.poolId)).toEqual([]);
     const [decl] = await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));

@@ -21,7 +21,8 @@ describe("NIC writes stay inside POOLSYNC_SCOPES", () => {
   });
 
   it("a VM model naming a NIC in another resource group: that NIC is never read or written, the declaration says why", async () => {
-    // ARM's answer for the VM, as a VM whose NIC lives elsewhere would give it (the simulator keeps NICs beside their VM).
+    // ARM's answer for the VM, as a VM whose NIC lives elsewhere would give it (the simulator keeps NICs beside their
+    // VM).
     const real = h.services.compute;
     const compute: ComputePort = Object.assign(Object.create(real) as ComputePort, {
       getVm: async (ref: VmRef) => ({ ...(await real.getVm(ref)), nicIds: [FOREIGN_NIC], primaryNicId: FOREIGN_NIC }),

@@ -33,7 +33,10 @@ describe("write pacing inside CRP's budget", () => {
   it.each(["windows", "resourceSubscription"] as const)(
     "defers the 13th quick write to one scale set instead of earning a 429 (bucket names: %s)",
     async (names) => {
-      h = await startHarness({ sim: { throttling: true, rateLimitPolicyNames: names }, env: { POOLSYNC_GATHER_MILLISECONDS: "0" } });
+      h = await startHarness({
+        sim: { throttling: true, rateLimitPolicyNames: names },
+        env: { POOLSYNC_GATHER_MILLISECONDS: "0" },
+      });
       const reports = await toggle13(h);
       expect(h.sim.control.stats()).toMatchObject({ status429: 0 });
       // A 412 (CRP's ETag bump seconds after our instance writes) spends a token too, so which toggle waits depends on
@@ -45,7 +48,10 @@ describe("write pacing inside CRP's budget", () => {
   );
 
   it("(control) without pacing the same sequence runs into CRP's 429", async () => {
-    h = await startHarness({ sim: { throttling: true }, env: { POOLSYNC_GATHER_MILLISECONDS: "0", POOLSYNC_PACING_ENABLED: "false" } });
+    h = await startHarness({
+      sim: { throttling: true },
+      env: { POOLSYNC_GATHER_MILLISECONDS: "0", POOLSYNC_PACING_ENABLED: "false" },
+    });
     await toggle13(h);
     expect(h.sim.control.stats().status429).toBeGreaterThan(0);
   });
@@ -58,7 +64,9 @@ describe("write pacing inside CRP's budget", () => {
   const wide = { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` };
   const read300 = (h: Harness, n = 300) =>
     Promise.allSettled(
-      Array.from({ length: n }, (_, i) => h.services.compute.getScaleSet(scaleSetRef(scaleSetId(WIDE_SUBSCRIPTION, "wide", `vmss-${i % 30}`)))),
+      Array.from({ length: n }, (_, i) =>
+        h.services.compute.getScaleSet(scaleSetRef(scaleSetId(WIDE_SUBSCRIPTION, "wide", `vmss-${i % 30}`))),
+      ),
     );
 
   it("paces reads (GETs, LISTs, operation polls) inside ARM's read bucket: 300 at once, none refused", async () => {

@@ -11,9 +11,17 @@ import { scaleSetRef } from "../support/refs";
  */
 const ref = scaleSetRef(DEMO.scaleSetId);
 /** ARM's own read throttle (it names no CRP bucket): every read of the subscription waits. */
-const ARM_READS_429 = { error: { code: "TooManyRequests", message: "Number of read requests for subscription exceeded the limit." } };
+const ARM_READS_429 = {
+  error: { code: "TooManyRequests", message: "Number of read requests for subscription exceeded the limit." },
+};
 const throttleNextGet = (h: Harness, seconds: number) =>
-  h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", status: 429, retryAfterSeconds: seconds, body: ARM_READS_429 });
+  h.sim.control.injectFault({
+    method: "GET",
+    path: "virtualMachineScaleSets/etag-k8s-mp-0$",
+    status: 429,
+    retryAfterSeconds: seconds,
+    body: ARM_READS_429,
+  });
 
 describe("a read 429 and the reads after it", () => {
   let h: Harness | undefined;
@@ -34,7 +42,10 @@ describe("a read 429 and the reads after it", () => {
       declaredBy: { id: "queue", name: "queue", via: "queue" },
     });
     throttleNextGet(h, 600);
-    expect(await h.services.reconcile(ref, { reason: "first", attempt: 0 })).toMatchObject({ result: "requeued", requeueAfterMs: 600_000 });
+    expect(await h.services.reconcile(ref, { reason: "first", attempt: 0 })).toMatchObject({
+      result: "requeued",
+      requeueAfterMs: 600_000,
+    });
     const gets = h.sim.control.stats().gets;
     const started = Date.now();
     const second = await h.services.reconcile(ref, { reason: "second", attempt: 0 });
@@ -73,7 +84,9 @@ describe("a read 429 and the reads after it", () => {
       body: {
         code: "OperationNotAllowed",
         message: "The server rejected the request because too many requests have been received for this subscription.",
-        details: [{ code: "TooManyRequests", target: "GetVMScaleSet3Min", message: '{"operationGroup":"GetVMScaleSet3Min"}' }],
+        details: [
+          { code: "TooManyRequests", target: "GetVMScaleSet3Min", message: '{"operationGroup":"GetVMScaleSet3Min"}' },
+        ],
       },
     });
     await expect(h.services.compute.getScaleSet(ref)).rejects.toBeInstanceOf(ThrottledError);

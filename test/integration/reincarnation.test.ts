@@ -27,49 +27,53 @@ describe("an instance ID reused after scale-in", () => {
     h = undefined;
   });
 
-  it.skipIf(!SUITE_CACHE_ENABLED)("is never written from the dead instance's cached body, even when the new ETag equals the cached one", async () => {
-    const clock = manualClock(Date.now());
-    h = await startHarness({
-      clock,
-      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 2 }) },
-      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` },
-    });
-    const sim = h.sim.control;
-    const declare = (pool: string, i: number) =>
-      h!.services.declarations.upsert(ref, {
-        scaleSetId: VMSS,
-        backendPoolId: pool,
-        ipConfiguration: "",
-        state: "present",
-        declaredAt: new Date(clock.now()).toISOString(),
-        requestId: `r-${i}`,
-        declaredBy: QUEUE_DECLARER,
+  it.skipIf(!SUITE_CACHE_ENABLED)(
+    "is never written from the dead instance's cached body, even when the new ETag equals the cached one",
+    async () => {
+      const clock = manualClock(Date.now());
+      h = await startHarness({
+        clock,
+        sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 2 }) },
+        env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}` },
       });
+      const sim = h.sim.control;
+      const declare = (pool: string, i: number) =>
+        h!.services.declarations.upsert(ref, {
+          scaleSetId: VMSS,
+          backendPoolId: pool,
+          ipConfiguration: "",
+          state: "present",
+          declaredAt: new Date(clock.now()).toISOString(),
+          requestId: `r-${i}`,
+          declaredBy: QUEUE_DECLARER,
+        });
 
-    await declare(POOLS[0]!, 0);
-    expect((await h.services.reconcile(ref, { reason: "test", attempt: 0 })).result).toBe("applied");
-    const dead = sim.resource(INSTANCE_1)!;
-    expect(dead["etag"]).toBe('"2"'); // our write moved it from "1"
+      await declare(POOLS[0]!, 0);
+      expect((await h.services.reconcile(ref, { reason: "test", attempt: 0 })).result).toBe("applied");
+      const dead = sim.resource(INSTANCE_1)!;
+      expect(dead["etag"]).toBe('"2"'); // our write moved it from "1"
 
-    // Unseen by poolsync (no event reaches it): another writer adds its ip configuration to the model, then a
-    // scale-in and a scale-out bring instance 1 back as a new VM built from that model.
-    sim.write(VMSS, addIpConfig("theirs", SUBNET));
-    sim.scale(VMSS, 1);
-    sim.settle();
-    sim.scale(VMSS, 2);
-    sim.settle();
-    const reborn = sim.resource(INSTANCE_1)!;
-    expect((reborn["properties"] as { vmId: string }).vmId).not.toBe((dead["properties"] as { vmId: string }).vmId);
-    expect(reborn["etag"]).toBe(dead["etag"]); // "1" at create, "2" after CRP's own move: If-Match cannot tell them apart
-    expect(Object.keys(poolsByIpConfig(instanceNics(reborn)))).toContain("theirs");
+      // Unseen by poolsync (no event reaches it): another writer adds its ip configuration to the model, then a
+      // scale-in and a scale-out bring instance 1 back as a new VM built from that model.
+      sim.write(VMSS, addIpConfig("theirs", SUBNET));
+      sim.scale(VMSS, 1);
+      sim.settle();
+      sim.scale(VMSS, 2);
+      sim.settle();
+      const reborn = sim.resource(INSTANCE_1)!;
+      expect((reborn["properties"] as { vmId: string }).vmId).not.toBe((dead["properties"] as { vmId: string }).vmId);
+      expect(reborn["etag"]).toBe(dead["etag"]); // "1" at create, "2" after CRP's own move: If-Match cannot tell them apart
+      expect(Object.keys(poolsByIpConfig(instanceNics(reborn)))).toContain("theirs");
 
-    await declare(POOLS[1]!, 1);
-    const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
-    expect(report.result).toBe("applied");
-    const after = poolsByIpConfig(instanceNics(sim.resource(INSTANCE_1)!));
-    // The new instance's write was computed from itself: the other writer's ip configuration survives, both pools are in.
-    expect(Object.keys(after).sort()).toEqual(["ipConfig0", "theirs"]);
-    expect([...after["ipConfig0"]!].sort()).toEqual(POOLS.map((p) => p.toLowerCase()).sort());
-    expect(h.logs.lines.some((e) => e["event"] === "instance.reborn")).toBe(true);
-  });
+      await declare(POOLS[1]!, 1);
+      const report = await h.services.reconcile(ref, { reason: "test", attempt: 0 });
+      expect(report.result).toBe("applied");
+      const after = poolsByIpConfig(instanceNics(sim.resource(INSTANCE_1)!));
+      // The new instance's write was computed from itself: the other writer's ip configuration survives, both pools are
+      // in.
+      expect(Object.keys(after).sort()).toEqual(["ipConfig0", "theirs"]);
+      expect([...after["ipConfig0"]!].sort()).toEqual(POOLS.map((p) => p.toLowerCase()).sort());
+      expect(h.logs.lines.some((e) => e["event"] === "instance.reborn")).toBe(true);
+    },
+  );
 });

@@ -38,7 +38,10 @@ describe("write budgets shared by hosts (CRP and ARM enforced by the simulator)"
   it.each(["windows", "resourceSubscription"] as const)(
     "a host that takes over a scale set knows the budget the previous host spent on it: no 429, a paced requeue (bucket names: %s)",
     async (names) => {
-      h = await startHarness({ sim: { throttling: true, rateLimitPolicyNames: names }, env: { POOLSYNC_GATHER_MILLISECONDS: "0" } });
+      h = await startHarness({
+        sim: { throttling: true, rateLimitPolicyNames: names },
+        env: { POOLSYNC_GATHER_MILLISECONDS: "0" },
+      });
       const hostA = h.services;
       const hostB = createServices(h.config, { log: memoryLogger(), random: () => 0.5 });
       // Host A writes the scale set until its pacer holds the next write back (CRP's bucket: 12, then 4 a minute).
@@ -51,7 +54,10 @@ describe("write budgets shared by hosts (CRP and ARM enforced by the simulator)"
       const putsByA = h.sim.control.stats(DEMO.scaleSetId).puts;
       // Host B has written nothing itself; the lease hands it what host A spent.
       const o = await handleOn(h, hostB, declare(i % 2 ? "absent" : "present", 100));
-      expect(o).toMatchObject({ result: "reconciled", report: { result: "requeued", reason: expect.stringContaining("pacing: write budget") } });
+      expect(o).toMatchObject({
+        result: "reconciled",
+        report: { result: "requeued", reason: expect.stringContaining("pacing: write budget") },
+      });
       expect(h.sim.control.stats(DEMO.scaleSetId).puts).toBe(putsByA);
       expect(h.sim.control.stats()).toMatchObject({ status429: 0 });
     },
@@ -74,7 +80,12 @@ describe("write budgets shared by hosts (CRP and ARM enforced by the simulator)"
 });
 
 async function clearHandover(h: Harness): Promise<void> {
-  for await (const row of h.services.cache.table.listEntities<{ handover?: string }>({ queryOptions: { filter: "PartitionKey eq '~leases'" } })) {
-    await h.services.cache.table.updateEntity({ partitionKey: row.partitionKey as string, rowKey: row.rowKey as string, handover: "" }, "Merge");
+  for await (const row of h.services.cache.table.listEntities<{ handover?: string }>({
+    queryOptions: { filter: "PartitionKey eq '~leases'" },
+  })) {
+    await h.services.cache.table.updateEntity(
+      { partitionKey: row.partitionKey as string, rowKey: row.rowKey as string, handover: "" },
+      "Merge",
+    );
   }
 }

@@ -1,7 +1,11 @@
 // poolsync on the strict simulator, through the real SDK: it never writes without an ETag, speaks a pinned api-version
 // that has them, and leaves Automatic/Rolling scale sets' instances to CRP.
 import { afterEach, describe, expect, it } from "vitest";
-import { COMPUTE_API_VERSION, FIRST_COMPUTE_API_VERSION_WITH_ETAGS, pinComputeApiVersion } from "../../src/azure/apiVersion";
+import {
+  COMPUTE_API_VERSION,
+  FIRST_COMPUTE_API_VERSION_WITH_ETAGS,
+  pinComputeApiVersion,
+} from "../../src/azure/apiVersion";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
@@ -9,7 +13,13 @@ import { createPipelineRequest, type PipelineResponse } from "@azure/core-rest-p
 
 const AUTO_ID = DEMO.scaleSetId.replace(/etag-k8s-mp-0$/, "etag-k8s-mp-auto");
 const pool = DEMO.poolId.toLowerCase();
-const declare = (scaleSetId: string) => ({ v: 1, kind: "declare", scaleSetId, backendPoolId: DEMO.poolId, state: "present" });
+const declare = (scaleSetId: string) => ({
+  v: 1,
+  kind: "declare",
+  scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state: "present",
+});
 const writes = (h: Harness) => {
   const s = h.sim.control.stats();
   return s.puts + s.patches + s.instancePuts;
@@ -24,7 +34,12 @@ describe("poolsync on the strict simulator", () => {
   it("never writes when ARM answers without an ETag: the declaration fails with the reason, and the timer retries it", async () => {
     const clock = manualClock();
     h = await startHarness({ clock });
-    const strip = h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", stripEtag: true, times: Infinity });
+    const strip = h.sim.control.injectFault({
+      method: "GET",
+      path: "virtualMachineScaleSets/etag-k8s-mp-0$",
+      stripEtag: true,
+      times: Infinity,
+    });
     await h.send(declare(DEMO.scaleSetId));
     const [outcome] = await h.drain();
     expect(outcome).toMatchObject({ result: "reconciled", report: { result: "failed", armWrites: 0 } });
@@ -40,18 +55,29 @@ describe("poolsync on the strict simulator", () => {
     clock.advance(h.config.failedRetryMs + 1);
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 1 });
     await h.drain();
-    expect((await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId)))[0]?.outcome.kind).toBe("applied");
+    expect((await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId)))[0]?.outcome.kind).toBe(
+      "applied",
+    );
     expect(h.sim.control.poolMembers(DEMO.poolId)).toHaveLength(2);
   });
 
   it("writes no instance that ARM listed without an ETag", async () => {
     h = await startHarness({ cacheEnabled: false });
-    h.sim.control.injectFault({ method: "GET", path: "etag-k8s-mp-0/virtualMachines$", stripEtag: true, times: Infinity });
+    h.sim.control.injectFault({
+      method: "GET",
+      path: "etag-k8s-mp-0/virtualMachines$",
+      stripEtag: true,
+      times: Infinity,
+    });
     await h.send(declare(DEMO.scaleSetId));
     await h.drain();
     expect(h.sim.control.stats().instancePuts).toBe(0);
     const [d] = await h.services.declarations.listForTarget(scaleSetRef(DEMO.scaleSetId));
-    expect(d?.outcome.reason).toMatch(new RegExp(`^ARM returned no ETag for ${DEMO.scaleSetId}/virtualMachines/\\d; poolsync writes only with If-Match$`));
+    expect(d?.outcome.reason).toMatch(
+      new RegExp(
+        `^ARM returned no ETag for ${DEMO.scaleSetId}/virtualMachines/\\d; poolsync writes only with If-Match$`,
+      ),
+    );
   });
 
   it(`speaks Compute api-version ${COMPUTE_API_VERSION}, which has ETags, on every call`, async () => {
@@ -71,8 +97,14 @@ describe("poolsync on the strict simulator", () => {
       return Promise.resolve({} as PipelineResponse);
     };
     const policy = pinComputeApiVersion();
-    await policy.sendRequest(createPipelineRequest({ url: `https://management.azure.com${DEMO.scaleSetId}?api-version=2021-07-01` }), next);
-    await policy.sendRequest(createPipelineRequest({ url: `https://management.azure.com${DEMO.poolId}?api-version=2024-05-01` }), next);
+    await policy.sendRequest(
+      createPipelineRequest({ url: `https://management.azure.com${DEMO.scaleSetId}?api-version=2021-07-01` }),
+      next,
+    );
+    await policy.sendRequest(
+      createPipelineRequest({ url: `https://management.azure.com${DEMO.poolId}?api-version=2024-05-01` }),
+      next,
+    );
     expect(seen.map((u) => new URL(u).searchParams.get("api-version"))).toEqual([COMPUTE_API_VERSION, "2024-05-01"]);
   });
 
@@ -80,7 +112,10 @@ describe("poolsync on the strict simulator", () => {
     h = await startHarness({ sim: { upgradeStepMs: 2000 } });
     await h.send(declare(AUTO_ID));
     const [first] = await h.drain();
-    expect(first).toMatchObject({ result: "reconciled", report: { result: "applied", instancesWritten: 0, requeueAfterMs: 30_000 } });
+    expect(first).toMatchObject({
+      result: "reconciled",
+      report: { result: "applied", instancesWritten: 0, requeueAfterMs: 30_000 },
+    });
     expect(h.sim.control.stats()).toMatchObject({ puts: 1, instancePuts: 0 });
     expect(poolsByIpConfig(modelNics(h.sim.control.resource(AUTO_ID)!))).toEqual({ ipConfig0: [pool] });
     const ref = scaleSetRef(AUTO_ID);
@@ -89,7 +124,10 @@ describe("poolsync on the strict simulator", () => {
     expect(d?.outcome.appliedEverywhere).toBeFalsy();
 
     h.sim.control.settle(); // CRP rolls the model out, and no event says so
-    expect(h.sim.control.instances(AUTO_ID).map((vm) => poolsByIpConfig(instanceNics(vm)))).toEqual([{ ipConfig0: [pool] }, { ipConfig0: [pool] }]);
+    expect(h.sim.control.instances(AUTO_ID).map((vm) => poolsByIpConfig(instanceNics(vm)))).toEqual([
+      { ipConfig0: [pool] },
+      { ipConfig0: [pool] },
+    ]);
     await h.send({ v: 1, kind: "reconcile", scaleSetId: AUTO_ID, reason: "recheck", attempt: 1 }); // what the recheck 30 s later sends
     const [second] = await h.drain();
     expect(second).toMatchObject({ result: "reconciled", report: { result: "unchanged" } });
@@ -102,7 +140,10 @@ describe("poolsync on the strict simulator", () => {
   it("on a Rolling scale set writes the model only (an instance PUT would meet CRP's 409)", async () => {
     h = await startHarness({ sim: { upgradeStepMs: 2000 } });
     h.sim.control.write(AUTO_ID, (r) => {
-      (r["properties"] as Record<string, unknown>)["upgradePolicy"] = { mode: "Rolling", rollingUpgradePolicy: { maxBatchInstancePercent: 50 } };
+      (r["properties"] as Record<string, unknown>)["upgradePolicy"] = {
+        mode: "Rolling",
+        rollingUpgradePolicy: { maxBatchInstancePercent: 50 },
+      };
     });
     h.sim.control.settle();
     await h.send(declare(AUTO_ID));

@@ -20,7 +20,8 @@ beforeAll(() => {
   otel = startInMemoryTelemetry();
 });
 
-const spanNamed = (name: string | RegExp) => otel.spans().filter((s) => (typeof name === "string" ? s.name === name : name.test(s.name)));
+const spanNamed = (name: string | RegExp) =>
+  otel.spans().filter((s) => (typeof name === "string" ? s.name === name : name.test(s.name)));
 const traceOf = (s: ReadableSpan) => s.spanContext().traceId;
 
 describe("OpenTelemetry on the real path", () => {
@@ -48,9 +49,21 @@ describe("OpenTelemetry on the real path", () => {
     expect(outcome).toMatchObject({ result: "reconciled", report: { result: "applied" } });
 
     const requests = await otel.points("poolsync.arm.requests");
-    expect(total(requests, { operation: "PUT Microsoft.Compute/virtualMachineScaleSets", status: 200, kind: "scaleSet" })).toBe(1);
-    expect(total(requests, { operation: "PUT Microsoft.Compute/virtualMachineScaleSets/virtualMachines", status: 200, kind: "instance" })).toBeGreaterThan(0);
-    expect(total(await otel.points("poolsync.arm.request.duration"), { operation: "PUT Microsoft.Compute/virtualMachineScaleSets" })).toBe(1);
+    expect(
+      total(requests, { operation: "PUT Microsoft.Compute/virtualMachineScaleSets", status: 200, kind: "scaleSet" }),
+    ).toBe(1);
+    expect(
+      total(requests, {
+        operation: "PUT Microsoft.Compute/virtualMachineScaleSets/virtualMachines",
+        status: 200,
+        kind: "instance",
+      }),
+    ).toBeGreaterThan(0);
+    expect(
+      total(await otel.points("poolsync.arm.request.duration"), {
+        operation: "PUT Microsoft.Compute/virtualMachineScaleSets",
+      }),
+    ).toBe(1);
     expect(total(await otel.points("poolsync.reconciles"), { result: "applied", trigger: "declare" })).toBe(1);
     expect(total(await otel.points("poolsync.reconcile.duration"), { result: "applied" })).toBe(1);
     expect(total(await otel.points("poolsync.declarations"), { outcome: "applied" })).toBe(1);
@@ -74,7 +87,9 @@ describe("OpenTelemetry on the real path", () => {
       .spans()
       .filter(
         (s) =>
-          s.name === "HTTP PUT" && traceOf(s) === traceId && String(s.attributes["url.full"] ?? s.attributes["http.url"]).includes("virtualMachineScaleSets"),
+          s.name === "HTTP PUT" &&
+          traceOf(s) === traceId &&
+          String(s.attributes["url.full"] ?? s.attributes["http.url"]).includes("virtualMachineScaleSets"),
       );
     expect(armPut.length).toBeGreaterThan(1); // the model and each instance
     expect(otel.spans().some((s) => s.name.startsWith("TableClient.") && traceOf(s) === traceId)).toBe(true);
@@ -96,7 +111,9 @@ describe("OpenTelemetry on the real path", () => {
     parent.end();
     const throttled = await otel.points("poolsync.arm.throttled");
     expect(total(throttled, { reason: "429", operation: "PUT Microsoft.Compute/virtualMachineScaleSets" })).toBe(1);
-    expect(String(throttled.find((p) => p.attributes.reason === "429")?.attributes.bucket)).toMatch(/^subscription-writes$|Microsoft\.Compute\//);
+    expect(String(throttled.find((p) => p.attributes.reason === "429")?.attributes.bucket)).toMatch(
+      /^subscription-writes$|Microsoft\.Compute\//,
+    );
     // The requeue: the previous version's schema (no traceparent field) accepts it; the trace rides on the reason.
     const [peeked] = (await h.queue.peekMessages()).peekedMessageItems;
     expect(peeked).toBeUndefined(); // invisible for Retry-After
@@ -110,11 +127,18 @@ describe("OpenTelemetry on the real path", () => {
       method: "PUT",
       path: "virtualMachineScaleSets/etag-k8s-mp-0$",
       status: 409,
-      body: { error: { code: "OperationNotAllowed", message: "Another operation on this or dependent resource is in progress." } },
+      body: {
+        error: {
+          code: "OperationNotAllowed",
+          message: "Another operation on this or dependent resource is in progress.",
+        },
+      },
     });
     await h.send({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" });
     await h.drain();
-    expect(total(await otel.points("poolsync.arm.throttled"), { reason: "concurrent-409", bucket: "scaleSet-operations" })).toBe(1);
+    expect(
+      total(await otel.points("poolsync.arm.throttled"), { reason: "concurrent-409", bucket: "scaleSet-operations" }),
+    ).toBe(1);
   });
 
   it("an ARM event: events by action with its span naming ARM's correlationId and the writer's client request id; the timer's runs, last success, queue depths and oldest pending age", async () => {
@@ -134,7 +158,9 @@ describe("OpenTelemetry on the real path", () => {
     expect(total(events, { action: "invalidated" })).toBe(1);
     expect(total(events, { action: "debounced" })).toBe(1);
     expect(total(events, { action: "malformed" })).toBe(1);
-    const span = spanNamed("poolsync.event").find((s) => s.attributes["poolsync.client_request_id"] === "someone-else-1")!;
+    const span = spanNamed("poolsync.event").find(
+      (s) => s.attributes["poolsync.client_request_id"] === "someone-else-1",
+    )!;
     expect(span.attributes).toMatchObject({
       "azure.arm.correlation_id": "7ddf2a3b-3f4c-4d44-9e1c-111111111111",
       "poolsync.event.outcome": "invalidated+reconcile",
@@ -179,13 +205,20 @@ describe("logs tied to the invocation", () => {
   it("a write's arm.write audit line carries the invocation id of the invocation that made it, through the preInvocation hook", async () => {
     h = await startHarness();
     const lines: Array<Record<string, unknown>> = [];
-    const services = createServices(h.config, { log: jsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>)), random: () => 0.5 });
+    const services = createServices(h.config, {
+      log: jsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>)),
+      random: () => 0.5,
+    });
     let hook: ((pre: PreInvocationContext) => void) | undefined;
     registerInvocationHook({ hook: { preInvocation: (fn) => (hook = fn) } });
-    const invocationContext = new InvocationContext({ invocationId: "inv-27-audit", functionName: "applyBackendPools" });
+    const invocationContext = new InvocationContext({
+      invocationId: "inv-27-audit",
+      functionName: "applyBackendPools",
+    });
     const pre = {
       invocationContext,
-      functionHandler: (body: unknown) => services.handleQueueMessage(body, { id: "m1", dequeueCount: 1, insertionTime: undefined }),
+      functionHandler: (body: unknown) =>
+        services.handleQueueMessage(body, { id: "m1", dequeueCount: 1, insertionTime: undefined }),
       inputs: [],
       hookData: {},
     } as unknown as PreInvocationContext;

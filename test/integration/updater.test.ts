@@ -20,14 +20,17 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
     });
     const vmss = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
     const pools = Array.from({ length: 20 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
-    await Promise.all(pools.map((p) => h!.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: p, state: "present" })));
+    await Promise.all(
+      pools.map((p) => h!.send({ v: 1, kind: "declare", scaleSetId: vmss, backendPoolId: p, state: "present" })),
+    );
     await h.drain({ batchSize: 32 });
 
     const c = h.sim.control;
     expect(c.stats(vmss).puts + c.stats(vmss).patches).toBeLessThanOrEqual(3);
     const wanted = pools.map((p) => p.toLowerCase()).sort();
     expect([...poolsByIpConfig(modelNics(c.resource(vmss)!)).ipConfig0!].sort()).toEqual(wanted);
-    for (const vm of c.instances(vmss)) expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
+    for (const vm of c.instances(vmss))
+      expect([...poolsByIpConfig(instanceNics(vm)).ipConfig0!].sort()).toEqual(wanted);
     const decls = await h.services.declarations.listForTarget(scaleSetRef(vmss));
     expect(decls.map((d) => d.outcome.kind)).toEqual(Array(20).fill("applied"));
   });
@@ -41,7 +44,10 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
     const [outcome] = await h.drain();
     expect(Date.now() - started).toBeLessThan(10_000); // 30 s were not slept out
 
-    expect(outcome).toMatchObject({ result: "reconciled", report: { result: "requeued", requeueAfterMs: 30_000, throttles: 1 } });
+    expect(outcome).toMatchObject({
+      result: "reconciled",
+      report: { result: "requeued", requeueAfterMs: 30_000, throttles: 1 },
+    });
     expect(c.stats()).toMatchObject({ puts: 1, status429: 1, instancePuts: 0 });
     // Exactly one message waits on the queue, and it is not visible yet.
     expect((await h.queue.getProperties()).approximateMessagesCount).toBe(1);
@@ -79,7 +85,13 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
     h = await startHarness();
     const outside = scaleSetId(OTHER_SUB, "rg", "vmss");
     await h.send({ v: 1, kind: "declare", scaleSetId: outside, backendPoolId: DEMO.poolId, state: "present" });
-    await h.send({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: poolId(OTHER_SUB, "rg", "lb", "p"), state: "present" });
+    await h.send({
+      v: 1,
+      kind: "declare",
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: poolId(OTHER_SUB, "rg", "lb", "p"),
+      state: "present",
+    });
     await h.drain();
     expect(h.sim.control.stats().requests).toBe(0);
     const reasons = (await h.poisonMessages()).map((m) => m.reason).sort();
@@ -93,7 +105,14 @@ describe("applyBackendPools: coalescing, throttling, scope and bad input", () =>
   it("sends a malformed message to the poison queue at once, with the reason and what was received", async () => {
     h = await startHarness();
     await h.send("{not json");
-    await h.send({ v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present", colour: "blue" });
+    await h.send({
+      v: 1,
+      kind: "declare",
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      state: "present",
+      colour: "blue",
+    });
     await h.drain();
     const poison = await h.poisonMessages();
     expect(poison.map((p) => [p.reason, p.received])).toEqual([

@@ -16,7 +16,8 @@ describe("the app's registered functions (what the host indexes)", () => {
   let fns: RegisteredFunction[];
   const byName = (name: string) => {
     const f = fns.find((x) => x.name === name);
-    if (!f) throw new Error(`the app registers no function "${name}" (it registers: ${fns.map((x) => x.name).join(", ")})`);
+    if (!f)
+      throw new Error(`the app registers no function "${name}" (it registers: ${fns.map((x) => x.name).join(", ")})`);
     return f;
   };
   const raw = (f: RegisteredFunction) => f.rawBindings.map((s) => JSON.parse(s) as Record<string, unknown>);
@@ -32,16 +33,33 @@ describe("the app's registered functions (what the host indexes)", () => {
 
   it("applyBackendPools: a queue trigger on %POOLSYNC_QUEUE% over AzureWebJobsStorage", () => {
     const f = byName("applyBackendPools");
-    expect(f.trigger).toMatchObject({ type: "queueTrigger", direction: "in", queueName: "%POOLSYNC_QUEUE%", connection: "AzureWebJobsStorage" });
+    expect(f.trigger).toMatchObject({
+      type: "queueTrigger",
+      direction: "in",
+      queueName: "%POOLSYNC_QUEUE%",
+      connection: "AzureWebJobsStorage",
+    });
     expect(raw(f)).toEqual([
-      expect.objectContaining({ type: "queueTrigger", direction: "in", queueName: "%POOLSYNC_QUEUE%", connection: "AzureWebJobsStorage" }),
+      expect.objectContaining({
+        type: "queueTrigger",
+        direction: "in",
+        queueName: "%POOLSYNC_QUEUE%",
+        connection: "AzureWebJobsStorage",
+      }),
     ]);
   });
 
   it("reconcileStale: a timer on %POOLSYNC_RECONCILE_SCHEDULE%, not run at startup", () => {
     const f = byName("reconcileStale");
-    expect(f.trigger).toMatchObject({ type: "timerTrigger", direction: "in", schedule: "%POOLSYNC_RECONCILE_SCHEDULE%", runOnStartup: false });
-    expect(raw(f)).toEqual([expect.objectContaining({ type: "timerTrigger", schedule: "%POOLSYNC_RECONCILE_SCHEDULE%", runOnStartup: false })]);
+    expect(f.trigger).toMatchObject({
+      type: "timerTrigger",
+      direction: "in",
+      schedule: "%POOLSYNC_RECONCILE_SCHEDULE%",
+      runOnStartup: false,
+    });
+    expect(raw(f)).toEqual([
+      expect.objectContaining({ type: "timerTrigger", schedule: "%POOLSYNC_RECONCILE_SCHEDULE%", runOnStartup: false }),
+    ]);
   });
 
   it("onResourceEvent: an Event Grid trigger", () => {
@@ -62,11 +80,21 @@ describe("the app's registered functions (what the host indexes)", () => {
       methods: ["GET", "PUT", "POST", "PATCH", "DELETE"],
     });
     for (const f of [memberships, byName("status")])
-      expect(raw(f)).toEqual(expect.arrayContaining([expect.objectContaining({ name: "$return", type: "http", direction: "out" })]));
+      expect(raw(f)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: "$return", type: "http", direction: "out" })]),
+      );
   });
 
   it("no other function; the host's key check comes back only with the key fallback (POOLSYNC_AUTH=key)", () => {
-    expect(fns.map((f) => f.name).sort()).toEqual(["applyBackendPools", "history", "memberships", "onResourceEvent", "plan", "reconcileStale", "status"]);
+    expect(fns.map((f) => f.name).sort()).toEqual([
+      "applyBackendPools",
+      "history",
+      "memberships",
+      "onResourceEvent",
+      "plan",
+      "reconcileStale",
+      "status",
+    ]);
     expect(httpAuthLevel({ POOLSYNC_AUTH: "key" })).toBe("function");
     expect(httpAuthLevel({ POOLSYNC_AUTH: " Key " })).toBe("function");
     expect(httpAuthLevel({ POOLSYNC_AUTH: "entra" })).toBe("anonymous");
@@ -74,7 +102,9 @@ describe("the app's registered functions (what the host indexes)", () => {
   });
 
   it("every %SETTING% a binding names is a setting the code knows (so the infra template sets it)", () => {
-    const named = fns.flatMap((f) => f.rawBindings.flatMap((s) => [...s.matchAll(/%([^%]+)%/g)].map((m) => m[1] as string)));
+    const named = fns.flatMap((f) =>
+      f.rawBindings.flatMap((s) => [...s.matchAll(/%([^%]+)%/g)].map((m) => m[1] as string)),
+    );
     expect(named.sort()).toEqual(["POOLSYNC_QUEUE", "POOLSYNC_RECONCILE_SCHEDULE"]);
     for (const n of named) expect(Object.keys(SETTINGS)).toContain(n);
   });

@@ -20,7 +20,11 @@ async function webhook(statuses: number[]): Promise<{ url: string; received: Rec
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/runtime/webhooks/eventgrid?functionName=f`, received, server };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/runtime/webhooks/eventgrid?functionName=f`,
+    received,
+    server,
+  };
 }
 
 describe("EventForwarder", () => {
@@ -39,7 +43,10 @@ describe("EventForwarder", () => {
     expect(await f.idle(5000)).toBe(true);
     expect(Date.now() - start).toBeGreaterThanOrEqual(45);
     expect(hook.received).toEqual([
-      { headers: expect.objectContaining({ "aeg-event-type": "Notification", "content-type": "application/json" }), body: [{ id: "e1" }] },
+      {
+        headers: expect.objectContaining({ "aeg-event-type": "Notification", "content-type": "application/json" }),
+        body: [{ id: "e1" }],
+      },
     ]);
     expect(f.stats).toEqual({ published: 1, delivered: 1, failed: 0, pending: 0 });
   });

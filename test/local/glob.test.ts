@@ -23,12 +23,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("expandGlob (package.json main, as the host reads it)", () => {
   it("matches files of one folder with *, sorted and absolute; folders are not entry points", () => {
-    expect(expandGlob("dist/src/functions/*.js", dir)).toEqual([join(dir, "dist/src/functions/a.js"), join(dir, "dist/src/functions/b.js")]);
+    expect(expandGlob("dist/src/functions/*.js", dir)).toEqual([
+      join(dir, "dist/src/functions/a.js"),
+      join(dir, "dist/src/functions/b.js"),
+    ]);
   });
 
   it("** crosses folders, ? is one character, an absolute pattern ignores the base, a plain path is one file", () => {
     expect(expandGlob("dist/**/c.js", dir)).toEqual([join(dir, "dist/src/functions/nested/c.js")]);
-    expect(expandGlob("dist/src/functions/?.js", dir)).toEqual([join(dir, "dist/src/functions/a.js"), join(dir, "dist/src/functions/b.js")]);
+    expect(expandGlob("dist/src/functions/?.js", dir)).toEqual([
+      join(dir, "dist/src/functions/a.js"),
+      join(dir, "dist/src/functions/b.js"),
+    ]);
     expect(expandGlob(join(dir, "dist/src/*.js"), "/")).toEqual([join(dir, "dist/src/other.js")]);
     expect(expandGlob("dist/src/other.js", dir)).toEqual([join(dir, "dist/src/other.js")]);
   });

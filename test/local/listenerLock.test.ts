@@ -24,7 +24,11 @@ describe("SingletonListener: a timer runs on the host holding its blob lease und
     const hostId = uniqueName("app");
     const log: string[] = [];
     const hosts = ["a", "b", "c"].map(
-      (h) => new SingletonListener(listenerLockBlob(cs, hostId, "reconcileStale"), recorder(h, log), { leaseSeconds: 15, recoveryPollMs: 100 }),
+      (h) =>
+        new SingletonListener(listenerLockBlob(cs, hostId, "reconcileStale"), recorder(h, log), {
+          leaseSeconds: 15,
+          recoveryPollMs: 100,
+        }),
     );
     await Promise.all(hosts.map((h) => h.start()));
     await new Promise((r) => setTimeout(r, 400));
@@ -40,8 +44,14 @@ describe("SingletonListener: a timer runs on the host holding its blob lease und
     const cs = testStorageConnectionString();
     const hostId = uniqueName("app");
     const log: string[] = [];
-    const a = new SingletonListener(listenerLockBlob(cs, hostId, "t"), recorder("a", log), { leaseSeconds: 15, recoveryPollMs: 100 });
-    const b = new SingletonListener(listenerLockBlob(cs, hostId, "t"), recorder("b", log), { leaseSeconds: 15, recoveryPollMs: 100 });
+    const a = new SingletonListener(listenerLockBlob(cs, hostId, "t"), recorder("a", log), {
+      leaseSeconds: 15,
+      recoveryPollMs: 100,
+    });
+    const b = new SingletonListener(listenerLockBlob(cs, hostId, "t"), recorder("b", log), {
+      leaseSeconds: 15,
+      recoveryPollMs: 100,
+    });
     await a.start();
     await b.start();
     expect([a.holding, b.holding]).toEqual([true, false]);
@@ -68,8 +78,11 @@ describe("SingletonListener: a timer runs on the host holding its blob lease und
   }, 30_000);
 
   it("refuses a lease period Blob storage does not allow", () => {
-    expect(() => new SingletonListener(listenerLockBlob(testStorageConnectionString(), "x", "t"), recorder("a", []), { leaseSeconds: 5 })).toThrow(
-      /leaseSeconds must be 15-60/,
-    );
+    expect(
+      () =>
+        new SingletonListener(listenerLockBlob(testStorageConnectionString(), "x", "t"), recorder("a", []), {
+          leaseSeconds: 5,
+        }),
+    ).toThrow(/leaseSeconds must be 15-60/);
   });
 });

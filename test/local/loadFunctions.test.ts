@@ -20,7 +20,14 @@ describe("loadRegisteredFunctions on the fixture app", () => {
   });
 
   it("captures every app.* registration with the metadata the host reads", () => {
-    expect(fns.map((f) => f.name).sort()).toEqual(["fixtureEvents", "fixtureHello", "fixtureItem", "fixtureQueue", "fixtureStartupTimer", "fixtureTimer"]);
+    expect(fns.map((f) => f.name).sort()).toEqual([
+      "fixtureEvents",
+      "fixtureHello",
+      "fixtureItem",
+      "fixtureQueue",
+      "fixtureStartupTimer",
+      "fixtureTimer",
+    ]);
     expect(byName("fixtureQueue").trigger).toMatchObject({
       type: "queueTrigger",
       direction: "in",
@@ -29,9 +36,18 @@ describe("loadRegisteredFunctions on the fixture app", () => {
     });
     expect(byName("fixtureTimer").trigger).toMatchObject({ type: "timerTrigger", schedule: "%FIXTURE_SCHEDULE%" });
     expect(byName("fixtureEvents").trigger).toMatchObject({ type: "eventGridTrigger", direction: "in" });
-    expect(byName("fixtureItem").trigger).toMatchObject({ type: "httpTrigger", authLevel: "function", methods: ["GET", "PUT"], route: "items/{id}" });
+    expect(byName("fixtureItem").trigger).toMatchObject({
+      type: "httpTrigger",
+      authLevel: "function",
+      methods: ["GET", "PUT"],
+      route: "items/{id}",
+    });
     // The library's defaults for app.get: anonymous, the one method, no route (so the function name).
-    expect(byName("fixtureHello").trigger).toMatchObject({ type: "httpTrigger", authLevel: "anonymous", methods: ["GET"] });
+    expect(byName("fixtureHello").trigger).toMatchObject({
+      type: "httpTrigger",
+      authLevel: "anonymous",
+      methods: ["GET"],
+    });
     expect(byName("fixtureHello").trigger.route).toBeUndefined();
     expect(byName("fixtureQueue").sourceFile).toBe(join(APP_DIR, "dist/test/local/fixtures/queueFunction.js"));
   });
@@ -50,9 +66,14 @@ describe("loadRegisteredFunctions on the fixture app", () => {
     const file = recordFile();
     process.env.LOCAL_FIXTURE_RECORD_FILE = file;
     const q = byName("fixtureQueue");
-    const res = await q.invoke({ inputData: [{ name: q.trigger.name, data: { string: '{"n":1}' } }], triggerMetadata: { DequeueCount: { json: "3" } } });
+    const res = await q.invoke({
+      inputData: [{ name: q.trigger.name, data: { string: '{"n":1}' } }],
+      triggerMetadata: { DequeueCount: { json: "3" } },
+    });
     expect(res.invocationId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(readRecords(file)).toEqual([expect.objectContaining({ input: { n: 1 }, inputType: "object", triggerMetadata: { dequeueCount: 3 } })]);
+    expect(readRecords(file)).toEqual([
+      expect.objectContaining({ input: { n: 1 }, inputType: "object", triggerMetadata: { dequeueCount: 3 } }),
+    ]);
   });
 
   it("a second load in the same process returns the same functions (modules are cached, registrations are not lost)", () => {
@@ -64,7 +85,9 @@ describe("loadRegisteredFunctions on the fixture app", () => {
   });
 
   it("an entry glob that matches nothing fails", () => {
-    expect(() => loadRegisteredFunctions({ entryGlob: "dist/nowhere/*.js", appDir: APP_DIR })).toThrow(/No entry points match "dist\/nowhere\/\*\.js"/);
+    expect(() => loadRegisteredFunctions({ entryGlob: "dist/nowhere/*.js", appDir: APP_DIR })).toThrow(
+      /No entry points match "dist\/nowhere\/\*\.js"/,
+    );
   });
 });
 
@@ -84,8 +107,12 @@ describe("registrations made before the stand-in fail loudly", () => {
     );
 
   it("an entry point loaded before the stand-in", async () => {
-    const { stdout } = await child(`require(${JSON.stringify(join(APP_DIR, "dist/test/local/fixtures/queueFunction.js"))});`);
-    expect(stdout).toMatch(/ERROR: These entry points were loaded before the local runtime's @azure\/functions-core stand-in.*queueFunction\.js/);
+    const { stdout } = await child(
+      `require(${JSON.stringify(join(APP_DIR, "dist/test/local/fixtures/queueFunction.js"))});`,
+    );
+    expect(stdout).toMatch(
+      /ERROR: These entry points were loaded before the local runtime's @azure\/functions-core stand-in.*queueFunction\.js/,
+    );
   });
 
   it("@azure/functions used (and so in test mode) before the stand-in", async () => {

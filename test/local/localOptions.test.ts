@@ -64,23 +64,38 @@ describe("resolveLocalOptions", () => {
   });
 
   it("real ARM: no simulator, no events, the example's simulator settings dropped, POOLSYNC_SCOPES required", () => {
-    expect(() => resolveLocalOptions([], { ARM_ENDPOINT: "https://management.azure.com" }, example, APP)).toThrow(/set POOLSYNC_SCOPES/);
+    expect(() => resolveLocalOptions([], { ARM_ENDPOINT: "https://management.azure.com" }, example, APP)).toThrow(
+      /set POOLSYNC_SCOPES/,
+    );
     const scope = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg";
-    const o = resolveLocalOptions([], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope }, example, APP);
+    const o = resolveLocalOptions(
+      [],
+      { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope },
+      example,
+      APP,
+    );
     expect(o.simulator).toBeUndefined();
     expect(o.events).toBeUndefined();
     expect(o.settings.POOLSYNC_SCOPES).toBe(scope);
     expect(o.settings.POOLSYNC_ARM_CREDENTIAL).toBeUndefined();
     expect(o.settings.POOLSYNC_ARM_CA_FILE).toBeUndefined();
-    expect(() => resolveLocalOptions(["--sim-port", "1"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope }, example, APP)).toThrow(
-      /no simulator is started/,
-    );
+    expect(() =>
+      resolveLocalOptions(
+        ["--sim-port", "1"],
+        { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: scope },
+        example,
+        APP,
+      ),
+    ).toThrow(/no simulator is started/);
   });
 
   it("a real storage connection string: no Azurite", () => {
     const o = resolveLocalOptions(
       [],
-      { AzureWebJobsStorage: "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=eA==;EndpointSuffix=core.windows.net" },
+      {
+        AzureWebJobsStorage:
+          "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=eA==;EndpointSuffix=core.windows.net",
+      },
       example,
       APP,
     );
@@ -93,29 +108,49 @@ describe("resolveLocalOptions", () => {
   });
 
   it("refuses what it cannot use, naming it", () => {
-    expect(() => resolveLocalOptions(["--bogus"], {}, example, APP)).toThrow(/^Unknown option '--bogus'[\s\S]*\nusage: npm run local/);
-    expect(() => resolveLocalOptions(["--port"], {}, example, APP)).toThrow(/^Option '--port <value>' argument missing[\s\S]*\nusage: npm run local/);
+    expect(() => resolveLocalOptions(["--bogus"], {}, example, APP)).toThrow(
+      /^Unknown option '--bogus'[\s\S]*\nusage: npm run local/,
+    );
+    expect(() => resolveLocalOptions(["--port"], {}, example, APP)).toThrow(
+      /^Option '--port <value>' argument missing[\s\S]*\nusage: npm run local/,
+    );
     expect(() => resolveLocalOptions(["--port="], {}, example, APP)).toThrow(/^--port needs a value/);
-    expect(() => resolveLocalOptions(["--port", "--no-events"], {}, example, APP)).toThrow(/^Option '--port' argument is ambiguous/);
-    expect(() => resolveLocalOptions(["--no-events=yes"], {}, example, APP)).toThrow(/^Option '--no-events' does not take an argument/);
+    expect(() => resolveLocalOptions(["--port", "--no-events"], {}, example, APP)).toThrow(
+      /^Option '--port' argument is ambiguous/,
+    );
+    expect(() => resolveLocalOptions(["--no-events=yes"], {}, example, APP)).toThrow(
+      /^Option '--no-events' does not take an argument/,
+    );
     expect(() => resolveLocalOptions(["7071"], {}, example, APP)).toThrow(/^Unexpected argument '7071'/);
-    expect(() => resolveLocalOptions(["--port", "70000"], {}, example, APP)).toThrow(/--port \/ POOLSYNC_LOCAL_PORT must be a port number/);
+    expect(() => resolveLocalOptions(["--port", "70000"], {}, example, APP)).toThrow(
+      /--port \/ POOLSYNC_LOCAL_PORT must be a port number/,
+    );
     expect(() => resolveLocalOptions(["--blob-port", "10001"], {}, example, APP)).toThrow(/must differ/);
     expect(() => resolveLocalOptions(["--event-delay-ms=-1"], {}, example, APP)).toThrow(/whole milliseconds/);
   });
 
   it("--hosts N runs N hosts (1 by default); --throttling turns on the simulator's buckets; both refuse nonsense", () => {
     expect(resolveLocalOptions([], {}, example, APP)).toMatchObject({ hosts: 1, throttling: false });
-    expect(resolveLocalOptions(["--hosts", "3", "--throttling"], {}, example, APP)).toMatchObject({ hosts: 3, throttling: true });
-    expect(resolveLocalOptions([], { POOLSYNC_LOCAL_HOSTS: "2", POOLSYNC_LOCAL_THROTTLING: "true" }, example, APP)).toMatchObject({
+    expect(resolveLocalOptions(["--hosts", "3", "--throttling"], {}, example, APP)).toMatchObject({
+      hosts: 3,
+      throttling: true,
+    });
+    expect(
+      resolveLocalOptions([], { POOLSYNC_LOCAL_HOSTS: "2", POOLSYNC_LOCAL_THROTTLING: "true" }, example, APP),
+    ).toMatchObject({
       hosts: 2,
       throttling: true,
     });
     expect(() => resolveLocalOptions(["--hosts", "0"], {}, example, APP)).toThrow(
       /--hosts \/ POOLSYNC_LOCAL_HOSTS must be a whole number of hosts \(1-16\), got "0"/,
     );
-    expect(() => resolveLocalOptions(["--throttling"], { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: DEMO_SCOPE }, example, APP)).toThrow(
-      /--throttling: ARM_ENDPOINT is https:\/\/management.azure.com/,
-    );
+    expect(() =>
+      resolveLocalOptions(
+        ["--throttling"],
+        { ARM_ENDPOINT: "https://management.azure.com", POOLSYNC_SCOPES: DEMO_SCOPE },
+        example,
+        APP,
+      ),
+    ).toThrow(/--throttling: ARM_ENDPOINT is https:\/\/management.azure.com/);
   });
 });

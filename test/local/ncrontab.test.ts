@@ -95,7 +95,11 @@ describe("NCRONTAB next occurrence", () => {
 describe("the host's documented NCRONTAB examples", () => {
   const from = at(2024, 3, 8, 10, 7, 30);
   const cases: Array<[string, string, Date[]]> = [
-    ["0 */5 * * * *", "once every five minutes", [at(2024, 3, 8, 10, 10), at(2024, 3, 8, 10, 15), at(2024, 3, 8, 10, 20)]],
+    [
+      "0 */5 * * * *",
+      "once every five minutes",
+      [at(2024, 3, 8, 10, 10), at(2024, 3, 8, 10, 15), at(2024, 3, 8, 10, 20)],
+    ],
     ["0 0 * * * *", "once at the top of every hour", [at(2024, 3, 8, 11), at(2024, 3, 8, 12), at(2024, 3, 8, 13)]],
     ["0 0 */2 * * *", "once every two hours", [at(2024, 3, 8, 12), at(2024, 3, 8, 14), at(2024, 3, 8, 16)]],
     [
@@ -116,12 +120,25 @@ describe("the host's documented NCRONTAB examples", () => {
     [
       "0 30 9 * * 1-5",
       "at 9:30 AM every weekday",
-      [at(2024, 3, 11, 9, 30), at(2024, 3, 12, 9, 30), at(2024, 3, 13, 9, 30), at(2024, 3, 14, 9, 30), at(2024, 3, 15, 9, 30), at(2024, 3, 18, 9, 30)],
+      [
+        at(2024, 3, 11, 9, 30),
+        at(2024, 3, 12, 9, 30),
+        at(2024, 3, 13, 9, 30),
+        at(2024, 3, 14, 9, 30),
+        at(2024, 3, 15, 9, 30),
+        at(2024, 3, 18, 9, 30),
+      ],
     ],
     [
       "0 30 9 * Jan Mon",
       "at 9:30 AM every Monday in January",
-      [at(2025, 1, 6, 9, 30), at(2025, 1, 13, 9, 30), at(2025, 1, 20, 9, 30), at(2025, 1, 27, 9, 30), at(2026, 1, 5, 9, 30)],
+      [
+        at(2025, 1, 6, 9, 30),
+        at(2025, 1, 13, 9, 30),
+        at(2025, 1, 20, 9, 30),
+        at(2025, 1, 27, 9, 30),
+        at(2026, 1, 5, 9, 30),
+      ],
     ],
   ];
   for (const [expression, meaning, expected] of cases) {
@@ -137,7 +154,10 @@ describe("the host's documented NCRONTAB examples", () => {
   ];
   for (const [expression, meaning, periodMs] of spans) {
     it(`TimeSpan "${expression}": ${meaning}`, () => {
-      expect(nextOccurrences(parseSchedule(expression), from, 2)).toEqual([new Date(from.getTime() + periodMs), new Date(from.getTime() + 2 * periodMs)]);
+      expect(nextOccurrences(parseSchedule(expression), from, 2)).toEqual([
+        new Date(from.getTime() + periodMs),
+        new Date(from.getTime() + 2 * periodMs),
+      ]);
     });
   }
 });

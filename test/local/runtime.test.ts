@@ -20,7 +20,13 @@ beforeAll(async () => {
     settings: fixture.settings,
     port: 0,
     timerStatus: "memory",
-    queues: { maxPollingIntervalMs: 200, visibilityTimeoutMs: 0, maxDequeueCount: 3, batchSize: 8, newBatchThreshold: 4 },
+    queues: {
+      maxPollingIntervalMs: 200,
+      visibilityTimeoutMs: 0,
+      maxDequeueCount: 3,
+      batchSize: 8,
+      newBatchThreshold: 4,
+    },
     log: () => undefined,
     print: (l) => lines.push(l),
   });
@@ -55,7 +61,9 @@ describe("startup", () => {
     expect(out).toContain(`fixtureItem: [GET,PUT] ${rt.url}/api/items/{id}`);
     expect(out).toContain(`fixtureHello: [GET] ${rt.url}/api/fixtureHello`);
     expect(out).toContain(`fixtureQueue: queueTrigger  queue=${fixture.queue} connection=AzureWebJobsStorage`);
-    expect(out).toContain(`fixtureEvents: eventGridTrigger  ${rt.url}/runtime/webhooks/eventgrid?functionName=fixtureEvents`);
+    expect(out).toContain(
+      `fixtureEvents: eventGridTrigger  ${rt.url}/runtime/webhooks/eventgrid?functionName=fixtureEvents`,
+    );
     expect(out).toMatch(/fixtureTimer: timerTrigger {2}schedule="0 0 0 1 1 \*" next=/);
     expect(rt.functions.find((f) => f.name === "fixtureQueue")?.queueName).toBe(fixture.queue);
   });
@@ -64,7 +72,11 @@ describe("startup", () => {
 describe("Event Grid webhook", () => {
   it("answers the subscription validation handshake with the code", async () => {
     const res = await webhook("fixtureEvents", "SubscriptionValidation", [
-      { id: "v1", eventType: "Microsoft.EventGrid.SubscriptionValidationEvent", data: { validationCode: "512d38b6-c7b8-40c8-89fe-f46f9e9622b6" } },
+      {
+        id: "v1",
+        eventType: "Microsoft.EventGrid.SubscriptionValidationEvent",
+        data: { validationCode: "512d38b6-c7b8-40c8-89fe-f46f9e9622b6" },
+      },
     ]);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ validationResponse: "512d38b6-c7b8-40c8-89fe-f46f9e9622b6" });
@@ -75,17 +87,30 @@ describe("Event Grid webhook", () => {
     expect(res.status).toBe(202);
     const got = records("fixtureEvents").filter((r) => ["e1", "e2"].includes((r.input as { id: string }).id));
     expect(got.map((r) => (r.input as { id: string }).id).sort()).toEqual(["e1", "e2"]);
-    expect(got[0]?.input).toEqual(gridEvent((got[0]?.input as { id: string }).id, (got[0]?.input as { subject: string }).subject));
+    expect(got[0]?.input).toEqual(
+      gridEvent((got[0]?.input as { id: string }).id, (got[0]?.input as { subject: string }).subject),
+    );
   });
 
   it("takes a single CloudEvents 1.0 object", async () => {
-    const ce = { specversion: "1.0", id: "ce1", source: "/subscriptions/s1", type: "Microsoft.Resources.ResourceWriteSuccess", subject: "/c", data: { x: 1 } };
+    const ce = {
+      specversion: "1.0",
+      id: "ce1",
+      source: "/subscriptions/s1",
+      type: "Microsoft.Resources.ResourceWriteSuccess",
+      subject: "/c",
+      data: { x: 1 },
+    };
     expect((await webhook("fixtureEvents", "Notification", ce)).status).toBe(202);
     expect(records("fixtureEvents").find((r) => (r.input as { id: string }).id === "ce1")?.input).toEqual(ce);
   });
 
   it("answers 500 when one invocation of the batch throws, after running all of them", async () => {
-    const res = await webhook("fixtureEvents", "Notification", [gridEvent("b1", "/ok"), gridEvent("b2", "/please-fail"), gridEvent("b3", "/ok-too")]);
+    const res = await webhook("fixtureEvents", "Notification", [
+      gridEvent("b1", "/ok"),
+      gridEvent("b2", "/please-fail"),
+      gridEvent("b3", "/ok-too"),
+    ]);
     expect(res.status).toBe(500);
     expect(await res.text()).toContain("fixture event handler failed on /please-fail");
     const ids = records("fixtureEvents").map((r) => (r.input as { id: string }).id);
@@ -102,7 +127,11 @@ describe("Event Grid webhook", () => {
 
 describe("HTTP functions", () => {
   it("routes /api/<route> with parameters, query, headers, body and the handler's status, headers and cookies", async () => {
-    const res = await fetch(`${rt.url}/api/items/42?q=hi`, { method: "PUT", headers: { "x-fixture": "h" }, body: "payload" });
+    const res = await fetch(`${rt.url}/api/items/42?q=hi`, {
+      method: "PUT",
+      headers: { "x-fixture": "h" },
+      body: "payload",
+    });
     expect(res.status).toBe(201);
     expect(res.headers.get("x-handled-by")).toBe("fixtureItem");
     expect(res.headers.get("set-cookie")).toBe("seen=yes; Path=/; HttpOnly");
@@ -126,7 +155,8 @@ describe("HTTP functions", () => {
 describe("queue trigger", () => {
   const queue = () => queueService().getQueueClient(fixture.queue);
   const send = (text: string) => queue().sendMessage(encodeMessageBody(text, "base64"));
-  const byMarker = (marker: string) => () => records("fixtureQueue").filter((r) => JSON.stringify(r.input).includes(marker));
+  const byMarker = (marker: string) => () =>
+    records("fixtureQueue").filter((r) => JSON.stringify(r.input).includes(marker));
 
   it("passes a JSON body as an object and the host's metadata", async () => {
     const sent = await send(JSON.stringify({ marker: "meta-1", n: 1 }));
@@ -134,8 +164,14 @@ describe("queue trigger", () => {
     expect(rec?.input).toEqual({ marker: "meta-1", n: 1 });
     const md = rec?.triggerMetadata ?? {};
     // QueueTrigger travels as the host's string; the library JSON-parses strings that parse, so it arrives an object.
-    expect(md).toMatchObject({ dequeueCount: 1, id: sent.messageId, queueTrigger: { marker: "meta-1", n: 1 }, marker: "meta-1" });
-    for (const key of ["insertionTime", "nextVisibleTime", "expirationTime", "popReceipt"]) expect(md[key], key).toEqual(expect.any(String));
+    expect(md).toMatchObject({
+      dequeueCount: 1,
+      id: sent.messageId,
+      queueTrigger: { marker: "meta-1", n: 1 },
+      marker: "meta-1",
+    });
+    for (const key of ["insertionTime", "nextVisibleTime", "expirationTime", "popReceipt"])
+      expect(md[key], key).toEqual(expect.any(String));
     expect(md.insertionTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$/);
     expect(md.sys).toMatchObject({ methodName: "fixtureQueue" });
     await waitFor(

@@ -50,21 +50,31 @@ describe("the local runtime's own safety", () => {
 
   it("the Event Grid webhook needs its key; the URL the runtime lists carries it", async () => {
     expect(await raw(hook, { host: `127.0.0.1:${rt.port}`, "aeg-event-type": "Unsubscribe" })).toBe(401);
-    expect(await raw(`${hook}&code=wrong`, { host: `127.0.0.1:${rt.port}`, "aeg-event-type": "Unsubscribe" })).toBe(401);
-    expect(await raw(`${hook}&code=${KEY}`, { host: `127.0.0.1:${rt.port}`, "aeg-event-type": "Unsubscribe" })).toBe(202);
+    expect(await raw(`${hook}&code=wrong`, { host: `127.0.0.1:${rt.port}`, "aeg-event-type": "Unsubscribe" })).toBe(
+      401,
+    );
+    expect(await raw(`${hook}&code=${KEY}`, { host: `127.0.0.1:${rt.port}`, "aeg-event-type": "Unsubscribe" })).toBe(
+      202,
+    );
     expect(rt.functions.find((f) => f.name === "fixtureEvents")?.url).toContain(`&code=${KEY}`);
   });
 
   it("a Host that is not this machine's (DNS rebinding) gets 421, before anything runs", async () => {
-    expect(await raw(`${hook}&code=${KEY}`, { host: "attacker.example:7071", "aeg-event-type": "Unsubscribe" })).toBe(421);
+    expect(await raw(`${hook}&code=${KEY}`, { host: "attacker.example:7071", "aeg-event-type": "Unsubscribe" })).toBe(
+      421,
+    );
     expect(await raw("/", { host: "attacker.example" }, "GET")).toBe(421);
     expect(await raw("/", { host: `localhost:${rt.port}` }, "GET")).toBe(200);
   });
 
   it("a body over the Functions host's 100 MiB is refused with 413", async () => {
-    expect(await raw(`${hook}&code=${KEY}`, { host: `127.0.0.1:${rt.port}`, "aeg-event-type": "Notification", "content-length": String(104_857_601) })).toBe(
-      413,
-    );
+    expect(
+      await raw(`${hook}&code=${KEY}`, {
+        host: `127.0.0.1:${rt.port}`,
+        "aeg-event-type": "Notification",
+        "content-length": String(104_857_601),
+      }),
+    ).toBe(413);
   });
 
   it("x-test-client-principal is honoured only in test mode", () => {
@@ -78,8 +88,8 @@ describe("the local runtime's own safety", () => {
 
   it("refuses to listen beyond loopback unless told, and to start against a non-loopback ARM without real authentication", async () => {
     await expect(start({ host: "0.0.0.0" })).rejects.toThrow(/loopback only.*--allow-remote/);
-    await expect(start({ settings: { ...fixture.settings, ARM_ENDPOINT: "https://management.azure.com" } })).rejects.toThrow(
-      /not on this machine: the local runtime refuses to start without real authentication/,
-    );
+    await expect(
+      start({ settings: { ...fixture.settings, ARM_ENDPOINT: "https://management.azure.com" } }),
+    ).rejects.toThrow(/not on this machine: the local runtime refuses to start without real authentication/);
   });
 });

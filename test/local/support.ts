@@ -29,7 +29,12 @@ export function readRecords(file: string): Recorded[] {
     .map((l) => JSON.parse(l) as Recorded);
 }
 
-export async function waitFor<T>(probe: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000, what = "condition"): Promise<T> {
+export async function waitFor<T>(
+  probe: () => T | Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T = await probe();
   while (!ok(last)) {
@@ -44,7 +49,11 @@ export function queueService(): QueueServiceClient {
   return QueueServiceClient.fromConnectionString(testStorageConnectionString());
 }
 
-export function fixtureSettings(overrides: Record<string, string> = {}): { settings: Record<string, string>; file: string; queue: string } {
+export function fixtureSettings(overrides: Record<string, string> = {}): {
+  settings: Record<string, string>;
+  file: string;
+  queue: string;
+} {
   const file = recordFile();
   const queue = uniqueName("lrq");
   return {

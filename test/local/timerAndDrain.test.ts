@@ -8,7 +8,16 @@ import { APP_DIR, FIXTURE_GLOB, fixtureSettings, queueService, readRecords, wait
 
 // Each test starts and stops its own runtime: settings go to process.env, so runtimes must not overlap.
 const start = (settings: Record<string, string>, extra: Partial<LocalRuntimeOptions> = {}) =>
-  startLocalRuntime({ appDir: APP_DIR, entryGlob: FIXTURE_GLOB, settings, port: 0, log: () => undefined, print: false, timerStatus: "memory", ...extra });
+  startLocalRuntime({
+    appDir: APP_DIR,
+    entryGlob: FIXTURE_GLOB,
+    settings,
+    port: 0,
+    log: () => undefined,
+    print: false,
+    timerStatus: "memory",
+    ...extra,
+  });
 
 describe("timer trigger", () => {
   it("fires on its NCRONTAB schedule with the host's payload; sub-minute schedules are not monitored", async () => {

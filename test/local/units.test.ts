@@ -13,7 +13,13 @@ describe("host.json queue settings", () => {
     expect(parseTimeSpan("1.00:00:00.5", "x")).toBe(86_400_500);
     expect(() => parseTimeSpan("30", "maxPollingInterval")).toThrow(/maxPollingInterval: "30" is not a TimeSpan/);
     const o = queueOptionsFrom({ batchSize: 4 });
-    expect(o).toMatchObject({ batchSize: 4, maxDequeueCount: 5, visibilityTimeoutMs: 0, maxPollingIntervalMs: 60_000, messageEncoding: "base64" });
+    expect(o).toMatchObject({
+      batchSize: 4,
+      maxDequeueCount: 5,
+      visibilityTimeoutMs: 0,
+      maxPollingIntervalMs: 60_000,
+      messageEncoding: "base64",
+    });
     expect(() => queueOptionsFrom({ batchSize: 33 })).toThrow(/batchSize: must be a whole number between 1 and 32/);
   });
 });
@@ -31,15 +37,31 @@ describe("poll backoff", () => {
 
 describe("queue messages", () => {
   it("decodes base64 strictly", () => {
-    expect(decodeMessageBody(Buffer.from('{"a":1}').toString("base64"), "base64")).toMatchObject({ ok: true, text: '{"a":1}' });
+    expect(decodeMessageBody(Buffer.from('{"a":1}').toString("base64"), "base64")).toMatchObject({
+      ok: true,
+      text: '{"a":1}',
+    });
     expect(decodeMessageBody("not base64!", "base64")).toMatchObject({ ok: false });
     expect(decodeMessageBody("plain", "none")).toMatchObject({ ok: true, text: "plain" });
   });
 
   it("binding data: the metadata, then a JSON body's properties win (host behaviour)", () => {
-    const msg = { messageId: "m1", popReceipt: "p", dequeueCount: 2, insertedOn: new Date(0), expiresOn: new Date(1), nextVisibleOn: new Date(2) };
+    const msg = {
+      messageId: "m1",
+      popReceipt: "p",
+      dequeueCount: 2,
+      insertedOn: new Date(0),
+      expiresOn: new Date(1),
+      nextVisibleOn: new Date(2),
+    };
     const data = queueBindingData(msg, '{"id":"from-body","x":1}', {});
-    expect(data).toMatchObject({ QueueTrigger: '{"id":"from-body","x":1}', DequeueCount: 2, Id: "from-body", x: 1, PopReceipt: "p" });
+    expect(data).toMatchObject({
+      QueueTrigger: '{"id":"from-body","x":1}',
+      DequeueCount: 2,
+      Id: "from-body",
+      x: 1,
+      PopReceipt: "p",
+    });
     expect(queueBindingData(msg, "text", {}).Id).toBe("m1");
   });
 });
@@ -47,7 +69,9 @@ describe("queue messages", () => {
 describe("settings", () => {
   it("resolves %NAME% and names a missing one", () => {
     expect(resolvePlaceholders("%Q%-x", { Q: "work" }, "queueName")).toBe("work-x");
-    expect(() => resolvePlaceholders("%MISSING%", {}, 'Function "f" queueName')).toThrow(/"%MISSING%" does not resolve to a value; set MISSING/);
+    expect(() => resolvePlaceholders("%MISSING%", {}, 'Function "f" queueName')).toThrow(
+      /"%MISSING%" does not resolve to a value; set MISSING/,
+    );
   });
 
   it("writes dates as the host's JSON serialiser does", () => {
@@ -69,7 +93,10 @@ describe("HTTP routes", () => {
 describe("Event Grid webhook rules", () => {
   const targets = new Map([["f", { bindingName: "e", invoke: async () => undefined }]]);
   it("404 for an unknown function before looking at the header", async () => {
-    expect(await handleEventGridWebhook("nope", undefined, "[]", targets)).toMatchObject({ status: 404, body: "cannot find function: 'nope'" });
+    expect(await handleEventGridWebhook("nope", undefined, "[]", targets)).toMatchObject({
+      status: 404,
+      body: "cannot find function: 'nope'",
+    });
   });
   it("reads a CloudEvents validation code from JSON-encoded data", async () => {
     const body = JSON.stringify({

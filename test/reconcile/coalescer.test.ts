@@ -38,7 +38,9 @@ describe("Coalescer", () => {
   it("gathers before a fresh run so requests that arrive together share it", async () => {
     let runs = 0;
     const c = new Coalescer<ReconcileTrigger, number>(mergeTriggers, 20);
-    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => c.run("k", { reason: `r${i}`, attempt: 0 }, async () => ++runs)));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => c.run("k", { reason: `r${i}`, attempt: 0 }, async () => ++runs)),
+    );
     expect(results).toEqual([1, 1, 1, 1, 1]);
   });
 

@@ -26,7 +26,9 @@ let log: ReturnType<typeof memoryLogger>;
 let ids = 0;
 
 function withPool(nics: NicConfiguration[]): NicConfiguration[] | undefined {
-  const copy = structuredClone(nics) as Array<{ ipConfigurations?: Array<{ loadBalancerBackendAddressPools?: Array<{ id: string }> }> }>;
+  const copy = structuredClone(nics) as Array<{
+    ipConfigurations?: Array<{ loadBalancerBackendAddressPools?: Array<{ id: string }> }>;
+  }>;
   const ipc = copy[0]!.ipConfigurations![0]!;
   if ((ipc.loadBalancerBackendAddressPools ?? []).some((p) => p.id.toLowerCase() === pool)) return undefined;
   ipc.loadBalancerBackendAddressPools = [...(ipc.loadBalancerBackendAddressPools ?? []), { id: DEMO.poolId }];
@@ -105,7 +107,11 @@ describe("ifMatchWrite", () => {
   it("on a 412 re-reads and writes on the new ETag: the other writer's change is kept, the answer cached as ours", async () => {
     const c = h.sim.control;
     let tags = 0;
-    c.beforeNextWrite(DEMO.scaleSetId, (r) => void (r.tags = { ...((r.tags as object | undefined) ?? {}), [`other${++tags}`]: "kept" }), { times: 2 });
+    c.beforeNextWrite(
+      DEMO.scaleSetId,
+      (r) => void (r.tags = { ...((r.tags as object | undefined) ?? {}), [`other${++tags}`]: "kept" }),
+      { times: 2 },
+    );
     const start = await h.services.compute.getScaleSet(ref);
     const result = await ifMatchWrite(modelTarget(ref), start, deps());
 
@@ -117,14 +123,20 @@ describe("ifMatchWrite", () => {
     const row = await cache.readEntry(ref);
     expect(row).toMatchObject({ stale: false, ourClientRequestId: "crid-3" });
     // Nothing left to write: the loop sends nothing more.
-    expect((await ifMatchWrite(modelTarget(ref), await h.services.compute.getScaleSet(ref), deps())).kind).toBe("unchanged");
+    expect((await ifMatchWrite(modelTarget(ref), await h.services.compute.getScaleSet(ref), deps())).kind).toBe(
+      "unchanged",
+    );
     expect(writes()).toHaveLength(3);
   });
 
   it("after maxPreconditionRetries 412s in a row it leaves the reconcile to come back, its reason naming the target", async () => {
-    h.sim.control.beforeNextWrite(DEMO.scaleSetId, (r) => void (r.tags = { busy: String(Math.random()) }), { times: 10 });
+    h.sim.control.beforeNextWrite(DEMO.scaleSetId, (r) => void (r.tags = { busy: String(Math.random()) }), {
+      times: 10,
+    });
     const start = await h.services.compute.getScaleSet(ref);
-    const err = await ifMatchWrite(modelTarget(ref), start, deps({ maxPreconditionRetries: 2 })).catch((e: unknown) => e);
+    const err = await ifMatchWrite(modelTarget(ref), start, deps({ maxPreconditionRetries: 2 })).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Requeue);
     expect((err as Requeue).why).toBe(`3 precondition failures in a row on ${ref.id} (test)`);
     expect(writes()).toHaveLength(3);

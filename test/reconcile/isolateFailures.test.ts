@@ -3,7 +3,10 @@ import { FatalError, ThrottledError } from "../../src/core/errors";
 import { isolateFailures } from "../../src/reconcile/isolateFailures";
 
 /** The bisection alone, over a write that refuses any set holding a bad item (as ARM refuses the whole PUT). */
-function writer(bad: Set<number>, err = (i: number) => new FatalError(`403 LinkedAuthorizationFailed on ${i}`, 403, "LinkedAuthorizationFailed")) {
+function writer(
+  bad: Set<number>,
+  err = (i: number) => new FatalError(`403 LinkedAuthorizationFailed on ${i}`, 403, "LinkedAuthorizationFailed"),
+) {
   const calls: number[][] = [];
   const write = async (indices: number[], state: number[]) => {
     calls.push(indices);

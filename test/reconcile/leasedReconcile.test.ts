@@ -11,7 +11,9 @@ import type { ReconcileReport, ReconcileTrigger } from "../../src/reconcile/voca
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 
-const REF = scaleSetRef("/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-lease");
+const REF = scaleSetRef(
+  "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-lease",
+);
 
 function report(trigger: ReconcileTrigger): ReconcileReport {
   return {
@@ -51,7 +53,9 @@ function gatedPass() {
   };
 }
 
-/** A clock that moves only when the test says: `sleep` resolves when `advance` passes its time (or its signal aborts). */
+/**
+ * A clock that moves only when the test says: `sleep` resolves when `advance` passes its time (or its signal aborts).
+ */
 function manualClock(start = 1_700_000_000_000) {
   let now = start;
   const waiters: Array<{ at: number; wake: () => void }> = [];
@@ -86,12 +90,21 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
   let deps: LeasedDeps;
 
   beforeEach(async () => {
-    table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("lease"), { allowInsecureConnection: true });
+    table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("lease"), {
+      allowInsecureConnection: true,
+    });
     await table.createTable();
     leases = new ReconcileLeaseTable(table, Date.now);
     queue = new QueueClient(testStorageConnectionString(), uniqueName("q-"));
     await queue.create();
-    deps = { leases, queue: new StorageWorkQueue(queue, queue), clock: systemClock, log: memoryLogger(), ttlMs: 60_000, newHolderId: randomUUID };
+    deps = {
+      leases,
+      queue: new StorageWorkQueue(queue, queue),
+      clock: systemClock,
+      log: memoryLogger(),
+      ttlMs: 60_000,
+      newHolderId: randomUUID,
+    };
   });
 
   const queued = async () => {
@@ -104,8 +117,18 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     const first = leasedReconcile(REF, { reason: "host A", attempt: 0 }, deps, a.pass);
     await a.entered();
     const bPasses: ReconcileTrigger[] = [];
-    const b = await leasedReconcile(REF, { reason: "host B", attempt: 0, fresh: true }, deps, async (t) => (bPasses.push(t), report(t)));
-    const c = await leasedReconcile(REF, { reason: "host C", attempt: 0 }, deps, async (t) => (bPasses.push(t), report(t)));
+    const b = await leasedReconcile(
+      REF,
+      { reason: "host B", attempt: 0, fresh: true },
+      deps,
+      async (t) => (bPasses.push(t), report(t)),
+    );
+    const c = await leasedReconcile(
+      REF,
+      { reason: "host C", attempt: 0 },
+      deps,
+      async (t) => (bPasses.push(t), report(t)),
+    );
     expect(b).toMatchObject({ result: "deferred", reason: expect.stringContaining("asked it for one more pass") });
     expect(c).toMatchObject({ result: "deferred", reason: expect.stringContaining("already owes a pass") });
     expect(bPasses).toEqual([]);
@@ -121,10 +144,15 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     expect(await first).toMatchObject({ result: "applied" });
     // Released: the row has no holder, and the next reconcile takes the lease at once.
     const left = [];
-    for await (const r of table.listEntities<{ holder: string }>({ queryOptions: { filter: `PartitionKey eq '${LEASES_PARTITION}'` } })) left.push(r.holder);
+    for await (const r of table.listEntities<{ holder: string }>({
+      queryOptions: { filter: `PartitionKey eq '${LEASES_PARTITION}'` },
+    }))
+      left.push(r.holder);
     expect(left).toEqual([""]);
     const later: ReconcileTrigger[] = [];
-    expect(await leasedReconcile(REF, { reason: "later", attempt: 0 }, deps, async (t) => (later.push(t), report(t)))).toMatchObject({ result: "applied" });
+    expect(
+      await leasedReconcile(REF, { reason: "later", attempt: 0 }, deps, async (t) => (later.push(t), report(t))),
+    ).toMatchObject({ result: "applied" });
     expect(later).toHaveLength(1);
   });
 
@@ -133,20 +161,26 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     await leasedReconcile(REF, { reason: "alone", attempt: 0 }, deps, async (t) => (ran.push(t), report(t)));
     expect(ran).toHaveLength(1);
     const rows = [];
-    for await (const r of table.listEntities<{ holder: string; wanted: boolean }>()) rows.push({ holder: r.holder, wanted: r.wanted });
+    for await (const r of table.listEntities<{ holder: string; wanted: boolean }>())
+      rows.push({ holder: r.holder, wanted: r.wanted });
     expect(rows).toEqual([{ holder: "", wanted: false }]);
   });
 
   it("the holder hands what it knows to the next holder with the lease", async () => {
     const seen: string[] = [];
-    const handing = (mine: string): LeasedDeps => ({ ...deps, handover: { snapshot: () => mine, restore: (t) => void seen.push(t) } });
+    const handing = (mine: string): LeasedDeps => ({
+      ...deps,
+      handover: { snapshot: () => mine, restore: (t) => void seen.push(t) },
+    });
     await leasedReconcile(REF, { reason: "first", attempt: 0 }, handing("budgets of host A"), async (t) => report(t));
     await leasedReconcile(REF, { reason: "second", attempt: 0 }, handing("budgets of host B"), async (t) => report(t));
     expect(seen).toEqual(["budgets of host A"]);
   });
 
   it("of many hosts taking the lease at once, exactly one holds it", async () => {
-    const takes = await Promise.all(Array.from({ length: 8 }, (_, i) => leases.acquire(REF, `host-${i}`, 60_000, false)));
+    const takes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => leases.acquire(REF, `host-${i}`, 60_000, false)),
+    );
     expect(takes.filter((t) => t.kind === "acquired")).toHaveLength(1);
     expect(takes.filter((t) => t.kind === "held" && t.firstToAsk)).toHaveLength(1);
   });
@@ -166,7 +200,12 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     // The dead host took the lease for 1.5 s and never came back.
     expect(await timed.acquire(REF, "dead-host", 1500, false)).toEqual({ kind: "acquired" });
     const ran: ReconcileTrigger[] = [];
-    const deferred = await leasedReconcile(REF, { reason: "declare", attempt: 0 }, timedDeps, async (t) => (ran.push(t), report(t)));
+    const deferred = await leasedReconcile(
+      REF,
+      { reason: "declare", attempt: 0 },
+      timedDeps,
+      async (t) => (ran.push(t), report(t)),
+    );
     expect(deferred.result).toBe("deferred");
     expect(ran).toEqual([]);
     // The safety net: a reconcile that becomes visible only after the lease's expiry (a second after it).
@@ -174,7 +213,14 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     const now = await queue.receiveMessages({ numberOfMessages: 1 });
     expect(now.receivedMessageItems).toEqual([]);
     clock.advance(2500);
-    expect(await leasedReconcile(REF, { reason: sent[0]!.reason, attempt: 0 }, timedDeps, async (t) => (ran.push(t), report(t)))).toMatchObject({
+    expect(
+      await leasedReconcile(
+        REF,
+        { reason: sent[0]!.reason, attempt: 0 },
+        timedDeps,
+        async (t) => (ran.push(t), report(t)),
+      ),
+    ).toMatchObject({
       result: "applied",
     });
     expect(ran).toHaveLength(1);
@@ -229,9 +275,9 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
   });
 
   it("a pass that throws lets go at once, so the retry is not held off for the whole lease", async () => {
-    await expect(leasedReconcile(REF, { reason: "boom", attempt: 0 }, deps, async () => Promise.reject(new Error("storage down")))).rejects.toThrow(
-      "storage down",
-    );
+    await expect(
+      leasedReconcile(REF, { reason: "boom", attempt: 0 }, deps, async () => Promise.reject(new Error("storage down"))),
+    ).rejects.toThrow("storage down");
     expect(await leases.acquire(REF, "retry", 60_000, false)).toEqual({ kind: "acquired" });
   });
 });

@@ -30,13 +30,24 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
       VMSS,
       headers({
         "x-ms-ratelimit-remaining-subscription-writes": "150",
-        "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSetSubscriptionMaximum;1400,Microsoft.Compute/CreateVMScaleSetResource;3",
+        "x-ms-ratelimit-remaining-resource":
+          "Microsoft.Compute/CreateVMScaleSetSubscriptionMaximum;1400,Microsoft.Compute/CreateVMScaleSetResource;3",
       }),
     );
     expect(got).toEqual([
       { kind: "armWrites", subscriptionId: SUB, remaining: 150 },
-      { kind: "scaleSetWrites", scope: "subscription", target: expect.objectContaining({ key: VMSS.toLowerCase() }), remaining: 1400 },
-      { kind: "scaleSetWrites", scope: "resource", target: expect.objectContaining({ key: VMSS.toLowerCase() }), remaining: 3 },
+      {
+        kind: "scaleSetWrites",
+        scope: "subscription",
+        target: expect.objectContaining({ key: VMSS.toLowerCase() }),
+        remaining: 1400,
+      },
+      {
+        kind: "scaleSetWrites",
+        scope: "resource",
+        target: expect.objectContaining({ key: VMSS.toLowerCase() }),
+        remaining: 3,
+      },
     ]);
   });
 
@@ -46,20 +57,38 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
       `${VMSS}/virtualMachines/3`,
       headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/UpdateVMScaleSetVMResource;5" }),
     );
-    expect(vm).toEqual([{ kind: "instanceWrites", scope: "resource", target: expect.objectContaining({ kind: "instance", instanceId: "3" }), remaining: 5 }]);
+    expect(vm).toEqual([
+      {
+        kind: "instanceWrites",
+        scope: "resource",
+        target: expect.objectContaining({ kind: "instance", instanceId: "3" }),
+        remaining: 5,
+      },
+    ]);
     expect(
       observationsOf(
         "GET",
         VMSS,
-        headers({ "x-ms-ratelimit-remaining-subscription-reads": "99", "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/GetVMScaleSetResource;30" }),
+        headers({
+          "x-ms-ratelimit-remaining-subscription-reads": "99",
+          "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/GetVMScaleSetResource;30",
+        }),
       ),
     ).toEqual([{ kind: "armReads", subscriptionId: SUB, remaining: 99 }]);
-    expect(observationsOf("GET", "/providers/Microsoft.Compute/operations", headers({ "x-ms-ratelimit-remaining-subscription-reads": "1" }))).toEqual([]);
+    expect(
+      observationsOf(
+        "GET",
+        "/providers/Microsoft.Compute/operations",
+        headers({ "x-ms-ratelimit-remaining-subscription-reads": "1" }),
+      ),
+    ).toEqual([]);
   });
 
   it("reads the published window names (<Policy>3Min / <Policy>30Min) as the subscription's budget, and unknown names without error", () => {
     // As every public sample names them (Troubleshooting API throttling errors; azure-cli issue 15765).
-    expect(parseRemainingResource("Microsoft.Compute/GetVMScaleSet3Min;197,Microsoft.Compute/GetVMScaleSet30Min;1297")).toEqual([
+    expect(
+      parseRemainingResource("Microsoft.Compute/GetVMScaleSet3Min;197,Microsoft.Compute/GetVMScaleSet30Min;1297"),
+    ).toEqual([
       ["Microsoft.Compute/GetVMScaleSet3Min", 197],
       ["Microsoft.Compute/GetVMScaleSet30Min", 1297],
     ]);
@@ -72,21 +101,34 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
       }),
     );
     expect(vmss).toEqual([
-      { kind: "scaleSetWrites", scope: "subscription", target: expect.objectContaining({ key: VMSS.toLowerCase() }), remaining: 140 },
-      { kind: "scaleSetWrites", scope: "subscription", target: expect.objectContaining({ key: VMSS.toLowerCase() }), remaining: 1188 },
+      {
+        kind: "scaleSetWrites",
+        scope: "subscription",
+        target: expect.objectContaining({ key: VMSS.toLowerCase() }),
+        remaining: 140,
+      },
+      {
+        kind: "scaleSetWrites",
+        scope: "subscription",
+        target: expect.objectContaining({ key: VMSS.toLowerCase() }),
+        remaining: 1188,
+      },
     ]);
     const vm = observationsOf(
       "PUT",
       `${VMSS}/virtualMachines/3`,
       headers({
-        "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/PutVM3Min;237,Microsoft.Compute/PutVM30Min;1188,Microsoft.Compute/HighCostGet30Min;799",
+        "x-ms-ratelimit-remaining-resource":
+          "Microsoft.Compute/PutVM3Min;237,Microsoft.Compute/PutVM30Min;1188,Microsoft.Compute/HighCostGet30Min;799",
       }),
     );
     expect(vm.map((o) => [o.kind, "scope" in o ? o.scope : "", o.remaining])).toEqual([
       ["instanceWrites", "subscription", 237],
       ["instanceWrites", "subscription", 1188],
     ]);
-    expect(() => observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": ";;,Microsoft.Compute/;x,===" }))).not.toThrow();
+    expect(() =>
+      observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": ";;,Microsoft.Compute/;x,===" })),
+    ).not.toThrow();
   });
 
   it("without any budget header the documented budgets apply: 12 writes to a scale set, then one each 15 s", () => {
@@ -104,7 +146,11 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
   it("a 3Min window nearly spent slows this host's writes to every scale set of the subscription", () => {
     const now = 0;
     const pacer = new WritePacer(() => now);
-    for (const o of observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSet3Min;0" })))
+    for (const o of observationsOf(
+      "PUT",
+      VMSS,
+      headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSet3Min;0" }),
+    ))
       learnWriteBudget(pacer, o);
     expect(pacer.waitMs(scaleSetRef(VMSS.replace("vmss-1", "vmss-2")))).toBeGreaterThan(0);
   });
@@ -115,11 +161,16 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
     const ref = scaleSetRef(VMSS);
     expect(pacer.waitMs(ref)).toBe(0);
     // Another host spent the scale set's bucket: CRP says 0 left.
-    for (const o of observationsOf("PUT", VMSS, headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSetResource;0" })))
+    for (const o of observationsOf(
+      "PUT",
+      VMSS,
+      headers({ "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/CreateVMScaleSetResource;0" }),
+    ))
       learnWriteBudget(pacer, o);
     expect(pacer.waitMs(ref)).toBe(60_000);
     // A higher figure later does not raise what this host knows it spent.
-    for (let i = 0; i < 2; i++) learnWriteBudget(pacer, { kind: "scaleSetWrites", scope: "resource", target: ref, remaining: 12 });
+    for (let i = 0; i < 2; i++)
+      learnWriteBudget(pacer, { kind: "scaleSetWrites", scope: "resource", target: ref, remaining: 12 });
     expect(pacer.waitMs(ref)).toBe(60_000);
     now = 60_000;
     expect(pacer.waitMs(ref)).toBe(0);
@@ -140,7 +191,9 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
     for (let i = 0; i < 12; i++) a.take(ref);
     a.take(instanceRef(ref, "1"));
     const snap = a.snapshot(ref);
-    expect(Object.keys(snap).sort()).toEqual([`vm|${VMSS.toLowerCase()}/virtualmachines/1`, `vmss|${VMSS.toLowerCase()}`].sort());
+    expect(Object.keys(snap).sort()).toEqual(
+      [`vm|${VMSS.toLowerCase()}/virtualmachines/1`, `vmss|${VMSS.toLowerCase()}`].sort(),
+    );
     expect(b.waitMs(ref)).toBe(0);
     b.restore(JSON.parse(JSON.stringify(snap)));
     expect(b.waitMs(ref)).toBe(60_000);

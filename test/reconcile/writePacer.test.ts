@@ -3,11 +3,15 @@ import { instanceRef } from "../../src/core/resourceIds";
 import { WritePacer } from "../../src/pacing/writePacer";
 import { instanceRefOf, scaleSetRef } from "../support/refs";
 
-/** The write pacer over a clock the test moves: CRP's per-resource and per-subscription buckets, ARM's write bucket, a 429's Retry-After. */
+/**
+ * The write pacer over a clock the test moves: CRP's per-resource and per-subscription buckets, ARM's write bucket, a
+ * 429's Retry-After.
+ */
 
 const SUB = "00000000-1111-2222-3333-444444444444";
 const OTHER_SUB = "99999999-1111-2222-3333-444444444444";
-const vmss = (name: string, sub = SUB) => scaleSetRef(`/subscriptions/${sub}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`);
+const vmss = (name: string, sub = SUB) =>
+  scaleSetRef(`/subscriptions/${sub}/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`);
 
 function pacerAt(start = 1_000_000) {
   let now = start;

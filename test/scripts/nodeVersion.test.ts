@@ -3,7 +3,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const root = join(__dirname, "..", "..");
-const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { engines: { node: string }; devDependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  engines: { node: string };
+  devDependencies: Record<string, string>;
+};
 const major = (v: string) => Number(/(\d+)/.exec(v)?.[1]);
 
 describe("the Node the project runs on", () => {

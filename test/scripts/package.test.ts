@@ -19,7 +19,9 @@ import {
 
 const run = promisify(execFile);
 const openZip = promisify<string, yauzl.Options, yauzl.ZipFile>(yauzl.open);
-const lock = JSON.parse(readFileSync(join(REPO_ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean }> };
+const lock = JSON.parse(readFileSync(join(REPO_ROOT, "package-lock.json"), "utf8")) as {
+  packages: Record<string, { dev?: boolean }>;
+};
 /** The functions the app defines: one file per trigger under src/functions. */
 const FUNCTIONS = readdirSync(join(REPO_ROOT, "src", "functions"))
   .filter((f) => f.endsWith(".ts"))
@@ -112,7 +114,12 @@ describe("npm run package (dist/poolsync.zip)", () => {
         .filter((m) => !builtins.has(m))
         .sort();
     // And supports-color: debug's optional colouring, required inside a try (no production dependency installs it).
-    expect(required(BUNDLE_PATH)).toEqual(["@azure/arm-compute", "@azure/arm-network", "@azure/functions-core", "supports-color"]);
+    expect(required(BUNDLE_PATH)).toEqual([
+      "@azure/arm-compute",
+      "@azure/arm-network",
+      "@azure/functions-core",
+      "supports-color",
+    ]);
     for (const name of LAZY_PACKAGES)
       expect(
         required(lazyBundlePath(name)).filter((m) => m !== "supports-color"),
@@ -127,7 +134,10 @@ describe("npm run package (dist/poolsync.zip)", () => {
       const before = loaded();
       for (const name of ${JSON.stringify(LAZY_PACKAGES)}) require(require.resolve(name, { paths: [process.cwd() + "/dist"] }));
       console.log(JSON.stringify({ before, after: loaded().sort() }));`;
-    const { stdout } = await run(process.execPath, ["-e", script], { cwd: unpacked, env: { PATH: process.env.PATH ?? "" } });
+    const { stdout } = await run(process.execPath, ["-e", script], {
+      cwd: unpacked,
+      env: { PATH: process.env.PATH ?? "" },
+    });
     const { before, after } = JSON.parse(stdout.trim().split("\n").pop()!) as { before: string[]; after: string[] };
     expect(before).toEqual([]);
     expect(after).toEqual(LAZY_PACKAGES.map(lazyBundlePath).sort());
@@ -137,7 +147,10 @@ describe("npm run package (dist/poolsync.zip)", () => {
     expect(readdirSync(unpacked)).not.toContain("node_modules");
     const main = (JSON.parse(entries.get("package.json")!.toString("utf8")) as { main: string }).main;
     // The real library in test mode names each registration it skips: proof the bundle ran every entry to its end.
-    const { stderr, stdout } = await run(process.execPath, ["-e", `require("./${main}")`], { cwd: unpacked, env: { PATH: process.env.PATH ?? "" } });
+    const { stderr, stdout } = await run(process.execPath, ["-e", `require("./${main}")`], {
+      cwd: unpacked,
+      env: { PATH: process.env.PATH ?? "" },
+    });
     const registered = [...`${stdout}${stderr}`.matchAll(/register function "([^"]+)"/g)].map((m) => m[1]).sort();
     expect(registered).toEqual(FUNCTIONS);
   });

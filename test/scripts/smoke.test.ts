@@ -8,8 +8,13 @@ import { parseSmokeArgs, runSmoke, SmokeFailure, type SmokeOptions } from "../..
 const ROOT = join(__dirname, "..", "..");
 const SCALE_SET = `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0`;
 
-/** `npm run local` (the built dist/local/stack/main.js) on free ports, with its own queue and tables on the shared Azurite. */
-async function startLocal(env: Record<string, string>): Promise<{ url: string; armEndpoint: string; stop: () => Promise<void> }> {
+/**
+ * `npm run local` (the built dist/local/stack/main.js) on free ports, with its own queue and tables on the shared
+ * Azurite.
+ */
+async function startLocal(
+  env: Record<string, string>,
+): Promise<{ url: string; armEndpoint: string; stop: () => Promise<void> }> {
   const [port, simPort] = await freePorts(2);
   const tag = `smoke${process.pid}${Date.now() % 100000}`;
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, "dist", "local", "stack", "main.js")], {
@@ -60,13 +65,26 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
 
-async function smokeAgainst(env: Record<string, string>, timeoutMs: number): Promise<{ lines: string[]; result: Promise<unknown> }> {
+async function smokeAgainst(
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ lines: string[]; result: Promise<unknown> }> {
   const local = await startLocal(env);
   running.push(local);
   const lines: string[] = [];
   const options: SmokeOptions = {
     ...parseSmokeArgs(
-      ["--url", local.url, "--scale-set", SCALE_SET, "--arm-endpoint", local.armEndpoint, "--arm-ca", join(ROOT, "sim", "tls", "cert.pem"), "--test-principal"],
+      [
+        "--url",
+        local.url,
+        "--scale-set",
+        SCALE_SET,
+        "--arm-endpoint",
+        local.armEndpoint,
+        "--arm-ca",
+        join(ROOT, "sim", "tls", "cert.pem"),
+        "--test-principal",
+      ],
       {},
     ),
     timeoutMs,
@@ -82,14 +100,19 @@ describe("npm run smoke against npm run local with its authentication on (POOLSY
     const { eventSeenAfterMs } = (await result) as { eventSeenAfterMs: number };
     expect(lines[0]).toBe("ok   unauthenticated GET /api/status → 401");
     expect(lines[1]).toBe("ok   authenticated GET /api/status → 200");
-    expect(lines.at(-1)).toMatch(/^ok {3}the ARM event reached onResourceEvent: .*ResourceWriteSuccess Microsoft\.Compute\/virtualMachineScaleSets\/write/);
+    expect(lines.at(-1)).toMatch(
+      /^ok {3}the ARM event reached onResourceEvent: .*ResourceWriteSuccess Microsoft\.Compute\/virtualMachineScaleSets\/write/,
+    );
     expect(eventSeenAfterMs).toBeLessThan(60_000);
   }, 120_000);
 
   it("fails when no ARM event reaches the app (no Event Grid subscription)", async () => {
     const { lines, result } = await smokeAgainst({ POOLSYNC_AUTH: "entra", POOLSYNC_LOCAL_EVENTS: "false" }, 5_000);
     await expect(result).rejects.toThrow(/no sign of the tag write's event in the status of .* within 5 s/);
-    expect(lines.slice(0, 2)).toEqual(["ok   unauthenticated GET /api/status → 401", "ok   authenticated GET /api/status → 200"]);
+    expect(lines.slice(0, 2)).toEqual([
+      "ok   unauthenticated GET /api/status → 401",
+      "ok   authenticated GET /api/status → 200",
+    ]);
   }, 120_000);
 });
 
@@ -97,11 +120,16 @@ describe("npm run smoke's arguments", () => {
   it("needs the URL, a scale set id and a token (or the local test principal)", () => {
     expect(() => parseSmokeArgs([], {})).toThrow(SmokeFailure);
     expect(() => parseSmokeArgs(["--url", "https://x"], {})).toThrow(/^--scale-set is required/);
-    expect(() => parseSmokeArgs(["--url", "https://x", "--scale-set", "/subscriptions/s/resourceGroups/g"], {})).toThrow(
-      /^--scale-set must be a scale set resource id/,
+    expect(() =>
+      parseSmokeArgs(["--url", "https://x", "--scale-set", "/subscriptions/s/resourceGroups/g"], {}),
+    ).toThrow(/^--scale-set must be a scale set resource id/);
+    expect(() => parseSmokeArgs(["--url", "https://x", "--scale-set", SCALE_SET], {})).toThrow(
+      /^POOLSYNC_TOKEN is required/,
     );
-    expect(() => parseSmokeArgs(["--url", "https://x", "--scale-set", SCALE_SET], {})).toThrow(/^POOLSYNC_TOKEN is required/);
-    const o = parseSmokeArgs(["--url", "https://x/", "--scale-set", SCALE_SET], { POOLSYNC_TOKEN: "t", ARM_TOKEN: "a" });
+    const o = parseSmokeArgs(["--url", "https://x/", "--scale-set", SCALE_SET], {
+      POOLSYNC_TOKEN: "t",
+      ARM_TOKEN: "a",
+    });
     expect(o).toMatchObject({
       url: "https://x",
       armEndpoint: "https://management.azure.com",

@@ -15,7 +15,9 @@ interface Recorded {
   status: number;
   responseHeaders: Record<string, string[]>;
 }
-const INDEX = JSON.parse(readFileSync(path.resolve(__dirname, "../fixtures/azure/gone/INDEX.json"), "utf8")) as Recorded[];
+const INDEX = JSON.parse(
+  readFileSync(path.resolve(__dirname, "../fixtures/azure/gone/INDEX.json"), "utf8"),
+) as Recorded[];
 
 let sim: ArmSimulator | undefined;
 afterEach(async () => {
@@ -26,10 +28,14 @@ afterEach(async () => {
 /** The simulator's request for a recorded one: the same method on the same kind of resource of the demo world. */
 function requestFor(r: Recorded): { method: string; path: string; body?: unknown } {
   const u = new URL(r.url).pathname;
-  if (/\/virtualMachines\/0notfound$/i.test(u)) return { method: "GET", path: `${VMSS_PATH}/virtualMachines/0notfound` };
-  if (/\/virtualMachineScaleSets\/[^/]+\/virtualMachines$/i.test(u)) return { method: "GET", path: `${VMSS_PATH}/virtualMachines` };
+  if (/\/virtualMachines\/0notfound$/i.test(u))
+    return { method: "GET", path: `${VMSS_PATH}/virtualMachines/0notfound` };
+  if (/\/virtualMachineScaleSets\/[^/]+\/virtualMachines$/i.test(u))
+    return { method: "GET", path: `${VMSS_PATH}/virtualMachines` };
   if (/\/virtualMachineScaleSets\/[^/]+$/i.test(u))
-    return r.method === "PUT" ? { method: "PATCH", path: VMSS_PATH, body: { tags: {} } } : { method: r.method, path: VMSS_PATH };
+    return r.method === "PUT"
+      ? { method: "PATCH", path: VMSS_PATH, body: { tags: {} } }
+      : { method: r.method, path: VMSS_PATH };
   if (/\/virtualMachines\/[^/]+$/i.test(u))
     return r.method === "PUT"
       ? { method: "PUT", path: `${VMSS_PATH}/virtualMachines/0`, body: { location: "eastus2" } }
@@ -39,7 +45,8 @@ function requestFor(r: Recorded): { method: string; path: string; body?: unknown
 
 describe("ARM's global rate-limit headers, as recorded", () => {
   for (const r of INDEX) {
-    const [name, values] = Object.entries(r.responseHeaders).find(([k]) => /^x-ms-ratelimit-remaining-subscription-global-/i.test(k)) ?? [];
+    const [name, values] =
+      Object.entries(r.responseHeaders).find(([k]) => /^x-ms-ratelimit-remaining-subscription-global-/i.test(k)) ?? [];
     if (!name || !values) continue;
     it(`${r.file}: ${r.method} answers ${r.status} with ${name}`, async () => {
       sim = await startArmSimulator({ seed: "demo", operationDurationMs: 0 });

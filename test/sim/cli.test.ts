@@ -14,7 +14,9 @@ afterEach(() => {
 
 /** Starts the CLI and resolves with its first stdout line. */
 function startCli(args: string[]): Promise<string> {
-  child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "sim/cli.ts", ...args], { cwd: ROOT });
+  child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "sim/cli.ts", ...args], {
+    cwd: ROOT,
+  });
   return new Promise((resolve, reject) => {
     let out = "";
     child?.stdout?.on("data", (d: Buffer) => {
@@ -65,14 +67,25 @@ describe("cli", () => {
     await control(base, "POST", "/_sim/write", { id: VMSS_PATH, merge: { tags: { by: "other" } } });
     expect((await control(base, "GET", `/_sim/resource?id=${encodeURIComponent(VMSS_PATH)}`)).body["etag"]).toBe('"2"');
     await control(base, "POST", "/_sim/interleave", { id: VMSS_PATH, merge: { tags: { by: "interleaved" } } });
-    expect((await arm(base, "PATCH", VMSS_PATH, { headers: { "if-match": '"2"' }, body: { tags: { me: "1" } } })).status).toBe(412);
+    expect(
+      (await arm(base, "PATCH", VMSS_PATH, { headers: { "if-match": '"2"' }, body: { tags: { me: "1" } } })).status,
+    ).toBe(412);
     await control(base, "POST", "/_sim/faults", { method: "GET", path: "etag-k8s-mp-0$", status: 500 });
     expect((await arm(base, "GET", VMSS_PATH)).status).toBe(500);
-    expect((await control(base, "GET", `/_sim/stats?id=${encodeURIComponent(VMSS_PATH)}`)).body).toMatchObject({ gets: 2, patches: 1, status412: 1 });
+    expect((await control(base, "GET", `/_sim/stats?id=${encodeURIComponent(VMSS_PATH)}`)).body).toMatchObject({
+      gets: 2,
+      patches: 1,
+      status412: 1,
+    });
     await control(base, "POST", "/_sim/scale", { id: VMSS_PATH, capacity: 3 });
     await control(base, "POST", "/_sim/settle");
-    expect(((await control(base, "GET", `/_sim/instances?id=${encodeURIComponent(VMSS_PATH)}`)).body["value"] as unknown[]).length).toBe(3);
-    expect((await control(base, "GET", `/_sim/pool-members?id=${encodeURIComponent(POOL_ID)}`)).body["value"]).toEqual([]);
+    expect(
+      ((await control(base, "GET", `/_sim/instances?id=${encodeURIComponent(VMSS_PATH)}`)).body["value"] as unknown[])
+        .length,
+    ).toBe(3);
+    expect((await control(base, "GET", `/_sim/pool-members?id=${encodeURIComponent(POOL_ID)}`)).body["value"]).toEqual(
+      [],
+    );
     const events = (await control(base, "GET", "/_sim/events?since=0")).body;
     expect((events["value"] as unknown[]).length).toBeGreaterThanOrEqual(2);
     const clock = (await control(base, "POST", "/_sim/clock/advance", { ms: 60_000 })).body;

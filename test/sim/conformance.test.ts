@@ -40,7 +40,9 @@ const requestOf = (file: string): Recorded => {
 
 /** The recorded VMSS's model, as the recording PUT it (the no-op PUT sends it again). */
 const VMSS_MODEL = JSON.parse(requestOf("crp-vmss-put-noop-200-charge0.body.json").requestBody) as JsonObject;
-/** The recorded VMSS VM's scale set: one NIC configuration "vmss1" with ip configuration "vmss1" (as its LIST shows). */
+/**
+ * The recorded VMSS VM's scale set: one NIC configuration "vmss1" with ip configuration "vmss1" (as its LIST shows).
+ */
 const VMSS_VM_PARENT: JsonObject = {
   ...VMSS_MODEL,
   properties: {
@@ -95,14 +97,23 @@ const WORLD: SeedSpec = {
           name: "aks-cit-VirtualMachine",
           location: "eastus2",
           virtualNetworks: [{ name: "vnet1", subnets: [{ name: "subnet1" }] }],
-          virtualMachines: [{ name: "testResource", nics: [{ name: "nic1", ipConfigurations: [{ name: "ipconfig1", subnet: "vnet1/subnet1" }] }] }],
+          virtualMachines: [
+            {
+              name: "testResource",
+              nics: [{ name: "nic1", ipConfigurations: [{ name: "ipconfig1", subnet: "vnet1/subnet1" }] }],
+            },
+          ],
         },
         {
           name: "aks-cit-Interface",
           location: "eastus",
           virtualNetworks: [{ name: "testVnet", subnets: [{ name: "testSubnet", addressPrefix: "10.0.0.0/24" }] }],
         },
-        { name: "aks-cit-BackendAddressPool", location: "eastus", loadBalancers: [{ name: "testParentResource", backendPools: ["testResource"] }] },
+        {
+          name: "aks-cit-BackendAddressPool",
+          location: "eastus",
+          loadBalancers: [{ name: "testParentResource", backendPools: ["testResource"] }],
+        },
       ],
     },
   ],
@@ -125,7 +136,10 @@ interface Case {
 const PROPS_STATE: Check = { path: ["properties", "provisioningState"], is: "equal" };
 
 const CASES: Case[] = [
-  { file: "crp-vmss-get-200.body.json", checks: [PROPS_STATE, { path: ["etag"], is: "equal" }, { path: ["sku", "capacity"], is: "equal" }] },
+  {
+    file: "crp-vmss-get-200.body.json",
+    checks: [PROPS_STATE, { path: ["etag"], is: "equal" }, { path: ["sku", "capacity"], is: "equal" }],
+  },
   {
     file: "crp-vmss-put-noop-200-charge0.body.json",
     checks: [PROPS_STATE, { path: ["etag"], is: "equal" }],
@@ -152,7 +166,12 @@ const CASES: Case[] = [
   },
   {
     file: "crp-vmss-vm-put-tags-only-no-location-200.body.json",
-    checks: [PROPS_STATE, { path: ["etag"], is: "equal" }, { path: ["tags"], is: "absent" }, { path: ["instanceId"], is: "equal" }],
+    checks: [
+      PROPS_STATE,
+      { path: ["etag"], is: "equal" },
+      { path: ["tags"], is: "absent" },
+      { path: ["instanceId"], is: "equal" },
+    ],
   },
   { file: "crp-vmss-vm-put-412-precondition-failed.body.json" },
   { file: "crp-vmss-vm-get-400-non-numeric-instanceId.body.json" },
@@ -177,16 +196,26 @@ const CASES: Case[] = [
   },
   {
     file: "nrp-nic-put-create-201-sync-no-async-header.body.json",
-    checks: [PROPS_STATE, { path: ["etag"], is: "present" }, { path: ["properties", "ipConfigurations", 0, "name"], is: "equal" }],
+    checks: [
+      PROPS_STATE,
+      { path: ["etag"], is: "present" },
+      { path: ["properties", "ipConfigurations", 0, "name"], is: "equal" },
+    ],
   },
   {
     file: "nrp-nic-put-update-200-sync-no-async-header.body.json",
     before: async (sim) => {
       const r = requestOf("nrp-nic-put-create-201-sync-no-async-header.body.json");
-      const created = await arm(sim.url, r.method, new URL(r.url).pathname + new URL(r.url).search, { rawBody: r.requestBody });
+      const created = await arm(sim.url, r.method, new URL(r.url).pathname + new URL(r.url).search, {
+        rawBody: r.requestBody,
+      });
       expect(created.status).toBe(201);
     },
-    checks: [PROPS_STATE, { path: ["etag"], is: "present" }, { path: ["properties", "ipConfigurations", 0, "name"], is: "equal" }],
+    checks: [
+      PROPS_STATE,
+      { path: ["etag"], is: "present" },
+      { path: ["properties", "ipConfigurations", 0, "name"], is: "equal" },
+    ],
   },
   {
     file: "nrp-lb-put-412-precondition-failed.body.json",
@@ -229,10 +258,16 @@ function compareHeaders(r: Recorded, got: ArmResponse): void {
       continue;
     }
     expect(have, `${name} header`).toBeDefined();
-    expect(OPERATION_URL.exec(have ?? "")?.[1], `${name}: the operation resource's provider`).toBe(OPERATION_URL.exec(want)?.[1]);
-    expect(new URL(have ?? "").searchParams.get("monitor"), `${name}: monitor=true`).toBe(new URL(want).searchParams.get("monitor"));
+    expect(OPERATION_URL.exec(have ?? "")?.[1], `${name}: the operation resource's provider`).toBe(
+      OPERATION_URL.exec(want)?.[1],
+    );
+    expect(new URL(have ?? "").searchParams.get("monitor"), `${name}: monitor=true`).toBe(
+      new URL(want).searchParams.get("monitor"),
+    );
   }
-  expect(got.headers.get("x-ms-request-charge") ?? undefined, "x-ms-request-charge").toBe(header(r, "x-ms-request-charge"));
+  expect(got.headers.get("x-ms-request-charge") ?? undefined, "x-ms-request-charge").toBe(
+    header(r, "x-ms-request-charge"),
+  );
 }
 
 function compareBody(c: Case, r: Recorded, got: ArmResponse): void {
@@ -288,8 +323,13 @@ describe("conformance: the simulator answers as real Azure did (recorded answers
     it(title, async () => {
       await c.before?.(sim);
       const url = new URL(r.url);
-      const conditional = Object.fromEntries(Object.entries(r.requestConditionalHeaders).map(([k, v]) => [k, v[0] ?? ""]));
-      const got = await arm(sim.url, r.method, url.pathname + url.search, { headers: conditional, ...(r.requestBody ? { rawBody: r.requestBody } : {}) });
+      const conditional = Object.fromEntries(
+        Object.entries(r.requestConditionalHeaders).map(([k, v]) => [k, v[0] ?? ""]),
+      );
+      const got = await arm(sim.url, r.method, url.pathname + url.search, {
+        headers: conditional,
+        ...(r.requestBody ? { rawBody: r.requestBody } : {}),
+      });
       expect(got.status, got.text).toBe(r.status);
       compareHeaders(r, got);
       compareBody(c, r, got);

@@ -20,11 +20,16 @@ const patchTags = (s: ArmSimulator, tags: Record<string, string>, headers: Recor
 describe("another writer", () => {
   it("writes directly: ETag bump, the change stored, an event", async () => {
     const s = await start();
-    const after = s.control.write(VMSS_PATH, (r) => nicsOf(r)[0].properties.ipConfigurations.push(ipConfig("theirs")), { clientRequestId: "their-id" });
+    const after = s.control.write(VMSS_PATH, (r) => nicsOf(r)[0].properties.ipConfigurations.push(ipConfig("theirs")), {
+      clientRequestId: "their-id",
+    });
     expect(after["etag"]).toBe('"2"');
     s.control.settle();
     const e = s.control.events().at(-1);
-    expect(e?.data).toMatchObject({ operationName: "Microsoft.Compute/virtualMachineScaleSets/write", httpRequest: { clientRequestId: "their-id" } });
+    expect(e?.data).toMatchObject({
+      operationName: "Microsoft.Compute/virtualMachineScaleSets/write",
+      httpRequest: { clientRequestId: "their-id" },
+    });
     // A mutation that changes nothing is a no-op write: the ETag stays.
     expect(s.control.write(VMSS_PATH, () => undefined)["etag"]).toBe('"2"');
   });
@@ -80,8 +85,15 @@ describe("faults", () => {
     expect(t.headers.get("retry-after")).toBe("7");
     expect(t.body.code).toBe("OperationNotAllowed");
     s.control.injectFault({ path: "etag-k8s-mp-0$", status: 409 });
-    expect((await arm(s.url, "GET", VMSS_PATH)).body.error.message).toMatch(/^The request failed due to conflict with a concurrent request\. To resolve it/);
-    s.control.injectFault({ path: "etag-k8s-mp-0$", status: 500, body: { error: { code: "X", message: "y" } }, headers: { "x-test": "1" } });
+    expect((await arm(s.url, "GET", VMSS_PATH)).body.error.message).toMatch(
+      /^The request failed due to conflict with a concurrent request\. To resolve it/,
+    );
+    s.control.injectFault({
+      path: "etag-k8s-mp-0$",
+      status: 500,
+      body: { error: { code: "X", message: "y" } },
+      headers: { "x-test": "1" },
+    });
     const c = await arm(s.url, "GET", VMSS_PATH);
     expect([c.status, c.body.error.code, c.headers.get("x-test")]).toEqual([500, "X", "1"]);
     expect(s.control.stats(VMSS_PATH)).toMatchObject({ gets: 3, status429: 1, status409: 1 });
@@ -97,7 +109,10 @@ describe("faults", () => {
   it("delays past the client's timeout", async () => {
     const s = await start();
     s.control.injectFault({ path: "etag-k8s-mp-0$", delayMs: 300 });
-    const slow = fetch(`${s.url}${VMSS_PATH}?api-version=2026-03-01`, { headers: { authorization: "Bearer t" }, signal: AbortSignal.timeout(50) });
+    const slow = fetch(`${s.url}${VMSS_PATH}?api-version=2026-03-01`, {
+      headers: { authorization: "Bearer t" },
+      signal: AbortSignal.timeout(50),
+    });
     await expect(slow).rejects.toThrow();
   });
 
@@ -116,7 +131,9 @@ describe("faults", () => {
     const s = await start();
     s.control.failNextOperation(VMSS_PATH);
     const client = simComputeClient(s, SUB);
-    await expect(client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "1" } }, { updateIntervalInMs: 5 })).rejects.toThrow();
+    await expect(
+      client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "1" } }, { updateIntervalInMs: 5 }),
+    ).rejects.toThrow();
     expect(s.control.resource(VMSS_PATH)?.["properties"]).toMatchObject({ provisioningState: "Failed" });
     expect(s.control.events().at(-1)?.eventType).toBe("Microsoft.Resources.ResourceWriteFailure");
   });
@@ -129,7 +146,9 @@ describe("scaling and deleting", () => {
       nicsOf(r)[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     });
     s.control.scale(VMSS_PATH, 4);
-    const during = s.control.instances(VMSS_PATH).map((i) => [i["instanceId"], (i["properties"] as { provisioningState: string }).provisioningState]);
+    const during = s.control
+      .instances(VMSS_PATH)
+      .map((i) => [i["instanceId"], (i["properties"] as { provisioningState: string }).provisioningState]);
     expect(during).toEqual([
       ["0", "Succeeded"],
       ["1", "Succeeded"],
@@ -137,9 +156,14 @@ describe("scaling and deleting", () => {
       ["3", "Creating"],
     ]);
     s.control.settle();
-    const latest = s.control.instances(VMSS_PATH).map((i) => (i["properties"] as { latestModelApplied: boolean }).latestModelApplied);
+    const latest = s.control
+      .instances(VMSS_PATH)
+      .map((i) => (i["properties"] as { latestModelApplied: boolean }).latestModelApplied);
     expect(latest).toEqual([false, false, true, true]);
-    expect(s.control.poolMembers(POOL_ID).map((id) => id.split("/virtualMachines/")[1]?.split("/")[0])).toEqual(["2", "3"]);
+    expect(s.control.poolMembers(POOL_ID).map((id) => id.split("/virtualMachines/")[1]?.split("/")[0])).toEqual([
+      "2",
+      "3",
+    ]);
     const vmIdOfOne = (s.control.instances(VMSS_PATH)[1]?.["properties"] as { vmId: string }).vmId;
     s.control.scale(VMSS_PATH, 1);
     s.control.settle();
@@ -209,8 +233,17 @@ describe("stats and events", () => {
     await arm(s.url, "GET", VMSS_PATH);
     await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
     await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") });
-    await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { headers: { "if-match": '"1"' }, body: instanceChange("2") });
-    expect(s.control.stats(VMSS_PATH.toUpperCase())).toMatchObject({ gets: 1, instanceLists: 1, instancePuts: 2, status412: 1, puts: 0 });
+    await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
+      headers: { "if-match": '"1"' },
+      body: instanceChange("2"),
+    });
+    expect(s.control.stats(VMSS_PATH.toUpperCase())).toMatchObject({
+      gets: 1,
+      instanceLists: 1,
+      instancePuts: 2,
+      status412: 1,
+      puts: 0,
+    });
     expect(s.control.stats(`${VMSS_PATH}/virtualMachines/0`)).toMatchObject({ gets: 0, instancePuts: 2 });
     expect(s.control.stats().requests).toBe(4);
     s.control.resetStats();

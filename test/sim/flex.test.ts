@@ -84,11 +84,19 @@ describe("Flexible scale set model", () => {
     expect(network.networkApiVersion).toBe("2020-11-01");
     const nics = network.networkInterfaceConfigurations;
     const without = await arm(s.url, "PUT", FLEX_PATH, {
-      body: { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkApiVersion: "", networkInterfaceConfigurations: nics } } } },
+      body: {
+        location: "eastus2",
+        properties: {
+          virtualMachineProfile: { networkProfile: { networkApiVersion: "", networkInterfaceConfigurations: nics } },
+        },
+      },
     });
     expect(without.status).toBe(400);
     expect(without.body.error.code).toBe("NetworkApiVersionMustBeSpecifiedWithNetworkInterfaceConfigurations");
-    const ok = await arm(s.url, "PUT", FLEX_PATH, { body: { location: "eastus2", tags: { a: "b" } }, headers: { "if-match": ss.body.etag } });
+    const ok = await arm(s.url, "PUT", FLEX_PATH, {
+      body: { location: "eastus2", tags: { a: "b" } },
+      headers: { "if-match": ss.body.etag },
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -104,7 +112,9 @@ describe("Flexible scale set model", () => {
     expect(vms).toHaveLength(3);
     expect(vms.every((v) => v.properties.provisioningState === "Succeeded")).toBe(true);
     const members = s.control.poolMembers(POOL_ID);
-    expect(members).toEqual([`${vms[2].properties.networkProfile.networkInterfaces[0].id as string}/ipConfigurations/ipConfig0`]);
+    expect(members).toEqual([
+      `${vms[2].properties.networkProfile.networkInterfaces[0].id as string}/ipConfigurations/ipConfig0`,
+    ]);
     s.control.scale(FLEX_PATH, 1);
     s.control.settle();
     expect(s.control.virtualMachines(FLEX_PATH)).toHaveLength(1);
@@ -122,7 +132,10 @@ describe("network interfaces", () => {
     const body = structuredClone(before.body) as Any;
     body.tags = { keep: "me" };
     body.properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
-    const put = await arm(s.url, "PUT", VM_NIC_PATH, { body, headers: { "if-match": before.body.etag, "x-ms-client-request-id": "ours-1" } });
+    const put = await arm(s.url, "PUT", VM_NIC_PATH, {
+      body,
+      headers: { "if-match": before.body.etag, "x-ms-client-request-id": "ours-1" },
+    });
     // As recorded: 200, Succeeded, no Azure-AsyncOperation and no ETag header.
     expect(put.status).toBe(200);
     expect(put.headers.get("etag")).toBeNull();
@@ -132,7 +145,9 @@ describe("network interfaces", () => {
     expect(put.body.etag).not.toBe(before.body.etag);
     expect(s.control.poolMembers(POOL_ID)).toEqual([`${VM_NIC_PATH}/ipConfigurations/ipConfig0`]);
     const lb = await arm(s.url, "GET", LB_PATH);
-    expect(lb.body.properties.backendAddressPools[0].properties.backendIPConfigurations).toEqual([{ id: `${VM_NIC_PATH}/ipConfigurations/ipConfig0` }]);
+    expect(lb.body.properties.backendAddressPools[0].properties.backendIPConfigurations).toEqual([
+      { id: `${VM_NIC_PATH}/ipConfigurations/ipConfig0` },
+    ]);
     const event = s.control.events().find((e) => e.data.operationName === "Microsoft.Network/networkInterfaces/write");
     expect(event?.data.httpRequest?.clientRequestId).toBe("ours-1");
     expect(event?.subject).toBe(VM_NIC_PATH);
@@ -161,7 +176,9 @@ describe("network interfaces", () => {
     const s = await start();
     const before = await arm(s.url, "GET", VM_NIC_PATH);
     const bare = (before.body.etag as string).replace(/^W\//, "");
-    expect((await arm(s.url, "PUT", VM_NIC_PATH, { body: before.body, headers: { "if-match": bare } })).status).toBe(200);
+    expect((await arm(s.url, "PUT", VM_NIC_PATH, { body: before.body, headers: { "if-match": bare } })).status).toBe(
+      200,
+    );
     const stale = await arm(s.url, "PUT", VM_NIC_PATH, { body: before.body, headers: { "if-match": "invalid" } });
     expect(stale.status).toBe(412);
     expect(stale.body.error.details[0].message).toContain('if-match header W/"invalid" does not match');
@@ -196,11 +213,16 @@ describe("network interfaces", () => {
     const vm = (s.control.virtualMachines(FLEX_PATH) as Any[])[0];
     const nicId = vm.properties.networkProfile.networkInterfaces[0].id as string;
     const nic = structuredClone((await arm(s.url, "GET", nicId)).body) as Any;
-    for (const c of nic.properties.ipConfigurations) c.properties.loadBalancerBackendAddressPools = [{ id: V6_POOL_ID }];
+    for (const c of nic.properties.ipConfigurations)
+      c.properties.loadBalancerBackendAddressPools = [{ id: V6_POOL_ID }];
     const mixed = await arm(s.url, "PUT", nicId, { body: nic });
     expect(mixed.status).toBe(400);
-    expect(mixed.body.error.code).toBe("LoadBalancerBackendAddressPoolReferencedByIpConfigurationsOfDifferentIpVersions");
-    nic.properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: `${LB_PATH}/backendAddressPools/nope` }];
+    expect(mixed.body.error.code).toBe(
+      "LoadBalancerBackendAddressPoolReferencedByIpConfigurationsOfDifferentIpVersions",
+    );
+    nic.properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [
+      { id: `${LB_PATH}/backendAddressPools/nope` },
+    ];
     expect((await arm(s.url, "PUT", nicId, { body: nic })).body.error.code).toBe("InvalidResourceReference");
   });
 

@@ -44,7 +44,9 @@ describe("a write to an instance that is being deleted or gone", () => {
     s.control.scale(VMSS_PATH, 1); // a routine scale-in: the highest ID goes
     const during = await put(s, INSTANCE_1, { "if-match": etag });
     // The transcribed answer names instance 3; ours is instance 1.
-    const recorded = JSON.parse(JSON.stringify(fixture("crp-vmss-vm-put-400-not-active.body.json")).replace("instanceId 3 ", "instanceId 1 ")) as unknown;
+    const recorded = JSON.parse(
+      JSON.stringify(fixture("crp-vmss-vm-put-400-not-active.body.json")).replace("instanceId 3 ", "instanceId 1 "),
+    ) as unknown;
     expect(during.status).toBe(400);
     expect(during.body).toEqual(recorded);
     expect(shape(during.body)).toEqual(shape(fixture("crp-vmss-vm-get-400-non-numeric-instanceId.body.json")));
@@ -62,7 +64,10 @@ describe("a write to an instance that is being deleted or gone", () => {
     s.control.delete(s.control.ids.instance(VMSS_PATH, 1));
     const during = await put(s, INSTANCE_1);
     expect(during.status).toBe(409);
-    expect(during.body.error).toMatchObject({ code: "OperationNotAllowed", message: expect.stringContaining("since it is marked for deletion") });
+    expect(during.body.error).toMatchObject({
+      code: "OperationNotAllowed",
+      message: expect.stringContaining("since it is marked for deletion"),
+    });
     s.control.settle();
     expect((await put(s, INSTANCE_1)).status).toBe(400);
   });
@@ -86,7 +91,10 @@ describe("instance IDs reused, ETags that move without a write", () => {
     s.control.settle();
     const created = await arm(s.url, "GET", INSTANCE_1);
     expect(created.headers.get("etag")).toBe('"2"');
-    expect(created.body.properties).toMatchObject({ provisioningState: "Succeeded", vmId: creating.body.properties.vmId });
+    expect(created.body.properties).toMatchObject({
+      provisioningState: "Succeeded",
+      vmId: creating.body.properties.vmId,
+    });
     // The scale-out's own event only: CRP's ETag move is announced by none.
     expect(
       s.control
@@ -101,7 +109,9 @@ describe("instance IDs reused, ETags that move without a write", () => {
       expect(typeof item.properties.vmId).toBe(typeof recordedItem.properties.vmId);
       expect(Object.keys(item)).toEqual(expect.arrayContaining(["etag", "instanceId", "id", "name", "properties"]));
     }
-    expect(list.body.value.find((i: { instanceId: string }) => i.instanceId === "1").properties.vmId).toBe(creating.body.properties.vmId);
+    expect(list.body.value.find((i: { instanceId: string }) => i.instanceId === "1").properties.vmId).toBe(
+      creating.body.properties.vmId,
+    );
   });
 
   it('follows the recorded create: "1" in the create\'s answer, "2" in the GET after its operation (seeded instances exist already)', async () => {

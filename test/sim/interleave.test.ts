@@ -35,7 +35,10 @@ async function step(w: WriterState, useIfMatch: boolean, clock: number): Promise
   nics[0].properties.ipConfigurations.push(ipConfig(w.name));
   const r = await arm(sim.url, "PUT", VMSS_PATH, {
     headers: useIfMatch ? { "if-match": String(w.read.etag) } : {},
-    body: { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } },
+    body: {
+      location: "eastus2",
+      properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } },
+    },
   });
   if (r.status === 412) {
     w.phase = "get"; // re-read, re-apply, retry
@@ -46,7 +49,10 @@ async function step(w: WriterState, useIfMatch: boolean, clock: number): Promise
   w.phase = "done";
 }
 
-async function run(schedule: Who[], useIfMatch: boolean): Promise<{ survivors: string[]; writers: Record<Who, WriterState>; status412: number }> {
+async function run(
+  schedule: Who[],
+  useIfMatch: boolean,
+): Promise<{ survivors: string[]; writers: Record<Who, WriterState>; status412: number }> {
   sim.control.reset({ seed: "demo" });
   const writers: Record<Who, WriterState> = {
     A: { name: "ipA", phase: "get", getAt: -1, putAt: -1 },
@@ -55,9 +61,16 @@ async function run(schedule: Who[], useIfMatch: boolean): Promise<{ survivors: s
   let clock = 0;
   for (const who of schedule) await step(writers[who], useIfMatch, clock++);
   // Whoever is not done finishes on its own.
-  for (const who of ["A", "B"] as const) while (writers[who].phase !== "done") await step(writers[who], useIfMatch, clock++);
-  const names = nicsOf(sim.control.resource(VMSS_PATH))[0].properties.ipConfigurations.map((c: { name: string }) => c.name);
-  return { survivors: names.filter((n: string) => n !== "ipConfig0"), writers, status412: sim.control.stats(VMSS_PATH).status412 };
+  for (const who of ["A", "B"] as const)
+    while (writers[who].phase !== "done") await step(writers[who], useIfMatch, clock++);
+  const names = nicsOf(sim.control.resource(VMSS_PATH))[0].properties.ipConfigurations.map(
+    (c: { name: string }) => c.name,
+  );
+  return {
+    survivors: names.filter((n: string) => n !== "ipConfig0"),
+    writers,
+    status412: sim.control.stats(VMSS_PATH).status412,
+  };
 }
 
 const schedules = fc.array(fc.constantFrom<Who>("A", "B"), { minLength: 0, maxLength: 8 });

@@ -40,7 +40,10 @@ async function step(w: WriterState, useIfMatch: boolean, clock: number): Promise
   const body = structuredClone(w.read);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const ipc = body.properties.ipConfigurations.find((c: any) => c.name === w.ipConfiguration);
-  ipc.properties.loadBalancerBackendAddressPools = [...(ipc.properties.loadBalancerBackendAddressPools ?? []), { id: w.pool }];
+  ipc.properties.loadBalancerBackendAddressPools = [
+    ...(ipc.properties.loadBalancerBackendAddressPools ?? []),
+    { id: w.pool },
+  ];
   const r = await arm(sim.url, "PUT", NIC, { headers: useIfMatch ? { "if-match": String(w.read.etag) } : {}, body });
   if (r.status === 412) {
     expect(r.body.error.details[0].code).toBe("PreconditionFailedEtagMismatch");
@@ -52,7 +55,10 @@ async function step(w: WriterState, useIfMatch: boolean, clock: number): Promise
   w.phase = "done";
 }
 
-async function run(schedule: Who[], useIfMatch: boolean): Promise<{ survivors: string[]; writers: Record<Who, WriterState>; status412: number }> {
+async function run(
+  schedule: Who[],
+  useIfMatch: boolean,
+): Promise<{ survivors: string[]; writers: Record<Who, WriterState>; status412: number }> {
   sim.control.reset({ seed: "demo" });
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   NIC = (sim.control.virtualMachines(FLEX)[0] as any).properties.networkProfile.networkInterfaces[0].id as string;
@@ -62,8 +68,11 @@ async function run(schedule: Who[], useIfMatch: boolean): Promise<{ survivors: s
   };
   let clock = 0;
   for (const who of schedule) await step(writers[who], useIfMatch, clock++);
-  for (const who of ["A", "B"] as const) while (writers[who].phase !== "done") await step(writers[who], useIfMatch, clock++);
-  const survivors = [POOL_ID, V6_POOL].filter((p) => sim.control.poolMembers(p).length > 0).map((p) => (p === POOL_ID ? "A" : "B"));
+  for (const who of ["A", "B"] as const)
+    while (writers[who].phase !== "done") await step(writers[who], useIfMatch, clock++);
+  const survivors = [POOL_ID, V6_POOL]
+    .filter((p) => sim.control.poolMembers(p).length > 0)
+    .map((p) => (p === POOL_ID ? "A" : "B"));
   return { survivors, writers, status412: sim.control.stats(NIC).status412 };
 }
 

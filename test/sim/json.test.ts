@@ -12,7 +12,9 @@ describe("parseArmJson", () => {
   });
 
   it("reads what JSON.stringify writes", () => {
-    fc.assert(fc.property(fc.jsonValue(), (v) => deepEqual(parseArmJson(JSON.stringify(v)), JSON.parse(JSON.stringify(v)))));
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => deepEqual(parseArmJson(JSON.stringify(v)), JSON.parse(JSON.stringify(v)))),
+    );
   });
 });
 
@@ -24,7 +26,12 @@ describe("mergeArm", () => {
   });
 
   it("drops read-only paths", () => {
-    expect(withoutReadOnly({ id: "x", properties: { provisioningState: "p", keep: 1 } }, [["id"], ["properties", "provisioningState"]])).toEqual({
+    expect(
+      withoutReadOnly({ id: "x", properties: { provisioningState: "p", keep: 1 } }, [
+        ["id"],
+        ["properties", "provisioningState"],
+      ]),
+    ).toEqual({
       properties: { keep: 1 },
     });
   });

@@ -9,7 +9,12 @@ const FLEX_PATH = `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSet
 
 let sim: ArmSimulator | undefined;
 async function start(opts: ArmSimulatorOptions = {}): Promise<ArmSimulator> {
-  sim = await startArmSimulator({ seed: "demo", operationDurationMs: 5_000, instanceWritePropagatesToScaleSetAfterMs: 60_000, ...opts });
+  sim = await startArmSimulator({
+    seed: "demo",
+    operationDurationMs: 5_000,
+    instanceWritePropagatesToScaleSetAfterMs: 60_000,
+    ...opts,
+  });
   return sim;
 }
 afterEach(async () => {
@@ -86,7 +91,11 @@ describe("operation profiles", () => {
     const s = await start({ ...OPERATION_PROFILES.slow });
     const ss = (await arm(s.url, "GET", VMSS_PATH)).body;
     await arm(s.url, "PUT", VMSS_PATH, { body: { ...ss, tags: { x: "1" } } });
-    await arm(s.url, "DELETE", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-auto/virtualMachines/0`);
+    await arm(
+      s.url,
+      "DELETE",
+      `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-auto/virtualMachines/0`,
+    );
     const durations = s.control
       .operations()
       .map((o) => [o.resourceId.split("/").slice(-2).join("/"), o.endsAt - Date.parse(o.startTime)] as const)
@@ -104,7 +113,9 @@ describe("Flexible VMs", () => {
     for (const vm of s.control.virtualMachines(FLEX_PATH) as Any[]) {
       const got = (await arm(s.url, "GET", vm.id)).body;
       expect(got.properties.networkProfile.networkApiVersion).toBe("2020-11-01");
-      expect(got.properties.networkProfile.networkInterfaceConfigurations.map((c: Any) => c.name)).toEqual(["etag-k8s-flex-0-nic-0"]);
+      expect(got.properties.networkProfile.networkInterfaceConfigurations.map((c: Any) => c.name)).toEqual([
+        "etag-k8s-flex-0-nic-0",
+      ]);
       const nicId = got.properties.networkProfile.networkInterfaces[0].id as string;
       expect(nicId.split("/").pop()).not.toContain(got.name);
       const nic = (await arm(s.url, "GET", nicId)).body;
@@ -116,17 +127,22 @@ describe("Flexible VMs", () => {
   it.each([
     [false, [[], []]],
     [true, [[POOL_ID], [POOL_ID]]],
-  ])("Automatic upgrades roll a model's pool to the VMs' NICs only with flexibleUpgradeRollsNetwork (%s)", async (rolls, expected) => {
-    const s = await start({ flexibleUpgradeRollsNetwork: rolls, upgradeStepMs: 1000 });
-    s.control.write(FLEX_PATH, (r) => {
-      (r["properties"] as Any).upgradePolicy = { mode: "Automatic" };
-      nicsOf(r)[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
-    });
-    s.control.settle();
-    const pools = (s.control.virtualMachines(FLEX_PATH) as Any[]).map((vm) => {
-      const nic = s.control.resource(vm.properties.networkProfile.networkInterfaces[0].id as string) as Any;
-      return ((nic.properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools ?? []) as { id: string }[]).map((p) => p.id);
-    });
-    expect(pools).toEqual(expected);
-  });
+  ])(
+    "Automatic upgrades roll a model's pool to the VMs' NICs only with flexibleUpgradeRollsNetwork (%s)",
+    async (rolls, expected) => {
+      const s = await start({ flexibleUpgradeRollsNetwork: rolls, upgradeStepMs: 1000 });
+      s.control.write(FLEX_PATH, (r) => {
+        (r["properties"] as Any).upgradePolicy = { mode: "Automatic" };
+        nicsOf(r)[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
+      });
+      s.control.settle();
+      const pools = (s.control.virtualMachines(FLEX_PATH) as Any[]).map((vm) => {
+        const nic = s.control.resource(vm.properties.networkProfile.networkInterfaces[0].id as string) as Any;
+        return (
+          (nic.properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools ?? []) as { id: string }[]
+        ).map((p) => p.id);
+      });
+      expect(pools).toEqual(expected);
+    },
+  );
 });

@@ -31,9 +31,15 @@ describe("front door", () => {
   });
 
   it("answers ARM's 404 shapes", async () => {
-    expect((await arm(sim.url, "GET", `/subscriptions/${SUB}/resourceGroups/nope/providers/Microsoft.Compute/virtualMachineScaleSets/x`)).body.error.code).toBe(
-      "ResourceGroupNotFound",
-    );
+    expect(
+      (
+        await arm(
+          sim.url,
+          "GET",
+          `/subscriptions/${SUB}/resourceGroups/nope/providers/Microsoft.Compute/virtualMachineScaleSets/x`,
+        )
+      ).body.error.code,
+    ).toBe("ResourceGroupNotFound");
     const r = await arm(sim.url, "GET", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/nope`);
     expect(r.status).toBe(404);
     expect(r.body.error.code).toBe("ResourceNotFound");
@@ -58,7 +64,12 @@ describe("scale set wire format", () => {
           primary: true,
           enableAcceleratedNetworking: true,
           enableIPForwarding: true,
-          ipConfigurations: [{ name: "ipConfig0", properties: { primary: true, privateIPAddressVersion: "IPv4", subnet: { id: SUBNET_ID } } }],
+          ipConfigurations: [
+            {
+              name: "ipConfig0",
+              properties: { primary: true, privateIPAddressVersion: "IPv4", subnet: { id: SUBNET_ID } },
+            },
+          ],
         },
       },
     ]);
@@ -74,7 +85,9 @@ describe("scale set wire format", () => {
       etag: '"1"',
       properties: { latestModelApplied: true, provisioningState: "Succeeded" },
     });
-    expect(r.body.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].name).toBe("etag-k8s-mp-0-nic-0");
+    expect(r.body.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].name).toBe(
+      "etag-k8s-mp-0-nic-0",
+    );
   });
 });
 
@@ -85,7 +98,10 @@ describe("writes", () => {
     nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     const r = await arm(sim.url, "PUT", VMSS_PATH, {
       headers: { "if-match": before.etag },
-      body: { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } },
+      body: {
+        location: "eastus2",
+        properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } },
+      },
     });
     expect(r.status).toBe(200);
     expect(r.headers.get("etag")).toBe('"2"');
@@ -111,9 +127,14 @@ describe("writes", () => {
     const nics = nicsOf(base);
     nics[0].properties.ipConfigurations.push(ipConfig("mine"));
     await arm(sim.url, "PUT", VMSS_PATH, {
-      body: { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } },
+      body: {
+        location: "eastus2",
+        properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } },
+      },
     });
-    const names = nicsOf(sim.control.resource(VMSS_PATH))[0].properties.ipConfigurations.map((c: { name: string }) => c.name);
+    const names = nicsOf(sim.control.resource(VMSS_PATH))[0].properties.ipConfigurations.map(
+      (c: { name: string }) => c.name,
+    );
     expect(names).toEqual(["ipConfig0", "mine"]);
   });
 
@@ -133,7 +154,10 @@ describe("writes", () => {
   });
 
   it("keeps the ETag on a write that changes nothing and charges it 0", async () => {
-    const r = await arm(sim.url, "PATCH", VMSS_PATH, { headers: { "if-match": "*" }, body: { properties: { upgradePolicy: { mode: "Manual" } } } });
+    const r = await arm(sim.url, "PATCH", VMSS_PATH, {
+      headers: { "if-match": "*" },
+      body: { properties: { upgradePolicy: { mode: "Manual" } } },
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get("etag")).toBe('"1"');
     expect(r.headers.get("x-ms-request-charge")).toBe("0");
@@ -143,7 +167,12 @@ describe("writes", () => {
     const r = await arm(sim.url, "PATCH", VMSS_PATH, {
       body: { id: "/x", etag: '"99"', properties: { provisioningState: "Failed", uniqueId: "u" }, tags: { t: "1" } },
     });
-    expect(r.body).toMatchObject({ id: VMSS_PATH, etag: '"2"', properties: { provisioningState: "Updating" }, tags: { t: "1" } });
+    expect(r.body).toMatchObject({
+      id: VMSS_PATH,
+      etag: '"2"',
+      properties: { provisioningState: "Updating" },
+      tags: { t: "1" },
+    });
     expect(r.body.properties.uniqueId).not.toBe("u");
   });
 
@@ -164,7 +193,9 @@ describe("writes", () => {
   });
 
   it("accepts a trailing comma before ] or } and rejects bad JSON with 400", async () => {
-    const ok = await arm(sim.url, "PATCH", VMSS_PATH, { rawBody: '{"tags": {"a": "b",}, "properties": {"upgradePolicy": {"mode": "Manual",},},}' });
+    const ok = await arm(sim.url, "PATCH", VMSS_PATH, {
+      rawBody: '{"tags": {"a": "b",}, "properties": {"upgradePolicy": {"mode": "Manual",},},}',
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.tags).toEqual({ a: "b" });
     const bad = await arm(sim.url, "PATCH", VMSS_PATH, { rawBody: '{"tags": ' });
@@ -175,9 +206,14 @@ describe("writes", () => {
   it("rejects a reference to a backend pool it does not know with 400, and changes nothing", async () => {
     const vm = (await arm(sim.url, "GET", `${VMSS_PATH}/virtualMachines/0`)).body;
     const nics = vm.properties.networkProfileConfiguration.networkInterfaceConfigurations;
-    nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: `${LB_PATH}/backendAddressPools/nope` }];
+    nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [
+      { id: `${LB_PATH}/backendAddressPools/nope` },
+    ];
     const r = await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
-      body: { location: "eastus2", properties: { networkProfileConfiguration: { networkInterfaceConfigurations: nics } } },
+      body: {
+        location: "eastus2",
+        properties: { networkProfileConfiguration: { networkInterfaceConfigurations: nics } },
+      },
     });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("InvalidResourceReference");
@@ -192,7 +228,11 @@ describe("long-running operations", () => {
     expect(r.headers.get("location")).toBeNull();
     expect(r.headers.get("retry-after")).toBe("0");
     const op = r.headers.get("azure-asyncoperation") ?? "";
-    expect(op).toMatch(new RegExp(`^${sim.url}/subscriptions/${SUB}/providers/Microsoft.Compute/locations/eastus2/operations/[0-9a-f-]+\\?`));
+    expect(op).toMatch(
+      new RegExp(
+        `^${sim.url}/subscriptions/${SUB}/providers/Microsoft.Compute/locations/eastus2/operations/[0-9a-f-]+\\?`,
+      ),
+    );
     expect(r.body.properties.provisioningState).toBe("Updating");
     expect((await arm(sim.url, "GET", op)).body.status).toBe("InProgress");
     expect((await arm(sim.url, "GET", VMSS_PATH)).body.properties.provisioningState).toBe("Updating");
@@ -234,7 +274,9 @@ describe("long-running operations", () => {
         "The request failed due to conflict with a concurrent request. To resolve it, please refer to https://aka.ms/activitylog to get more details on the conflicting requests.",
     });
     // An instance write meets the scale set's operation too (conflictAcrossScaleSet, the default).
-    expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") })).status).toBe(409);
+    expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: instanceChange("1") })).status).toBe(
+      409,
+    );
     sim.control.clock.advance(1000);
     expect((await arm(sim.url, "PATCH", VMSS_PATH, { body: { tags: { a: "2" } } })).status).toBe(200);
     expect(sim.control.stats(VMSS_PATH).status409).toBe(2);
@@ -245,17 +287,22 @@ describe("load balancer", () => {
   it("derives each pool's backendIPConfigurations from the instances that reference it", async () => {
     const empty = await arm(sim.url, "GET", LB_PATH);
     // As NRP answers an empty pool: no backendIPConfigurations key at all.
-    expect(empty.body.properties.backendAddressPools[0]).toMatchObject({ id: POOL_ID, name: "etag-k8s", properties: { loadBalancerBackendAddresses: [] } });
+    expect(empty.body.properties.backendAddressPools[0]).toMatchObject({
+      id: POOL_ID,
+      name: "etag-k8s",
+      properties: { loadBalancerBackendAddresses: [] },
+    });
     expect(empty.body.properties.backendAddressPools[0].properties).not.toHaveProperty("backendIPConfigurations");
     // The model alone does not put anyone in the pool: instances do.
     sim.control.write(VMSS_PATH, (r) => {
       nicsOf(r)[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     });
-    expect((await arm(sim.url, "GET", LB_PATH)).body.properties.backendAddressPools[0].properties.backendIPConfigurations).toBeUndefined();
+    expect(
+      (await arm(sim.url, "GET", LB_PATH)).body.properties.backendAddressPools[0].properties.backendIPConfigurations,
+    ).toBeUndefined();
     const vm = (await arm(sim.url, "GET", `${VMSS_PATH}/virtualMachines/1`)).body;
-    vm.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [
-      { id: POOL_ID.toLowerCase() },
-    ];
+    vm.properties.networkProfileConfiguration.networkInterfaceConfigurations[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools =
+      [{ id: POOL_ID.toLowerCase() }];
     sim.control.settle();
     expect((await arm(sim.url, "PUT", `${VMSS_PATH}/virtualMachines/1`, { body: vm })).status).toBe(200);
     // NRP shows the membership once the instance's operation has ended, not when the PUT was taken.

@@ -32,8 +32,18 @@ describe.each([false, true])("ComputeManagementClient (tls: %s)", (tls) => {
     expect(ss.id).toBe(VMSS_PATH);
     expect(ss.sku?.capacity).toBe(2);
     const nic = ss.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations?.[0];
-    expect(nic).toMatchObject({ name: "etag-k8s-mp-0-nic-0", primary: true, enableAcceleratedNetworking: true, enableIPForwarding: true });
-    expect(nic?.ipConfigurations?.[0]).toMatchObject({ name: "ipConfig0", primary: true, privateIPAddressVersion: "IPv4", subnet: { id: SUBNET_ID } });
+    expect(nic).toMatchObject({
+      name: "etag-k8s-mp-0-nic-0",
+      primary: true,
+      enableAcceleratedNetworking: true,
+      enableIPForwarding: true,
+    });
+    expect(nic?.ipConfigurations?.[0]).toMatchObject({
+      name: "ipConfig0",
+      primary: true,
+      privateIPAddressVersion: "IPv4",
+      subnet: { id: SUBNET_ID },
+    });
   });
 
   it("surfaces a stale ifMatch as RestError 412 PreconditionFailed", async () => {
@@ -79,8 +89,14 @@ describe("ComputeManagementClient", () => {
     expect(created.etag).toBe('"1"');
     expect(created.provisioningState).toBe("Succeeded");
     const vms = await collect(client.virtualMachineScaleSetVMs.list("etag", "second"));
-    expect(vms.map((v) => [v.name, v.provisioningState, v.latestModelApplied])).toEqual([["second_0", "Succeeded", true]]);
-    expect(sim.control.events().some((e) => e.subject.endsWith("/second") && e.eventType === "Microsoft.Resources.ResourceWriteSuccess")).toBe(true);
+    expect(vms.map((v) => [v.name, v.provisioningState, v.latestModelApplied])).toEqual([
+      ["second_0", "Succeeded", true],
+    ]);
+    expect(
+      sim.control
+        .events()
+        .some((e) => e.subject.endsWith("/second") && e.eventType === "Microsoft.Resources.ResourceWriteSuccess"),
+    ).toBe(true);
   });
 
   it("updates the model (PATCH) with ifMatch: new etag, existing instances not on the latest model", async () => {
@@ -97,9 +113,10 @@ describe("ComputeManagementClient", () => {
     );
     expect(updated.etag).toBe('"2"');
     expect(updated.sku?.capacity).toBe(2);
-    expect(updated.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations?.[0]?.ipConfigurations?.[0]?.loadBalancerBackendAddressPools).toEqual([
-      { id: POOL_ID },
-    ]);
+    expect(
+      updated.virtualMachineProfile?.networkProfile?.networkInterfaceConfigurations?.[0]?.ipConfigurations?.[0]
+        ?.loadBalancerBackendAddressPools,
+    ).toEqual([{ id: POOL_ID }]);
     const vm = await client.virtualMachineScaleSetVMs.get("etag", "etag-k8s-mp-0", "0");
     expect(vm.latestModelApplied).toBe(false);
   });
@@ -109,12 +126,17 @@ describe("ComputeManagementClient", () => {
     const vm = await client.virtualMachineScaleSetVMs.get("etag", "etag-k8s-mp-0", "1");
     const ipc = vm.networkProfileConfiguration?.networkInterfaceConfigurations?.[0]?.ipConfigurations?.[0];
     if (ipc) ipc.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
-    const poller = client.virtualMachineScaleSetVMs.update("etag", "etag-k8s-mp-0", "1", vm, { ifMatch: vm.etag, ...POLL });
+    const poller = client.virtualMachineScaleSetVMs.update("etag", "etag-k8s-mp-0", "1", vm, {
+      ifMatch: vm.etag,
+      ...POLL,
+    });
     const done = await poller.pollUntilDone();
     expect(done.etag).toBe('"2"');
     expect(done.provisioningState).toBe("Succeeded");
     expect(sim.control.stats(VMSS_PATH).operationGets).toBeGreaterThanOrEqual(1);
-    expect(sim.control.poolMembers(POOL_ID)).toEqual([`${VMSS_PATH}/virtualMachines/1/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0`]);
+    expect(sim.control.poolMembers(POOL_ID)).toEqual([
+      `${VMSS_PATH}/virtualMachines/1/networkInterfaces/etag-k8s-mp-0-nic-0/ipConfigurations/ipConfig0`,
+    ]);
     sim.control.clock.advance(50);
     expect((await client.virtualMachineScaleSets.get("etag", "etag-k8s-mp-0")).etag).toBe('"2"');
   });
@@ -131,7 +153,9 @@ describe("ComputeManagementClient on the strict simulator", () => {
 
   it("an empty ifMatch (what a client that lost its ETag sends) is a RestError 400, and nothing is written", async () => {
     const { sim, client } = await start();
-    const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { me: "1" } }, { ifMatch: "", ...POLL }).catch((e: unknown) => e);
+    const err = await client.virtualMachineScaleSets
+      .update("etag", "etag-k8s-mp-0", { tags: { me: "1" } }, { ifMatch: "", ...POLL })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ statusCode: 400, code: "InvalidParameter" });
     expect(sim.control.resource(VMSS_PATH)?.["etag"]).toBe('"1"');
   });
@@ -140,7 +164,9 @@ describe("ComputeManagementClient on the strict simulator", () => {
     const { client } = await start({ operationDurationMs: 60_000, timeScale: 0.001 });
     const first = client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "1" } }, POLL);
     await first.submitted();
-    const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { a: "2" } }, POLL).catch((e: unknown) => e);
+    const err = await client.virtualMachineScaleSets
+      .update("etag", "etag-k8s-mp-0", { tags: { a: "2" } }, POLL)
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ statusCode: 409, code: "Conflict" });
     expect((err as Error).message).toMatch(/^The request failed due to conflict with a concurrent request/);
     await sim?.stop();
@@ -181,8 +207,11 @@ describe("ComputeManagementClient on the strict simulator", () => {
     const { sim } = await start({ throttling: { timeScale: 0.0001, arm: false }, operationDurationMs: 0 });
     // As poolsync's edge does: the SDK's own retry would sleep out the Retry-After (simulated seconds, real here).
     const client = simComputeClient(sim, SUB, { retryOptions: { maxRetries: 0 } });
-    for (let i = 0; i < 12; i++) await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { n: String(i) } }, POLL);
-    const err = await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { n: "x" } }, POLL).catch((e: unknown) => e);
+    for (let i = 0; i < 12; i++)
+      await client.virtualMachineScaleSets.update("etag", "etag-k8s-mp-0", { tags: { n: String(i) } }, POLL);
+    const err = await client.virtualMachineScaleSets
+      .update("etag", "etag-k8s-mp-0", { tags: { n: "x" } }, POLL)
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ statusCode: 429, code: "OperationNotAllowed" });
     const response = (err as RestError).response;
     expect(Number(response?.headers.get("retry-after"))).toBeGreaterThan(0);

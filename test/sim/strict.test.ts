@@ -17,14 +17,18 @@ async function start(opts: ArmSimulatorOptions = {}): Promise<ArmSimulator> {
   return sim;
 }
 
-const at = (s: ArmSimulator, path: string, version: string) => `${s.url}${path}${path.includes("?") ? "&" : "?"}api-version=${version}`;
+const at = (s: ArmSimulator, path: string, version: string) =>
+  `${s.url}${path}${path.includes("?") ? "&" : "?"}api-version=${version}`;
 const jwt = (claims: Record<string, string>) => `h.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.sig`;
 
 /** The model's first ip configuration, put in the demo pool: a model change. */
 function withPool(ss: { properties: unknown }): unknown {
   const nics = nicsOf(ss);
   nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
-  return { location: "eastus2", properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } } };
+  return {
+    location: "eastus2",
+    properties: { virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: nics } } },
+  };
 }
 
 function instancePools(s: ArmSimulator, scaleSet: string): number[] {
@@ -32,7 +36,11 @@ function instancePools(s: ArmSimulator, scaleSet: string): number[] {
     .instances(scaleSet)
     .map((i) =>
       nicsOf({
-        properties: { virtualMachineProfile: { networkProfile: (i["properties"] as { networkProfileConfiguration: unknown }).networkProfileConfiguration } },
+        properties: {
+          virtualMachineProfile: {
+            networkProfile: (i["properties"] as { networkProfileConfiguration: unknown }).networkProfileConfiguration,
+          },
+        },
       }),
     )
     .map((nics) => (nics[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools ?? []).length);
@@ -47,7 +55,9 @@ describe("api-versions and ETags", () => {
     expect(r.body.error.message).toMatch(
       /^The api-version 'banana' is invalid\. The supported versions are '2026-04-01,2026-03-01,.*2023-09-01,.*2015-06-15'\.$/,
     );
-    expect((await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-09-02"), { body: { tags: { a: "1" } } })).status).toBe(400);
+    expect((await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-09-02"), { body: { tags: { a: "1" } } })).status).toBe(
+      400,
+    );
     expect(s.control.resource(VMSS_PATH)?.["tags"]).toBeUndefined();
   });
 
@@ -61,13 +71,23 @@ describe("api-versions and ETags", () => {
     expect(list.body.value.map((v: { etag?: string }) => v.etag)).toEqual([undefined, undefined]);
     const vm = await arm(s.url, "GET", at(s, `${VMSS_PATH}/virtualMachines/0`, "2023-07-01"));
     expect([vm.headers.get("etag"), vm.body.etag]).toEqual([null, undefined]);
-    const w = await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-07-01"), { headers: { "if-match": '"99"' }, body: { tags: { a: "1" } } });
+    const w = await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-07-01"), {
+      headers: { "if-match": '"99"' },
+      body: { tags: { a: "1" } },
+    });
     expect(w.status).toBe(200);
     expect(w.headers.get("etag")).toBeNull();
     // From 2023-09-01 on: ETags in header and body, and If-Match is honoured.
     const now = await arm(s.url, "GET", at(s, VMSS_PATH, "2023-09-01"));
     expect([now.headers.get("etag"), now.body.etag]).toEqual(['"2"', '"2"']);
-    expect((await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-09-01"), { headers: { "if-match": '"99"' }, body: { tags: { a: "2" } } })).status).toBe(412);
+    expect(
+      (
+        await arm(s.url, "PATCH", at(s, VMSS_PATH, "2023-09-01"), {
+          headers: { "if-match": '"99"' },
+          body: { tags: { a: "2" } },
+        })
+      ).status,
+    ).toBe(412);
   });
 
   it("refuses an empty If-Match with 400 instead of writing unconditionally", async () => {
@@ -78,7 +98,14 @@ describe("api-versions and ETags", () => {
       expect(r.body.error.code).toBe("InvalidParameter");
       expect(r.body.error.message).toContain("If-Match");
     }
-    expect((await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { headers: { "if-match": "" }, body: { location: "eastus2" } })).status).toBe(400);
+    expect(
+      (
+        await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
+          headers: { "if-match": "" },
+          body: { location: "eastus2" },
+        })
+      ).status,
+    ).toBe(400);
     expect(s.control.resource(VMSS_PATH)?.["etag"]).toBe('"1"');
   });
 
@@ -90,7 +117,12 @@ describe("api-versions and ETags", () => {
     });
     expect(set.status).toBe(200);
     const ss = await arm(s.url, "GET", VMSS_PATH);
-    expect([ss.status, ss.headers.get("etag"), ss.body.etag, ss.body.name]).toEqual([200, null, undefined, "etag-k8s-mp-0"]);
+    expect([ss.status, ss.headers.get("etag"), ss.body.etag, ss.body.name]).toEqual([
+      200,
+      null,
+      undefined,
+      "etag-k8s-mp-0",
+    ]);
     const list = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
     expect(list.body.value.map((v: { etag?: string }) => v.etag)).toEqual([undefined, undefined]);
     expect((await arm(s.url, "GET", VMSS_PATH)).headers.get("etag")).toBe('"1"');
@@ -112,7 +144,9 @@ describe("events", () => {
       }
       delays.push(waited);
       s.control.settle();
-      expect(s.control.events().map((e) => e.data.operationName)).toEqual(["Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write"]);
+      expect(s.control.events().map((e) => e.data.operationName)).toEqual([
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write",
+      ]);
       await s.stop();
     }
     for (const d of delays) expect(d).toBeGreaterThanOrEqual(1000);
@@ -139,7 +173,11 @@ describe("events", () => {
       "Microsoft.Resources.ResourceWriteFailure",
     ]);
     expect(events[0]?.data.httpRequest).toBeUndefined();
-    expect(events[1]?.data).toMatchObject({ status: "Canceled", resourceGroup: "etag", httpRequest: { method: "PATCH" } });
+    expect(events[1]?.data).toMatchObject({
+      status: "Canceled",
+      resourceGroup: "etag",
+      httpRequest: { method: "PATCH" },
+    });
     expect(events[3]?.data.status).toBe("Failed");
   });
 
@@ -157,7 +195,9 @@ describe("events", () => {
       data: { operationName: "Microsoft.Compute/virtualMachineScaleSets/write", resourceGroup: "etag" },
     });
     expect(cloud.value[0]?.["id"]).toBe(s.control.events()[0]?.id);
-    const grid = (await (await fetch(`${s.url}/_sim/events?schema=EventGridSchema`)).json()) as { value: Record<string, unknown>[] };
+    const grid = (await (await fetch(`${s.url}/_sim/events?schema=EventGridSchema`)).json()) as {
+      value: Record<string, unknown>[];
+    };
     expect(grid.value[0]).toMatchObject({ eventType: "Microsoft.Resources.ResourceWriteSuccess", dataVersion: "2" });
   });
 });
@@ -165,13 +205,19 @@ describe("events", () => {
 describe("throttling as CRP records it", () => {
   const remaining = (r: { headers: Headers }) =>
     Object.fromEntries(
-      (r.headers.get("x-ms-ratelimit-remaining-resource") ?? "").split(",").map((p) => p.replace("Microsoft.Compute/", "").split(";") as [string, string]),
+      (r.headers.get("x-ms-ratelimit-remaining-resource") ?? "")
+        .split(",")
+        .map((p) => p.replace("Microsoft.Compute/", "").split(";") as [string, string]),
     );
 
   it("charges a VM LIST to the high-cost bucket a scale set LIST shares, plus one view per VM; polls, creates and deletes to their own", async () => {
     const s = await start({ operationDurationMs: 1000, rateLimitPolicyNames: "resourceSubscription" });
     const vms = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
-    expect(remaining(vms)).toEqual({ HighCostGetVMScaleSet3Min: "1079", HighCostGetVMScaleSet30Min: "1799", VMScaleSetVMViews3Min: "5999" });
+    expect(remaining(vms)).toEqual({
+      HighCostGetVMScaleSet3Min: "1079",
+      HighCostGetVMScaleSet30Min: "1799",
+      VMScaleSetVMViews3Min: "5999",
+    });
     const sets = await arm(s.url, "GET", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets`);
     expect(remaining(sets)).toEqual({ HighCostGetVMScaleSet3Min: "1078", HighCostGetVMScaleSet30Min: "1798" });
     expect(remaining(await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`))["VMScaleSetVMViews3Min"]).toBe("5997"); // 2 VMs before
@@ -186,7 +232,10 @@ describe("throttling as CRP records it", () => {
     const del = await arm(s.url, "DELETE", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/fresh`);
     expect(remaining(del)).toEqual({ DeleteVMScaleSetSubscriptionMaximum: "524", DeleteVMScaleSetResource: "11" });
     const vmDel = await arm(s.url, "DELETE", `${VMSS_PATH}/virtualMachines/1`);
-    expect(remaining(vmDel)).toEqual({ DeleteVMScaleSetVMSubscriptionMaximum: "1499", DeleteVMScaleSetVMResource: "11" });
+    expect(remaining(vmDel)).toEqual({
+      DeleteVMScaleSetVMSubscriptionMaximum: "1499",
+      DeleteVMScaleSetVMResource: "11",
+    });
     const vmGet = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/0`);
     expect(remaining(vmGet)).toEqual({ GetVMScaleSetVMSubscriptionMaximum: "5999", GetVMScaleSetVMResource: "35" });
   });
@@ -197,11 +246,14 @@ describe("throttling as CRP records it", () => {
     expect(remaining(get)).toEqual({ GetVMScaleSet3Min: "2399", GetVMScaleSet30Min: "23999" });
     expect(get.headers.get("x-ms-ratelimit-remaining-subscription-reads")).toBe("249");
     expect(get.headers.get("x-ms-ratelimit-remaining-subscription-global-reads")).toBe("3749"); // as recorded: 15 × 250, less this one
-    const vm = await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { location: "eastus2", tags: { a: "1" } } });
+    const vm = await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
+      body: { location: "eastus2", tags: { a: "1" } },
+    });
     expect(vm.headers.get("x-ms-ratelimit-remaining-subscription-global-writes")).toBe("2999");
     // Charge 0 (tags on an instance change nothing): refunded, as CRP does.
     expect(remaining(vm)).toEqual({ UpdateVMScaleSetVM3Min: "1499", UpdateVMScaleSetVM30Min: "14999" });
-    // Even a no-op instance PUT runs an operation (recorded), and an instance delete meets it with 409 across the scale set.
+    // Even a no-op instance PUT runs an operation (recorded), and an instance delete meets it with 409 across the scale
+    // set.
     s.control.settle();
     const del = await arm(s.url, "DELETE", `${VMSS_PATH}/virtualMachines/1`);
     expect(del.headers.get("x-ms-ratelimit-remaining-subscription-global-deletes")).toBe("2999");
@@ -214,7 +266,8 @@ describe("throttling as CRP records it", () => {
 
   it("under the window names still keeps each resource's own bucket: the 13th quick write to one scale set is refused, naming it", async () => {
     const s = await start({ operationDurationMs: 0, throttling: true });
-    for (let i = 1; i <= 12; i++) expect((await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { n: String(i) } } })).status).toBe(200);
+    for (let i = 1; i <= 12; i++)
+      expect((await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { n: String(i) } } })).status).toBe(200);
     const refused = await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { n: "13" } } });
     expect(refused.status).toBe(429);
     expect(refused.body.details.map((d: { target: string }) => d.target)).toEqual(["CreateVMScaleSetResource"]);
@@ -240,7 +293,10 @@ describe("throttling as CRP records it", () => {
     const long = await list();
     expect(long.status).toBe(429);
     expect(long.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet30Min"]);
-    expect(JSON.parse(long.body.details[0].message)).toMatchObject({ operationGroup: "HighCostGetVMScaleSet30Min", allowedRequestCount: 1800 });
+    expect(JSON.parse(long.body.details[0].message)).toMatchObject({
+      operationGroup: "HighCostGetVMScaleSet30Min",
+      allowedRequestCount: 1800,
+    });
     expect(long.headers.get("retry-after")).toBe("1200");
   }, 60_000);
 
@@ -255,12 +311,17 @@ describe("throttling as CRP records it", () => {
     expect(reads(await get("opaque"))).toBe(249);
     const w = await arm(s.url, "PATCH", VMSS_PATH, { token: "opaque", body: { tags: { a: "1" } } });
     expect(w.headers.get("x-ms-ratelimit-remaining-subscription-writes")).toBe("199");
-    expect((await arm(s.url, "GET", `${VMSS_PATH}-nope`, { token: "opaque" })).headers.get("x-ms-ratelimit-remaining-subscription-reads")).toBe("248");
+    expect(
+      (await arm(s.url, "GET", `${VMSS_PATH}-nope`, { token: "opaque" })).headers.get(
+        "x-ms-ratelimit-remaining-subscription-reads",
+      ),
+    ).toBe("248");
     // 15 principals' worth of reads (3,750, five already spent) empties the subscription's bucket.
     for (let p = 0; p < 15; p++) {
       const token = jwt({ oid: `p${p}` });
       const n = 250;
-      for (let i = 0; i < n; i += 125) await Promise.all(Array.from({ length: Math.min(125, n - i) }, () => get(token)));
+      for (let i = 0; i < n; i += 125)
+        await Promise.all(Array.from({ length: Math.min(125, n - i) }, () => get(token)));
     }
     const fresh = await get(jwt({ oid: "newcomer" }));
     expect(fresh.status).toBe(429);
@@ -277,7 +338,10 @@ describe("what can happen to an accepted write", () => {
     const op = await arm(s.url, "GET", first.headers.get("azure-asyncoperation") ?? "");
     expect(op.body).toMatchObject({
       status: "Canceled",
-      error: { code: "OperationPreempted", message: "Operation execution has been preempted by a more recent operation." },
+      error: {
+        code: "OperationPreempted",
+        message: "Operation execution has been preempted by a more recent operation.",
+      },
     });
     s.control.settle();
     expect((await arm(s.url, "GET", second.headers.get("azure-asyncoperation") ?? "")).body.status).toBe("Succeeded");
@@ -301,17 +365,27 @@ describe("what can happen to an accepted write", () => {
     expect([none.status, none.body.error.code]).toEqual([400, "LocationRequired"]);
     const moved = await arm(s.url, "PATCH", VMSS_PATH, { body: { location: "westus", tags: { a: "1" } } });
     expect([moved.status, moved.body.error.code]).toEqual([400, "InvalidResourceLocation"]);
-    expect((await arm(s.url, "PUT", VMSS_PATH, { body: { location: "East US 2", tags: { a: "1" } } })).status).toBe(200);
+    expect((await arm(s.url, "PUT", VMSS_PATH, { body: { location: "East US 2", tags: { a: "1" } } })).status).toBe(
+      200,
+    );
     s.control.settle(); // the scale set write's operation would refuse an instance write (conflictAcrossScaleSet)
     // An instance PUT without location is taken (recorded), and its tags dropped: nothing changed, charge 0.
     const vmNone = await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, { body: { tags: { a: "1" } } });
-    expect([vmNone.status, vmNone.headers.get("etag"), vmNone.headers.get("x-ms-request-charge")]).toEqual([200, '"1"', "0"]);
+    expect([vmNone.status, vmNone.headers.get("etag"), vmNone.headers.get("x-ms-request-charge")]).toEqual([
+      200,
+      '"1"',
+      "0",
+    ]);
     expect(vmNone.body.tags).toBeUndefined();
     expect(vmNone.body.properties.provisioningState).toBe("Updating");
     for (const bad of ["abc", "1a", "-1"]) {
       const r = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/${bad}`);
       expect(r.status).toBe(400);
-      expect(r.body.error).toEqual({ code: "InvalidParameter", message: "Virtual Machine Scale Set VM instanceId must be a number.", target: "instanceId" });
+      expect(r.body.error).toEqual({
+        code: "InvalidParameter",
+        message: "Virtual Machine Scale Set VM instanceId must be a number.",
+        target: "instanceId",
+      });
     }
   });
 });
@@ -321,18 +395,26 @@ describe("upgradePolicy", () => {
     const s = await start({ upgradeStepMs: 2000, operationDurationMs: 0 });
     const ss = (await arm(s.url, "GET", AUTO_PATH)).body;
     expect(ss.properties.upgradePolicy).toEqual({ mode: "Automatic" });
-    expect((await arm(s.url, "PUT", AUTO_PATH, { headers: { "if-match": ss.etag }, body: withPool(ss) })).status).toBe(200);
+    expect((await arm(s.url, "PUT", AUTO_PATH, { headers: { "if-match": ss.etag }, body: withPool(ss) })).status).toBe(
+      200,
+    );
     s.control.clock.advance(1000);
     expect(instancePools(s, AUTO_PATH)).toEqual([0, 0]);
     s.control.clock.advance(1000);
     expect(instancePools(s, AUTO_PATH)).toEqual([1, 1]);
-    expect(s.control.instances(AUTO_PATH).map((i) => [i["etag"], (i["properties"] as { latestModelApplied: boolean }).latestModelApplied])).toEqual([
+    expect(
+      s.control
+        .instances(AUTO_PATH)
+        .map((i) => [i["etag"], (i["properties"] as { latestModelApplied: boolean }).latestModelApplied]),
+    ).toEqual([
       ['"2"', true],
       ['"2"', true],
     ]);
     expect(s.control.poolMembers(POOL_ID)).toHaveLength(2);
     s.control.settle();
-    expect(s.control.events().map((e) => e.data.operationName)).toEqual(["Microsoft.Compute/virtualMachineScaleSets/write"]);
+    expect(s.control.events().map((e) => e.data.operationName)).toEqual([
+      "Microsoft.Compute/virtualMachineScaleSets/write",
+    ]);
     // Manual (etag-k8s-mp-0): nothing happens to its instances.
     const manual = (await arm(s.url, "GET", VMSS_PATH)).body;
     await arm(s.url, "PUT", VMSS_PATH, { body: withPool(manual) });
@@ -343,7 +425,10 @@ describe("upgradePolicy", () => {
   it("Rolling: batches of maxBatchInstancePercent; an instance PUT during the rolling upgrade answers 409", async () => {
     const s = await start({ upgradeStepMs: 2000, operationDurationMs: 0 });
     s.control.write(AUTO_PATH, (r) => {
-      (r["properties"] as Record<string, unknown>)["upgradePolicy"] = { mode: "Rolling", rollingUpgradePolicy: { maxBatchInstancePercent: 50 } };
+      (r["properties"] as Record<string, unknown>)["upgradePolicy"] = {
+        mode: "Rolling",
+        rollingUpgradePolicy: { maxBatchInstancePercent: 50 },
+      };
       r["sku"] = { ...(r["sku"] as object), capacity: 4 };
     });
     s.control.settle();

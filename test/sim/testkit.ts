@@ -23,7 +23,9 @@ export async function arm(
   pathAndQuery: string,
   opts: { body?: unknown; rawBody?: string; headers?: Record<string, string>; token?: string | null } = {},
 ): Promise<ArmResponse> {
-  const url = pathAndQuery.startsWith("http") ? pathAndQuery : `${base}${pathAndQuery}${pathAndQuery.includes("?") ? "&" : "?"}${API}`;
+  const url = pathAndQuery.startsWith("http")
+    ? pathAndQuery
+    : `${base}${pathAndQuery}${pathAndQuery.includes("?") ? "&" : "?"}${API}`;
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token !== null) headers["authorization"] = `Bearer ${opts.token ?? "t"}`;
   const body = opts.rawBody ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined);

@@ -14,7 +14,12 @@ async function start(opts: ArmSimulatorOptions): Promise<ArmSimulator> {
   // Operations end at once: each write meets the last one's ETag, never its operation (409).
   // The header names of the earlier recordings (`<Policy>Resource`, `<Policy>SubscriptionMaximum`); strict.test.ts
   // covers the published window names, the default.
-  sim = await startArmSimulator({ seed: "demo", operationDurationMs: 0, rateLimitPolicyNames: "resourceSubscription", ...opts });
+  sim = await startArmSimulator({
+    seed: "demo",
+    operationDurationMs: 0,
+    rateLimitPolicyNames: "resourceSubscription",
+    ...opts,
+  });
   return sim;
 }
 
@@ -94,6 +99,8 @@ describe("throttling", () => {
   it("tracks but never refuses when throttling is off", async () => {
     const s = await start({});
     for (let i = 1; i <= 14; i++) expect((await write(s, i)).status).toBe(200);
-    expect((await write(s, 15)).headers.get("x-ms-ratelimit-remaining-resource")).toContain("CreateVMScaleSetResource;0");
+    expect((await write(s, 15)).headers.get("x-ms-ratelimit-remaining-resource")).toContain(
+      "CreateVMScaleSetResource;0",
+    );
   });
 });

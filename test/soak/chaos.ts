@@ -4,11 +4,23 @@ import { shuffled } from "../support/shuffle";
 import type { Delivery } from "./delivery";
 import type { Hosts, Proc } from "./hosts";
 import { FLEX_KINDS, OTHER_KINDS, SIM_FAULT_KINDS, type FaultName, type SoakRun } from "./run";
-import { FLEX, flexNics, OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, SUBNET, type SoakWorld } from "./world";
+import {
+  FLEX,
+  flexNics,
+  OUTSIDE_POOL,
+  OUTSIDE_SS,
+  pId,
+  POOLS,
+  SCALE_SETS,
+  ssId,
+  SUBNET,
+  type SoakWorld,
+} from "./world";
 
 // The chaos: steps chosen by the seeded PRNG until maxSteps or the deadline: declarations (some bad, some on the
 // Flexible scale set), other writers (also on the Flexible scale set's NICs and capacity), the simulator's faults, an
-// Azurite restart. Every fault kind is tried early, in a seeded order; then by weight. Returns the number of steps taken.
+// Azurite restart. Every fault kind is tried early, in a seeded order; then by weight. Returns the number of steps
+// taken.
 
 export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, delivery: Delivery): Promise<number> {
   const { c, T } = world;
@@ -42,8 +54,10 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
   const live = () => SCALE_SETS.filter((s) => !deleted.has(ssId(s).toLowerCase()));
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  const liveInstances = (ss: string) => c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
-  const instanceIdOf = (i: JsonObject) => String((i as { instanceId?: unknown }).instanceId ?? String(i.name).split("_").pop());
+  const liveInstances = (ss: string) =>
+    c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+  const instanceIdOf = (i: JsonObject) =>
+    String((i as { instanceId?: unknown }).instanceId ?? String(i.name).split("_").pop());
   const vmIdOf = (i: JsonObject) => String((i.properties as JsonObject).vmId);
   /** An instance's incarnation: its ID and its vmId (a reborn instance has the ID of a dead one, never its vmId). */
   const incarnation = (i: JsonObject) => `${String(i.id)}|${vmIdOf(i)}`.toLowerCase();
@@ -115,10 +129,28 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
     tryFault("bad message (out of scope, malformed)", "*");
     try {
       if (kind === "outside-ss") {
-        await sendRaw(JSON.stringify({ v: 1, kind: "declare", scaleSetId: OUTSIDE_SS, backendPoolId: pId("pool-0"), state: "present", requestId }));
+        await sendRaw(
+          JSON.stringify({
+            v: 1,
+            kind: "declare",
+            scaleSetId: OUTSIDE_SS,
+            backendPoolId: pId("pool-0"),
+            state: "present",
+            requestId,
+          }),
+        );
         badSent.push({ requestId, reason: /^scaleSetId: .* is outside POOLSYNC_SCOPES$/ });
       } else if (kind === "outside-pool") {
-        await sendRaw(JSON.stringify({ v: 1, kind: "declare", scaleSetId: ssId(pick(SCALE_SETS)), backendPoolId: OUTSIDE_POOL, state: "present", requestId }));
+        await sendRaw(
+          JSON.stringify({
+            v: 1,
+            kind: "declare",
+            scaleSetId: ssId(pick(SCALE_SETS)),
+            backendPoolId: OUTSIDE_POOL,
+            state: "present",
+            requestId,
+          }),
+        );
         badSent.push({ requestId, reason: /^backendPoolId: .* is outside POOLSYNC_SCOPES$/ });
       } else {
         await sendRaw(`{"requestId":"${requestId}", not json`);
@@ -206,9 +238,16 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
       } else if (what === "drop") {
         const pool = pId(pick(POOLS)).toLowerCase();
         c.write(pick(nics), (r) => {
-          for (const ipc of (r as unknown as { properties: { ipConfigurations: { properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[] } })
-            .properties.ipConfigurations) {
-            ipc.properties.loadBalancerBackendAddressPools = (ipc.properties.loadBalancerBackendAddressPools ?? []).filter((p) => p.id.toLowerCase() !== pool);
+          for (const ipc of (
+            r as unknown as {
+              properties: {
+                ipConfigurations: { properties: { loadBalancerBackendAddressPools?: { id: string }[] } }[];
+              };
+            }
+          ).properties.ipConfigurations) {
+            ipc.properties.loadBalancerBackendAddressPools = (
+              ipc.properties.loadBalancerBackendAddressPools ?? []
+            ).filter((p) => p.id.toLowerCase() !== pool);
           }
         });
         tryFault("Flexible: another writer's NIC write (tag, or drops our pool)", FLEX);
@@ -217,7 +256,11 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         const tag = `storm${++seq.other}`;
         const hit = new Set<string>();
         const times = 2 + Math.floor(rand() * 4);
-        nicInterleaves.push({ h: c.beforeNextWrite(/\/networkInterfaces\/flex-0-[^/]+$/i, tagNic(tag, hit), { times }), tag, nics: hit });
+        nicInterleaves.push({
+          h: c.beforeNextWrite(/\/networkInterfaces\/flex-0-[^/]+$/i, tagNic(tag, hit), { times }),
+          tag,
+          nics: hit,
+        });
         tryFault("Flexible: 412 storm on a NIC (interleaved stale NIC PUT)", FLEX);
       }
     } catch (err) {
@@ -273,19 +316,36 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         break;
       }
       case "429":
-        add("429 with long Retry-After", { method: "PUT", path: chance(0.5) ? exact : instances, retryAfterSeconds: 600 + Math.floor(rand() * 600) });
+        add("429 with long Retry-After", {
+          method: "PUT",
+          path: chance(0.5) ? exact : instances,
+          retryAfterSeconds: 600 + Math.floor(rand() * 600),
+        });
         break;
       case "409":
-        add("409 concurrent operation", { method: "PUT", path: chance(0.5) ? exact : instances, status: 409, times: 1 + Math.floor(rand() * 2) });
+        add("409 concurrent operation", {
+          method: "PUT",
+          path: chance(0.5) ? exact : instances,
+          status: 409,
+          times: 1 + Math.floor(rand() * 2),
+        });
         break;
       case "500":
         add("500 on a write", { method: "PUT", path: chance(0.5) ? exact : instances, status: 500 });
         break;
       case "503":
-        add("503 on a read", { method: "GET", path: chance(0.5) ? exact : `virtualMachineScaleSets/${name}/virtualMachines$`, status: 503 });
+        add("503 on a read", {
+          method: "GET",
+          path: chance(0.5) ? exact : `virtualMachineScaleSets/${name}/virtualMachines$`,
+          status: 503,
+        });
         break;
       case "drop":
-        add("dropped connection", { method: chance(0.5) ? "PUT" : "GET", path: chance(0.5) ? exact : instances, drop: true });
+        add("dropped connection", {
+          method: chance(0.5) ? "PUT" : "GET",
+          path: chance(0.5) ? exact : instances,
+          drop: true,
+        });
         break;
       case "slow":
         // Longer than the 2 s (real) client timeout; the write still happens.
@@ -301,13 +361,16 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         tryFault("operation ended Failed", ss);
         break;
       case "instance-delete": {
-        const insts = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+        const insts = c
+          .instances(ss)
+          .filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
         if (insts.length === 0) return notNow();
         // CRP refuses a delete while another operation of the scale set runs (409): another writer tries again.
         const victim = String(pick(insts).id);
         tryFault("instance deleted", ss);
         later(async () => {
-          if (await retrying(`delete ${victim}`, () => c.delete(victim))) expectedCapacity.set(ss.toLowerCase(), undefined);
+          if (await retrying(`delete ${victim}`, () => c.delete(victim)))
+            expectedCapacity.set(ss.toLowerCase(), undefined);
         });
         break;
       }
@@ -320,7 +383,10 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
         // Scale-in as our next write to one of its instances goes out: the reconcile's writes to the instances
         // leaving answer 400 "not an active instanceId" (or 409 "marked for deletion", as the run's coin says).
         const answer = chance(0.5) ? "notActive400" : "markedForDeletion409";
-        tryFault("scale-in during a reconcile (writes to a leaving instance: 400 not active / 409 marked for deletion)", ss);
+        tryFault(
+          "scale-in during a reconcile (writes to a leaving instance: 400 not active / 409 marked for deletion)",
+          ss,
+        );
         whenInstanceWritten(ss, () =>
           later(async () => {
             c.configure({ deletingInstanceWrite: answer });
@@ -355,7 +421,11 @@ export async function runChaos(world: SoakWorld, run: SoakRun, hosts: Hosts, del
           if (!reborn) return;
           if (instanceIdOf(reborn) === instanceIdOf(victim)) bump("chaos:instance-id-reused");
           const ipc = `other${++seq.other}`;
-          if (await retrying(`ip configuration on ${String(reborn.id)}`, () => c.write(String(reborn.id), addIpConfig(ipc, SUBNET)))) {
+          if (
+            await retrying(`ip configuration on ${String(reborn.id)}`, () =>
+              c.write(String(reborn.id), addIpConfig(ipc, SUBNET)),
+            )
+          ) {
             addOthersIpConfig(incarnation(reborn), ipc);
             plan.push(`  ${String(reborn.name)} reborn (was vmId ${vmIdOf(victim)}), another writer's ${ipc} on it`);
           }

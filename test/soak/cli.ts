@@ -10,7 +10,9 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  console.log(`soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}, ${hosts} host(s)`);
+  console.log(
+    `soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}, ${hosts} host(s)`,
+  );
   const r = await runSoak({ seed, minutes, maxSteps, timeScale, hosts, log: (l) => console.log(`  ${l}`) });
   console.log(`\n${r.steps} steps in ${r.realSeconds} s real (~${r.simulatedMinutes} simulated minutes)\n`);
   console.log(formatTable(r));

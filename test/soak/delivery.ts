@@ -44,7 +44,8 @@ export class Delivery {
       let event: unknown = e;
       if (chance(0.15)) {
         // Odd casing and a trailing slash on the URI, some in the CloudEvents schema.
-        const odd = e.data.resourceUri.toUpperCase().replace("/VIRTUALMACHINESCALESETS/", "/virtualmachinescalesets/") + "/";
+        const odd =
+          e.data.resourceUri.toUpperCase().replace("/VIRTUALMACHINESCALESETS/", "/virtualmachinescalesets/") + "/";
         const data = { ...e.data, resourceUri: odd };
         event = chance(0.5)
           ? { specversion: "1.0", type: e.eventType, source: e.topic, subject: odd, id: e.id, time: e.eventTime, data }
@@ -82,9 +83,11 @@ export class Delivery {
               const outcome = await p0.services.handleResourceEvent(p.event);
               bump(`event:${outcome}`);
             } catch {
-              // The webhook answered 500: Event Grid retries (10 s, 30 s, 1 min, ...), for a bounded number of times here.
+              // The webhook answered 500: Event Grid retries (10 s, 30 s, 1 min, ...), for a bounded number of times
+              // here.
               bump("event:delivery-failed");
-              if (p.tries < 8) pendingEvents.push({ ...p, due: simClock.now() + 10_000 * 2 ** p.tries, tries: p.tries + 1 });
+              if (p.tries < 8)
+                pendingEvents.push({ ...p, due: simClock.now() + 10_000 * 2 ** p.tries, tries: p.tries + 1 });
               else bump("event:given-up");
             }
           }),
@@ -103,7 +106,10 @@ export class Delivery {
           queue,
           poisonQueue,
           async (body, meta) => {
-            this.maxAttemptSeen = Math.max(this.maxAttemptSeen, (body as { attempt?: number } | undefined)?.attempt ?? 0);
+            this.maxAttemptSeen = Math.max(
+              this.maxAttemptSeen,
+              (body as { attempt?: number } | undefined)?.attempt ?? 0,
+            );
             const rid = (body as { requestId?: unknown } | undefined)?.requestId;
             const requestId = typeof rid === "string" ? rid : undefined;
             if (requestId) run.requestOfMessage.set(meta.id, requestId);
@@ -112,13 +118,19 @@ export class Delivery {
             try {
               outcome = await p.services.handleQueueMessage(body, meta);
             } catch (err) {
-              if (requestId) run.note(requestId, `${who}: threw ${(err as Error)?.message?.slice(0, 80) ?? String(err)}`);
+              if (requestId)
+                run.note(requestId, `${who}: threw ${(err as Error)?.message?.slice(0, 80) ?? String(err)}`);
               throw err;
             }
-            if (requestId) run.note(requestId, `${who}: queue:${outcome.result}${p.dead ? " (host died meanwhile)" : ""}`);
+            if (requestId)
+              run.note(requestId, `${who}: queue:${outcome.result}${p.dead ? " (host died meanwhile)" : ""}`);
             bump(`queue:${outcome.result}`);
           },
-          { options: { visibilityTimeoutMs: VISIBILITY_S * 1000, maxDequeueCount: MAX_DEQUEUE }, leaseSeconds: VISIBILITY_S, died: p.died },
+          {
+            options: { visibilityTimeoutMs: VISIBILITY_S * 1000, maxDequeueCount: MAX_DEQUEUE },
+            leaseSeconds: VISIBILITY_S,
+            died: p.died,
+          },
         );
         triggers.set(p, t);
       }

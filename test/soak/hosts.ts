@@ -189,7 +189,10 @@ export class Hosts {
     const remove = declarations.remove.bind(declarations);
     declarations.remove = async (target, d) => {
       const removed = await remove(target, d);
-      this.run.note(d.requestId, `host ${p.id} timer removed its row (finished absent): ${removed ? "removed" : "not removed (changed or gone)"}`);
+      this.run.note(
+        d.requestId,
+        `host ${p.id} timer removed its row (finished absent): ${removed ? "removed" : "not removed (changed or gone)"}`,
+      );
       return removed;
     };
     return p;

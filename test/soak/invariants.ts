@@ -5,7 +5,18 @@ import { scaleSetRef } from "../support/refs";
 import type { Delivery } from "./delivery";
 import type { Hosts } from "./hosts";
 import type { SoakRun } from "./run";
-import { FLEX, flexNics, OUTSIDE_POOL, OUTSIDE_SS, pId, POOLS, SCALE_SETS, ssId, VISIBILITY_S, type SoakWorld } from "./world";
+import {
+  FLEX,
+  flexNics,
+  OUTSIDE_POOL,
+  OUTSIDE_SS,
+  pId,
+  POOLS,
+  SCALE_SETS,
+  ssId,
+  VISIBILITY_S,
+  type SoakWorld,
+} from "./world";
 
 /** What ARM answers a write to an instance that is leaving or gone. */
 const GONE = /not an active Virtual Machine Scale Set VM instanceId|marked for deletion/i;
@@ -25,7 +36,10 @@ export async function quiesce(world: SoakWorld, run: SoakRun, delivery: Delivery
   for (const { h, times, ss, tag } of interleaves) {
     h.cancel();
     if (h.applied() === 0) continue;
-    fired.set("412 storm (interleaved writer)", (fired.get("412 storm (interleaved writer)") ?? 0) + (h.applied() > 0 ? 1 : 0));
+    fired.set(
+      "412 storm (interleaved writer)",
+      (fired.get("412 storm (interleaved writer)") ?? 0) + (h.applied() > 0 ? 1 : 0),
+    );
     bump("412-storm:writes-interleaved", Math.min(h.applied(), times));
     const set = othersTags.get(ss.toLowerCase()) ?? new Set<string>();
     set.add(tag);
@@ -87,13 +101,35 @@ export async function quiesce(world: SoakWorld, run: SoakRun, delivery: Delivery
  * NIC) or visibly failed with a reason; every bad message poisoned with its reason. Returns the scale sets (lowercase
  * IDs, "*" = run-wide) a violation was found on.
  */
-export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hosts, delivery: Delivery, converged: boolean): Promise<Set<string>> {
+export async function checkInvariants(
+  world: SoakWorld,
+  run: SoakRun,
+  hosts: Hosts,
+  delivery: Delivery,
+  converged: boolean,
+): Promise<Set<string>> {
   const { c, config, poisonQueue } = world;
-  const { violations, appErrors, counters, latest, othersIpConfigs, othersTags, othersNicTags, expectedCapacity, deleted, badSent } = run;
+  const {
+    violations,
+    appErrors,
+    counters,
+    latest,
+    othersIpConfigs,
+    othersTags,
+    othersNicTags,
+    expectedCapacity,
+    deleted,
+    badSent,
+  } = run;
   const bump = (k: string, n = 1) => run.bump(k, n);
-  if (!converged) violations.push("no convergence: the queue or the timer still had work after 8 quiesce rounds (unbounded retry loop?)");
+  if (!converged)
+    violations.push(
+      "no convergence: the queue or the timer still had work after 8 quiesce rounds (unbounded retry loop?)",
+    );
   if (delivery.maxAttemptSeen > config.maxAttempts + 1)
-    violations.push(`a reconcile reached attempt ${delivery.maxAttemptSeen}, beyond POOLSYNC_MAX_ATTEMPTS ${config.maxAttempts}`);
+    violations.push(
+      `a reconcile reached attempt ${delivery.maxAttemptSeen}, beyond POOLSYNC_MAX_ATTEMPTS ${config.maxAttempts}`,
+    );
 
   const badTargets = new Set<string>();
   const violate = (target: string, what: string) => {
@@ -105,17 +141,25 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
   // the platform's own poisoning after maxDequeueCount failures copies the message as it came, with none).
   const poisoned: Array<{ reason?: string; received?: string }> = [];
   for (let i = 0; i < 50; i++) {
-    const got = await poisonQueue.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 300 }).catch(() => undefined);
+    const got = await poisonQueue
+      .receiveMessages({ numberOfMessages: 32, visibilityTimeout: 300 })
+      .catch(() => undefined);
     if (!got || got.receivedMessageItems.length === 0) break;
     for (const m of got.receivedMessageItems) {
       const body = decodeQueueBody(m.messageText);
-      const entry = (typeof body === "object" && body !== null && "received" in body ? body : { received: JSON.stringify(body) }) as {
+      const entry = (
+        typeof body === "object" && body !== null && "received" in body ? body : { received: JSON.stringify(body) }
+      ) as {
         reason?: string;
         received?: string;
       };
       poisoned.push(entry);
       const rid = /soak-\d+-\d+/.exec(typeof entry.received === "string" ? entry.received : "")?.[0];
-      if (rid) run.note(rid, `in the poison queue ${entry.reason ? `with reason "${entry.reason}"` : "without a reason (the platform gave up on it)"}`);
+      if (rid)
+        run.note(
+          rid,
+          `in the poison queue ${entry.reason ? `with reason "${entry.reason}"` : "without a reason (the platform gave up on it)"}`,
+        );
     }
   }
   // Which of the explanations a row that does not hold the newest accepted declaration fits: lost by storage (an
@@ -127,7 +171,9 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     const wrote = t.some((l) => / upsert (created|updated)/.test(l));
     const removed = t.some((l) => / timer removed its row \(finished absent\): removed/.test(l));
     const sent = t.some((l) => / sent as message /.test(l));
-    const restarts = run.azuriteRestarts.map((r) => `${(r.stopped / 1000).toFixed(2)}–${r.started !== undefined ? (r.started / 1000).toFixed(2) : "?"}s`);
+    const restarts = run.azuriteRestarts.map(
+      (r) => `${(r.stopped / 1000).toFixed(2)}–${r.started !== undefined ? (r.started / 1000).toFixed(2) : "?"}s`,
+    );
     const verdict = t.some((l) => / in the poison queue/.test(l))
       ? "(b) poisoned"
       : !sent
@@ -148,7 +194,8 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
 
   // No write outside POOLSYNC_SCOPES, and nothing of the outside pool anywhere.
   const outside = c.stats(OUTSIDE_SS);
-  if (outside.requests !== 0) violate("*", `${outside.requests} ARM requests reached ${OUTSIDE_SS}, outside POOLSYNC_SCOPES`);
+  if (outside.requests !== 0)
+    violate("*", `${outside.requests} ARM requests reached ${OUTSIDE_SS}, outside POOLSYNC_SCOPES`);
 
   // Who wrote an instance, ARM's events (any writer) beside the app's own attempts: to tell a write that never came
   // from one that came and was undone.
@@ -157,7 +204,10 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     const events = c
       .events()
       .filter((e) => e.data.resourceUri.toLowerCase() === id)
-      .map((e) => `${e.eventTime} ${e.data.operationName.split("/").slice(-2).join("/")} ${e.data.status} by ${e.data.httpRequest?.clientRequestId ?? "-"}`);
+      .map(
+        (e) =>
+          `${e.eventTime} ${e.data.operationName.split("/").slice(-2).join("/")} ${e.data.status} by ${e.data.httpRequest?.clientRequestId ?? "-"}`,
+      );
     const [ss, iid] = id.split("/virtualmachines/");
     const ours = run.writes.get(`${ss}|instance ${iid}`) ?? [];
     return `ARM events [${events.slice(-8).join("; ")}], our attempts [${ours.join("; ")}]`;
@@ -174,7 +224,10 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     if (!resource) {
       for (const d of rows) {
         if (!["target-deleted", "target-deleting", "failed"].includes(d.outcome.kind) || !d.outcome.reason)
-          violate(ss, `${name} (deleted): declaration ${d.requestId} shows ${d.outcome.kind} without a reason naming the deletion`);
+          violate(
+            ss,
+            `${name} (deleted): declaration ${d.requestId} shows ${d.outcome.kind} without a reason naming the deletion`,
+          );
       }
       continue;
     }
@@ -182,14 +235,19 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     const tags = (resource.tags ?? {}) as Record<string, unknown>;
     bump("check:others-tags", othersTags.get(key)?.size ?? 0);
     bump("check:others-ipconfigs-model", othersIpConfigs.get(key)?.size ?? 0);
-    for (const t of othersTags.get(key) ?? []) if (!(t in tags)) violate(ss, `${name}: lost update: another writer's tag ${t} is gone`);
+    for (const t of othersTags.get(key) ?? [])
+      if (!(t in tags)) violate(ss, `${name}: lost update: another writer's tag ${t} is gone`);
     const modelIpcs = new Set(modelNics(resource).flatMap((n) => n.properties.ipConfigurations.map((i) => i.name)));
     for (const n of othersIpConfigs.get(key) ?? [])
-      if (!modelIpcs.has(n)) violate(ss, `${name}: lost update: another writer's ip configuration ${n} is gone from the model`);
+      if (!modelIpcs.has(n))
+        violate(ss, `${name}: lost update: another writer's ip configuration ${n} is gone from the model`);
     const cap = expectedCapacity.get(key);
     const sku = resource.sku as { capacity?: number } | undefined;
-    if (cap !== undefined && sku?.capacity !== cap) violate(ss, `${name}: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
-    const instances = c.instances(ss).filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
+    if (cap !== undefined && sku?.capacity !== cap)
+      violate(ss, `${name}: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
+    const instances = c
+      .instances(ss)
+      .filter((i) => String((i.properties as JsonObject).provisioningState) !== "Deleting");
     for (const inst of instances) {
       // By incarnation: a reborn instance (an ID reused) answers for what was written on it, not on the dead one.
       const vmId = String((inst.properties as JsonObject).vmId);
@@ -198,35 +256,51 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
       bump("check:others-ipconfigs-instance", mine.size);
       for (const n of mine)
         if (!names.has(n))
-          violate(ss, `${inst.id} (vmId ${vmId}): lost update: another writer's ip configuration ${n} is gone; its writes: ${writesOn(String(inst.id))}`);
+          violate(
+            ss,
+            `${inst.id} (vmId ${vmId}): lost update: another writer's ip configuration ${n} is gone; its writes: ${writesOn(String(inst.id))}`,
+          );
     }
     // Every accepted declaration applied (model and every live instance) or visibly failed with a reason.
     const modelPools = new Set(poolsByIpConfig(modelNics(resource)).ipConfig0 ?? []);
     for (const pool of POOLS) {
       const want = latest.get(`${key}|${pId(pool)}`.toLowerCase());
       if (!want) continue;
-      const row = rows.find((d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "");
+      const row = rows.find(
+        (d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "",
+      );
       if (!row) {
         if (want.state === "absent" && !modelPools.has(pId(pool).toLowerCase())) {
           bump("check:declaration-absent-finished-and-removed");
           continue; // finished absent, removed by the timer
         }
-        violate(ss, `${name} ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it${explain(want.requestId, undefined)}`);
+        violate(
+          ss,
+          `${name} ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it${explain(want.requestId, undefined)}`,
+        );
         continue;
       }
       if (row.requestId !== want.requestId)
-        violate(ss, `${name} ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}${explain(want.requestId, row.requestId)}`);
+        violate(
+          ss,
+          `${name} ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}${explain(want.requestId, row.requestId)}`,
+        );
       bump(`check:declaration-${row.outcome.kind}`);
       if (row.outcome.kind === "applied") {
         const onModel = modelPools.has(pId(pool).toLowerCase());
-        if (onModel !== (want.state === "present")) violate(ss, `${name} ${pool}: shows applied (${want.state}) but the model ${onModel ? "has" : "lacks"} it`);
+        if (onModel !== (want.state === "present"))
+          violate(ss, `${name} ${pool}: shows applied (${want.state}) but the model ${onModel ? "has" : "lacks"} it`);
         for (const inst of instances) {
           const has = (poolsByIpConfig(instanceNics(inst)).ipConfig0 ?? []).includes(pId(pool).toLowerCase());
           if (has !== (want.state === "present")) {
             // What the app's cache believes about that instance, to tell a stale cache from a write that never came.
             const part = await svc.cache.readPartition(scaleSetRef(ss));
-            const row = part.instances.get(String((inst as { instanceId?: unknown }).instanceId ?? String(inst.name).split("_").pop()));
-            const cachedHas = row?.model ? (poolsByIpConfig(row.model.nics as never).ipConfig0 ?? []).includes(pId(pool).toLowerCase()) : undefined;
+            const row = part.instances.get(
+              String((inst as { instanceId?: unknown }).instanceId ?? String(inst.name).split("_").pop()),
+            );
+            const cachedHas = row?.model
+              ? (poolsByIpConfig(row.model.nics as never).ipConfig0 ?? []).includes(pId(pool).toLowerCase())
+              : undefined;
             violate(
               ss,
               `${name} ${pool}: shows applied (${want.state}) but instance ${String(inst.name)} ${has ? "has" : "lacks"} it ` +
@@ -239,7 +313,10 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
         violate(ss, `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
       } else if (GONE.test(row.outcome.reason)) {
         // An instance scaled in or being deleted is gone: skipped, never a failure of the declaration.
-        violate(ss, `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} on a gone instance: ${row.outcome.reason}`);
+        violate(
+          ss,
+          `${name} ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} on a gone instance: ${row.outcome.reason}`,
+        );
       } else {
         bump(`final:${row.outcome.kind}`);
       }
@@ -255,11 +332,14 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
       const r = c.resource(nic);
       if (!r) continue; // scaled in with its VM
       bump("check:others-nic-tags", tags.size);
-      for (const t of tags) if (!(t in ((r.tags ?? {}) as Record<string, unknown>))) violate(FLEX, `${nic}: lost update: another writer's tag ${t} is gone`);
+      for (const t of tags)
+        if (!(t in ((r.tags ?? {}) as Record<string, unknown>)))
+          violate(FLEX, `${nic}: lost update: another writer's tag ${t} is gone`);
     }
     const cap = expectedCapacity.get(FLEX.toLowerCase());
     const sku = resource?.sku as { capacity?: number } | undefined;
-    if (cap !== undefined && sku?.capacity !== cap) violate(FLEX, `flex-0: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
+    if (cap !== undefined && sku?.capacity !== cap)
+      violate(FLEX, `flex-0: lost update: capacity ${sku?.capacity}, another writer set ${cap}`);
     const modelPools = new Set(resource ? (poolsByIpConfig(modelNics(resource)).ipConfig0 ?? []) : []);
     const nicPools = nics.flatMap((nic) => {
       const r = c.resource(nic);
@@ -278,10 +358,15 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
     for (const pool of POOLS) {
       const want = latest.get(`${FLEX}|${pId(pool)}`.toLowerCase());
       if (!want) continue;
-      const row = rows.find((d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "");
+      const row = rows.find(
+        (d) => d.backendPoolId.toLowerCase() === pId(pool).toLowerCase() && d.ipConfiguration === "",
+      );
       if (!row) {
         if (want.state !== "absent")
-          violate(FLEX, `flex-0 ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it${explain(want.requestId, undefined)}`);
+          violate(
+            FLEX,
+            `flex-0 ${pool}: declaration ${want.requestId} (${want.state}) was accepted but no row holds it${explain(want.requestId, undefined)}`,
+          );
         else {
           // Finished absent (applied everywhere), removed by the timer: nothing brings the pool back.
           bump("check:flex-declaration-absent-finished-and-removed");
@@ -291,7 +376,10 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
       }
       bump(`check:flex-declaration-${row.outcome.kind}`);
       if (row.requestId !== want.requestId)
-        violate(FLEX, `flex-0 ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}${explain(want.requestId, row.requestId)}`);
+        violate(
+          FLEX,
+          `flex-0 ${pool}: row holds ${row.requestId}, the newest accepted is ${want.requestId}${explain(want.requestId, row.requestId)}`,
+        );
       if (row.outcome.kind === "applied") holds(pool, want.state === "present", `shows applied (${want.state})`);
       else if (row.outcome.kind === "pending" || !row.outcome.reason)
         violate(FLEX, `flex-0 ${pool}: declaration ${row.requestId} ends ${row.outcome.kind} with no reason`);
@@ -302,7 +390,8 @@ export async function checkInvariants(world: SoakWorld, run: SoakRun, hosts: Hos
   for (const b of badSent) {
     const hit = poisoned.find((p) => typeof p.received === "string" && p.received.includes(b.requestId));
     if (!hit) violate("*", `bad message ${b.requestId} is not in the poison queue`);
-    else if (!b.reason.test(hit.reason ?? "")) violate("*", `bad message ${b.requestId} poisoned with reason "${hit.reason}", wanted ${b.reason}`);
+    else if (!b.reason.test(hit.reason ?? ""))
+      violate("*", `bad message ${b.requestId} poisoned with reason "${hit.reason}", wanted ${b.reason}`);
   }
   for (const p of poisoned) {
     if (typeof p.received === "string" && p.received.includes("soak-bad-")) continue;

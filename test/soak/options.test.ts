@@ -3,8 +3,29 @@ import { soakOptions } from "./options";
 
 describe("npm run soak's flags", () => {
   it("reads them, defaults otherwise", () => {
-    expect(soakOptions([])).toEqual({ seed: 1, minutes: 1, maxSteps: 10_000, timeScale: 60, hosts: 1, plan: false, help: false });
-    expect(soakOptions(["--seed", "42", "--minutes=0.5", "--max-steps", "300", "--time-scale", "30", "--hosts", "3", "--plan"])).toEqual({
+    expect(soakOptions([])).toEqual({
+      seed: 1,
+      minutes: 1,
+      maxSteps: 10_000,
+      timeScale: 60,
+      hosts: 1,
+      plan: false,
+      help: false,
+    });
+    expect(
+      soakOptions([
+        "--seed",
+        "42",
+        "--minutes=0.5",
+        "--max-steps",
+        "300",
+        "--time-scale",
+        "30",
+        "--hosts",
+        "3",
+        "--plan",
+      ]),
+    ).toEqual({
       seed: 42,
       minutes: 0.5,
       maxSteps: 300,

@@ -20,13 +20,18 @@ export function faultRows(run: SoakRun, badTargets: ReadonlySet<string>): FaultR
     const held = targets.filter((x) => (x === "*" ? !runWide : !badTargets.has(x) && !badTargets.has("*"))).length;
     // Fired: how often the simulator applied it to a request (a storm: when one of our writes came while it waited).
     const isSim =
-      simHandles.some((s) => s.f === f) || f === "412 storm (interleaved writer)" || f === "Flexible: 412 storm on a NIC (interleaved stale NIC PUT)";
+      simHandles.some((s) => s.f === f) ||
+      f === "412 storm (interleaved writer)" ||
+      f === "Flexible: 412 storm on a NIC (interleaved stale NIC PUT)";
     // Chaos that waits for a moment (one of our instance writes, a reused ID) fired when that moment came.
     const firedBy: Partial<Record<FaultName, string>> = {
       "invocation killed mid-reconcile": "platform:process-restarts",
-      "scale-in during a reconcile (writes to a leaving instance: 400 not active / 409 marked for deletion)": "chaos:scale-in-during-reconcile",
-      "scale-out reusing an instance ID (a reborn instance, another writer's ip configuration on it)": "chaos:instance-id-reused",
-      "cross-instance conflict (another writer's scale-set operation during our instance writes)": "chaos:cross-scale-set-write",
+      "scale-in during a reconcile (writes to a leaving instance: 400 not active / 409 marked for deletion)":
+        "chaos:scale-in-during-reconcile",
+      "scale-out reusing an instance ID (a reborn instance, another writer's ip configuration on it)":
+        "chaos:instance-id-reused",
+      "cross-instance conflict (another writer's scale-set operation during our instance writes)":
+        "chaos:cross-scale-set-write",
     };
     const counter = firedBy[f];
     const firedCount = isSim ? (fired.get(f) ?? 0) : counter !== undefined ? (counters[counter] ?? 0) : t;

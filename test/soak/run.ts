@@ -50,7 +50,10 @@ export interface SoakOptions {
 }
 
 export const OTHER_KINDS = ["ipconfig-model", "ipconfig-instance", "tag", "drop", "scale"] as const;
-/** The Flexible scale set's other writers: on its VMs' NICs (a tag, a dropped pool, a stale NIC PUT storm), its capacity. */
+/**
+ * The Flexible scale set's other writers: on its VMs' NICs (a tag, a dropped pool, a stale NIC PUT storm), its
+ * capacity.
+ */
 export const FLEX_KINDS = ["tag", "drop", "scale", "storm"] as const;
 export const SIM_FAULT_KINDS = [
   "412",
@@ -100,7 +103,10 @@ export class SoakRun {
   readonly latest = new Map<string, Declared>();
   /** Producer retries (storage down). */
   readonly unsent: unknown[] = [];
-  /** Resource id (lower; an instance's as `${id}|${vmId}`, its incarnation) → ip configuration names another writer added. */
+  /**
+   * Resource id (lower; an instance's as `${id}|${vmId}`, its incarnation) → ip configuration names another writer
+   * added.
+   */
   readonly othersIpConfigs = new Map<string, Set<string>>();
   /** Scale set id (lower) → tag names another writer set. */
   readonly othersTags = new Map<string, Set<string>>();
@@ -109,14 +115,21 @@ export class SoakRun {
   readonly expectedCapacity = new Map<string, number | undefined>();
   readonly deleted = new Set<string>();
   readonly badSent: Array<{ requestId: string; reason: RegExp }> = [];
-  /** `${scale set}|${target}` lowercased → the app's last write attempts on it (`arm.write`), to explain a violation. */
+  /**
+   * `${scale set}|${target}` lowercased → the app's last write attempts on it (`arm.write`), to explain a violation.
+   */
   readonly writes = new Map<string, string[]>();
 
-  /** Per declaration (request id): what happened to it, in order — sent, each handler's delivery and its upsert, poisoned. */
+  /**
+   * Per declaration (request id): what happened to it, in order — sent, each handler's delivery and its upsert,
+   * poisoned.
+   */
   readonly trace = new Map<string, string[]>();
   /** Queue message id → the request id it carries (to attach the app's `declaration` log line to its trace). */
   readonly requestOfMessage = new Map<string, string>();
-  /** Run once each when one of our hosts next writes an instance of that scale set (lower): chaos "during a reconcile". */
+  /**
+   * Run once each when one of our hosts next writes an instance of that scale set (lower): chaos "during a reconcile".
+   */
   readonly onInstanceWrite = new Map<string, Array<() => void>>();
   /** Chaos still under way beside the loop (retrying until the simulator takes it); the quiesce waits for it. */
   readonly background: Array<Promise<void>> = [];

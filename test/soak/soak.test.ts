@@ -17,7 +17,9 @@ describe("soak (seed 20261202, 30 s of chaos)", () => {
     expect(r.counters["check:declaration-applied"] ?? 0).toBeGreaterThan(0);
     // The Flexible scale set was declared and checked on its model and its VMs' NICs, with other writers on them: an
     // applied row, or a finished absent the timer removed (both are checked against the model and every NIC).
-    const flexChecked = (r.counters["check:flex-declaration-applied"] ?? 0) + (r.counters["check:flex-declaration-absent-finished-and-removed"] ?? 0);
+    const flexChecked =
+      (r.counters["check:flex-declaration-applied"] ?? 0) +
+      (r.counters["check:flex-declaration-absent-finished-and-removed"] ?? 0);
     expect(flexChecked).toBeGreaterThan(0);
   }, 180_000);
 

@@ -32,12 +32,20 @@ function soakWorld(): SeedSpec {
   const group = (name: string, lb: string, pools: string[], sets: string[], capacity: number) => ({
     name,
     location: "westeurope",
-    virtualNetworks: [{ name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] }],
+    virtualNetworks: [
+      { name: "vnet", addressPrefixes: ["10.0.0.0/8"], subnets: [{ name: "nodes", addressPrefix: "10.2.0.0/16" }] },
+    ],
     loadBalancers: [{ name: lb, backendPools: pools }],
     scaleSets: sets.map((s) => ({
       name: s,
       capacity,
-      nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
+      nics: [
+        {
+          name: "nic-0",
+          primary: true,
+          ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }],
+        },
+      ],
     })),
   });
   const inScope = group(RG, "lb", POOLS, SCALE_SETS, 2);
@@ -45,13 +53,18 @@ function soakWorld(): SeedSpec {
     name: "flex-0",
     capacity: 2,
     orchestrationMode: "Flexible" as const,
-    nics: [{ name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] }],
+    nics: [
+      { name: "nic-0", primary: true, ipConfigurations: [{ name: "ipConfig0", primary: true, subnet: "vnet/nodes" }] },
+    ],
   };
   return {
     subscriptions: [
       {
         id: SOAK_SUBSCRIPTION,
-        resourceGroups: [{ ...inScope, scaleSets: [...inScope.scaleSets, flex] }, group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1)],
+        resourceGroups: [
+          { ...inScope, scaleSets: [...inScope.scaleSets, flex] },
+          group(OUTSIDE_RG, "olb", ["opool"], ["ovmss"], 1),
+        ],
       },
     ],
   };
@@ -62,7 +75,11 @@ export function flexNics(c: SimControl): string[] {
   return c
     .virtualMachines(FLEX)
     .filter((v) => String((v.properties as JsonObject).provisioningState) !== "Deleting")
-    .map((v) => (v.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile.networkInterfaces[0]?.id)
+    .map(
+      (v) =>
+        (v.properties as { networkProfile: { networkInterfaces: { id: string }[] } }).networkProfile
+          .networkInterfaces[0]?.id,
+    )
     .filter((id): id is string => typeof id === "string");
 }
 

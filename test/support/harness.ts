@@ -159,7 +159,11 @@ export function manualClock(start = Date.parse("2026-12-02T10:00:00Z")): Clock &
       await new Promise<void>((wake) => {
         const w = { at: now + ms, wake };
         background.push(w);
-        signal.addEventListener("abort", () => (background.includes(w) && background.splice(background.indexOf(w), 1), wake()), { once: true });
+        signal.addEventListener(
+          "abort",
+          () => (background.includes(w) && background.splice(background.indexOf(w), 1), wake()),
+          { once: true },
+        );
       });
     },
     advance: (ms) => moveTo(now + ms),

@@ -28,7 +28,11 @@ function tsFiles(dir: string): string[] {
 }
 
 /** Every relative import under `root/<part>` that reaches a folder the part may not import from. */
-export function importViolations(root: string, part: string, allowed: readonly string[] = ALLOWED_IMPORTS[part] ?? [part]): ImportViolation[] {
+export function importViolations(
+  root: string,
+  part: string,
+  allowed: readonly string[] = ALLOWED_IMPORTS[part] ?? [part],
+): ImportViolation[] {
   const out: ImportViolation[] = [];
   for (const file of tsFiles(join(root, part))) {
     for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
@@ -37,8 +41,14 @@ export function importViolations(root: string, part: string, allowed: readonly s
       // The allowed folder the target lies in, the longest first (local/host before local).
       const top = allowed.find((a) => target === a || target.startsWith(a + sep));
       if (target.startsWith("..") || top === undefined) {
-        const reached = allowed.some((a) => a.includes(sep)) ? target.split(sep).slice(0, 2).join(sep) : (target.split(sep)[0] ?? "");
-        out.push({ file: relative(root, file), specifier, reaches: target.startsWith("..") ? "outside the repository" : `${reached}/` });
+        const reached = allowed.some((a) => a.includes(sep))
+          ? target.split(sep).slice(0, 2).join(sep)
+          : (target.split(sep)[0] ?? "");
+        out.push({
+          file: relative(root, file),
+          specifier,
+          reaches: target.startsWith("..") ? "outside the repository" : `${reached}/`,
+        });
       }
     }
   }
@@ -47,9 +57,9 @@ export function importViolations(root: string, part: string, allowed: readonly s
 
 /**
  * The layers inside src/, lowest first: a folder may import its own files and any folder of a lower layer, never one
- * of its own layer or above. `config` is src/config.ts. So: core ← config, pacing, telemetry ← azure, reconcile, intake ← app,
- * cli ← functions (the edges, the reconcile and the intake do not import one another; `cli` is the HTTP API's client
- * program, beside the composition root; `telemetry` holds the instruments every layer above records through).
+ * of its own layer or above. `config` is src/config.ts. So: core ← config, pacing, telemetry ← azure, reconcile, intake
+ * ← app, cli ← functions (the edges, the reconcile and the intake do not import one another; `cli` is the HTTP API's
+ * client program, beside the composition root; `telemetry` holds the instruments every layer above records through).
  */
 export const SRC_LAYERS: readonly (readonly string[])[] = [
   ["core"],
@@ -90,7 +100,8 @@ export function layerViolations(root: string, layers: readonly (readonly string[
       if (to === from) continue;
       const a = rank.get(from);
       const b = rank.get(to);
-      if (a === undefined || b === undefined || b >= a) out.push({ file: relative(root, file), specifier, crosses: `${from} → ${to}` });
+      if (a === undefined || b === undefined || b >= a)
+        out.push({ file: relative(root, file), specifier, crosses: `${from} → ${to}` });
     }
   }
   return out;
@@ -116,9 +127,15 @@ function resolveTs(from: string, specifier: string): string | undefined {
 export function importCycles(root: string, part: string): string[][] {
   const files = tsFiles(join(root, part)).sort();
   const edges = new Map(
-    files.map((f) => [f, [...new Set(relativeImports(f).flatMap((s) => resolveTs(f, s) ?? []))].filter((t) => t.startsWith(join(root, part)))]),
+    files.map((f) => [
+      f,
+      [...new Set(relativeImports(f).flatMap((s) => resolveTs(f, s) ?? []))].filter((t) =>
+        t.startsWith(join(root, part)),
+      ),
+    ]),
   );
-  // Tarjan's strongly connected components: every component of more than one file (or a file importing itself) is a cycle.
+  // Tarjan's strongly connected components: every component of more than one file (or a file importing itself) is a
+  // cycle.
   let index = 0;
   const indexOf = new Map<string, number>();
   const low = new Map<string, number>();
@@ -144,7 +161,8 @@ export function importCycles(root: string, part: string): string[][] {
         onStack.delete(w);
         component.push(w);
       } while (w !== v);
-      if (component.length > 1 || (edges.get(v) ?? []).includes(v)) cycles.push(component.map((f) => relative(root, f)).sort());
+      if (component.length > 1 || (edges.get(v) ?? []).includes(v))
+        cycles.push(component.map((f) => relative(root, f)).sort());
     }
   };
   for (const f of files) if (!indexOf.has(f)) visit(f);

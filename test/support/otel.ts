@@ -1,8 +1,19 @@
 import { context, metrics, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from "@opentelemetry/sdk-metrics";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type DataPoint,
+} from "@opentelemetry/sdk-metrics";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace-base";
 import { instrumentAzureSdk } from "../../src/app/telemetry";
 
 /**
@@ -29,14 +40,17 @@ export function startInMemoryTelemetry() {
       await reader.forceFlush();
       const out: Array<DataPoint<unknown>> = [];
       for (const rm of metricExporter.getMetrics())
-        for (const sm of rm.scopeMetrics) for (const m of sm.metrics) if (m.descriptor.name === name) out.push(...(m.dataPoints as Array<DataPoint<unknown>>));
+        for (const sm of rm.scopeMetrics)
+          for (const m of sm.metrics)
+            if (m.descriptor.name === name) out.push(...(m.dataPoints as Array<DataPoint<unknown>>));
       return out;
     },
     async units(): Promise<Record<string, string>> {
       metricExporter.reset();
       await reader.forceFlush();
       const out: Record<string, string> = {};
-      for (const rm of metricExporter.getMetrics()) for (const sm of rm.scopeMetrics) for (const m of sm.metrics) out[m.descriptor.name] = m.descriptor.unit;
+      for (const rm of metricExporter.getMetrics())
+        for (const sm of rm.scopeMetrics) for (const m of sm.metrics) out[m.descriptor.name] = m.descriptor.unit;
       return out;
     },
   };

@@ -20,7 +20,9 @@ afterEach(async () => {
 });
 
 const poisoned = async () =>
-  (await poison.peekMessages({ numberOfMessages: 32 }).catch(() => ({ peekedMessageItems: [] }))).peekedMessageItems.map((m) => m.messageText);
+  (
+    await poison.peekMessages({ numberOfMessages: 32 }).catch(() => ({ peekedMessageItems: [] }))
+  ).peekedMessageItems.map((m) => m.messageText);
 
 describe("QueueDrain", () => {
   it("hands the handler the JSON body and the host's metadata, and deletes the message when it succeeds", async () => {

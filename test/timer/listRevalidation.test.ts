@@ -34,7 +34,8 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
       sim: { seed: groupsWorld(perGroup, capacity) },
       env: { POOLSYNC_SCOPES: `/subscriptions/${SUB}`, ...env },
     });
-    for (const id of ids(perGroup)) await h.send({ v: 1, kind: "declare", scaleSetId: id, backendPoolId: poolOf(id), state: "present" });
+    for (const id of ids(perGroup))
+      await h.send({ v: 1, kind: "declare", scaleSetId: id, backendPoolId: poolOf(id), state: "present" });
     await h.drainUntilEmpty(60_000);
     h.sim.control.settle(); // CRP's ETag bumps after our instance writes
     return clock;
@@ -49,7 +50,14 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     h.sim.control.resetStats();
 
     const run = await h.services.reconcileStale();
-    expect(run).toMatchObject({ visited: 10, driftFound: 0, listPages: 3, scaleSetGets: 1, instanceLists: 0, readsUsed: 4 });
+    expect(run).toMatchObject({
+      visited: 10,
+      driftFound: 0,
+      listPages: 3,
+      scaleSetGets: 1,
+      instanceLists: 0,
+      readsUsed: 4,
+    });
     expect(h.sim.control.stats()).toMatchObject({ lists: 3, gets: 1, instanceLists: 0, instanceGets: 0 });
     for (const id of ids(perGroup)) {
       const p = await h.services.cache.readPartition(scaleSetRef(id));
@@ -59,7 +67,13 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     // GET /api/status shows what the last run spent its requests on.
     const s = h.services;
     const report = await statusReport({ ...s, now: clock.now, cacheTtlMs: TTL_MS });
-    expect(report.timer?.lastRun).toMatchObject({ listPages: 3, scaleSetGets: 1, instanceLists: 0, visited: 10, at: clock.now() });
+    expect(report.timer?.lastRun).toMatchObject({
+      listPages: 3,
+      scaleSetGets: 1,
+      instanceLists: 0,
+      visited: 10,
+      at: clock.now(),
+    });
   }, 120_000);
 
   it("finds drift no event announced through the LIST, and lists the instances of that scale set only", async () => {
@@ -73,10 +87,18 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     clock.advance(TTL_MS + 1);
     h.sim.control.resetStats();
 
-    expect(await h.services.reconcileStale()).toMatchObject({ visited: 3, driftFound: 1, enqueued: 1, listPages: 1, scaleSetGets: 0, instanceLists: 1 });
+    expect(await h.services.reconcileStale()).toMatchObject({
+      visited: 3,
+      driftFound: 1,
+      enqueued: 1,
+      listPages: 1,
+      scaleSetGets: 0,
+      instanceLists: 1,
+    });
     expect(h.sim.control.stats(victim)).toMatchObject({ instanceLists: 1 });
     await h.drainUntilEmpty(30_000);
-    for (const vm of h.sim.control.instances(victim)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([poolOf(victim).toLowerCase()]);
+    for (const vm of h.sim.control.instances(victim))
+      expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([poolOf(victim).toLowerCase()]);
   }, 120_000);
 
   it("counts the budget in pages: a group of 500 stale rows over 5 pages, 2 pages a run, resumed where the last run stopped", async () => {
@@ -138,7 +160,10 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     const hit = await h.services.cache.readPartition(target);
     expect(hit.scaleSet).toMatchObject({ stale: true, staleReason: "test: event during the LIST" });
     for (const id of ids(perGroup).slice(0, 2))
-      expect((await h.services.cache.readPartition(scaleSetRef(id))).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
+      expect((await h.services.cache.readPartition(scaleSetRef(id))).scaleSet).toMatchObject({
+        stale: false,
+        readAt: clock.now(),
+      });
   }, 120_000);
 
   it("falls back to a GET for a scale set the LIST no longer shows: its 404 evicts it and records its target deleted", async () => {
@@ -152,7 +177,12 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     clock.advance(TTL_MS + 1);
     h.sim.control.resetStats();
 
-    expect(await h.services.reconcileStale()).toMatchObject({ listPages: 1, notListed: 1, scaleSetGets: 1, evicted: 1 });
+    expect(await h.services.reconcileStale()).toMatchObject({
+      listPages: 1,
+      notListed: 1,
+      scaleSetGets: 1,
+      evicted: 1,
+    });
     const p = await h.services.cache.readPartition(gone);
     expect([p.scaleSet, p.instances.size]).toEqual([undefined, 0]);
     const [d] = await h.services.declarations.listForTarget(gone);
@@ -161,7 +191,12 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
 
   it("starts cold from the LIST: the models of a group's uncached declared scale sets by one page, one VM LIST each", async () => {
     const clock = manualClock();
-    h = await startHarness({ clock, cacheEnabled: true, sim: { seed: groupsWorld([5], 2) }, env: { POOLSYNC_SCOPES: `/subscriptions/${SUB}` } });
+    h = await startHarness({
+      clock,
+      cacheEnabled: true,
+      sim: { seed: groupsWorld([5], 2) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${SUB}` },
+    });
     for (const ref of ids([5]).map(scaleSetRef))
       await h.services.declarations.upsert(ref, {
         scaleSetId: ref.id,
@@ -175,7 +210,13 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     h.sim.control.resetStats();
 
     // Declared but not applied in ARM: the timer sees the drift of each, from one page and a VM LIST each.
-    expect(await h.services.reconcileStale()).toMatchObject({ visited: 5, listPages: 1, scaleSetGets: 0, instanceLists: 5, driftFound: 5 });
+    expect(await h.services.reconcileStale()).toMatchObject({
+      visited: 5,
+      listPages: 1,
+      scaleSetGets: 0,
+      instanceLists: 5,
+      driftFound: 5,
+    });
     expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0, instanceLists: 5 });
     expect((await h.services.cache.listCachedScaleSets()).size).toBe(5);
   }, 60_000);
@@ -188,17 +229,32 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     // One neighbour has a write of ours in flight: only that write's answer may refresh its row.
     const writing = others.pop()!;
     await h.services.cache.beginWrite(writing, "write-in-flight");
-    const touchedBefore = new Map((await h.services.cache.listRefreshCandidates(clock.now() + 1)).map((c) => [`${c.scaleSetId}|${c.instanceId}`, c.touchedAt]));
+    const touchedBefore = new Map(
+      (await h.services.cache.listRefreshCandidates(clock.now() + 1)).map((c) => [
+        `${c.scaleSetId}|${c.instanceId}`,
+        c.touchedAt,
+      ]),
+    );
     h.sim.control.resetStats();
 
     const report = await h.services.reconcile(first!, { reason: "test", attempt: 0 });
     expect(report).toMatchObject({ result: "unchanged", armWrites: 0 });
     // One page for the models; the instances are one VM LIST of its own, as always.
     expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0, instanceLists: 1 });
-    expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({ pages: 1, due: 2, refreshed: 2, listedSelf: true });
-    expect((await h.services.cache.readPartition(writing)).scaleSet).toMatchObject({ stale: true, pendingClientRequestId: "write-in-flight" });
+    expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({
+      pages: 1,
+      due: 2,
+      refreshed: 2,
+      listedSelf: true,
+    });
+    expect((await h.services.cache.readPartition(writing)).scaleSet).toMatchObject({
+      stale: true,
+      pendingClientRequestId: "write-in-flight",
+    });
     for (const ref of others) {
-      const row = (await h.services.cache.listRefreshCandidates(clock.now() + 1)).find((c) => c.scaleSetId === ref.id && c.instanceId === undefined);
+      const row = (await h.services.cache.listRefreshCandidates(clock.now() + 1)).find(
+        (c) => c.scaleSetId === ref.id && c.instanceId === undefined,
+      );
       // Fresh now, but not touched: a neighbour's reads must not keep an undeclared scale set cached.
       expect((await h.services.cache.readPartition(ref)).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
       expect(row?.touchedAt).toBe(touchedBefore.get(`${ref.id}|undefined`));
@@ -230,8 +286,14 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     await h.services.cache.markStale(third!, "test: event during the LIST");
     await running;
     expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0 });
-    expect((await h.services.cache.readPartition(third!)).scaleSet).toMatchObject({ stale: true, staleReason: "test: event during the LIST" });
-    expect((await h.services.cache.readPartition(second!)).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
+    expect((await h.services.cache.readPartition(third!)).scaleSet).toMatchObject({
+      stale: true,
+      staleReason: "test: event during the LIST",
+    });
+    expect((await h.services.cache.readPartition(second!)).scaleSet).toMatchObject({
+      stale: false,
+      readAt: clock.now(),
+    });
   }, 120_000);
 
   it("a reconcile's group read leaves a neighbour that went stale moments ago: CRP's ETag bump may still be coming", async () => {
@@ -249,7 +311,13 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     await h.services.reconcile(first!, { reason: "test", attempt: 0 });
     expect(h.sim.control.stats()).toMatchObject({ lists: 1, gets: 0 });
     expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({ due: 1, refreshed: 1 });
-    expect((await h.services.cache.readPartition(settled!)).scaleSet).toMatchObject({ stale: false, readAt: clock.now() });
-    expect((await h.services.cache.readPartition(recent!)).scaleSet).toMatchObject({ stale: true, staleReason: "test: an instance write just now" });
+    expect((await h.services.cache.readPartition(settled!)).scaleSet).toMatchObject({
+      stale: false,
+      readAt: clock.now(),
+    });
+    expect((await h.services.cache.readPartition(recent!)).scaleSet).toMatchObject({
+      stale: true,
+      staleReason: "test: an instance write just now",
+    });
   }, 120_000);
 });

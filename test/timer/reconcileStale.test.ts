@@ -7,7 +7,13 @@ import { scaleSetRef } from "../support/refs";
 import { dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
-const declarePresent = { v: 1, kind: "declare", scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+const declarePresent = {
+  v: 1,
+  kind: "declare",
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  state: "present",
+};
 const TTL_MS = 600_000;
 const ref = scaleSetRef(DEMO.scaleSetId);
 
@@ -31,12 +37,17 @@ describe("reconcileStale: the timer's safety net", () => {
     expect(run).toMatchObject({ driftFound: 1, enqueued: 1 });
     // The timer just stored fresh rows; the drift reconcile still reads ARM itself (fresh: true) rather than trust
     // cache rows that may claim otherwise.
-    expect(h.logs.lines.find((l) => l.event === "enqueue")).toMatchObject({ reason: "timer: observed differs from declared" });
+    expect(h.logs.lines.find((l) => l.event === "enqueue")).toMatchObject({
+      reason: "timer: observed differs from declared",
+    });
     h.sim.control.resetStats();
     await h.drain();
     expect(h.sim.control.stats()).toMatchObject({ gets: 1, instanceLists: 1 });
-    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
-    for (const vm of h.sim.control.instances(DEMO.scaleSetId)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
+    expect(poolsByIpConfig(modelNics(h.sim.control.resource(DEMO.scaleSetId)!)).ipConfig0).toEqual([
+      DEMO.poolId.toLowerCase(),
+    ]);
+    for (const vm of h.sim.control.instances(DEMO.scaleSetId))
+      expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
   });
 
   it("refreshes a scale set past the TTL with one GET when its ETag vouches for the cached instances; lists them when it does not", async () => {
@@ -85,7 +96,8 @@ describe("reconcileStale: the timer's safety net", () => {
     clock.advance(TTL_MS + 1);
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 1, enqueued: 1, readsUsed: 2 });
     await h.drain();
-    for (const vm of h.sim.control.instances(DEMO.scaleSetId)) expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
+    for (const vm of h.sim.control.instances(DEMO.scaleSetId))
+      expect(poolsByIpConfig(instanceNics(vm)).ipConfig0).toEqual([DEMO.poolId.toLowerCase()]);
   });
 
   it("evicts a deleted scale set and shows its declarations as target deleted", async () => {
@@ -148,7 +160,11 @@ describe("reconcileStale: the timer's safety net", () => {
     await h.send(declarePresent);
     await h.drain();
     clock.advance(TTL_MS + 1);
-    h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/etag-k8s-mp-0$", retryAfterSeconds: 120 });
+    h.sim.control.injectFault({
+      method: "GET",
+      path: "virtualMachineScaleSets/etag-k8s-mp-0$",
+      retryAfterSeconds: 120,
+    });
     h.sim.control.resetStats();
 
     expect(await h.services.reconcileStale()).toMatchObject({ throttledUntil: clock.now() + 120_000, readsUsed: 1 });
@@ -176,7 +192,9 @@ describe("reconcileStale: the timer's safety net", () => {
     await h.drain();
     const run = await h.services.reconcileStale();
     expect(run.removedDeclarations).toBe(1); // the one gone from model and instances; the failed one stays visible
-    expect((await h.services.declarations.listForTarget(ref)).map((d) => [d.ipConfiguration, d.outcome.kind])).toEqual([["no-such-ipconfig", "failed"]]);
+    expect((await h.services.declarations.listForTarget(ref)).map((d) => [d.ipConfiguration, d.outcome.kind])).toEqual([
+      ["no-such-ipconfig", "failed"],
+    ]);
   });
 
   it("asks again, without an ARM read, for a declaration whose reconcile was lost (pending for 10 minutes)", async () => {
