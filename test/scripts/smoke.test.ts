@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePorts } from "../../devkit/freePorts";
 import { DEMO_SUBSCRIPTION } from "../../sim/seed";
-import { parseSmokeArgs, runSmoke, SmokeFailure, type SmokeOptions } from "../../scripts/smoke";
+import { parseSmokeArgs, runSmoke, type SmokeOptions } from "../../scripts/smoke";
 
 const ROOT = join(__dirname, "..", "..");
 const SCALE_SET = `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0`;
@@ -114,28 +114,4 @@ describe("npm run smoke against npm run local with its authentication on (POOLSY
       "ok   authenticated GET /api/status → 200",
     ]);
   }, 120_000);
-});
-
-describe("npm run smoke's arguments", () => {
-  it("needs the URL, a scale set id and a token (or the local test principal)", () => {
-    expect(() => parseSmokeArgs([], {})).toThrow(SmokeFailure);
-    expect(() => parseSmokeArgs(["--url", "https://x"], {})).toThrow(/^--scale-set is required/);
-    expect(() =>
-      parseSmokeArgs(["--url", "https://x", "--scale-set", "/subscriptions/s/resourceGroups/g"], {}),
-    ).toThrow(/^--scale-set must be a scale set resource id/);
-    expect(() => parseSmokeArgs(["--url", "https://x", "--scale-set", SCALE_SET], {})).toThrow(
-      /^POOLSYNC_TOKEN is required/,
-    );
-    const o = parseSmokeArgs(["--url", "https://x/", "--scale-set", SCALE_SET], {
-      POOLSYNC_TOKEN: "t",
-      ARM_TOKEN: "a",
-    });
-    expect(o).toMatchObject({
-      url: "https://x",
-      armEndpoint: "https://management.azure.com",
-      armToken: "a",
-      auth: { kind: "bearer", token: "t" },
-      timeoutMs: 60_000,
-    });
-  });
 });
