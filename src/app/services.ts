@@ -17,6 +17,7 @@ import { EventDebounceTable } from "../azure/eventDebounceTable";
 import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { DriftTable } from "../azure/driftTable";
+import { UnheldEventTable } from "../azure/unheldEventTable";
 import { LastWriterTable } from "../azure/lastWriterTable";
 import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
 import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWriteBudget";
@@ -55,6 +56,7 @@ export interface Services {
   problems: ProblemLogTable;
   /** The timer's memory between runs (its LIST resume point, the last run's reads by kind for the status report). */
   timerState: TimerStateTable;
+  unheld: UnheldEventTable;
   queue: StorageWorkQueue;
   /** Each target's timeline: declarations, writes, drifts, failures. */
   history: HistoryTable;
@@ -170,6 +172,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   let messagesInHand = 0;
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   const writers = new LastWriterTable(cacheTable, clock.now);
+  const unheld = new UnheldEventTable(cacheTable);
   const drifts = new DriftTable(cacheTable);
   const reconcileDeps = {
     compute,
@@ -223,6 +226,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     cache,
     problems,
     timerState,
+    unheld,
     queue,
     drifts,
     history,
@@ -289,6 +293,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
           now: clock.now,
           debounceMs: config.eventDebounceMs,
           writers,
+          unheld,
         });
         span.setAttribute("poolsync.event.outcome", outcome);
         recordEventOutcome(outcome);

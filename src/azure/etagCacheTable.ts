@@ -330,6 +330,23 @@ export class EtagCacheTable implements ModelCache {
     return this.markStaleRow(...cacheRowKeys(ref), reason);
   }
 
+  async markStaleIfCached(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<boolean> {
+    if (!this.enabled) return false;
+    const [partitionKey, rowKey] = cacheRowKeys(ref);
+    try {
+      // If-Match "*": a merge that never creates the row.
+      await this.table.updateEntity(
+        { partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() },
+        "Merge",
+        { etag: "*" },
+      );
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw err;
+    }
+  }
+
   async beginWrite(
     ref: ScaleSetRef | InstanceRef | CachedResourceRef,
     clientRequestId: string,

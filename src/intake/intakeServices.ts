@@ -19,6 +19,8 @@ export interface IntakeServices {
   problems: StatusDeps["problems"];
   queue: StatusDeps["queue"];
   timerState?: Pick<TimerStateStore, "read">;
+  /** The tally of events about resources poolsync holds nothing for. */
+  unheld?: StatusDeps["events"];
   /** Each declaration's most recent drift, for the memberships view and the status page. */
   drifts?: Pick<DriftStore, "listForTarget">;
   /** What a reconcile would write now (reads only): the plan route and dry runs. */

@@ -1,5 +1,12 @@
 import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
-import type { CachedPartition, ProblemLog, TimerState, TimerStateStore } from "../core/ports";
+import type {
+  CachedPartition,
+  ProblemLog,
+  TimerState,
+  TimerStateStore,
+  UnheldEvent,
+  UnheldEvents,
+} from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
 import { cacheCensus, type CacheCensus, type CensusSource } from "./cacheCensus";
 import type { DriftStore } from "../core/drift";
@@ -54,6 +61,11 @@ export interface StatusReport {
    * The timer's last run that read ARM: its requests by kind (LIST pages of resource groups, scale set GETs, VM LISTs).
    */
   timer?: { lastRun: NonNullable<TimerState["lastRun"]> & { atIso: string } };
+  /**
+   * ARM events about resources poolsync holds nothing for (no declaration, no cache row): counted here instead of
+   * leaving a row each; the newest first. They show that Event Grid delivers.
+   */
+  events?: { unheld: number; recent: UnheldEvent[] };
 }
 
 export interface StatusDeps {
@@ -71,6 +83,8 @@ export interface StatusDeps {
   drifts?: Pick<DriftStore, "listForTarget">;
   /** Each target's last history entries (absent: none shown). */
   history?: Pick<TargetHistory, "page">;
+  /** The tally of events about resources poolsync holds nothing for (absent: not shown). */
+  events?: Pick<UnheldEvents, "summary">;
 }
 
 export interface StatusOptions {
@@ -96,7 +110,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   let total = 0;
   let truncated = false;
 
-  const [census, depth, poisonDepth, poison, problems, timer] = await Promise.all([
+  const [census, depth, poisonDepth, poison, problems, timer, events] = await Promise.all([
     cacheCensus(deps.cache, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
     deps.queue.depth(),
     deps.queue.poisonDepth(),
@@ -106,6 +120,10 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
       throw err;
     }),
     deps.timerState?.read().catch((err: { statusCode?: number }) => {
+      if (err.statusCode === 404) return undefined;
+      throw err;
+    }),
+    deps.events?.summary().catch((err: { statusCode?: number }) => {
       if (err.statusCode === 404) return undefined;
       throw err;
     }),
@@ -193,5 +211,6 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     ...(timer?.lastRun
       ? { timer: { lastRun: { ...timer.lastRun, atIso: new Date(timer.lastRun.at).toISOString() } } }
       : {}),
+    ...(events ? { events: { unheld: events.count, recent: events.recent } } : {}),
   };
 }
