@@ -51,6 +51,7 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
         cacheTtlMs: s.config.cacheTtlMs,
         ...(s.timerState ? { timerState: s.timerState } : {}),
         ...(s.unheld ? { events: s.unheld } : {}),
+        ...(s.censusSummary ? { censusSummary: s.censusSummary } : {}),
         ...(s.drifts ? { drifts: s.drifts } : {}),
         ...(s.history ? { history: s.history } : {}),
       },

@@ -8,7 +8,7 @@ import type {
   UnheldEvents,
 } from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
-import { cacheCensus, type CacheCensus, type CensusSource } from "./cacheCensus";
+import { cacheCensus, savedCensusOf, type CacheCensus, type CensusSource, type CensusSummaries } from "./cacheCensus";
 import type { DriftStore } from "../core/drift";
 import type { TargetHistory } from "../core/history";
 import { withDrift } from "./driftView";
@@ -85,6 +85,8 @@ export interface StatusDeps {
   history?: Pick<TargetHistory, "page">;
   /** The tally of events about resources poolsync holds nothing for (absent: not shown). */
   events?: Pick<UnheldEvents, "summary">;
+  /** The timer's last full census: shown when the cache holds more rows than a view scans. */
+  censusSummary?: CensusSummaries;
 }
 
 export interface StatusOptions {
@@ -93,6 +95,27 @@ export interface StatusOptions {
   includePoison?: boolean;
   maxDeclarations?: number;
   maxScaleSets?: number;
+  /** The most cache rows a view scans itself (default VIEW_CENSUS_MAX_ROWS); past it, the timer's census is shown. */
+  maxCensusRows?: number;
+}
+
+/** Two pages of Table's 1000 rows, and one row of a third that says there are more: a view's scan stays bounded. */
+export const VIEW_CENSUS_MAX_ROWS = 2000;
+
+/**
+ * The view's own census while the cache is small; past its row limit the timer's full census (with its time), or,
+ * before any timer run has saved one, the partial scan marked truncated.
+ */
+async function boundedCensus(deps: StatusDeps, now: number, maxRows: number): Promise<CacheCensus> {
+  const live = await cacheCensus(deps.cache, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs, maxRows });
+  if (!live.truncated || !deps.censusSummary) return live;
+  const saved = savedCensusOf(
+    await deps.censusSummary.read().catch((err: { statusCode?: number }) => {
+      if (err.statusCode === 404) return undefined;
+      throw err;
+    }),
+  );
+  return saved ? { ...saved.census, asOf: new Date(saved.at).toISOString() } : live;
 }
 
 const PRECONDITION = /precondition|\b412\b/i;
@@ -111,7 +134,7 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   let truncated = false;
 
   const [census, depth, poisonDepth, poison, problems, timer, events] = await Promise.all([
-    cacheCensus(deps.cache, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
+    boundedCensus(deps, now, opts.maxCensusRows ?? VIEW_CENSUS_MAX_ROWS),
     deps.queue.depth(),
     deps.queue.poisonDepth(),
     opts.includePoison ? peekPoison(deps.queue) : Promise.resolve(undefined),
