@@ -121,6 +121,12 @@ describe("GET /api/status over a large cache (Azurite)", () => {
     expect(after.staleEntries).toHaveLength(STALE);
     expect(calls.lists).toBeLessThanOrEqual(4);
     expect(calls.all).toBeLessThanOrEqual(10);
+
+    const page = await handleStatus(
+      new HttpRequest({ method: "GET", url: "http://127.0.0.1/api/status?format=html", headers: {} }),
+      h.services,
+    );
+    expect(String(page.body)).toContain(`counted by the timer at ${after.cache.asOf}`);
   });
 
   it("counts a small cache itself, exactly and live; the timer run saves its census", async () => {
