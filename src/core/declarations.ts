@@ -101,6 +101,14 @@ export function waitsForRetry(d: StoredDeclaration, now: number): boolean {
 }
 
 /** A declaration that failed on its own and whose retry time has come. */
+/**
+ * A declaration's row kept changing between each read and conditional write (other writers of the same row, e.g.
+ * outcomes of reconciles in flight): a race, not storage down. The caller may simply try again.
+ */
+export class DeclarationContendedError extends Error {
+  override name = "DeclarationContendedError";
+}
+
 /** The first wait after ARM answered 404 for a declared target, and the longest. */
 export const NOT_FOUND_FIRST_WAIT_MS = 5 * 60_000;
 export const NOT_FOUND_MAX_WAIT_MS = 24 * 60 * 60_000;
