@@ -12,6 +12,7 @@ const EVENT_ACTIONS: Record<EventOutcome, EventAction> = {
   "out-of-scope": "ignored",
   "own-write": "ignored",
   invalidated: "invalidated",
+  unheld: "ignored",
   deleted: "invalidated",
   "invalidated+reconcile": "enqueued",
   "deleted+reconcile": "enqueued",

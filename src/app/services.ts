@@ -17,6 +17,9 @@ import { EventDebounceTable } from "../azure/eventDebounceTable";
 import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
 import { MembershipTable } from "../azure/membershipTable";
 import { DriftTable } from "../azure/driftTable";
+import { UnheldEventTable } from "../azure/unheldEventTable";
+import { CensusSummaryTable } from "../azure/censusSummaryTable";
+import { recordCensus } from "./recordCensus";
 import { LastWriterTable } from "../azure/lastWriterTable";
 import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
 import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWriteBudget";
@@ -55,6 +58,9 @@ export interface Services {
   problems: ProblemLogTable;
   /** The timer's memory between runs (its LIST resume point, the last run's reads by kind for the status report). */
   timerState: TimerStateTable;
+  unheld: UnheldEventTable;
+  /** The timer's full census of the cache, for status views over a cache larger than they scan. */
+  censusSummary: CensusSummaryTable;
   queue: StorageWorkQueue;
   /** Each target's timeline: declarations, writes, drifts, failures. */
   history: HistoryTable;
@@ -170,6 +176,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   let messagesInHand = 0;
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   const writers = new LastWriterTable(cacheTable, clock.now);
+  const unheld = new UnheldEventTable(cacheTable);
+  const censusSummary = new CensusSummaryTable(cacheTable);
   const drifts = new DriftTable(cacheTable);
   const reconcileDeps = {
     compute,
@@ -223,6 +231,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     cache,
     problems,
     timerState,
+    unheld,
+    censusSummary,
     queue,
     drifts,
     history,
@@ -289,6 +299,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
           now: clock.now,
           debounceMs: config.eventDebounceMs,
           writers,
+          unheld,
         });
         span.setAttribute("poolsync.event.outcome", outcome);
         recordEventOutcome(outcome);
@@ -312,6 +323,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
               config,
             });
             await pruneHistory(history, clock, log);
+            await recordCensus(cache, censusSummary, { clock, log, ttlMs: config.cacheTtlMs });
             return summary;
           },
           queue,

@@ -111,6 +111,10 @@ function entryOf<M>(row: TableEntityResult<CacheRow>, mac: CacheRowMac, unreadab
   };
 }
 
+/** Scale set partitions start with the encoded "/"; this range holds them and none of the "~…" partitions. */
+const SCALE_SET_PARTITIONS_FROM = "%2F";
+const SCALE_SET_PARTITIONS_TO = "%2G";
+
 export class EtagCacheTable implements ModelCache {
   constructor(
     readonly table: TableClient,
@@ -125,9 +129,11 @@ export class EtagCacheTable implements ModelCache {
 
   /**
    * Every row of the scale set partitions, small columns only, for the status census; no table yet = none. Keys
-   * of scale set partitions start with the encoded "/" (see tableKeys); the "~…" partitions are other stores'.
+   * of scale set partitions start with the encoded "/" (see tableKeys); the "~…" partitions are other stores' and
+   * are not read. `maxRows`: the caller stops after this many rows and one more (that one says "there is more"); no
+   * page beyond them is fetched.
    */
-  async *censusRows(): AsyncIterable<{
+  async *censusRows(maxRows = Number.POSITIVE_INFINITY): AsyncIterable<{
     scaleSetId: string;
     instanceId?: string;
     stale: boolean;
@@ -142,23 +148,30 @@ export class EtagCacheTable implements ModelCache {
       staleAt?: number;
       readAt?: number;
     }>({
-      queryOptions: { select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleReason", "staleAt", "readAt"] },
+      queryOptions: {
+        filter: odata`PartitionKey ge ${SCALE_SET_PARTITIONS_FROM} and PartitionKey lt ${SCALE_SET_PARTITIONS_TO}`,
+        select: ["PartitionKey", "RowKey", "resourceId", "stale", "staleReason", "staleAt", "readAt"],
+      },
     });
+    const wanted = maxRows + 1;
+    let yielded = 0;
     try {
-      for await (const row of rows) {
-        const partitionKey = row.partitionKey ?? "";
-        const rowKey = row.rowKey ?? "";
-        if (!partitionKey.startsWith("%2F")) continue;
-        const instanceId = rowKey.startsWith("vm-") ? rowKey.slice(3) : undefined;
-        yield {
-          scaleSetId: decodeKey(partitionKey),
-          ...(instanceId !== undefined ? { instanceId } : {}),
-          stale: row.stale === true,
-          ...(row.staleReason ? { staleReason: row.staleReason } : {}),
-          ...(row.staleAt !== undefined ? { staleAt: Number(row.staleAt) } : {}),
-          ...(row.readAt !== undefined ? { readAt: Number(row.readAt) } : {}),
-        };
-      }
+      for await (const page of rows.byPage({ maxPageSize: Math.min(1000, wanted) }))
+        for (const row of page) {
+          if (yielded++ >= wanted) return;
+          const partitionKey = row.partitionKey ?? "";
+          const rowKey = row.rowKey ?? "";
+          if (!partitionKey.startsWith("%2F")) continue;
+          const instanceId = rowKey.startsWith("vm-") ? rowKey.slice(3) : undefined;
+          yield {
+            scaleSetId: decodeKey(partitionKey),
+            ...(instanceId !== undefined ? { instanceId } : {}),
+            stale: row.stale === true,
+            ...(row.staleReason ? { staleReason: row.staleReason } : {}),
+            ...(row.staleAt !== undefined ? { staleAt: Number(row.staleAt) } : {}),
+            ...(row.readAt !== undefined ? { readAt: Number(row.readAt) } : {}),
+          };
+        }
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
     }
@@ -328,6 +341,23 @@ export class EtagCacheTable implements ModelCache {
   async markStale(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<string | undefined> {
     if (!this.enabled) return undefined;
     return this.markStaleRow(...cacheRowKeys(ref), reason);
+  }
+
+  async markStaleIfCached(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<boolean> {
+    if (!this.enabled) return false;
+    const [partitionKey, rowKey] = cacheRowKeys(ref);
+    try {
+      // If-Match "*": a merge that never creates the row.
+      await this.table.updateEntity(
+        { partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() },
+        "Merge",
+        { etag: "*" },
+      );
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw err;
+    }
   }
 
   async beginWrite(

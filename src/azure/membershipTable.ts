@@ -1,5 +1,6 @@
 import { odata, type TableClient, type TableEntityResult } from "@azure/data-tables";
 import {
+  DeclarationContendedError,
   declarationKey,
   fromIpSelectorText,
   ipSelectorText,
@@ -146,7 +147,9 @@ export class MembershipTable implements DeclarationStore {
         throw err;
       }
     }
-    throw new Error(`declaration ${declarationKey(d)} on ${target.id} kept changing under us; try again`);
+    throw new DeclarationContendedError(
+      `declaration ${declarationKey(d)} on ${target.id} kept changing under us; try again`,
+    );
   }
 
   private async get(pk: string, rk: string): Promise<TableEntityResult<Row> | undefined> {

@@ -101,6 +101,48 @@ export function waitsForRetry(d: StoredDeclaration, now: number): boolean {
 }
 
 /** A declaration that failed on its own and whose retry time has come. */
+/**
+ * A declaration's row kept changing between each read and conditional write (other writers of the same row, e.g.
+ * outcomes of reconciles in flight): a race, not storage down. The caller may simply try again.
+ */
+export class DeclarationContendedError extends Error {
+  override name = "DeclarationContendedError";
+}
+
+/** The first wait after ARM answered 404 for a declared target, and the longest. */
+export const NOT_FOUND_FIRST_WAIT_MS = 5 * 60_000;
+export const NOT_FOUND_MAX_WAIT_MS = 24 * 60 * 60_000;
+
+/**
+ * What a declaration records when ARM answers 404 for its target: target-deleted, with the time the timer looks
+ * again, each time twice as far as the last (from 5 minutes up to a day). The wait is kept on the declaration, in
+ * Storage, so every host sees it; a new declaration (its outcome pending again) starts from the first wait. An event
+ * for the target does not wait: it asks for a reconcile, which reads ARM at once.
+ */
+export function notFoundOutcome(prev: Outcome, reason: string, now: number): Omit<Outcome, "at"> {
+  const lastWait =
+    prev.kind === "target-deleted" && prev.retryAt ? Date.parse(prev.retryAt) - Date.parse(prev.at) : Number.NaN;
+  const wait = Number.isFinite(lastWait)
+    ? Math.min(NOT_FOUND_MAX_WAIT_MS, Math.max(NOT_FOUND_FIRST_WAIT_MS, lastWait * 2))
+    : NOT_FOUND_FIRST_WAIT_MS;
+  const retryAt = new Date(now + wait).toISOString();
+  return {
+    kind: "target-deleted",
+    reason: `${reason.slice(0, 512)}; waiting for the target to exist: the timer looks again at ${retryAt}`,
+    retryAt,
+  };
+}
+
+/**
+ * A target ARM answered 404 for, not yet due for another look. A wait longer than the longest is not one poolsync
+ * recorded (storage content is input): it does not defer anything.
+ */
+export function waitingForTarget(d: StoredDeclaration, now: number): boolean {
+  if (d.outcome.kind !== "target-deleted" || !d.outcome.retryAt) return false;
+  const due = Date.parse(d.outcome.retryAt);
+  return due > now && due - now <= NOT_FOUND_MAX_WAIT_MS;
+}
+
 export function dueForRetry(d: StoredDeclaration, now: number): boolean {
   return d.outcome.kind === "failed" && !!d.outcome.retryAt && Date.parse(d.outcome.retryAt) <= now;
 }

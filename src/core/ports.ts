@@ -194,6 +194,11 @@ export interface ModelCache {
    */
   markStale(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<string | undefined>;
   /**
+   * As markStale, but only where a row exists: an event about something poolsync holds nothing for must not make a
+   * row (anyone can send one for a made-up ID). Returns whether a row was marked.
+   */
+  markStaleIfCached(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<boolean>;
+  /**
    * Marks the row stale before we write ARM, remembering the write's client request id: a crash mid-write leaves
    * the row stale, and the event of this very write is recognised as ours. Returns the base for storing its answer.
    */
@@ -244,6 +249,20 @@ export interface DeclareWindows {
  * burst enqueue one reconcile, not one each. "contended": the claim kept losing races and gave up; the caller
  * enqueues anyway (one reconcile too many is cheap, none at all loses the repair).
  */
+/** An ARM event about a resource poolsync holds nothing for (no declaration, no cache row). */
+export interface UnheldEvent {
+  at: string;
+  resourceId: string;
+  /** The event's id, type and operation, as stale rows give them. */
+  reason: string;
+}
+
+/** A fixed-size tally of such events: they make no row of their own, yet show that delivery works. */
+export interface UnheldEvents {
+  record(e: UnheldEvent): Promise<void>;
+  summary(): Promise<{ count: number; recent: UnheldEvent[] }>;
+}
+
 export interface EventDebounce {
   claim(ref: TargetRef, windowMs: number): Promise<"claimed" | "within-window" | "contended">;
 }

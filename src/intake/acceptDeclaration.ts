@@ -1,4 +1,4 @@
-import type { Declaration, DeclaredBy } from "../core/declarations";
+import { DeclarationContendedError, type Declaration, type DeclaredBy } from "../core/declarations";
 import type { DeclarationStore, Logger } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import type { DeclareRequest } from "./declareRequest";
@@ -67,6 +67,14 @@ export async function acceptDeclaration(
     }
     upserted = await deps.declarations.upsert(req.target, declaration);
   } catch (err) {
+    if (err instanceof DeclarationContendedError) {
+      // Others wrote the row at every try: a race poolsync settles by trying again, never "storage unavailable".
+      deps.log.warn("intake.store-contended", { scaleSetId: req.target.id, backendPoolId: req.pool.id });
+      return {
+        ok: false,
+        problem: problem(409, "contended", `${err.message} (nothing was accepted)`, undefined, { "retry-after": "1" }),
+      };
+    }
     deps.log.error("intake.store-failed", {
       scaleSetId: req.target.id,
       backendPoolId: req.pool.id,

@@ -23,6 +23,68 @@ export interface CacheCensus {
   staleEntries: StaleEntry[];
   /** The scan stopped at its row limit; counts are lower bounds. */
   truncated: boolean;
+  /**
+   * Set when the figures are the timer's full count at this time, not this view's own scan: the cache had more rows
+   * than a view reads (a view's cost stays bounded however large the cache grows).
+   */
+  asOf?: string;
+}
+
+/** A full census the timer saved, for views over a cache too large to count on every GET. */
+export interface SavedCensus {
+  at: number;
+  census: CacheCensus;
+}
+
+/** Where the timer's census is kept: what it read back is unchecked until savedCensusOf. */
+export interface CensusSummaries {
+  read(): Promise<{ at: number; census: unknown } | undefined>;
+}
+
+/** Keeps the saved row under Table's 64 KiB property limit: 50 listed entries of at most this much reason. */
+const MAX_SAVED_REASON = 300;
+
+/** A census as the timer saves it: the listed entries' reasons cut short. */
+export const savable = (c: CacheCensus): CacheCensus => ({
+  ...c,
+  staleEntries: c.staleEntries.map((e) => ({ ...e, reason: e.reason.slice(0, MAX_SAVED_REASON) })),
+});
+
+/** Storage content is input: a saved row that is not a census reads as none (the view keeps its own partial scan). */
+export function savedCensusOf(saved: { at: number; census: unknown } | undefined): SavedCensus | undefined {
+  if (!saved || !Number.isFinite(saved.at)) return undefined;
+  const c = saved.census as Partial<CacheCensus> | null;
+  const counts = ["rows", "scaleSets", "instances", "stale", "expired", "ttlSeconds"] as const;
+  if (typeof c !== "object" || c === null || !counts.every((k) => Number.isSafeInteger(c[k]))) return undefined;
+  const entries: unknown[] = Array.isArray(c.staleEntries) ? c.staleEntries : [];
+  const isEntry = (e: unknown): e is StaleEntry =>
+    typeof e === "object" &&
+    e !== null &&
+    typeof (e as StaleEntry).scaleSetId === "string" &&
+    typeof (e as StaleEntry).reason === "string" &&
+    typeof (e as StaleEntry).since === "string";
+  return {
+    at: saved.at,
+    census: {
+      enabled: c.enabled === true,
+      rows: c.rows!,
+      scaleSets: c.scaleSets!,
+      instances: c.instances!,
+      stale: c.stale!,
+      expired: c.expired!,
+      ttlSeconds: c.ttlSeconds!,
+      truncated: c.truncated === true,
+      staleEntries: entries
+        .filter(isEntry)
+        .slice(0, 50)
+        .map((e) => ({
+          scaleSetId: e.scaleSetId,
+          ...(typeof e.instanceId === "string" ? { instanceId: e.instanceId } : {}),
+          reason: e.reason.slice(0, MAX_SAVED_REASON),
+          since: e.since,
+        })),
+    },
+  };
 }
 
 /** One cache row of a scale set's partition, its small columns only (the model stays on the server). */
@@ -38,7 +100,8 @@ export interface CensusRow {
 
 /** The cache as the census reads it (src/azure's EtagCacheTable); no table yet = no rows. */
 export interface CensusSource {
-  censusRows(): AsyncIterable<CensusRow>;
+  /** `maxRows`: the census reads at most this many rows and one more; the source need not fetch beyond them. */
+  censusRows(maxRows?: number): AsyncIterable<CensusRow>;
 }
 
 export interface CensusOptions {
@@ -64,7 +127,7 @@ export async function cacheCensus(source: CensusSource, o: CensusOptions): Promi
   if (!o.enabled) return census;
   const maxRows = o.maxRows ?? 20_000;
   const listed: (StaleEntry & { at: number })[] = [];
-  for await (const row of source.censusRows()) {
+  for await (const row of source.censusRows(maxRows)) {
     if (census.rows >= maxRows) {
       census.truncated = true;
       break;

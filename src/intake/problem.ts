@@ -28,6 +28,7 @@ export type ProblemCode =
   | "body_too_large"
   | "unsupported_media_type"
   | "superseded"
+  | "contended"
   | "storage_unavailable";
 
 export function problem(

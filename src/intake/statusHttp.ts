@@ -50,6 +50,8 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
         now: s.clock.now,
         cacheTtlMs: s.config.cacheTtlMs,
         ...(s.timerState ? { timerState: s.timerState } : {}),
+        ...(s.unheld ? { events: s.unheld } : {}),
+        ...(s.censusSummary ? { censusSummary: s.censusSummary } : {}),
         ...(s.drifts ? { drifts: s.drifts } : {}),
         ...(s.history ? { history: s.history } : {}),
       },

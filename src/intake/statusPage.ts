@@ -189,6 +189,12 @@ function scaleSetSection(v: ScaleSetView, now: number): Safe {
   </section>`;
 }
 
+/** Whose count the cache figures are: the timer's (past a view's scan limit), or a partial one. */
+function censusNote(c: StatusReport["cache"]): string {
+  if (c.asOf) return ` · counted by the timer at ${c.asOf}`;
+  return c.truncated ? " · at least (partial count)" : "";
+}
+
 function card(label: string, value: number, detail: string, alert = false): Safe {
   return html`<div class="card${alert ? " alert" : ""}">
     <div class="label">${label}</div>
@@ -231,7 +237,7 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
           <div class="cards">
             ${card("Declarations", d.total, outcomeDetail || "none yet")}
             ${card("Failed or refused", d.byOutcome.failed + d.byOutcome.refused, "need attention", d.byOutcome.failed + d.byOutcome.refused > 0)}
-            ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${plural(r.cache.scaleSets, "scale set", "scale sets")} · ${plural(r.cache.instances, "instance", "instances")}` : "cache disabled")}
+            ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${plural(r.cache.scaleSets, "scale set", "scale sets")} · ${plural(r.cache.instances, "instance", "instances")}${censusNote(r.cache)}` : "cache disabled")}
             ${card("Stale entries", r.cache.stale + r.cache.expired, `${r.cache.stale} marked · ${r.cache.expired} past ${r.cache.ttlSeconds} s TTL`)}
             ${card("Queue depth", r.queue.depth, r.queue.name)}
             ${card("Poison", r.queue.poison, r.queue.poisonName, r.queue.poison > 0)}

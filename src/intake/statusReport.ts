@@ -1,7 +1,14 @@
 import type { OutcomeKind, StoredDeclaration } from "../core/declarations";
-import type { CachedPartition, ProblemLog, TimerState, TimerStateStore } from "../core/ports";
+import type {
+  CachedPartition,
+  ProblemLog,
+  TimerState,
+  TimerStateStore,
+  UnheldEvent,
+  UnheldEvents,
+} from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
-import { cacheCensus, type CacheCensus, type CensusSource } from "./cacheCensus";
+import { cacheCensus, savedCensusOf, type CacheCensus, type CensusSource, type CensusSummaries } from "./cacheCensus";
 import type { DriftStore } from "../core/drift";
 import type { TargetHistory } from "../core/history";
 import { withDrift } from "./driftView";
@@ -54,6 +61,11 @@ export interface StatusReport {
    * The timer's last run that read ARM: its requests by kind (LIST pages of resource groups, scale set GETs, VM LISTs).
    */
   timer?: { lastRun: NonNullable<TimerState["lastRun"]> & { atIso: string } };
+  /**
+   * ARM events about resources poolsync holds nothing for (no declaration, no cache row): counted here instead of
+   * leaving a row each; the newest first. They show that Event Grid delivers.
+   */
+  events?: { unheld: number; recent: UnheldEvent[] };
 }
 
 export interface StatusDeps {
@@ -71,6 +83,10 @@ export interface StatusDeps {
   drifts?: Pick<DriftStore, "listForTarget">;
   /** Each target's last history entries (absent: none shown). */
   history?: Pick<TargetHistory, "page">;
+  /** The tally of events about resources poolsync holds nothing for (absent: not shown). */
+  events?: Pick<UnheldEvents, "summary">;
+  /** The timer's last full census: shown when the cache holds more rows than a view scans. */
+  censusSummary?: CensusSummaries;
 }
 
 export interface StatusOptions {
@@ -79,6 +95,27 @@ export interface StatusOptions {
   includePoison?: boolean;
   maxDeclarations?: number;
   maxScaleSets?: number;
+  /** The most cache rows a view scans itself (default VIEW_CENSUS_MAX_ROWS); past it, the timer's census is shown. */
+  maxCensusRows?: number;
+}
+
+/** Two pages of Table's 1000 rows, and one row of a third that says there are more: a view's scan stays bounded. */
+export const VIEW_CENSUS_MAX_ROWS = 2000;
+
+/**
+ * The view's own census while the cache is small; past its row limit the timer's full census (with its time), or,
+ * before any timer run has saved one, the partial scan marked truncated.
+ */
+async function boundedCensus(deps: StatusDeps, now: number, maxRows: number): Promise<CacheCensus> {
+  const live = await cacheCensus(deps.cache, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs, maxRows });
+  if (!live.truncated || !deps.censusSummary) return live;
+  const saved = savedCensusOf(
+    await deps.censusSummary.read().catch((err: { statusCode?: number }) => {
+      if (err.statusCode === 404) return undefined;
+      throw err;
+    }),
+  );
+  return saved ? { ...saved.census, asOf: new Date(saved.at).toISOString() } : live;
 }
 
 const PRECONDITION = /precondition|\b412\b/i;
@@ -96,8 +133,8 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   let total = 0;
   let truncated = false;
 
-  const [census, depth, poisonDepth, poison, problems, timer] = await Promise.all([
-    cacheCensus(deps.cache, { enabled: deps.cache.enabled, now, ttlMs: deps.cacheTtlMs }),
+  const [census, depth, poisonDepth, poison, problems, timer, events] = await Promise.all([
+    boundedCensus(deps, now, opts.maxCensusRows ?? VIEW_CENSUS_MAX_ROWS),
     deps.queue.depth(),
     deps.queue.poisonDepth(),
     opts.includePoison ? peekPoison(deps.queue) : Promise.resolve(undefined),
@@ -106,6 +143,10 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
       throw err;
     }),
     deps.timerState?.read().catch((err: { statusCode?: number }) => {
+      if (err.statusCode === 404) return undefined;
+      throw err;
+    }),
+    deps.events?.summary().catch((err: { statusCode?: number }) => {
       if (err.statusCode === 404) return undefined;
       throw err;
     }),
@@ -193,5 +234,6 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     ...(timer?.lastRun
       ? { timer: { lastRun: { ...timer.lastRun, atIso: new Date(timer.lastRun.at).toISOString() } } }
       : {}),
+    ...(events ? { events: { unheld: events.count, recent: events.recent } } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { classifyEvent } from "../core/armEvents";
-import type { ScaleSetRef } from "../core/resourceIds";
+import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { handleNicOrVmEvent } from "./handleNicOrVmEvent";
 import { eventReason, isOwnWrite, type EventDeps, type EventOutcome } from "./resourceEvent";
@@ -45,7 +45,8 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
       if (await wake(scaleSet, `delete event: ${reason}`, deps, e.id, true)) outcome = "deleted+reconcile";
     } else {
       await deps.cache.evictInstance(e.target);
-      await deps.cache.markStale(scaleSet, reason); // one instance fewer: the scale set changed too
+      // One instance fewer: the scale set changed too (if poolsync holds it at all).
+      await invalidate(scaleSet, reason, await isDeclared(scaleSet, deps), deps);
     }
     deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, outcome });
     return outcome;
@@ -62,10 +63,17 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
     });
     return "own-write";
   }
-  await deps.cache.markStale(e.target, reason);
-  await deps.writers?.record(e.target.id, e.caller);
+  const declared = await isDeclared(scaleSet, deps);
+  const marked = await invalidate(e.target, reason, declared, deps);
   // An instance write changes its scale set's ETag too, shortly afterwards.
-  if (e.target.kind === "instance") await deps.cache.markStale(scaleSet, reason);
+  const scaleSetMarked = e.target.kind === "instance" && (await invalidate(scaleSet, reason, declared, deps));
+  if (!marked && !scaleSetMarked) {
+    // Nothing held: no row is made for it (a forged event for a made-up ID would otherwise leave one), only counted.
+    await deps.unheld?.record({ at: new Date(deps.now()).toISOString(), resourceId: e.target.id, reason });
+    deps.log.info("event", { eventId: e.id, type: e.type, resourceId: e.target.id, outcome: "unheld" });
+    return "unheld";
+  }
+  await deps.writers?.record(e.target.id, e.caller);
 
   const outcome: EventOutcome = (await wake(scaleSet, `event: ${reason}`, deps, e.id))
     ? "invalidated+reconcile"
@@ -78,4 +86,21 @@ export async function handleResourceEvent(raw: unknown, deps: EventDeps): Promis
     outcome,
   });
   return outcome;
+}
+
+const isDeclared = async (ref: TargetRef, deps: EventDeps) => (await deps.declarations.listForTarget(ref)).length > 0;
+
+/**
+ * Marks the row stale: for a declared scale set always (a marker on a missing row makes a concurrent create-only
+ * store fail, as it must), otherwise only a row that exists. Returns whether poolsync holds the resource.
+ */
+async function invalidate(
+  ref: ScaleSetRef | InstanceRef,
+  reason: string,
+  declared: boolean,
+  deps: EventDeps,
+): Promise<boolean> {
+  if (!declared) return deps.cache.markStaleIfCached(ref, reason);
+  await deps.cache.markStale(ref, reason);
+  return true;
 }

@@ -50,7 +50,7 @@ export async function settleFailure(
   const failing = f.spare ? active.filter((d) => !f.spare!(d)) : active;
   if (err instanceof NotFoundError) {
     await deps.cache.evictScaleSet(f.target);
-    await outcomes.recordAll(active, { kind: "target-deleted", reason: err.message });
+    await outcomes.recordNotFound(active, err.message);
     return report("target-deleted", declarations, { reason: err.message });
   }
   if (err instanceof BeingDeletedError) {

@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import { dueForRetry, toIntent, type StoredDeclaration } from "../core/declarations";
+import { dueForRetry, notFoundOutcome, toIntent, waitingForTarget, type StoredDeclaration } from "../core/declarations";
 import { NotFoundError, ThrottledError, describeError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
@@ -56,6 +56,8 @@ export interface StaleRunSummary {
   removedDeclarations: number;
   /** Scale sets not asked again because their re-enqueued reconcile is still due to come. */
   waitingForRetry: number;
+  /** Declared scale sets ARM answered 404 for, not read this run: their wait for the target to exist is not over. */
+  waitingForTarget: number;
   readsUsed: number;
   /** readsUsed by kind: resource group LIST pages, scale set GETs, VM LISTs. */
   listPages: number;
@@ -183,6 +185,7 @@ function emptySummary(): StaleRunSummary {
     enqueued: 0,
     removedDeclarations: 0,
     waitingForRetry: 0,
+    waitingForTarget: 0,
     readsUsed: 0,
     listPages: 0,
     scaleSetGets: 0,
@@ -325,7 +328,15 @@ async function planVisits(
 ): Promise<{ inScope: Visit[]; cachedKeys: Set<string> }> {
   const { deps, declared } = run;
   const ordered = [...visits.values()].sort((a, b) => a.since - b.since);
-  const uncached = [...declared.keys()].filter((k) => !visits.has(k)).sort();
+  // A target ARM answered 404 for is looked at again only when its wait is over (an event asks a reconcile at once).
+  const uncached = [...declared.keys()]
+    .filter((k) => !visits.has(k))
+    .filter((k) => {
+      const waits = declared.get(k)!.decls.every((d) => waitingForTarget(d, run.now));
+      if (waits) run.summary.waitingForTarget++;
+      return !waits;
+    })
+    .sort();
   const rotated = [...uncached.filter((k) => k > lastCursor), ...uncached.filter((k) => k <= lastCursor)];
   const cachedKeys = await deps.cache.listCachedScaleSets();
   for (const key of rotated) {
@@ -463,10 +474,11 @@ async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Prom
   } catch (err) {
     if (err instanceof NotFoundError) {
       await deps.cache.evictScaleSet(v.ref);
-      const at = new Date(deps.clock.now()).toISOString();
+      const now = deps.clock.now();
+      const at = new Date(now).toISOString();
       await mapLimit(decls, 8, (d) =>
         deps.declarations
-          .recordOutcome(v.ref, d, { kind: "target-deleted", reason: err.message, at })
+          .recordOutcome(v.ref, d, { ...notFoundOutcome(d.outcome, err.message, now), at })
           .then(() => undefined),
       );
       s.evicted++;

@@ -1,4 +1,4 @@
-import type { Outcome, StoredDeclaration } from "../core/declarations";
+import { notFoundOutcome, type Outcome, type StoredDeclaration } from "../core/declarations";
 import type { Clock, DeclarationStore } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
@@ -30,6 +30,11 @@ export class OutcomeRecorder {
   async recordAll(ds: StoredDeclaration[], outcome: Omit<Outcome, "at">): Promise<void> {
     // Bounded: one Table write per declaration, at most 8 in flight, however large the partition.
     await mapLimit(ds, 8, (d) => this.record(d, outcome));
+  }
+
+  /** ARM answered 404 for the target: each declaration waits, longer each time, for it to exist. */
+  async recordNotFound(ds: StoredDeclaration[], reason: string): Promise<void> {
+    await mapLimit(ds, 8, (d) => this.record(d, notFoundOutcome(d.outcome, reason, this.clock.now())));
   }
 
   /** A failure the timer tries again after `retryMs`. */

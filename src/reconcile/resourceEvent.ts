@@ -1,5 +1,13 @@
 import type { ArmResourceEvent, NicOrVmEvent } from "../core/armEvents";
-import type { CachedEntry, DeclarationStore, EventDebounce, Logger, ModelCache, WorkQueue } from "../core/ports";
+import type {
+  CachedEntry,
+  DeclarationStore,
+  EventDebounce,
+  Logger,
+  ModelCache,
+  UnheldEvents,
+  WorkQueue,
+} from "../core/ports";
 import type { Scope } from "../core/scopes";
 import type { LastWriters } from "../core/drift";
 
@@ -16,6 +24,8 @@ export interface EventDeps {
   debounceMs: number;
   /** Where the last foreign writer of each resource is kept, for drift attribution. */
   writers?: LastWriters;
+  /** Where events about resources poolsync holds nothing for are counted (they make no row of their own). */
+  unheld?: UnheldEvents;
 }
 
 export type EventOutcome =
@@ -24,6 +34,8 @@ export type EventOutcome =
   | "out-of-scope"
   | "own-write"
   | "invalidated"
+  /** About a resource poolsync holds nothing for: counted, no row made. */
+  | "unheld"
   | "invalidated+reconcile"
   | "deleted"
   | "deleted+reconcile";
