@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -156,6 +157,29 @@ describe("GET /api/memberships of a VM and of a Flexible scale set: their NICs, 
     const stale = flex.vms!.flatMap((vm) => vm.nics).find((n) => n.stale);
     expect(stale).toMatchObject({ staleReason: "an event: someone wrote this NIC" });
     expect(flex.memberships[0]!.vms!.filter((x) => x.stale)).toHaveLength(1);
+  });
+});
+
+describe("poolsync status --target: the same NIC view in a terminal", () => {
+  const cli = (...args: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [join(APP_DIR, "dist/src/cli/main.js"), ...args],
+        { env: { ...process.env, POOLSYNC_URL: app.url, POOLSYNC_KEY: "" }, timeout: 30_000 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+      ),
+    );
+
+  it("prints the VM's NIC, its full ID, the pools on its ip configuration and the drift on it", async () => {
+    const out = await cli("status", "--target", VM);
+    const lines = out.split("\n").map((l) => l.trim());
+    expect(lines).toContain("VM etag-k8s-vm-0: present");
+    expect(lines.find((l) => l.startsWith("NIC etag-k8s-vm-0-nic"))).toMatch(
+      /^NIC etag-k8s-vm-0-nic \(primary; drift by unknown, repaired \S+\) {2}ETag \S+$/,
+    );
+    expect(lines.map((l) => l.toLowerCase())).toContain(VM_NIC.toLowerCase());
+    expect(lines).toContain("ipConfig0: other-team (not declared here), etag-k8s");
   });
 });
 
