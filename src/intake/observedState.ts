@@ -3,6 +3,7 @@ import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/mode
 import { intentSatisfied, type NicConfiguration } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, CachedVmNics } from "../core/ports";
 import { parseTargetId } from "../core/resourceIds";
+import type { Observation, SyncState } from "./observation";
 import { observeOnVm, vmNicsViews, type VmNicsView, type VmObservation } from "./vmNicState";
 
 /**
@@ -11,19 +12,7 @@ import { observeOnVm, vmNicsViews, type VmNicsView, type VmObservation } from ".
  * observation says how old it is and whether it is known to be stale.
  */
 
-export type ObservedState = "present" | "absent" | "unknown";
-export type SyncState = "in-sync" | "drift" | "unknown";
-
-export interface Observation {
-  state: ObservedState;
-  /** Why it is unknown, or what else is worth knowing (the ip configuration does not exist, being deleted). */
-  note?: string;
-  etag?: string;
-  readAt?: string;
-  /** Marked stale (an event, a 412, a write in flight) or older than the cache TTL: may no longer hold. */
-  stale: boolean;
-  staleReason?: string;
-}
+export type { ObservedState, Observation, SyncState } from "./observation";
 
 export interface InstanceObservation extends Observation {
   instanceId: string;

@@ -3,7 +3,7 @@ import type { NicModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
 import type { CachedEntry, CachedVmNics } from "../core/ports";
 import { uncertain, viewOf } from "../core/vmNicView";
-import type { Observation } from "./observedState";
+import type { Observation } from "./observation";
 
 /**
  * Declared vs observed on the NICs of VMs (a standalone VM's, a Flexible scale set's), from the cache rows the
