@@ -12,7 +12,7 @@ export const SCALE_SET_ROW = "vmss";
 export const instanceRow = (instanceId: string) => `vm-${instanceId}`;
 
 /** NICs and top-level VMs: one row each in a partition of their own ID, so an event naming the resource finds it. */
-const RESOURCE_ROW = { nic: "nic", vm: "vmres" } as const;
+export const RESOURCE_ROW = { nic: "nic", vm: "vmres" } as const;
 export const isResourceRow = (rowKey: string) => rowKey === RESOURCE_ROW.nic || rowKey === RESOURCE_ROW.vm;
 
 export const cachePartition = (target: TargetRef | CachedResourceRef) => encodeKey(target.key);
@@ -28,8 +28,17 @@ export function cacheRowKeys(ref: ScaleSetRef | InstanceRef | CachedResourceRef)
  * prefix, so Table Storage answers them by one range scan instead of a scan of the whole table.
  */
 export function groupScaleSetPartitions(scope: ResourceGroupScope): [string, string] {
+  return groupPartitions(scope, "virtualmachinescalesets");
+}
+
+/** The partitions of every top-level VM of one resource group (their `vmres` rows), as a range [from, to). */
+export function groupVmPartitions(scope: ResourceGroupScope): [string, string] {
+  return groupPartitions(scope, "virtualmachines");
+}
+
+function groupPartitions(scope: ResourceGroupScope, type: string): [string, string] {
   const from = encodeKey(
-    `/subscriptions/${scope.subscriptionId}/resourcegroups/${scope.resourceGroup}/providers/microsoft.compute/virtualmachinescalesets/`.toLowerCase(),
+    `/subscriptions/${scope.subscriptionId}/resourcegroups/${scope.resourceGroup}/providers/microsoft.compute/${type}/`.toLowerCase(),
   );
   // The prefix ends in "%2F"; the next string after every key that starts with it ends in "%2G".
   return [from, `${from.slice(0, -1)}${String.fromCharCode(from.charCodeAt(from.length - 1) + 1)}`];

@@ -4,21 +4,25 @@ import type {
   CachedEntry,
   CachedPartition,
   CachedResourceRef,
+  CachedVmNics,
   GroupRow,
   ModelCache,
   RefreshCandidate,
   ResourceGroupScope,
   ScaleSetRows,
+  VmNicRows,
 } from "../core/ports";
-import type { InstanceRef, ScaleSetRef, TargetRef } from "../core/resourceIds";
+import { parseNicId, sameResource, type InstanceRef, type ScaleSetRef, type TargetRef } from "../core/resourceIds";
 import { decodeKey } from "../core/tableKeys";
 import { CacheRowMac, MAC_COLUMN, type MacFields } from "./cacheRowMac";
 import {
   cachePartition,
   cacheRowKeys,
   groupScaleSetPartitions,
+  groupVmPartitions,
   instanceRow,
   isResourceRow,
+  RESOURCE_ROW,
   SCALE_SET_ROW,
 } from "./cacheKeys";
 import { decodeModel, encodeModel, MAX_CHUNKS, ModelTooLargeError } from "./modelCodec";
@@ -115,7 +119,7 @@ function entryOf<M>(row: TableEntityResult<CacheRow>, mac: CacheRowMac, unreadab
 const SCALE_SET_PARTITIONS_FROM = "%2F";
 const SCALE_SET_PARTITIONS_TO = "%2G";
 
-export class EtagCacheTable implements ModelCache {
+export class EtagCacheTable implements ModelCache, VmNicRows {
   constructor(
     readonly table: TableClient,
     readonly enabled: boolean,
@@ -407,6 +411,48 @@ export class EtagCacheTable implements ModelCache {
     if (!this.enabled) return undefined;
     const row = await this.getRow(...this.keysOf(ref));
     return row ? entryOf<unknown>(row, this.mac, this.unreadable) : undefined;
+  }
+
+  async readVmNics(target: TargetRef, max: number): Promise<{ vms: CachedVmNics[]; truncated: boolean }> {
+    if (!this.enabled) return { vms: [], truncated: false };
+    const vms: CachedEntry<VmModel>[] = [];
+    let truncated = false;
+    if (target.kind === "vm") {
+      const row = await this.getRow(...cacheRowKeys(target));
+      if (row) vms.push(entryOf<VmModel>(row, this.mac, this.unreadable));
+    } else {
+      // A Flexible scale set's VMs are in its resource group (that is where the reconcile lists them): one range
+      // query over the group's VM partitions, each VM's row saying which scale set it belongs to.
+      const [from, to] = groupVmPartitions(target);
+      const rows = this.table.listEntities<CacheRow>({
+        queryOptions: {
+          filter: odata`PartitionKey ge ${from} and PartitionKey lt ${to} and RowKey eq ${RESOURCE_ROW.vm}`,
+        },
+      });
+      for await (const row of rows) {
+        const entry = entryOf<VmModel>(row, this.mac, this.unreadable);
+        const of = entry.model?.scaleSetId;
+        if (of === undefined || !sameResource(of, target.id)) continue;
+        if (vms.length >= max) {
+          truncated = true;
+          break;
+        }
+        vms.push(entry);
+      }
+    }
+    const out = await Promise.all(
+      vms.map(async (vm) => ({
+        vm,
+        nics: await Promise.all(
+          (vm.model?.nicIds ?? []).map(async (id) => {
+            const ref = parseNicId(id);
+            const row = ref.ok ? await this.getRow(...cacheRowKeys(ref.value)) : undefined;
+            return { id, entry: row ? entryOf<NicModel>(row, this.mac, this.unreadable) : undefined };
+          }),
+        ),
+      })),
+    );
+    return { vms: out, truncated };
   }
 
   async listRefreshCandidates(readBefore: number): Promise<RefreshCandidate[]> {

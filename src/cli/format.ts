@@ -4,6 +4,7 @@ import type { PoisonMessage } from "../intake/poisonMessages";
 import type { StatusReport } from "../intake/statusReport";
 import type { MembershipWithDrift } from "../intake/driftView";
 import { driftLine } from "./driftText";
+import { vmNicLines } from "./vmNicText";
 
 /**
  * Plain text for a terminal: one line per fact, the IDs in full (they are what a person copies into the next command).
@@ -29,9 +30,11 @@ export function formatAccepted(a: Accepted): string {
 function membershipLine(m: MembershipView): string {
   const known = m.instances.filter((i) => i.state !== "unknown");
   const instances =
-    m.instances.length === 0
-      ? "no instances cached"
-      : `instances ${known.filter((i) => i.state === m.declared).length}/${m.instances.length} ${m.declared}`;
+    m.vms && m.instances.length === 0
+      ? `VMs ${m.vms.filter((v) => v.state === m.declared).length}/${m.vms.length} ${m.declared}`
+      : m.instances.length === 0
+        ? "no instances cached"
+        : `instances ${known.filter((i) => i.state === m.declared).length}/${m.instances.length} ${m.declared}`;
   const observed = `${m.model.state}${m.model.stale ? " (stale)" : ""}`;
   const reason = m.outcome.reason ? ` — ${m.outcome.reason}` : "";
   return `  ${poolName(m.backendPoolId)}  ${m.ipConfiguration ?? "primary"}  declared ${m.declared}  observed ${observed}  ${instances}  ${m.sync}  ${m.outcome.kind}${reason}`;
@@ -58,7 +61,12 @@ export function formatScaleSetView(v: ScaleSetView): string {
       lines.push(
         `    instance ${i.instanceId}: ${i.state}${i.stale ? " (stale)" : ""}${i.etag ? `  ETag ${i.etag}` : ""}${i.note ? `  ${i.note}` : ""}`,
       );
+    for (const vm of m.vms ?? [])
+      lines.push(
+        `    VM ${lastSegment(vm.vmId)}: ${vm.state}${vm.stale ? " (stale)" : ""}${vm.note ? `  ${vm.note}` : ""}`,
+      );
   }
+  lines.push(...vmNicLines(v));
   const others = v.observedPools.filter((p) => !p.declared);
   if (others.length > 0)
     lines.push(

@@ -222,6 +222,21 @@ export interface ModelCache {
   evictResource(ref: CachedResourceRef): Promise<void>;
 }
 
+/** A VM as the reconcile last cached it, with its NICs' rows in the VM's order (`entry` undefined: never cached). */
+export interface CachedVmNics {
+  vm: CachedEntry<VmModel>;
+  nics: { id: string; entry: CachedEntry<NicModel> | undefined }[];
+}
+
+/**
+ * What the status views read of the NICs that hold a VM's or a Flexible scale set's memberships: only the rows the
+ * reconcile cached, never ARM. A VM target's own VM; a scale set's VMs as cached by the reconcile of it (its resource
+ * group's VM rows that name it), at most `max` of them.
+ */
+export interface VmNicRows {
+  readVmNics(target: TargetRef, max: number): Promise<{ vms: CachedVmNics[]; truncated: boolean }>;
+}
+
 /** Resources cached in a row of their own: NICs, and VMs (whose row also says which target declared them). */
 export type CachedResourceRef = NicRef | VmRef;
 

@@ -1,7 +1,10 @@
 import { ipSelectorText, toIntent, type StoredDeclaration } from "../core/declarations";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { intentSatisfied, type NicConfiguration } from "../core/networkProfile";
-import type { CachedEntry, CachedPartition } from "../core/ports";
+import type { CachedEntry, CachedPartition, CachedVmNics } from "../core/ports";
+import { parseTargetId } from "../core/resourceIds";
+import type { Observation, SyncState } from "./observation";
+import { observeOnVm, vmNicsViews, type VmNicsView, type VmObservation } from "./vmNicState";
 
 /**
  * Declared vs observed for one scale set, from the memberships rows and the ETag cache only: the status views never
@@ -9,19 +12,7 @@ import type { CachedEntry, CachedPartition } from "../core/ports";
  * observation says how old it is and whether it is known to be stale.
  */
 
-export type ObservedState = "present" | "absent" | "unknown";
-export type SyncState = "in-sync" | "drift" | "unknown";
-
-export interface Observation {
-  state: ObservedState;
-  /** Why it is unknown, or what else is worth knowing (the ip configuration does not exist, being deleted). */
-  note?: string;
-  etag?: string;
-  readAt?: string;
-  /** Marked stale (an event, a 412, a write in flight) or older than the cache TTL: may no longer hold. */
-  stale: boolean;
-  staleReason?: string;
-}
+export type { ObservedState, Observation, SyncState } from "./observation";
 
 export interface InstanceObservation extends Observation {
   instanceId: string;
@@ -42,6 +33,8 @@ export interface MembershipView {
   sync: SyncState;
   model: Observation;
   instances: InstanceObservation[];
+  /** A VM target's VM, or a Flexible scale set's VMs: whether each holds it on its NICs (absent for Uniform). */
+  vms?: VmObservation[];
 }
 
 export interface ObservedPool {
@@ -66,6 +59,10 @@ export interface ScaleSetView {
   memberships: MembershipView[];
   /** Every pool reference in the cached model, ours or anyone else's, so other writers' pools are visible too. */
   observedPools: ObservedPool[];
+  /** A VM target's VM, or a Flexible scale set's VMs, with their NICs' pools (absent for a Uniform scale set). */
+  vms?: VmNicsView[];
+  /** More VMs are cached for this scale set than `vms` shows. */
+  vmsTruncated?: boolean;
 }
 
 export interface ObserveOptions {
@@ -132,12 +129,23 @@ export function poolsOf(nics: readonly NicConfiguration[]): Omit<ObservedPool, "
   return out;
 }
 
+/** A VM has no model: its membership is on its NICs alone. */
+const NO_MODEL: Observation = {
+  state: "unknown",
+  note: "a VM has no model: its membership is on its NICs",
+  stale: false,
+};
+
 export function observeScaleSet(
   scaleSetId: string,
   declarations: readonly StoredDeclaration[],
   partition: CachedPartition,
   o: ObserveOptions,
+  /** The cached VMs whose NICs hold the target's memberships (a VM target, a Flexible scale set). */
+  vmNics?: { vms: CachedVmNics[]; truncated: boolean },
 ): ScaleSetView {
+  const target = parseTargetId(scaleSetId);
+  const isVm = target.ok && target.value.kind === "vm";
   const modelEntry = partition.scaleSet as CachedEntry<ScaleSetModel> | undefined;
   const instances = [...partition.instances.entries()].sort(([a], [b]) => Number(a) - Number(b)) as [
     string,
@@ -151,8 +159,14 @@ export function observeScaleSet(
       (a, b) => a.backendPoolId.localeCompare(b.backendPoolId) || a.ipConfiguration.localeCompare(b.ipConfiguration),
     )
     .map((d): MembershipView => {
-      const model = observe(modelEntry, d, o);
+      const model = isVm ? NO_MODEL : observe(modelEntry, d, o);
       const perInstance = instances.map(([instanceId, entry]) => ({ instanceId, ...observe(entry, d, o) }));
+      const perVm = vmNics?.vms.flatMap((vm) => observeOnVm(vm, d, o) ?? []);
+      // A VM not cached yet is not "in sync": nothing at all is known of it.
+      const vmUnknown: Observation[] =
+        isVm && (perVm ?? []).length === 0
+          ? [{ state: "unknown", note: "the VM is not cached yet", stale: false }]
+          : [];
       return {
         backendPoolId: d.backendPoolId,
         ipConfiguration: ipSelectorText(d) || null,
@@ -168,9 +182,10 @@ export function observeScaleSet(
           ...(d.outcome.retryAt ? { retryAt: d.outcome.retryAt } : {}),
         },
         attempts: d.attempts,
-        sync: syncOf(d.state, [model, ...perInstance]),
+        sync: syncOf(d.state, [...(isVm ? [] : [model]), ...perInstance, ...(perVm ?? []), ...vmUnknown]),
         model,
         instances: perInstance,
+        ...(perVm ? { vms: perVm } : {}),
       };
     });
   const m = modelEntry?.model;
@@ -189,5 +204,7 @@ export function observeScaleSet(
     observedPools: m
       ? poolsOf(m.nics).map((p) => ({ ...p, declared: declaredPools.has(p.backendPoolId.toLowerCase()) }))
       : [],
+    ...(vmNics ? { vms: vmNicsViews(vmNics.vms, declarations, o) } : {}),
+    ...(vmNics?.truncated ? { vmsTruncated: true } : {}),
   };
 }

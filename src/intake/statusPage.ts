@@ -6,6 +6,7 @@ import { driftNote } from "./driftHtml";
 import { historyList } from "./historyHtml";
 import type { HistoryEntry } from "../core/history";
 import type { MembershipWithDrift } from "./driftView";
+import { resourceId, vmChips, vmNicTable } from "./vmNicHtml";
 
 /**
  * The status page: the same report as the JSON, for a person. One self-contained document (inline CSS, no script,
@@ -53,6 +54,12 @@ code, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", M
 ul.plain { margin:0; padding-left:18px; } ul.plain li { margin:3px 0; }
 pre { margin:4px 0 0; white-space:pre-wrap; word-break:break-all; background:var(--bg); padding:6px 8px; border-radius:6px; max-height:7em; overflow:auto; }
 footer { color:var(--muted); font-size:12px; padding:0 28px 28px; }
+table.memberships, table.nics { table-layout:fixed; }
+td { overflow-wrap:anywhere; }
+.rid { display:block; color:var(--muted); font-size:11px; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; margin-top:2px; }
+input.copy { display:block; width:100%; border:none; background:transparent; color:var(--muted); padding:0; margin-top:1px;
+  font: 10px ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; text-overflow:ellipsis; }
+input.copy:focus { outline:1px solid var(--line); background:var(--bg); }
 `;
 
 function ago(iso: string | undefined, now: number): string {
@@ -87,7 +94,7 @@ function observedBadge(o: Observation, declared: string): Safe {
 function poolLabel(id: string): Safe {
   const p = parseBackendPoolId(id);
   const label = p.ok ? `${p.value.loadBalancer} / ${p.value.name}` : id;
-  return html`<strong>${label}</strong><span class="id">${id}</span>`;
+  return html`<strong>${label}</strong>${resourceId(id, 2)}`;
 }
 
 function scaleSetLabel(id: string): Safe {
@@ -99,7 +106,7 @@ function scaleSetLabel(id: string): Safe {
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-function membershipRow(m: MembershipView, now: number): Safe {
+function membershipRow(m: MembershipView, now: number, isVm: boolean): Safe {
   const [syncText, syncClass] = SYNC_TEXT[m.sync] ?? ["unknown", "idle"];
   const known = m.instances.filter((i) => i.state !== "unknown");
   const matching = known.filter((i) => i.state === m.declared).length;
@@ -112,22 +119,26 @@ function membershipRow(m: MembershipView, now: number): Safe {
         >${ago(m.declaredAt, now)} by <span title="${m.declaredBy.id}">${m.declaredBy.name}</span></span
       >
     </td>
-    <td>${observedBadge(m.model, m.declared)}${m.model.note ? html`<span class="note">${m.model.note}</span>` : ""}</td>
     <td>
-      ${
-        m.instances.length === 0
-          ? html`<span class="empty">none cached</span>`
-          : html`<span>${matching}/${m.instances.length} ${m.declared}</span>
-              <div class="chips">
-                ${m.instances.map(
-                  (i) =>
-                    html`<span
-                      class="chip ${i.state === "unknown" ? "idle" : i.state === m.declared ? "ok" : "bad"}"
-                      title="${i.etag ?? ""}"
-                      >#${i.instanceId} ${i.state}${i.stale ? " (stale)" : ""}</span
-                    >`,
-                )}
-              </div>`
+      ${isVm ? html`<span class="empty">no model</span>` : observedBadge(m.model, m.declared)}${m.model.note ? html`<span class="note">${m.model.note}</span>` : ""}
+    </td>
+    <td>
+      ${vmChips(m)}${
+        m.vms && m.vms.length > 0 && m.instances.length === 0
+          ? ""
+          : m.instances.length === 0
+            ? html`<span class="empty">none cached</span>`
+            : html`<span>${matching}/${m.instances.length} ${m.declared}</span>
+                <div class="chips">
+                  ${m.instances.map(
+                    (i) =>
+                      html`<span
+                        class="chip ${i.state === "unknown" ? "idle" : i.state === m.declared ? "ok" : "bad"}"
+                        title="${i.etag ?? ""}"
+                        >#${i.instanceId} ${i.state}${i.stale ? " (stale)" : ""}</span
+                      >`,
+                  )}
+                </div>`
       }
     </td>
     <td><span class="badge ${syncClass}">${syncText}</span>${driftNote((m as Partial<MembershipWithDrift>).drift)}</td>
@@ -146,34 +157,50 @@ function scaleSetSection(v: ScaleSetView, now: number): Safe {
   const name = ref.ok ? ref.value.name : v.scaleSetId;
   const where = ref.ok ? `resource group ${ref.value.resourceGroup} · subscription ${ref.value.subscriptionId}` : "";
   const model = v.model;
+  const vm = v.vms?.[0];
   const modelLine = !v.cacheEnabled
     ? html`<span class="badge idle">cache disabled</span>`
-    : model.cached
-      ? html`model ETag <code>${model.etag}</code> read
-          ${ago(model.readAt, now)}${model.capacity !== undefined ? ` · capacity ${model.capacity}` : ""}${model.stale ? html` <span class="badge warn" title="${model.staleReason ?? ""}">stale: ${model.staleReason ?? "marked stale"}</span>` : ""}`
-      : html`<span class="badge idle">model not cached yet</span>`;
+    : ref.ok && ref.value.kind === "vm"
+      ? vm
+        ? html`VM ETag <code>${vm.etag ?? ""}</code> read ${ago(vm.readAt, now)} ·
+            ${vm.nics.length === 1 ? "1 NIC" : `${vm.nics.length} NICs`}${vm.stale ? html` <span class="badge warn" title="${vm.staleReason ?? ""}">stale: ${vm.staleReason ?? "marked stale"}</span>` : ""}`
+        : html`<span class="badge idle">VM not cached yet</span>`
+      : model.cached
+        ? html`model ETag <code>${model.etag}</code> read
+            ${ago(model.readAt, now)}${model.capacity !== undefined ? ` · capacity ${model.capacity}` : ""}${model.stale ? html` <span class="badge warn" title="${model.staleReason ?? ""}">stale: ${model.staleReason ?? "marked stale"}</span>` : ""}`
+        : html`<span class="badge idle">model not cached yet</span>`;
   const others = v.observedPools.filter((p) => !p.declared);
-  return html`<section aria-label="scale set ${name}">
+  return html`<section aria-label="${ref.ok && ref.value.kind === "vm" ? "VM" : "scale set"} ${name}">
     <h2>${name}</h2>
     <div class="sub">${where}<br />${modelLine}</div>
     ${
       v.memberships.length === 0
         ? html`<p class="empty">No declarations for this scale set.</p>`
-        : html`<table>
+        : html`<table class="memberships">
+            <colgroup>
+              <col style="width:19%" />
+              <col style="width:9%" />
+              <col style="width:11%" />
+              <col style="width:11%" />
+              <col style="width:14%" />
+              <col style="width:16%" />
+              <col style="width:13%" />
+              <col style="width:7%" />
+            </colgroup>
             <thead>
               <tr>
                 <th>Backend pool</th>
                 <th>IP configuration</th>
                 <th>Declared</th>
                 <th>Observed (model)</th>
-                <th>Instances</th>
+                <th>Instances / VMs</th>
                 <th>Sync</th>
                 <th>Last outcome</th>
                 <th>Applied ETag</th>
               </tr>
             </thead>
             <tbody>
-              ${v.memberships.map((m) => membershipRow(m, now))}
+              ${v.memberships.map((m) => membershipRow(m, now, ref.ok && ref.value.kind === "vm"))}
             </tbody>
           </table>`
     }
@@ -185,6 +212,8 @@ function scaleSetSection(v: ScaleSetView, now: number): Safe {
             </ul>`
         : ""
     }
+    ${vmNicTable(v.vms, v.memberships)}
+    ${v.vmsTruncated ? html`<p class="empty">More VMs are cached than are shown.</p>` : ""}
     ${historyList((v as ScaleSetView & { history?: HistoryEntry[] }).history)}
   </section>`;
 }

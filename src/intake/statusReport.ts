@@ -6,6 +6,7 @@ import type {
   TimerStateStore,
   UnheldEvent,
   UnheldEvents,
+  VmNicRows,
 } from "../core/ports";
 import { parseTargetId, type TargetRef } from "../core/resourceIds";
 import { cacheCensus, savedCensusOf, type CacheCensus, type CensusSource, type CensusSummaries } from "./cacheCensus";
@@ -13,6 +14,7 @@ import type { DriftStore } from "../core/drift";
 import type { TargetHistory } from "../core/history";
 import { withDrift } from "./driftView";
 import { observeScaleSet, type ScaleSetView } from "./observedState";
+import { cachedVmNics } from "./scaleSetView";
 import { peekPoison, type PoisonMessage, type QueueStatusSource } from "./poisonMessages";
 
 /**
@@ -73,7 +75,7 @@ export interface StatusDeps {
   cache: CensusSource & {
     readonly enabled: boolean;
     readPartition(ref: TargetRef): Promise<CachedPartition>;
-  };
+  } & Partial<VmNicRows>;
   problems: Pick<ProblemLog, "list">;
   queue: QueueStatusSource;
   now: () => number;
@@ -210,11 +212,14 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
   chosen = chosen.slice(0, maxScaleSets);
   const scaleSets = await Promise.all(
     chosen.map(async (g) => {
-      const view = observeScaleSet(g.ref.id, g.declarations, await deps.cache.readPartition(g.ref), {
-        now,
-        ttlMs: deps.cacheTtlMs,
-        cacheEnabled: deps.cache.enabled,
-      });
+      const partition = await deps.cache.readPartition(g.ref);
+      const view = observeScaleSet(
+        g.ref.id,
+        g.declarations,
+        partition,
+        { now, ttlMs: deps.cacheTtlMs, cacheEnabled: deps.cache.enabled },
+        await cachedVmNics(g.ref, partition, deps.cache),
+      );
       const drifted = deps.drifts ? withDrift(view, await deps.drifts.listForTarget(g.ref)) : view;
       return deps.history ? { ...drifted, history: (await deps.history.page(g.ref.id, 8)).entries } : drifted;
     }),

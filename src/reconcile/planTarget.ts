@@ -1,7 +1,7 @@
 import type { Config } from "../config";
 import { toIntent, type Declaration, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { isDeleting, type InstanceModel, type NicModel, type ScaleSetModel } from "../core/models";
-import { applyIntents } from "../core/networkProfile";
+import { applyIntents, type PoolIntent } from "../core/networkProfile";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
 import type { CachedEntry, Clock, ComputePort, DeclarationStore, ModelCache, NetworkPort } from "../core/ports";
 import {
@@ -16,7 +16,8 @@ import { crpRollsOutModel } from "../core/upgradePolicy";
 import { activeDeclarations } from "./activeDeclarations";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf } from "./vmMembership";
-import { usable, viewOf } from "./vmNics";
+import { usable } from "./vmNics";
+import { uncertain, viewOf } from "../core/vmNicView";
 
 /**
  * What a reconcile of a target would write now, without writing anything: ARM is only read, and only where the
@@ -85,15 +86,17 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     usable(e, now, deps.config.cacheTtlMs);
   const writes: PlannedWrite[] = [];
   const unplaceable: TargetPlan["unplaceable"] = [];
-  const placed = (nics: Parameters<typeof applyIntents>[0], where: string) =>
-    applyIntents(nics, intents).outcomes.forEach((o, i) => {
-      const d = active[i] as StoredDeclaration;
-      if (!o.ok)
-        unplaceable.push({
-          backendPoolId: d.backendPoolId,
-          ipConfiguration: d.ipConfiguration,
-          reason: `${where}: ${o.reason}`,
-        });
+  const unplace = (i: number, reason: string) => {
+    const d = active[i] as StoredDeclaration;
+    unplaceable.push({ backendPoolId: d.backendPoolId, ipConfiguration: d.ipConfiguration, reason });
+  };
+  /** `only`: the indices of the intents placed here (default all). */
+  const placed = (nics: Parameters<typeof applyIntents>[0], where: string, only = intents.map((_, i) => i)) =>
+    applyIntents(
+      nics,
+      only.map((i) => intents[i] as PoolIntent),
+    ).outcomes.forEach((o, k) => {
+      if (!o.ok) unplace(only[k] as number, `${where}: ${o.reason}`);
     });
 
   const planVm = async (vmId: string) => {
@@ -114,15 +117,22 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       nics.push(nic);
       nicBases.push(b);
     }
-    const view = viewOf(vm, nics).nics;
-    placed(view, `VM ${vm.id.split("/").pop() ?? vm.id}`);
+    const mapped = viewOf(vm, nics);
+    const where = `VM ${vm.id.split("/").pop() ?? vm.id}`;
+    // As the reconcile: what cannot be placed on this VM's NICs with certainty is not written but failed, with why.
+    const certain = intents.flatMap((intent, i) => {
+      const why = uncertain(mapped, intent);
+      if (why) unplace(i, `${where}: ${why}`);
+      return why ? [] : [i];
+    });
+    placed(mapped.nics, where, certain);
     writes.push(
       ...planResource(
         "nic",
         nicRefs.map((r) => r.id),
         nics.map((n) => n.etag),
-        view,
-        intents,
+        mapped.nics,
+        certain.map((i) => intents[i] as PoolIntent),
         nicBase(nicBases),
       ),
     );

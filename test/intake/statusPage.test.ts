@@ -123,7 +123,9 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
       (await rows.nth(i).locator("td").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
 
     const applied = await cells(0);
-    expect(applied[0]).toBe(`etag-k8s / etag-k8s ${DEMO.poolId}`);
+    // The pool by name and the last segments of its ID; the full ID in a copyable field.
+    expect(applied[0]).toBe("etag-k8s / etag-k8s …/backendAddressPools/etag-k8s");
+    await expect(rows.nth(0).locator("td input.copy").inputValue()).resolves.toBe(DEMO.poolId);
     expect(applied[1]).toBe("primary");
     expect(applied[2]).toMatch(/^present \d+ s ago by function key holder$/);
     expect(applied[3]).toMatch(/^present( stale)?$/);
@@ -141,8 +143,9 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
     const others = section.locator("ul.plain li");
     await expect(others.count()).resolves.toBe(1);
     expect((await others.innerText()).replace(/\s+/g, " ")).toBe(
-      `etag-k8s / other-team ${OTHER_POOL} on etag-k8s-mp-0-nic-0 / ipConfig0`,
+      "etag-k8s / other-team …/backendAddressPools/other-team on etag-k8s-mp-0-nic-0 / ipConfig0",
     );
+    await expect(others.locator("input.copy").inputValue()).resolves.toBe(OTHER_POOL);
   });
 
   it("shows the poison message's text as text: the XSS attempt neither runs nor becomes markup", async () => {
