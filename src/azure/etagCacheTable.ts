@@ -22,6 +22,7 @@ import {
   SCALE_SET_ROW,
 } from "./cacheKeys";
 import { decodeModel, encodeModel, MAX_CHUNKS, ModelTooLargeError } from "./modelCodec";
+import { PartitionBatcher } from "./partitionBatcher";
 import { statusOf, unless404 } from "./tableErrors";
 
 /**
@@ -112,6 +113,12 @@ function entryOf<M>(row: TableEntityResult<CacheRow>, mac: CacheRowMac, unreadab
 }
 
 export class EtagCacheTable implements ModelCache {
+  /**
+   * The writes a reconcile makes to one scale set's rows in the same turn (its instances marked before their writes,
+   * stored as listed) go in one transaction.
+   */
+  private readonly writes: PartitionBatcher;
+
   constructor(
     readonly table: TableClient,
     readonly enabled: boolean,
@@ -121,7 +128,9 @@ export class EtagCacheTable implements ModelCache {
     private readonly unreadable?: UnreadableRow,
     /** POOLSYNC_CACHE_KEY's; by default a random key of this process. */
     private readonly mac: CacheRowMac = new CacheRowMac(""),
-  ) {}
+  ) {
+    this.writes = new PartitionBatcher(table);
+  }
 
   /**
    * Every row of the scale set partitions, small columns only, for the status census; no table yet = none. Keys
@@ -314,8 +323,11 @@ export class EtagCacheTable implements ModelCache {
     };
     const signed = { ...entity, [MAC_COLUMN]: this.mac.sign(macFieldsOf(entity)) };
     try {
-      if (base === undefined) await this.table.createEntity(signed);
-      else await this.table.updateEntity(signed, "Merge", { etag: base });
+      await this.writes.write(
+        base === undefined
+          ? { kind: "create", entity: signed }
+          : { kind: "update", entity: signed, mode: "Merge", etag: base },
+      );
       return true;
     } catch (err) {
       // 409: someone created the row since our read; 412: someone (an invalidation) changed it. Either way ours is
@@ -336,8 +348,9 @@ export class EtagCacheTable implements ModelCache {
   ): Promise<string | undefined> {
     if (!this.enabled) return undefined;
     const [pk, rk] = cacheRowKeys(ref);
-    const answer = await this.table.upsertEntity(
-      {
+    return this.writes.write({
+      kind: "upsert",
+      entity: {
         partitionKey: pk,
         rowKey: rk,
         stale: true,
@@ -346,18 +359,17 @@ export class EtagCacheTable implements ModelCache {
         pendingClientRequestId: clientRequestId,
         touchedAt: this.now(),
       },
-      "Merge",
-    );
-    return answer.etag;
+      mode: "Merge",
+    });
   }
 
   private async markStaleRow(partitionKey: string, rowKey: string, reason: string): Promise<string | undefined> {
     // Upsert, not update: a marker on a missing row makes a concurrent create-only store fail, as it must.
-    const answer = await this.table.upsertEntity(
-      { partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() },
-      "Merge",
-    );
-    return answer.etag;
+    return this.writes.write({
+      kind: "upsert",
+      entity: { partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() },
+      mode: "Merge",
+    });
   }
 
   private keysOf(ref: ScaleSetRef | InstanceRef | CachedResourceRef): [string, string] {
