@@ -61,12 +61,15 @@ export function countingLogger(): Logger & {
   samples: Record<string, string[]>;
   reconciles: Array<Record<string, unknown>>;
   writesAt: number[];
+  declaredAt: number[];
 } {
   const counts: Record<string, number> = {};
   const samples: Record<string, string[]> = {};
   const reconciles: Array<Record<string, unknown>> = [];
   /** Real ms of each successful ARM write: where a run's time went. */
   const writesAt: number[] = [];
+  /** Real ms of each declaration stored by a declare message: when the burst's intake ended. */
+  const declaredAt: number[] = [];
   const bump = (k: string, sample?: string) => {
     counts[k] = (counts[k] ?? 0) + 1;
     if (sample !== undefined) {
@@ -78,6 +81,9 @@ export function countingLogger(): Logger & {
     if (event === "reconcile") {
       reconciles.push({ ...fields, endedAt: Date.now() });
       bump(`reconcile:${String(fields.result)}`, fields.reason === undefined ? undefined : String(fields.reason));
+    } else if (event === "declaration") {
+      declaredAt.push(Date.now());
+      bump(`${level}:${event}`);
     } else if (event === "arm.write") {
       const outcome = String(fields.outcome);
       if (outcome === "ok") writesAt.push(Date.now());
@@ -87,7 +93,16 @@ export function countingLogger(): Logger & {
       );
     } else bump(`${level}:${event}`, level === "info" ? undefined : JSON.stringify(fields));
   };
-  return { counts, samples, reconciles, writesAt, info: push("info"), warn: push("warn"), error: push("error") };
+  return {
+    counts,
+    samples,
+    reconciles,
+    writesAt,
+    declaredAt,
+    info: push("info"),
+    warn: push("warn"),
+    error: push("error"),
+  };
 }
 
 export interface PoolsyncRun extends StrategyRun {

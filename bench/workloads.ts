@@ -173,6 +173,15 @@ function poolsyncNotes(
     realSeconds: {
       firstWrite: ((p.logs.writesAt[0] ?? t0) - t0) / 1000,
       lastWrite: ((p.logs.writesAt.at(-1) ?? t0) - t0) / 1000,
+      // What the first write waited for: the intake of the burst's declarations, and the first pass to begin.
+      lastDeclarationStored: ((p.logs.declaredAt.at(-1) ?? t0) - t0) / 1000,
+      firstPassStarted:
+        (Math.min(
+          ...p.logs.reconciles.map((r) => Number(r.endedAt) - Number(r.durationMs ?? 0)),
+          p.logs.writesAt[0] ?? t0,
+        ) -
+          t0) /
+        1000,
     },
     writesPerSecondBy5s: writesPerSecond.map((x) => Math.round(x * 10) / 10),
     readsByTrigger,
