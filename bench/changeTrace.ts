@@ -48,9 +48,7 @@ export function traceChanges(
     // The pass that wrote it: the last one of its scale set to start after the declaration was stored.
     const first = model ?? instances[0];
     const pass = passes
-      .filter(
-        (p) => p.targetId === ss && p.startedAt >= (stored ?? t0) && (first === undefined || p.startedAt <= first),
-      )
+      .filter((p) => p.targetId === ss && p.startedAt >= (stored ?? t0) && p.startedAt <= (first ?? seen))
       .at(-1)?.startedAt;
     const rel = (at: number | undefined) => (at === undefined ? undefined : at - t0);
     timelines.push({
