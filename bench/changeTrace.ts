@@ -5,6 +5,12 @@ import type { TraceLine } from "./poolsyncRun";
 import type { Change } from "./world";
 import { percentile } from "./stats";
 
+/**
+ * How long after a change shows its write's answer may still be logged: the monitor sees the simulator's state change
+ * at once, poolsync only when its operation poll reads the answer.
+ */
+const ANSWER_AFTER_VISIBLE_MS = 5_000;
+
 export interface ChangeTimeline {
   id: number;
   scaleSetId: string;
@@ -41,7 +47,9 @@ export function traceChanges(
     if (t0 === undefined || seen === undefined) continue;
     const ss = c.scaleSetId.toLowerCase();
     const pool = `${c.state}:${c.poolId.toLowerCase()}`;
-    const mine = lines.filter((l) => l.scaleSetId === ss && l.pools.includes(pool) && l.at >= t0 && l.at <= seen + 50);
+    const mine = lines.filter(
+      (l) => l.scaleSetId === ss && l.pools.includes(pool) && l.at >= t0 && l.at <= seen + ANSWER_AFTER_VISIBLE_MS,
+    );
     const stored = mine.find((l) => l.kind === "stored")?.at;
     const model = mine.find((l) => l.kind === "model written")?.at;
     const instances = mine.filter((l) => l.kind === "instance written").map((l) => l.at);
