@@ -55,18 +55,32 @@ export class TableCounter {
   }
 }
 
+export interface TraceLine {
+  kind: "stored" | "model written" | "instance written";
+  at: number;
+  scaleSetId: string;
+  /** "present:<pool>" / "absent:<pool>", lower case. */
+  pools: string[];
+}
+
 /** A logger that keeps counts and a few samples, not every line (runs make hundreds of thousands). */
 export function countingLogger(): Logger & {
   counts: Record<string, number>;
   samples: Record<string, string[]>;
   reconciles: Array<Record<string, unknown>>;
   writesAt: number[];
+  declaredAt: number[];
+  trace: TraceLine[];
 } {
   const counts: Record<string, number> = {};
   const samples: Record<string, string[]> = {};
   const reconciles: Array<Record<string, unknown>> = [];
   /** Real ms of each successful ARM write: where a run's time went. */
   const writesAt: number[] = [];
+  /** Real ms of each declaration stored by a declare message: when the burst's intake ended. */
+  const declaredAt: number[] = [];
+  /** The lines a change's timeline is made of (declaration stored, ARM write answered), real ms: latency trace. */
+  const trace: TraceLine[] = [];
   const bump = (k: string, sample?: string) => {
     counts[k] = (counts[k] ?? 0) + 1;
     if (sample !== undefined) {
@@ -78,16 +92,43 @@ export function countingLogger(): Logger & {
     if (event === "reconcile") {
       reconciles.push({ ...fields, endedAt: Date.now() });
       bump(`reconcile:${String(fields.result)}`, fields.reason === undefined ? undefined : String(fields.reason));
+    } else if (event === "declaration") {
+      declaredAt.push(Date.now());
+      trace.push({
+        kind: "stored",
+        at: Date.now(),
+        scaleSetId: String(fields.scaleSetId).toLowerCase(),
+        pools: [`${String(fields.state)}:${String(fields.backendPoolId).toLowerCase()}`],
+      });
+      bump(`${level}:${event}`);
     } else if (event === "arm.write") {
       const outcome = String(fields.outcome);
-      if (outcome === "ok") writesAt.push(Date.now());
+      if (outcome === "ok") {
+        writesAt.push(Date.now());
+        trace.push({
+          kind: String(fields.target) === "model" ? "model written" : "instance written",
+          at: Date.now(),
+          scaleSetId: String(fields.scaleSetId).toLowerCase(),
+          pools: (Array.isArray(fields.pools) ? fields.pools : []).map((p) => String(p).toLowerCase()),
+        });
+      }
       bump(
         `arm.write:${/^\w+/.exec(outcome === "ok" ? "ok" : (/: (\d{3}) /.exec(outcome)?.[1] ?? outcome))?.[0] ?? "?"}`,
         outcome === "ok" ? undefined : outcome,
       );
     } else bump(`${level}:${event}`, level === "info" ? undefined : JSON.stringify(fields));
   };
-  return { counts, samples, reconciles, writesAt, info: push("info"), warn: push("warn"), error: push("error") };
+  return {
+    counts,
+    samples,
+    reconciles,
+    writesAt,
+    declaredAt,
+    trace,
+    info: push("info"),
+    warn: push("warn"),
+    error: push("error"),
+  };
 }
 
 export interface PoolsyncRun extends StrategyRun {

@@ -289,12 +289,27 @@ export function renderMarkdown(r: Results, svgName: string): string {
     ];
     if (acc.length > 0) out.push("", ...acc.slice(0, -1));
     const pn = (agg as Agg).poolsync?.runs[0]?.notes as
-      { realSeconds?: { firstWrite: number; lastWrite: number }; writesPerSecondBy5s?: number[] } | undefined;
+      | {
+          realSeconds?: {
+            firstWrite: number;
+            lastWrite: number;
+            lastDeclarationStored?: number;
+            firstPassStarted?: number;
+          };
+          writesPerSecondBy5s?: number[];
+        }
+      | undefined;
     if (pn?.realSeconds) {
       out.push("");
       out.push(
         `Where poolsync's time went (first run, real s at 1×): first ARM write at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to 90 % of ARM's 10 a second after the first 180).`,
       );
+      const rs = pn.realSeconds;
+      if (rs.lastDeclarationStored !== undefined && rs.firstPassStarted !== undefined)
+        out.push(
+          "",
+          `The first write waited for: the first pass began at ${fmt(rs.firstPassStarted)} s; the last declaration was stored at ${fmt(rs.lastDeclarationStored)} s.`,
+        );
     }
     out.push("");
   }

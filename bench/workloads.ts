@@ -6,6 +6,7 @@ import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
 import type { ArmSimulator } from "../sim";
 import { startPeer, type PeerKind, type StrategyRun } from "./peers";
 import { startPoolsync, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
+import { traceChanges } from "./changeTrace";
 import { percentile, prng } from "./stats";
 import {
   buildWorld,
@@ -173,6 +174,15 @@ function poolsyncNotes(
     realSeconds: {
       firstWrite: ((p.logs.writesAt[0] ?? t0) - t0) / 1000,
       lastWrite: ((p.logs.writesAt.at(-1) ?? t0) - t0) / 1000,
+      // What the first write waited for: the intake of the burst's declarations, and the first pass to begin.
+      lastDeclarationStored: ((p.logs.declaredAt.at(-1) ?? t0) - t0) / 1000,
+      firstPassStarted:
+        (Math.min(
+          ...p.logs.reconciles.map((r) => Number(r.endedAt) - Number(r.durationMs ?? 0)),
+          p.logs.writesAt[0] ?? t0,
+        ) -
+          t0) /
+        1000,
     },
     writesPerSecondBy5s: writesPerSecond.map((x) => Math.round(x * 10) / 10),
     readsByTrigger,
@@ -532,6 +542,7 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
     s.poolsync?.logs.reconciles.splice(0);
     s.poolsync?.logs.writesAt.splice(0);
     const timerReadsBefore = s.poolsync?.own().timerReads ?? 0;
+    s.poolsync?.logs.trace.splice(0);
     const realT0 = Date.now();
     const t0 = sim.control.clock.now();
     writers.start(size.writers, size.writerGapMs);
@@ -571,12 +582,42 @@ export async function runSteady(strategy: Strategy, env: Env, size: SteadySize, 
       timerRuns: s.poolsync?.own().timerRuns ?? 0,
       timerReads: (s.poolsync?.own().timerReads ?? 0) - timerReadsBefore,
       peer: s.poolsync ? {} : s.run.own(),
-      notes: poolsyncNotes(s.poolsync, realT0, timerReadsBefore),
+      notes: {
+        ...poolsyncNotes(s.poolsync, realT0, timerReadsBefore),
+        // At 1x (the latency workload) every change's timeline, from poolsync's log: what the slowest waited for.
+        ...(s.poolsync && timeScaleFor(strategy, size) === 1
+          ? {
+              trace: changeTraceOf(
+                s.poolsync,
+                monitor,
+                plan.map((x) => x.change),
+                t0,
+                realT0,
+              ),
+            }
+          : {}),
+      },
     };
   } finally {
     monitor.stop();
     await finish(s);
   }
+}
+
+/** Monitor times are the simulator's (at 1x, a constant shift from real time): shifted to the log's Date.now(). */
+function changeTraceOf(
+  p: PoolsyncRun,
+  monitor: { declaredAt: Map<number, number>; appliedAt: Map<number, number> },
+  changes: Change[],
+  simT0: number,
+  realT0: number,
+) {
+  const real = (m: Map<number, number>) => new Map([...m].map(([id, at]) => [id, at - simT0 + realT0]));
+  const passes = p.logs.reconciles.map((r) => ({
+    targetId: String(r.targetId ?? "").toLowerCase(),
+    startedAt: Number(r.endedAt) - Number(r.durationMs ?? 0),
+  }));
+  return traceChanges(changes, real(monitor.declaredAt), real(monitor.appliedAt), p.logs.trace, passes);
 }
 
 // ---- 3b. latency at 1x ---------------------------------------------------------------------------------------

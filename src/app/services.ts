@@ -36,7 +36,7 @@ import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from ".
 import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
 import { reconcileVm } from "../reconcile/reconcileVm";
-import { historyLog } from "../reconcile/historyLog";
+import { historyLog, passHistoryLog } from "../reconcile/historyLog";
 import { HistoryTable } from "../azure/historyTable";
 import { pruneHistory } from "./pruneHistory";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
@@ -193,9 +193,14 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     ...(overrides.random ? { random: overrides.random } : {}),
   };
   const runner = new ReconcileRunner({
-    reconcile: (ref, trigger) => {
-      const deps = { ...reconcileDeps, log: historyLog(log, history, clock.now, ref.id) };
-      return ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps);
+    reconcile: async (ref, trigger) => {
+      const passLog = passHistoryLog(log, history, clock.now, ref.id);
+      const deps = { ...reconcileDeps, log: passLog };
+      try {
+        return await (ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps));
+      } finally {
+        await passLog.flush();
+      }
     },
     // One reconcile of a target at a time across hosts: the lease shares the cache table, in its own partition.
     leases: new ReconcileLeaseTable(cacheTable, clock.now),

@@ -26,6 +26,7 @@ import {
   SCALE_SET_ROW,
 } from "./cacheKeys";
 import { decodeModel, encodeModel, MAX_CHUNKS, ModelTooLargeError } from "./modelCodec";
+import { PartitionBatcher } from "./partitionBatcher";
 import { statusOf, unless404 } from "./tableErrors";
 
 /**
@@ -120,6 +121,12 @@ const SCALE_SET_PARTITIONS_FROM = "%2F";
 const SCALE_SET_PARTITIONS_TO = "%2G";
 
 export class EtagCacheTable implements ModelCache, VmNicRows {
+  /**
+   * The writes a reconcile makes to one scale set's rows in the same turn (its instances marked before their writes,
+   * stored as listed) go in one transaction.
+   */
+  private readonly writes: PartitionBatcher;
+
   constructor(
     readonly table: TableClient,
     readonly enabled: boolean,
@@ -129,7 +136,9 @@ export class EtagCacheTable implements ModelCache, VmNicRows {
     private readonly unreadable?: UnreadableRow,
     /** POOLSYNC_CACHE_KEY's; by default a random key of this process. */
     private readonly mac: CacheRowMac = new CacheRowMac(""),
-  ) {}
+  ) {
+    this.writes = new PartitionBatcher(table);
+  }
 
   /**
    * Every row of the scale set partitions, small columns only, for the status census; no table yet = none. Keys
@@ -331,8 +340,11 @@ export class EtagCacheTable implements ModelCache, VmNicRows {
     };
     const signed = { ...entity, [MAC_COLUMN]: this.mac.sign(macFieldsOf(entity)) };
     try {
-      if (base === undefined) await this.table.createEntity(signed);
-      else await this.table.updateEntity(signed, "Merge", { etag: base });
+      await this.writes.write(
+        base === undefined
+          ? { kind: "create", entity: signed }
+          : { kind: "update", entity: signed, mode: "Merge", etag: base },
+      );
       return true;
     } catch (err) {
       // 409: someone created the row since our read; 412: someone (an invalidation) changed it. Either way ours is
@@ -370,8 +382,9 @@ export class EtagCacheTable implements ModelCache, VmNicRows {
   ): Promise<string | undefined> {
     if (!this.enabled) return undefined;
     const [pk, rk] = cacheRowKeys(ref);
-    const answer = await this.table.upsertEntity(
-      {
+    return this.writes.write({
+      kind: "upsert",
+      entity: {
         partitionKey: pk,
         rowKey: rk,
         stale: true,
@@ -380,18 +393,17 @@ export class EtagCacheTable implements ModelCache, VmNicRows {
         pendingClientRequestId: clientRequestId,
         touchedAt: this.now(),
       },
-      "Merge",
-    );
-    return answer.etag;
+      mode: "Merge",
+    });
   }
 
   private async markStaleRow(partitionKey: string, rowKey: string, reason: string): Promise<string | undefined> {
     // Upsert, not update: a marker on a missing row makes a concurrent create-only store fail, as it must.
-    const answer = await this.table.upsertEntity(
-      { partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() },
-      "Merge",
-    );
-    return answer.etag;
+    return this.writes.write({
+      kind: "upsert",
+      entity: { partitionKey, rowKey, stale: true, staleReason: reason.slice(0, 1024), staleAt: this.now() },
+      mode: "Merge",
+    });
   }
 
   private keysOf(ref: ScaleSetRef | InstanceRef | CachedResourceRef): [string, string] {

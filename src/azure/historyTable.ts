@@ -29,12 +29,25 @@ export class HistoryTable implements TargetHistory {
   ) {}
 
   async append(targetId: string, entry: HistoryEntry): Promise<void> {
+    await this.table.createEntity(this.rowOf(targetId, entry));
+  }
+
+  /** One transaction per 100 entries: they share the target's partition (a pass's writes, recorded as it ends). */
+  async appendAll(targetId: string, entries: readonly HistoryEntry[]): Promise<void> {
+    if (entries.length === 1) return this.append(targetId, entries[0] as HistoryEntry);
+    for (let i = 0; i < entries.length; i += 100) {
+      const actions: TransactionAction[] = entries.slice(i, i + 100).map((e) => ["create", this.rowOf(targetId, e)]);
+      await this.table.submitTransaction(actions);
+    }
+  }
+
+  private rowOf(targetId: string, entry: HistoryEntry) {
     const at = Date.parse(entry.at);
-    await this.table.createEntity({
+    return {
       partitionKey: partitionOf(targetId),
       rowKey: rowKeyOf(Number.isNaN(at) ? this.now() : at),
       entry: JSON.stringify(entry).slice(0, 30_000),
-    });
+    };
   }
 
   async page(targetId: string, limit: number, cursor?: string): Promise<HistoryPage> {

@@ -13,6 +13,7 @@ import {
 import type { DeclarationStore, UpsertResult } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import { encodeKey } from "../core/tableKeys";
+import { PartitionBatcher } from "./partitionBatcher";
 import { statusOf } from "./tableErrors";
 
 /**
@@ -91,10 +92,15 @@ function outcomeFields(
 }
 
 export class MembershipTable implements DeclarationStore {
+  /** The outcomes a reconcile records together (one partition: the scale set's) go in one transaction. */
+  private readonly outcomes: PartitionBatcher;
+
   constructor(
     readonly table: TableClient,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.outcomes = new PartitionBatcher(table);
+  }
 
   private rowOf(target: TargetRef, d: Declaration): Row {
     return {
@@ -172,22 +178,15 @@ export class MembershipTable implements DeclarationStore {
 
   async recordOutcome(target: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean> {
     const attempts = outcome.kind === "applied" ? 0 : d.attempts + (outcome.kind === "failed" ? 1 : 0);
-    try {
-      await this.table.updateEntity(
-        {
-          partitionKey: scaleSetPartition(target),
-          rowKey: encodeKey(declarationKey(d)),
-          attempts,
-          ...outcomeFields(outcome),
-        },
-        "Merge",
-        { etag: d.rowEtag },
-      );
-      return true;
-    } catch (err) {
-      if (statusOf(err) === 412 || statusOf(err) === 404) return false;
-      throw err;
-    }
+    return this.outcomes.mergeIfMatch(
+      {
+        partitionKey: scaleSetPartition(target),
+        rowKey: encodeKey(declarationKey(d)),
+        attempts,
+        ...outcomeFields(outcome),
+      },
+      d.rowEtag,
+    );
   }
 
   async remove(target: TargetRef, d: StoredDeclaration): Promise<boolean> {

@@ -52,6 +52,8 @@ export interface HistoryPage {
 export interface TargetHistory {
   /** One blind insert: no read first. */
   append(targetId: string, entry: HistoryEntry): Promise<void>;
+  /** Several entries of one target at once (one round trip per 100 where the store can). */
+  appendAll?(targetId: string, entries: readonly HistoryEntry[]): Promise<void>;
   /** Newest first. */
   page(targetId: string, limit: number, cursor?: string): Promise<HistoryPage>;
   /** Removes what is beyond the bound in every target's timeline; returns how many entries went. */

@@ -116,3 +116,42 @@ export function historyLog(log: Logger, history: TargetHistory, now: () => numbe
     error: (event, fields) => (log.error(event, fields), tee(event, fields)),
   };
 }
+
+/**
+ * A pass's own logger: its write entries (all of one target, one partition) are kept until the pass ends and then
+ * appended together, one Table round trip instead of one per ARM write. The cost: a process that dies mid-pass loses
+ * the history of that pass's writes (never the writes, nor the declarations' outcomes).
+ */
+export function passHistoryLog(
+  log: Logger,
+  history: TargetHistory,
+  now: () => number,
+  targetId: string,
+): Logger & { flush(): Promise<void> } {
+  const kept: HistoryEntry[] = [];
+  let flushed = false;
+  const append = (entries: HistoryEntry[]) =>
+    (entries.length === 1 || !history.appendAll
+      ? Promise.all(entries.map((e) => history.append(targetId, e))).then(() => undefined)
+      : history.appendAll(targetId, entries)
+    ).catch((err: unknown) =>
+      log.warn("history.append-failed", { targetId, entries: entries.length, error: (err as Error).message }),
+    );
+  const keep = (event: string, fields: Record<string, unknown>) => {
+    const made = historyOf(event, fields, new Date(now()).toISOString(), targetId);
+    if (!made?.[0]) return;
+    // A line after the pass ended (work it left running) is appended at once, as the process-wide logger does.
+    if (flushed) void append([made[1]]);
+    else kept.push(made[1]);
+  };
+  return {
+    info: (event, fields) => (log.info(event, fields), keep(event, fields)),
+    warn: (event, fields) => (log.warn(event, fields), keep(event, fields)),
+    error: (event, fields) => (log.error(event, fields), keep(event, fields)),
+    async flush() {
+      flushed = true;
+      const entries = kept.splice(0);
+      if (entries.length > 0) await append(entries);
+    },
+  };
+}

@@ -178,3 +178,51 @@ describe("MembershipTable", () => {
     expect(rows).toEqual([]);
   });
 });
+
+describe("MembershipTable: the outcomes of one pass", () => {
+  it("outcomes recorded together go in one Table round trip; a row replaced meanwhile still loses alone", async () => {
+    const requests: string[] = [];
+    const counted = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), {
+      allowInsecureConnection: true,
+      additionalPolicies: [
+        {
+          policy: { name: "count", sendRequest: (req, next) => (requests.push(req.method), next(req)) },
+          position: "perCall",
+        },
+      ],
+    });
+    await counted.createTable();
+    const t = new MembershipTable(counted, now);
+    const pools = Array.from({ length: 5 }, (_, i) => `${POOL}-${i}`);
+    for (const p of pools) await t.upsert(ref, declaration({ backendPoolId: p }));
+    const stored = await t.listForTarget(ref);
+    const applied = { kind: "applied" as const, appliedEtag: '"9"', at: "2026-12-02T10:01:00.000Z" };
+
+    requests.length = 0;
+    expect(await Promise.all(stored.map((d) => t.recordOutcome(ref, d, applied)))).toEqual(Array(5).fill(true));
+    expect(requests).toEqual(["POST"]);
+    expect((await t.listForTarget(ref)).map((d) => d.outcome.kind)).toEqual(Array(5).fill("applied"));
+
+    // The same rows on their old ETags, one of them replaced by a newer declaration first: that one alone says false.
+    await t.upsert(
+      ref,
+      declaration({ backendPoolId: pools[2], requestId: "r-9", declaredAt: "2026-12-02T09:50:00.000Z" }),
+    );
+    const failed = { kind: "failed" as const, reason: "x", retryAt: "2026-12-02T10:05:00.000Z", at: applied.at };
+    const fresh = await t.listForTarget(ref);
+    const answers = await Promise.all(
+      stored.map((d) =>
+        t.recordOutcome(
+          ref,
+          fresh.find((f) => f.backendPoolId === d.backendPoolId && d.backendPoolId !== pools[2]) ?? d,
+          failed,
+        ),
+      ),
+    );
+    expect(answers).toEqual([true, true, false, true, true]);
+    const after = await t.listForTarget(ref);
+    expect(after.find((d) => d.backendPoolId === pools[2])?.requestId).toBe("r-9");
+    expect(after.find((d) => d.backendPoolId === pools[2])?.outcome.kind).toBe("pending");
+    expect(after.filter((d) => d.outcome.kind === "failed")).toHaveLength(4);
+  });
+});

@@ -281,3 +281,41 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     expect(await leases.acquire(REF, "retry", 60_000, false)).toEqual({ kind: "acquired" });
   });
 });
+
+describe("the lease table's round trips", () => {
+  it("a pass nobody asked about takes and lets go of the lease in three Table round trips (read, take, release)", async () => {
+    const requests: string[] = [];
+    const counted = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("lease"), {
+      allowInsecureConnection: true,
+      additionalPolicies: [
+        {
+          policy: { name: "count", sendRequest: (req, next) => (requests.push(req.method), next(req)) },
+          position: "perCall",
+        },
+      ],
+    });
+    await counted.createTable();
+    const queue = new QueueClient(testStorageConnectionString(), uniqueName("q-"));
+    await queue.create();
+    const deps: LeasedDeps = {
+      leases: new ReconcileLeaseTable(counted, Date.now),
+      queue: new StorageWorkQueue(queue, queue),
+      clock: systemClock,
+      log: memoryLogger(),
+      ttlMs: 60_000,
+      newHolderId: randomUUID,
+      handover: { snapshot: () => "budgets", restore: () => undefined },
+    };
+    requests.length = 0;
+    await leasedReconcile(REF, { reason: "first", attempt: 0 }, deps, async (t) => report(t));
+    // The first pass creates the row: a read (404) and a create, then the release on the ETag of that create.
+    expect(requests).toEqual(["GET", "POST", "PATCH"]);
+    requests.length = 0;
+    await leasedReconcile(REF, { reason: "second", attempt: 0 }, deps, async (t) => report(t));
+    expect(requests).toEqual(["GET", "PUT", "PATCH"]);
+    const rows = [];
+    for await (const r of counted.listEntities<{ holder: string; wanted: boolean; handover: string }>())
+      rows.push({ holder: r.holder, wanted: r.wanted, handover: r.handover });
+    expect(rows).toEqual([{ holder: "", wanted: false, handover: "budgets" }]);
+  });
+});
