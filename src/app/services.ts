@@ -25,6 +25,8 @@ import { StorageWorkQueue } from "../azure/workQueue";
 import type { Coalescer } from "../reconcile/coalescer";
 import { LEADS_WITH_MESSAGES_IN_HAND, scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
 import { WritePacer } from "../pacing/writePacer";
+import { SharedWriteBudget } from "../pacing/sharedWriteBudget";
+import { SharedBudgetTable } from "../azure/sharedBudgetTable";
 import { ReconcileRunner } from "../reconcile/reconcileRunner";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
 import { handleResourceEvent } from "../reconcile/handleResourceEvent";
@@ -169,6 +171,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
   let messagesInHand = 0;
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
+  // The subscription-wide budgets are reserved in storage before they are spent, so two hosts never spend one token.
+  const sharedBudget = config.pacingEnabled
+    ? new SharedWriteBudget(new SharedBudgetTable(cacheTable, clock.now), clock.now, randomUUID(), (sub, kind) =>
+        pacer.known(sub, kind),
+      )
+    : undefined;
   const writers = new LastWriterTable(cacheTable, clock.now);
   const drifts = new DriftTable(cacheTable);
   const reconcileDeps = {
@@ -180,6 +188,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     config,
     pacer,
+    ...(sharedBudget ? { sharedBudget } : {}),
     newRequestId: randomUUID,
     drift: { writers, drifts },
     ...(overrides.random ? { random: overrides.random } : {}),
