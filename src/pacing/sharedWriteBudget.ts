@@ -12,7 +12,7 @@ import type { InstanceRef, NicRef, ScaleSetRef } from "../core/resourceIds";
  * A reservation lives `holdMs`; what its host has not spent by then is lost to it. The row lists every live
  * reservation (host → tokens, until), and a bucket is never counted fuller than its size less those: a host may still
  * spend a reservation made when the bucket was full, after the bucket refilled, so the row keeps room for it. A host
- * that dies holding a reservation loses it when it lapses (`holdMs`, seconds), and the room comes back then.
+ * that dies holding a reservation loses it when it lapses (`holdMs`, 10 s), and the room comes back then.
  */
 
 export type SharedBudgetKind = "arm" | "vmss-sub" | "vm-sub";
@@ -122,7 +122,10 @@ export class SharedWriteBudget {
     opts: SharedBudgetOptions = {},
   ) {
     this.batch = opts.batch ?? 10;
-    this.holdMs = opts.holdMs ?? 5_000;
+    // Long enough that a host writing a change every few seconds reserves once per batch, not once per change (a
+    // lapsed reservation is a Table write more); short enough that a dead host's is back within seconds. What it
+    // holds is never spent on top of a refilled bucket (the row keeps room for it), so a longer hold costs no 429.
+    this.holdMs = opts.holdMs ?? 10_000;
     this.maxRounds = opts.maxRounds ?? 5;
   }
 
