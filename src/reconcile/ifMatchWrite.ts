@@ -135,6 +135,8 @@ async function pace(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
       await budgetReady(target, deps);
     }
   }
+  // Checked and spent in one synchronous step: writers woken by the same refill must not all see its last token.
+  while (deps.pacer.waitMs(target) > 0) await budgetReady(target, deps);
   deps.pacer.take(target);
 }
 
