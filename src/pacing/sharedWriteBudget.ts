@@ -85,6 +85,17 @@ type Reserved = number;
 
 const noTokens = (): Record<SharedBudgetKind, number> => ({ arm: 0, "vmss-sub": 0, "vm-sub": 0 });
 
+/** The longest a reservation waits for the bucket to hold as many tokens as the writes waiting for them. */
+const BATCH_WAIT_MS = 2_000;
+
+/** Milliseconds until the bucket holds `n` tokens (0 = now). */
+export function waitForTokens(spec: BucketSpec, state: BucketState, now: number, n: number): number {
+  if (state.at > now) return state.at - now + waitForTokens(spec, state, state.at, n);
+  const s = refill(spec, state, now);
+  if (s.tokens >= n) return 0;
+  return s.at + Math.ceil((n - s.tokens) / spec.refillAmount) * spec.refillIntervalMs - now;
+}
+
 /** The row's bucket as this host may plan on it: refilled to now, at most its size less the others' live grants. */
 export function plannable(
   spec: BucketSpec,
@@ -106,6 +117,8 @@ export class SharedWriteBudget {
   /** The last row read or written, per subscription: a reservation tries it first, so one uncontended round trip. */
   private readonly lastRow = new Map<string, SharedBudgetRow>();
   private readonly inFlight = new Map<string, Promise<Reserved>>();
+  /** Writes of this process in `take` per subscription, waiting or about to spend. */
+  private readonly waiting = new Map<string, number>();
   private readonly batch: number;
   private readonly holdMs: number;
   private readonly maxRounds: number;
@@ -129,23 +142,38 @@ export class SharedWriteBudget {
     this.maxRounds = opts.maxRounds ?? 5;
   }
 
-  /** Spends one reserved token of each shared bucket this write uses: 0 when spent, else how long to wait first. */
-  async take(target: ScaleSetRef | InstanceRef | NicRef): Promise<number> {
+  /**
+   * Spends one reserved token of each shared bucket this write uses: 0 when spent, else how long to wait first. With
+   * `sleep`, waits up to `maxWaitMs` itself (and is counted among the writes waiting, which sizes the next batch).
+   */
+  async take(
+    target: ScaleSetRef | InstanceRef | NicRef,
+    sleep?: (ms: number) => Promise<void>,
+    maxWaitMs = Number.POSITIVE_INFINITY,
+  ): Promise<number> {
     const { subscriptionId, kinds } = sharedKindsOf(target);
-    for (;;) {
-      const h = this.held.get(subscriptionId);
-      if (h && h.until > this.now() && kinds.every((k) => h.tokens[k] >= 1)) {
-        for (const k of kinds) h.tokens[k] -= 1;
-        return 0;
+    this.waiting.set(subscriptionId, (this.waiting.get(subscriptionId) ?? 0) + 1);
+    try {
+      for (;;) {
+        const h = this.held.get(subscriptionId);
+        if (h && h.until > this.now() && kinds.every((k) => h.tokens[k] >= 1)) {
+          for (const k of kinds) h.tokens[k] -= 1;
+          return 0;
+        }
+        // One reservation per subscription at a time in this process: the writes waiting for it share it.
+        let pending = this.inFlight.get(subscriptionId);
+        if (!pending) {
+          pending = this.reserve(subscriptionId, kinds).finally(() => this.inFlight.delete(subscriptionId));
+          this.inFlight.set(subscriptionId, pending);
+        }
+        const wait = await pending;
+        if (wait > 0) {
+          if (!sleep || wait > maxWaitMs) return wait;
+          await sleep(wait);
+        }
       }
-      // One reservation per subscription at a time in this process: the writes waiting for it share it.
-      let pending = this.inFlight.get(subscriptionId);
-      if (!pending) {
-        pending = this.reserve(subscriptionId, kinds).finally(() => this.inFlight.delete(subscriptionId));
-        this.inFlight.set(subscriptionId, pending);
-      }
-      const wait = await pending;
-      if (wait > 0) return wait;
+    } finally {
+      this.waiting.set(subscriptionId, (this.waiting.get(subscriptionId) ?? 1) - 1);
     }
   }
 
@@ -178,13 +206,22 @@ export class SharedWriteBudget {
       }
       const buckets = { ...row.buckets };
       const grant = noTokens();
+      // As many as the writes waiting here (a batch at most): while the bucket is refilling, a reservation of the one
+      // token there is a Table round trip per write, and two hosts racing for it lose most of theirs.
+      const want = Math.max(1, Math.min(this.batch, this.waiting.get(subscriptionId) ?? 1));
       let wait = 0;
       for (const k of topUpKinds(needed)) {
         const spec = SHARED_BUDGET_SPECS[k];
         const state = plannable(spec, row.buckets[k], othersHeld[k], now, this.known(subscriptionId, k));
         buckets[k] = state;
         grant[k] = Math.max(0, Math.min(this.batch - carried[k], Math.floor(state.tokens)));
-        if (needed.includes(k) && carried[k] + grant[k] < 1) wait = Math.max(wait, waitForToken(spec, state, now), 1);
+        if (!needed.includes(k)) continue;
+        if (carried[k] + grant[k] < 1) wait = Math.max(wait, waitForToken(spec, state, now), 1);
+        else if (carried[k] + grant[k] < want) {
+          // Worth waiting for only when the bucket refills soon (ARM's: 9 a second); CRP's refill a minute's lump.
+          const soon = waitForTokens(spec, state, now, want - carried[k]);
+          if (soon <= BATCH_WAIT_MS) wait = Math.max(wait, soon);
+        }
       }
       // Nothing to reserve for this write: no round trip (the next reservation writes the correction, if any).
       if (wait > 0) return wait;

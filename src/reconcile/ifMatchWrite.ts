@@ -124,16 +124,10 @@ async function goneFrom<M extends { etag: string }, E>(target: IfMatchTarget<M, 
 async function pace(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
   await budgetReady(target, deps);
   if (deps.sharedBudget) {
-    // Reserved from what every host shares before it is spent here; this host's own budgets are checked again after
-    // a wait, since what ARM answered meanwhile may have lowered them.
-    for (;;) {
-      const wait = await deps.sharedBudget.take(target);
-      if (wait === 0) break;
-      if (wait > deps.config.pacingMaxWaitMs)
-        throw new Requeue(wait, `pacing: shared write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
-      await deps.clock.sleep(wait);
-      await budgetReady(target, deps);
-    }
+    // Reserved from what every host shares before it is spent here.
+    const wait = await deps.sharedBudget.take(target, (ms) => deps.clock.sleep(ms), deps.config.pacingMaxWaitMs);
+    if (wait > 0)
+      throw new Requeue(wait, `pacing: shared write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
   }
   // Checked and spent in one synchronous step: writers woken by the same refill must not all see its last token.
   while (deps.pacer.waitMs(target) > 0) await budgetReady(target, deps);
