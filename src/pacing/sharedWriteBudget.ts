@@ -124,6 +124,7 @@ export class SharedWriteBudget {
   private readonly maxRounds: number;
   /** Table round trips made (reads, reservations and lost races), for tests and the benchmark's accounting. */
   roundTrips = 0;
+  private slowestRoundTripMs = 0;
 
   constructor(
     private readonly store: SharedBudgetStore,
@@ -177,6 +178,17 @@ export class SharedWriteBudget {
     }
   }
 
+  /** Counts a round trip and how long it took on this clock (the slowest of the recent ones, decaying). */
+  private async timed<T>(call: () => Promise<T>): Promise<T> {
+    this.roundTrips++;
+    const started = this.now();
+    try {
+      return await call();
+    } finally {
+      this.slowestRoundTripMs = Math.max(this.now() - started, 0.9 * this.slowestRoundTripMs);
+    }
+  }
+
   /** Tokens this host holds of a subscription now (tests, the status of a host). */
   holding(subscriptionId: string): Record<SharedBudgetKind, number> {
     const h = this.held.get(subscriptionId.toLowerCase());
@@ -191,8 +203,7 @@ export class SharedWriteBudget {
     for (let round = 0; round < this.maxRounds; round++) {
       let row = this.lastRow.get(subscriptionId);
       if (!row) {
-        this.roundTrips++;
-        row = await this.store.read(subscriptionId);
+        row = await this.timed(() => this.store.read(subscriptionId));
       }
       const now = this.now();
       const mine = this.held.get(subscriptionId);
@@ -231,10 +242,11 @@ export class SharedWriteBudget {
         const s = buckets[k];
         if (s && grant[k] > 0) buckets[k] = { tokens: s.tokens - grant[k], at: s.at };
       }
-      const until = now + this.holdMs;
+      // A reservation must outlive the round trip that makes it, with time to spend it: on this clock a Table call
+      // may take seconds (a host under load, or the benchmark's time-scaled clock, where 100 real ms are 15 s).
+      const until = now + Math.max(this.holdMs, 4 * this.slowestRoundTripMs);
       grants[this.hostId] = { until, tokens: Object.fromEntries(SHARED_BUDGET_KINDS.map((k) => [k, tokens[k]])) };
-      this.roundTrips++;
-      const etag = await this.store.write(subscriptionId, { buckets, grants }, row.etag);
+      const etag = await this.timed(() => this.store.write(subscriptionId, { buckets, grants }, row.etag));
       if (etag !== false) {
         this.lastRow.set(subscriptionId, { buckets, grants, etag });
         // Spent meanwhile (the carried tokens were still spendable while the write was in flight) stays spent.
