@@ -4,7 +4,7 @@
 import type { Results } from "./report";
 import type { Spread } from "./stats";
 
-export const HOST_COUNTS = [1, 2, 4] as const;
+export const HOST_COUNTS = [1, 2, 4, 8] as const;
 
 type Agg = Record<string, { runs: unknown[]; summary: Record<string, Spread> }>;
 

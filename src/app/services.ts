@@ -28,6 +28,8 @@ import { StorageWorkQueue } from "../azure/workQueue";
 import type { Coalescer } from "../reconcile/coalescer";
 import { LEADS_WITH_MESSAGES_IN_HAND, scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
 import { WritePacer } from "../pacing/writePacer";
+import { SharedWriteBudget } from "../pacing/sharedWriteBudget";
+import { SharedBudgetTable } from "../azure/sharedBudgetTable";
 import { ReconcileRunner } from "../reconcile/reconcileRunner";
 import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStale";
 import { handleResourceEvent } from "../reconcile/handleResourceEvent";
@@ -175,6 +177,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
   let messagesInHand = 0;
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
+  // The subscription-wide budgets are reserved in storage before they are spent, so two hosts never spend one token.
+  const sharedBudget = config.pacingEnabled
+    ? new SharedWriteBudget(new SharedBudgetTable(cacheTable, clock.now), clock.now, randomUUID(), (sub, kind) =>
+        pacer.known(sub, kind),
+      )
+    : undefined;
   const writers = new LastWriterTable(cacheTable, clock.now);
   const unheld = new UnheldEventTable(cacheTable);
   const censusSummary = new CensusSummaryTable(cacheTable);
@@ -188,6 +196,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     config,
     pacer,
+    ...(sharedBudget ? { sharedBudget } : {}),
     newRequestId: randomUUID,
     drift: { writers, drifts },
     ...(overrides.random ? { random: overrides.random } : {}),

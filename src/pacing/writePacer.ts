@@ -115,6 +115,18 @@ export class WritePacer {
       this.states.set(key, { tokens: Math.max(-spec.capacity, remaining), at: s.at, spec });
   }
 
+  /**
+   * What this host knows is left of a subscription's shared bucket (what ARM's answers said, less its writes since),
+   * undefined when it has no figure of its own; 0 while a 429 keeps it closed.
+   */
+  known(subscriptionId: string, kind: "arm" | "vmss-sub" | "vm-sub"): number | undefined {
+    const s = this.states.get(`${kind}|${subscriptionId.toLowerCase()}`);
+    if (!s) return undefined;
+    const now = this.now();
+    if (s.at > now) return 0;
+    return refill(s.spec, s, now).tokens;
+  }
+
   /** This scale set's own budgets (its model's and its instances'), for the next host that writes it. */
   snapshot(scaleSet: ScaleSetRef): Record<string, BucketState> {
     const out: Record<string, BucketState> = {};

@@ -5,6 +5,7 @@ import { requireEtag } from "../core/etagGuard";
 import { preconditionBackoffMs } from "../core/retryPolicy";
 import { Requeue } from "./requeue";
 import type { WritePacer } from "../pacing/writePacer";
+import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 
 /**
  * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,
@@ -46,6 +47,8 @@ export interface IfMatchTarget<M extends { etag: string }, E> {
 
 export interface IfMatchDeps {
   pacer: WritePacer;
+  /** The subscription's budgets as every host shares them (reserved in storage before a write spends them). */
+  sharedBudget?: Pick<SharedWriteBudget, "take">;
   clock: Clock;
   log: Logger;
   newRequestId: () => string;
@@ -120,6 +123,14 @@ async function goneFrom<M extends { etag: string }, E>(target: IfMatchTarget<M, 
  */
 async function pace(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
   await budgetReady(target, deps);
+  if (deps.sharedBudget) {
+    // Reserved from what every host shares before it is spent here.
+    const wait = await deps.sharedBudget.take(target, (ms) => deps.clock.sleep(ms), deps.config.pacingMaxWaitMs);
+    if (wait > 0)
+      throw new Requeue(wait, `pacing: shared write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
+  }
+  // Checked and spent in one synchronous step: writers woken by the same refill must not all see its last token.
+  while (deps.pacer.waitMs(target) > 0) await budgetReady(target, deps);
   deps.pacer.take(target);
 }
 

@@ -4,6 +4,7 @@ import type { TargetRef } from "../core/resourceIds";
 import type { CallStats } from "./callStats";
 import type { DriftDeps } from "./driftWatch";
 import type { WritePacer } from "../pacing/writePacer";
+import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 
 /**
  * The words every reconcile speaks, whatever its target (scale set or VM): what asked for it (the trigger), what it
@@ -30,6 +31,8 @@ export interface ReconcileDeps {
     | "pacingMaxWaitMs"
   >;
   pacer: WritePacer;
+  /** Every host's shared write budgets (pacing/sharedWriteBudget); without it, this host's pacer alone. */
+  sharedBudget?: Pick<SharedWriteBudget, "take">;
   newRequestId: () => string;
   random?: () => number;
   /** Drift attribution (off when absent). */

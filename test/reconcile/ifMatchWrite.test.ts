@@ -153,6 +153,43 @@ describe("ifMatchWrite", () => {
     expect(await cache.readEntry(iref)).toBeUndefined();
   });
 
+  it("writers woken together by one refill do not all spend its one token: one writes, the others wait again", async () => {
+    // The simulator's clock (and any timer wheel) wakes every sleeper due at one instant in one go; a check of the
+    // budget and its spending with an await between them let each see the same last token.
+    let now = 1_000_000;
+    const sleepers: Array<() => void> = [];
+    const pacer = new WritePacer(() => now);
+    const other = (i: number) => scaleSetRef(DEMO.scaleSetId.replace(/etag-k8s-mp-0$/, `other-${i}`));
+    for (let i = 0; pacer.waitMs(other(i)) === 0; i++) pacer.take(other(i));
+    const instances = await h.services.compute.listInstances(ref);
+    expect(instances.length).toBeGreaterThanOrEqual(2);
+    h.sim.control.resetStats();
+    const d: IfMatchDeps = {
+      ...deps(),
+      pacer,
+      clock: { now: () => now, sleep: () => new Promise<void>((r) => sleepers.push(r)) },
+    };
+    const runs = instances.map((vm) => ifMatchWrite(instanceTarget(instanceRef(ref, vm.instanceId)), vm, d));
+    const settled = async (n: number) => {
+      for (let i = 0; i < 500 && sleepers.length !== n; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(sleepers.length).toBe(n);
+    };
+    await settled(instances.length);
+    // One refill step: one token. Every sleeper wakes at once.
+    now += 111;
+    sleepers.splice(0).forEach((wake) => wake());
+    await Promise.race(runs);
+    await settled(instances.length - 1);
+    expect(h.sim.control.stats().instancePuts).toBe(1);
+    // The rest go as the budget refills.
+    while (sleepers.length > 0) {
+      now += 10_000;
+      sleepers.splice(0).forEach((wake) => wake());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await Promise.all(runs)).every((r) => r.kind === "written")).toBe(true);
+  });
+
   it("a write the budget cannot take soon is never sent: the reconcile comes back when it is there", async () => {
     const pacer = new WritePacer(() => Date.now());
     pacer.throttled(ref, 60_000);
