@@ -1,6 +1,7 @@
 import { SETTINGS } from "../src/config";
 import { accountFor } from "./accounting";
 import { QUEUE_DECLARER } from "../src/core/declarations";
+import { MAX_DECLARATIONS_PER_CALLER } from "../src/core/declarationCap";
 import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
 // The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
 import type { ArmSimulator } from "../sim";
@@ -219,6 +220,13 @@ export interface ContentionResult extends ArmCounts {
 }
 
 /**
+ * At most this many pools declared present at once: the benchmark declares through the queue, which is one caller,
+ * and one caller may hold at most MAX_DECLARATIONS_PER_CALLER (50) present declarations of a target; a workload
+ * beyond it measures poolsync refusing declarations, not keeping them.
+ */
+export const CONTENTION_MAX_LIVE = MAX_DECLARATIONS_PER_CALLER - 2;
+
+/**
  * 200 changes on one scale set (adds, and removes of pools added earlier) while 3 other writers change their own ip
  * configurations.
  */
@@ -231,8 +239,10 @@ export function contentionChanges(size: ContentionSize, ssId: string, pools: str
   for (let i = 0; i < size.changes; i++) {
     const addsLeft = size.changes - removes - nextPool;
     const eligible = added.filter((slot) => slot <= i - 20);
+    const full = added.length >= CONTENTION_MAX_LIVE;
     const doRemove =
-      removesLeft > 0 && eligible.length > 0 && (addsLeft <= 0 || random() < removesLeft / (removesLeft + addsLeft));
+      eligible.length > 0 &&
+      (full || (removesLeft > 0 && (addsLeft <= 0 || random() < removesLeft / (removesLeft + addsLeft))));
     if (doRemove) {
       const slot = eligible[Math.floor(random() * eligible.length)] as number;
       added.splice(added.indexOf(slot), 1);
