@@ -307,7 +307,7 @@ async function main(): Promise<void> {
       results.workloads.scale = res;
     }
     if (want("hosts")) {
-      // The wide burst and the contention workload with poolsync as 1, 2 and 4 hosts at once.
+      // The wide burst and the contention workload with poolsync as 1, 2, 4 and 8 hosts at once.
       const burst: Record<string, unknown[]> = {};
       const contention: Record<string, unknown[]> = {};
       for (let r = 0; r < Math.min(p.runs, 2); r++) {

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { renderHosts } from "../../bench/hostsReport";
+import type { Results } from "../../bench/report";
+
+const one = (n: number) => ({ median: n, min: n, max: n, runs: [n] });
+
+function results(convergeByHosts: Record<number, number>): Results {
+  const burstWide: Record<string, unknown> = { bound: { boundS: 37.2 } };
+  const contention: Record<string, unknown> = {};
+  for (const [hosts, convergeS] of Object.entries(convergeByHosts)) {
+    burstWide[hosts] = {
+      runs: [{}],
+      summary: { convergeS: one(convergeS), maxModelWritesPerScaleSet: one(1), status412: one(0), status429: one(0) },
+    };
+    contention[hosts] = {
+      runs: [{}],
+      summary: {
+        lostOurs: one(0),
+        lostTheirs: one(0),
+        theirOps: one(250),
+        modelWrites: one(40),
+        status412: one(40),
+        status429: one(0),
+      },
+    };
+  }
+  return {
+    generatedAt: "2026-12-05T00:00:00.000Z",
+    mode: "full",
+    runs: 1,
+    machine: {},
+    profile: {},
+    plan: {},
+    workloads: { hosts: { burstWide, contention } },
+    durationS: 1,
+  };
+}
+
+describe("the many-hosts section", () => {
+  it("names the host counts measured and judges the most hosts against one", () => {
+    // 8 hosts slower than 1 while 4 is faster: the verdict must be about 8.
+    const text = renderHosts(results({ 1: 49.2, 2: 45.4, 4: 45.4, 8: 60.5 }));
+    expect(text).toContain("with 1, 2, 4 and 8 hosts");
+    expect(text).toContain("8 hosts no slower than 1 — **missed** (60.5 s vs 49.2 s)");
+    expect(text).toMatch(/\| 8 \| 60\.5 \|/);
+  });
+
+  it("says only the counts a run measured", () => {
+    const text = renderHosts(results({ 1: 49.2, 2: 45.4 }));
+    expect(text).toContain("with 1 and 2 hosts");
+    expect(text).toContain("2 hosts no slower than 1 — met (45.4 s vs 49.2 s)");
+    expect(text).not.toContain("| 4 |");
+  });
+});
