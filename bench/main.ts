@@ -12,6 +12,7 @@ import { runOverheadFresh } from "./overhead";
 import { lastColdStartSection, runColdStart, writeColdStartSection } from "./coldstart";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";
+import type { SimProfile } from "./world";
 import {
   burstBound,
   latencySize,
@@ -111,7 +112,12 @@ function render(p: Plan, opts: BenchOptions): void {
   const results = JSON.parse(readFileSync(file("results.json"), "utf8")) as Results;
   for (const key of ["burstOne", "burstWide"] as const) {
     const w = results.workloads[key] as { bound?: unknown } | undefined;
-    if (w) w.bound = burstBound(results.plan[key] as BurstSize, PROFILE, 1000);
+    if (w)
+      w.bound = burstBound(
+        results.plan[key] as BurstSize,
+        (results.profile as Omit<SimProfile, "timeScale"> | undefined) ?? PROFILE,
+        1000,
+      );
   }
   writeFileSync(file("results.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(file("convergence.svg"), renderSvg(results));
@@ -149,8 +155,7 @@ async function main(): Promise<void> {
   log(
     `Azurite ${azurite.owned ? "started" : "reused"} on ${azurite.ports.table}; mode ${p.mode}, ${p.runs} run(s) per strategy`,
   );
-  // --slow-operations: the simulator's slow profile (scale set and instance writes 30 s; burst bounds still assume 2
-  // s).
+  // --slow-operations: the simulator's slow profile (scale set and instance writes 30 s; the burst bounds count them).
   const profile = opts.slowOperations ? { ...PROFILE, scaleSetWriteMs: 30_000, instanceWriteMs: 30_000 } : PROFILE;
   const env: Env = { storage: azurite.connectionString, profile, log };
   const want = (w: string) => !p.only || p.only.includes(w);
@@ -243,7 +248,7 @@ async function main(): Promise<void> {
         }
       }
       const agg = aggregate(per, BURST_FIELDS);
-      results.workloads[key] = { ...agg, bound: burstBound(size, PROFILE, 1000) };
+      results.workloads[key] = { ...agg, bound: burstBound(size, profile, 1000) };
     }
     if (want("steady")) {
       const per: Record<string, unknown[]> = {};
@@ -339,7 +344,7 @@ async function main(): Promise<void> {
             "converged",
             "changes",
           ]),
-          bound: burstBound(p.burstWide, PROFILE, 1000),
+          bound: burstBound(p.burstWide, profile, 1000),
         },
         contention: aggregate(contention, CONTENTION_FIELDS),
       };

@@ -446,7 +446,9 @@ export function burstBound(
   const modelWrites = size.scaleSets;
   const instanceWrites = size.scaleSets * size.capacity;
   const L = profile.latency.fixedMs + profile.latency.jitterMs / 2;
-  const D = profile.operationDurationMs;
+  // The slow profile makes model and instance writes take their own time; the last write is an instance's.
+  const modelD = profile.scaleSetWriteMs ?? profile.operationDurationMs;
+  const instanceD = profile.instanceWriteMs ?? profile.operationDurationMs;
   const crpMinutes = (n: number, bucket: number, perMin: number) =>
     n <= bucket ? 0 : Math.ceil((n - bucket) / perMin) * 60;
   const parts = {
@@ -461,8 +463,8 @@ export function burstBound(
   const lastToken = Math.max(...Object.values(parts));
   // Converged means visible in ARM, so the last operation's poll is not on the path; an ideal client would poll
   // the model's operation the moment it ends, so no poll interval is either (`pollMs` is kept in the parts).
-  const tail = (L + D) / 1000;
-  const criticalPath = (4 * L + 2 * D) / 1000;
+  const tail = (L + instanceD) / 1000;
+  const criticalPath = (4 * L + modelD + instanceD) / 1000;
   const boundS = Math.max(criticalPath, lastToken + tail);
   return {
     boundS,
