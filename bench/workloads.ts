@@ -434,9 +434,11 @@ export async function runBurst(
  * and every instance one write of its own (all of its pool changes in one), and the instances' writes can start
  * only after the model's has ended (model before instances). Per bucket with N writes drawn from it, burst B and
  * refill r: the last token is there at max(0, N − B) / r (CRP refills per minute: ceil((N − B) / r_min) minutes;
- * ARM continuously: (N − B) / r_s). The last write then still takes one request latency plus its operation.
- *   bound = max(critical path, max over buckets(last token) + latency + operation)
- *   critical path = GET + PUT model + operation + LIST + PUT instance + operation
+ * ARM continuously: (N − B) / r_s). A write is visible in ARM once its PUT is taken (GET shows the new body while
+ * its operation runs, as CRP answers), so the last write adds one request latency; the model's operation is on the
+ * path because an instance write while it runs answers 409.
+ *   bound = max(critical path, max over buckets(last token) + latency)
+ *   critical path = GET + PUT model + model operation + LIST + PUT instance
  */
 export function burstBound(
   size: BurstSize,
@@ -446,9 +448,8 @@ export function burstBound(
   const modelWrites = size.scaleSets;
   const instanceWrites = size.scaleSets * size.capacity;
   const L = profile.latency.fixedMs + profile.latency.jitterMs / 2;
-  // The slow profile makes model and instance writes take their own time; the last write is an instance's.
+  // The slow profile makes a model write's operation take its own time.
   const modelD = profile.scaleSetWriteMs ?? profile.operationDurationMs;
-  const instanceD = profile.instanceWriteMs ?? profile.operationDurationMs;
   const crpMinutes = (n: number, bucket: number, perMin: number) =>
     n <= bucket ? 0 : Math.ceil((n - bucket) / perMin) * 60;
   const parts = {
@@ -463,13 +464,13 @@ export function burstBound(
   const lastToken = Math.max(...Object.values(parts));
   // Converged means visible in ARM, so the last operation's poll is not on the path; an ideal client would poll
   // the model's operation the moment it ends, so no poll interval is either (`pollMs` is kept in the parts).
-  const tail = (L + instanceD) / 1000;
-  const criticalPath = (4 * L + modelD + instanceD) / 1000;
+  const tail = L / 1000;
+  const criticalPath = (4 * L + modelD) / 1000;
   const boundS = Math.max(criticalPath, lastToken + tail);
   return {
     boundS,
     parts: { ...parts, tailS: tail, criticalPathS: criticalPath, writes: modelWrites + instanceWrites, pollMs },
-    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, ARM reads (${3 * modelWrites}+${instanceWrites}−250)/25 s = ${parts.armReads.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP subscription ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency+operation ${tail.toFixed(1)} s)`,
+    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, ARM reads (${3 * modelWrites}+${instanceWrites}−250)/25 s = ${parts.armReads.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP subscription ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency ${tail.toFixed(1)} s)`,
   };
 }
 
