@@ -199,7 +199,11 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     await h.drainUntilEmpty(30_000);
     const decls = await s.declarations.listForTarget(scaleSetRef(VMSS));
     expect(decls.map((d) => d.outcome.kind)).toEqual(["applied", "applied", "applied", "applied"]);
-    expect(h.sim.control.stats(VMSS).puts + h.sim.control.stats(VMSS).patches).toBeLessThanOrEqual(3);
+    // One model write per pass. A write ARM turned away and the pass sent again (a 412 when CRP's event-less ETag bump
+    // after the lead's instance writes lands between a read and its write, a 409 while an operation runs: how often
+    // depends on the machine's load) is a retry within a pass, not another pass.
+    const st = h.sim.control.stats(VMSS);
+    expect(st.puts + st.patches - st.status412 - st.status409).toBeLessThanOrEqual(3);
 
     // No window for twice its length: quiet again, so the next declaration leads again.
     clock.advance(quietMs(2_000));
