@@ -47,10 +47,9 @@ export function renderHosts(r: Results): string {
     "| hosts | burst converge s | × bound | max model writes / scale set | burst 412 | burst 429 | contention lost ours | contention lost theirs | contention model writes | contention 412 | contention 429 |",
   );
   out.push("|---|---|---|---|---|---|---|---|---|---|---|");
-  for (const h of HOST_COUNTS) {
+  for (const h of measured) {
     const b = w.burstWide[String(h)]?.summary;
     const c = w.contention[String(h)]?.summary;
-    if (!b && !c) continue;
     const conv = b?.convergeS?.median ?? Number.NaN;
     out.push(
       `| ${h} | ${sp(b?.convergeS)} | ${fmt(conv / bound, 2)} | ${sp(b?.maxModelWritesPerScaleSet)} | ${sp(b?.status412)} | ${sp(b?.status429)} | ${sp(c?.lostOurs)} | ${sp(c?.lostTheirs)} of ${sp(c?.theirOps)} | ${sp(c?.modelWrites)} | ${sp(c?.status412)} | ${sp(c?.status429)} |`,
