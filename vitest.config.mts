@@ -1,8 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Test files that must wait in real time, so they stay out of `npm run test:fast` (`vitest run --project fast`);
- * `npm test` (`vitest run`) runs both projects. Each entry says what it waits for: time that no injected clock can
+ * Test files that must wait in real time, so they stay out of `npm run test:fast` (`vitest run --project 'fast*'`);
+ * `npm test` (`vitest run`) runs every project. Each entry says what it waits for: time that no injected clock can
  * move (processes starting, Azurite's visibility timeouts, a real declare window, the soak's and benchmark's minutes).
  */
 const REAL_WAITING = [
@@ -19,10 +19,12 @@ const REAL_WAITING = [
 ];
 
 /**
- * Fast files that must each have a fresh module graph: they register the Functions app's handlers (module state of
- * `@azure/functions` and `src/functions/`), so two of them in one worker would see each other's registrations. Every
- * other fast file runs unisolated (`isolate: false`), reusing its worker's imported SDKs and services: about a third
- * less CPU for the loop (docs/testing.md).
+ * Fast files that must each have a fresh module graph: they call the Functions app's handlers, whose services are built
+ * once per module graph from process.env (`services()` in src/app/services.ts), or start the local runtime, whose
+ * registry of functions is per process; two of them in one worker would see each other's. Every other fast file runs
+ * unisolated (`isolate: false`), reusing its worker's imported SDKs (docs/testing.md). vitest orders files by project
+ * name first: "fast-fresh-modules" sorts before "fast-shared-modules", so these, each paying its own imports, start
+ * first and the longest shared files fill the end instead of the isolated ones trailing it.
  */
 const FRESH_MODULES = [
   "test/functions/**",
@@ -44,7 +46,7 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: "fast",
+          name: "fast-shared-modules",
           include: ["test/**/*.test.ts"],
           exclude: ["dist/**", "node_modules/**", ...REAL_WAITING, ...FRESH_MODULES],
           isolate: false,
