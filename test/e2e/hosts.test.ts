@@ -109,7 +109,9 @@ describe("npm run local -- --hosts 3 --throttling", () => {
         "100",
       ],
       {
-        POOLSYNC_RECONCILE_LEASE_SECONDS: "5",
+        // Long enough that the killed host's lease still stands when the next declaration's pass reaches it, even on a
+        // loaded machine (at 5 s, a CI run's pass came after the expiry: applied, but with no deferral to show for it).
+        POOLSYNC_RECONCILE_LEASE_SECONDS: "15",
         POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
         POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
       },
@@ -180,6 +182,14 @@ describe("npm run local -- --hosts 3 --throttling", () => {
   it("a host killed in the middle of a reconcile: its lease expires and a later declaration's reconcile applies both", async () => {
     const ss = SCALE_SETS[0]!;
     const before = hostLogs(local).length;
+    // The instances answer 5 s late until the kill: the host that wrote the model is still in its pass when it dies,
+    // holding the lease (without this, a fast pass could end, and release the lease, before the kill lands).
+    const slowInstances = await sim.call("POST", "/_sim/faults", {
+      path: `/virtualMachineScaleSets/${ss.split("/").pop()!}/virtualMachines/\\d+$`,
+      delayMs: 5_000,
+      times: "always",
+    });
+    expect(slowInstances.status).toBe(200);
     await declareOn(ss, POOLS[0]!, "absent", 0);
     // Kill the host as soon as it has written the model (its instances not yet).
     const first = await waitFor(
@@ -194,6 +204,7 @@ describe("npm run local -- --hosts 3 --throttling", () => {
     const victim = hosts.find((h) => h.port === first?.host)!;
     process.kill(victim.pid, "SIGKILL");
     hosts = hosts.filter((h) => h !== victim);
+    expect((await sim.call("DELETE", "/_sim/faults")).status).toBe(200);
     // Another change of the same scale set arrives at a live host while the dead host's lease still stands.
     await declareOn(ss, POOLS[1]!, "absent");
     await waitFor(
