@@ -33,6 +33,9 @@ const FRESH_MODULES = [
   "test/local/appMetadata.test.ts",
 ];
 
+/** A folder entry means its test files; a file entry is itself. */
+const testFiles = (entries: string[]) => entries.map((p) => (p.endsWith(".ts") ? p : `${p}/*.test.ts`));
+
 export default defineConfig({
   test: {
     exclude: ["dist/**", "node_modules/**"],
@@ -56,13 +59,13 @@ export default defineConfig({
         extends: true,
         test: {
           name: "fast-fresh-modules",
-          include: FRESH_MODULES.map((p) => (p.endsWith(".ts") ? p : `${p}/*.test.ts`)),
+          include: testFiles(FRESH_MODULES),
           exclude: ["dist/**", "node_modules/**", ...REAL_WAITING],
         },
       },
       {
         extends: true,
-        test: { name: "real-waiting", include: REAL_WAITING.map((p) => (p.endsWith(".ts") ? p : `${p}/*.test.ts`)) },
+        test: { name: "real-waiting", include: testFiles(REAL_WAITING) },
       },
     ],
   },

@@ -125,11 +125,9 @@ function productionModules(root: string): string {
     .update(readFileSync(join(root, "package.json")))
     .digest("hex");
   const dir = join(tmpdir(), `poolsync-production-modules-${key.slice(0, 16)}`);
-  try {
-    if (statSync(join(dir, "node_modules")).isDirectory()) return join(dir, "node_modules");
-  } catch {
-    // not installed yet for this lock file
-  }
+  const modules = join(dir, "node_modules");
+  const installed = () => statSync(modules, { throwIfNoEntry: false })?.isDirectory() === true;
+  if (installed()) return modules;
   const installing = mkdtempSync(`${dir}.installing-`);
   try {
     for (const file of ["package.json", "package-lock.json"]) copyInto(installing, join(root, file), file);
@@ -141,12 +139,12 @@ function productionModules(root: string): string {
       renameSync(installing, dir);
     } catch (err) {
       // Another build installed the same lock file first: use its folder.
-      if (!statSync(join(dir, "node_modules"), { throwIfNoEntry: false })?.isDirectory()) throw err;
+      if (!installed()) throw err;
     }
   } finally {
     rmSync(installing, { recursive: true, force: true });
   }
-  return join(dir, "node_modules");
+  return modules;
 }
 
 /**

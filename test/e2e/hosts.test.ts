@@ -109,8 +109,8 @@ describe("npm run local -- --hosts 3 --throttling", () => {
         "100",
       ],
       {
-        // Long enough that the killed host's lease still stands when the next declaration's pass reaches it, even on a
-        // loaded machine (at 5 s, a CI run's pass came after the expiry: applied, but with no deferral to show for it).
+        // Long enough that the killed host's lease still stands when the next declaration's pass reaches it on a loaded
+        // machine (a window's 2 s, then the queue's polling), so the live host is seen deferring to it.
         POOLSYNC_RECONCILE_LEASE_SECONDS: "15",
         POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
         POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
