@@ -1,4 +1,5 @@
 // RESULTS.md, the SVG chart and the printed summary, from results.json's shape.
+import { WRITE_BUDGETS } from "../src/core/tokenBucket";
 import type { Spread } from "./stats";
 import type { ScaleResult } from "./workloads";
 
@@ -302,7 +303,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
     if (pn?.realSeconds) {
       out.push("");
       out.push(
-        `Where poolsync's time went (first run, real s at 1×): first ARM write at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to 90 % of ARM's 10 a second after the first 180).`,
+        `Where poolsync's time went (first run, real s at 1×): first ARM write at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to ${1000 / WRITE_BUDGETS.armWrites.refillIntervalMs} of ARM's writes a second after the first ${WRITE_BUDGETS.armWrites.capacity}).`,
       );
       const rs = pn.realSeconds;
       if (rs.lastDeclarationStored !== undefined && rs.firstPassStarted !== undefined)

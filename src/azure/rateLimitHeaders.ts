@@ -88,6 +88,6 @@ export function rateLimitHeadersPolicy(learn: (o: RateLimitObservation) => void)
   };
 }
 
-/** ARM's documented bucket sizes; the pacers aim below them (90 %) and keep that margin below what ARM reports. */
+/** ARM's documented read bucket; the read pacer's holds 10 % fewer, and keeps that margin below what ARM reports. */
 const ARM_READS_BUCKET = 250;
 export const ARM_READS_MARGIN = ARM_READS_BUCKET - READ_BUDGET.capacity;

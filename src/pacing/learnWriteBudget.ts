@@ -13,7 +13,7 @@ export type RateLimitObservation =
       remaining: number;
     };
 
-/** ARM's documented write bucket; the pacer aims below it (90 %) and keeps that margin below what ARM reports. */
+/** ARM's documented write bucket; the pacer's holds 20 fewer, and keeps that margin below what ARM reports. */
 const ARM_WRITES_BUCKET = 200;
 const ARM_WRITES_MARGIN = ARM_WRITES_BUCKET - WRITE_BUDGETS.armWrites.capacity;
 

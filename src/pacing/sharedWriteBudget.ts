@@ -229,7 +229,7 @@ export class SharedWriteBudget {
         if (!needed.includes(k)) continue;
         if (carried[k] + grant[k] < 1) wait = Math.max(wait, waitForToken(spec, state, now), 1);
         else if (carried[k] + grant[k] < want) {
-          // Worth waiting for only when the bucket refills soon (ARM's: 9 a second); CRP's refill a minute's lump.
+          // Worth waiting for only when the bucket refills soon (ARM's: 10 a second); CRP's refill a minute's lump.
           const soon = waitForTokens(spec, state, now, want - carried[k]);
           if (soon <= BATCH_WAIT_MS) wait = Math.max(wait, soon);
         }

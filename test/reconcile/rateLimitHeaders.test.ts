@@ -176,11 +176,11 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
     expect(pacer.waitMs(ref)).toBe(0);
     // ARM's write bucket: 20 under the 200 it reports, the margin the pacer aims below ARM's bucket.
     learnWriteBudget(pacer, { kind: "armWrites", subscriptionId: SUB, remaining: 20 });
-    expect(pacer.waitMs(instanceRef(ref, "0"))).toBe(111);
+    expect(pacer.waitMs(instanceRef(ref, "0"))).toBe(100);
     // Inside the margin, every host that reads the figure owes the difference: it waits for that much refill (ARM's
-    // bucket at 9 a second), so hosts that together spend faster than ARM refills slow down before a 429.
+    // bucket at 10 a second), so hosts that together spend faster than ARM refills slow down before a 429.
     learnWriteBudget(pacer, { kind: "armWrites", subscriptionId: SUB, remaining: 0 });
-    expect(pacer.waitMs(instanceRef(ref, "0"))).toBe(21 * 111);
+    expect(pacer.waitMs(instanceRef(ref, "0"))).toBe(21 * 100);
   });
 
   it("what one holder knows of a scale set's budgets reaches the next holder (snapshot → restore)", () => {

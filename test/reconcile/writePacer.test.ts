@@ -45,12 +45,12 @@ describe("WritePacer", () => {
     expect(pacer.waitMs(instanceRef(a, "1"))).toBe(0);
   });
 
-  it("every write of a subscription shares ARM's write bucket (180, then one per 111 ms); another subscription does not", () => {
+  it("every write of a subscription shares ARM's write bucket (180, then one per 100 ms); another subscription does not", () => {
     const { pacer, advance } = pacerAt();
     for (let i = 0; i < 180; i++) pacer.take(instanceRef(vmss(`s${i % 60}`), String(i)));
-    expect(pacer.waitMs(vmss("fresh"))).toBe(111);
+    expect(pacer.waitMs(vmss("fresh"))).toBe(100);
     expect(pacer.waitMs(vmss("fresh", OTHER_SUB))).toBe(0);
-    advance(111);
+    advance(100);
     expect(pacer.waitMs(vmss("fresh"))).toBe(0);
   });
 
