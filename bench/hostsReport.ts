@@ -30,7 +30,11 @@ export function renderHosts(r: Results): string {
     | undefined;
   if (!w) return "";
   const bound = w.burstWide.bound?.boundS ?? Number.NaN;
-  const measured = HOST_COUNTS.filter((h) => w.burstWide[String(h)] ?? w.contention[String(h)]);
+  // The counts this run measured (--hosts may name others than the default), in order.
+  const measured = [...new Set([...Object.keys(w.burstWide), ...Object.keys(w.contention)])]
+    .map(Number)
+    .filter((h) => Number.isInteger(h) && h > 0)
+    .sort((a, b) => a - b);
   const most = measured.at(-1) ?? 1;
   const counts = measured.length > 1 ? `${measured.slice(0, -1).join(", ")} and ${most}` : String(most);
   const out: string[] = ["", `## 6. Many hosts: the wide burst and the contention workload with ${counts} hosts`, ""];

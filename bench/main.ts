@@ -315,7 +315,7 @@ async function main(): Promise<void> {
       const burst: Record<string, unknown[]> = {};
       const contention: Record<string, unknown[]> = {};
       for (let r = 0; r < Math.min(p.runs, 2); r++) {
-        for (const hosts of HOST_COUNTS) {
+        for (const hosts of opts.hosts ?? HOST_COUNTS) {
           const b = await runBurst("poolsync", env, p.burstWide, 2000 + r, hosts);
           (burst[String(hosts)] ??= []).push(b);
           log(

@@ -1,6 +1,6 @@
 import { numberFlag, parseFlags } from "../devkit/cliFlags";
 
-export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations]
+export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations] [--hosts N,N]
   --quick            the small plan (minutes, not hours); results go to *.quick.* files
   --runs N           runs per strategy (default 1 quick, 3 full)
   --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead, contentionFlex,
@@ -12,7 +12,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] 
   --latency-minutes M  the latency workload's window per strategy, real minutes at 1x (default 10, quick 1.5)
   --baseline REF     coldstart: the commit whose deployment zip is measured beside this tree's (default main)
   --render           write RESULTS.md and the chart again from results.json, running nothing
-  --slow-operations  the simulator's slow profile: scale set and instance writes take 30 s (default: every operation 2 s)`;
+  --slow-operations  the simulator's slow profile: scale set and instance writes take 30 s (default: every operation 2 s)
+  --hosts N,N        the hosts section's host counts (default 1,2,4,8): to run one count again, e.g. to chase a run`;
 
 export interface BenchOptions {
   quick: boolean;
@@ -26,6 +27,8 @@ export interface BenchOptions {
   baseline: string | undefined;
   render: boolean;
   slowOperations: boolean;
+  /** The hosts section's host counts; undefined = all of HOST_COUNTS. */
+  hosts: number[] | undefined;
   help: boolean;
 }
 
@@ -46,6 +49,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
       baseline: { type: "string" },
       render: { type: "boolean" },
       "slow-operations": { type: "boolean" },
+      hosts: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     USAGE,
@@ -66,6 +70,7 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
     baseline: v.baseline || undefined,
     render: v.render === true,
     slowOperations: v["slow-operations"] === true,
+    hosts: list(v.hosts)?.map((h) => numberFlag("hosts", h, 1, USAGE, { whole: true })),
     help: v.help === true,
   };
 }

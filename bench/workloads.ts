@@ -162,6 +162,14 @@ function poolsyncNotes(
     while (writesPerSecond.length <= i) writesPerSecond.push(0);
     writesPerSecond[i]! += 0.2;
   }
+  // When the burst's intake ran: a stall here (declarations stored late, behind passes holding the trigger's slots)
+  // is what makes a scale set's second pass.
+  const declarationsPerSecond: number[] = [];
+  for (const at of p.logs.declaredAt) {
+    const i = Math.max(0, Math.floor((at - t0) / 5_000));
+    while (declarationsPerSecond.length <= i) declarationsPerSecond.push(0);
+    declarationsPerSecond[i]! += 0.2;
+  }
   const writing = p.logs.reconciles.filter((r) => Number(r.armWrites ?? 0) > 0).map((r) => Number(r.durationMs ?? 0));
   // Which trigger spent the reads: the first word of the reconcile's (first) reason; the timer's own reads apart.
   const readsByTrigger: Record<string, number> = { "timer run": (p.own().timerReads ?? 0) - timerReadsBefore };
@@ -186,6 +194,7 @@ function poolsyncNotes(
         1000,
     },
     writesPerSecondBy5s: writesPerSecond.map((x) => Math.round(x * 10) / 10),
+    declarationsPerSecondBy5s: declarationsPerSecond.map((x) => Math.round(x * 10) / 10),
     readsByTrigger,
     writingReconcileMs: {
       n: writing.length,

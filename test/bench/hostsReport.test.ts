@@ -51,4 +51,11 @@ describe("the many-hosts section", () => {
     expect(text).toContain("2 hosts no slower than 1 — met (45.4 s vs 49.2 s)");
     expect(text).not.toContain("| 4 |");
   });
+
+  it("says the counts --hosts asked for, in order, also ones outside the default 1, 2, 4 and 8", () => {
+    const text = renderHosts(results({ 3: 44.0, 16: 50.1 }));
+    expect(text).toContain("with 3 and 16 hosts");
+    expect(text).toMatch(/\| 3 \| 44(\.0)? \|/);
+    expect(text).toMatch(/\| 16 \| 50\.1 \|/);
+  });
 });

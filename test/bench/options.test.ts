@@ -13,6 +13,7 @@ describe("npm run bench's flags", () => {
       reuseAzurite: false,
       render: false,
       slowOperations: false,
+      hosts: undefined,
       help: false,
     });
     expect(benchOptions(["--slow-operations"]).slowOperations).toBe(true);
@@ -39,6 +40,8 @@ describe("npm run bench's flags", () => {
       latencyMinutes: 2.5,
     });
     expect(() => benchOptions(["--latency-minutes=0"])).toThrow(/^--latency-minutes needs a number above 0, got "0"/);
+    expect(benchOptions(["--only=hosts", "--hosts=2,8"]).hosts).toEqual([2, 8]);
+    expect(() => benchOptions(["--hosts=2,two"])).toThrow(/^--hosts needs a whole number above 0, got "two"/);
   });
 });
 
