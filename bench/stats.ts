@@ -18,7 +18,18 @@ export function percentile(values: readonly number[], p: number): number {
 export function spread(runs: readonly number[]): Spread {
   const finite = runs.filter((r) => Number.isFinite(r));
   if (finite.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN, runs: [...runs] };
-  return { median: percentile(finite, 50), min: Math.min(...finite), max: Math.max(...finite), runs: [...runs] };
+  return { median: median(finite), min: Math.min(...finite), max: Math.max(...finite), runs: [...runs] };
+}
+
+/**
+ * The median over runs: for an even count the mean of the middle two. Nearest rank (as percentile) would take the
+ * lower of two runs, the faster one for a time, and a target judged on it would be met by the luckier run alone.
+ */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return Number.isInteger(mid) ? ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2 : (sorted[Math.floor(mid)] as number);
 }
 
 /** Median and spread of each numeric field over the runs' records. */
