@@ -11,10 +11,10 @@ import { inSpan } from "../telemetry/tracing";
  *
  *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly);
  *   2. stand down  a leading pass that finds a declare window opened behind it leaves the work to that window's pass;
- *                  any other pass closes its target's window before it reads, so a later declaration opens a new one;
  *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs
  * again);
- *   4. reconcile   the target's own reconcile (scale set or VM): re-read, write the difference with If-Match;
+ *   4. reconcile   any pass but a leading one closes its target's declare window (so a later declaration opens a new
+ *                  one), then the target's own reconcile (scale set or VM): re-read, write the difference with If-Match;
  *   5. outcome     the one place a report becomes "done" or "requeue after" (see `queueOutcomeOf`).
  *
  * "Poison" is not a reconcile's answer: a message is poisoned before it gets here (it fails validation, in
@@ -91,9 +91,6 @@ export class ReconcileRunner {
           0,
           this.deps.log,
         );
-      // Closed before the read: a declaration stored before this point is read by this pass; one after opens a new
-      // window.
-      if (!merged.leading) await this.deps.closeWindow?.(ref);
       return this.run(ref, merged);
     });
   }
@@ -124,6 +121,10 @@ export class ReconcileRunner {
 
   /** Steps 4 and 5 (each pass a lease holder runs, the extra ones included). */
   private async pass(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
+    // Closed under the lease, just before the read: a declaration stored before this point is read by this pass, one
+    // after opens a new window. A reconcile that finds the lease held leaves the window open, so what comes while the
+    // holder finishes joins the holder's next pass (which closes it) instead of opening a window of its own.
+    if (!trigger.leading) await this.deps.closeWindow?.(ref);
     const report = await this.deps.reconcile(ref, trigger);
     const source = triggerSource(trigger.reason);
     recordReconcile(report.result, source, report.durationMs);

@@ -7,6 +7,7 @@ import { quietMs } from "../../src/reconcile/declareWindow";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { outcomesOf, QueueDrain } from "../../local/stack/queueDrain";
 import { scaleSetRef } from "../support/refs";
+import { ReconcileLeaseTable } from "../../src/azure/reconcileLeaseTable";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 
@@ -245,6 +246,57 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     expect(h.sim.control.stats(VMSS).puts + h.sim.control.stats(VMSS).patches).toBe(1);
     const decls = await s.declarations.listForTarget(ref);
     expect(decls.map((d) => d.outcome.kind)).toEqual(["applied", "applied"]);
+  });
+
+  it("a window's reconcile that finds the lease held leaves the window open: a declaration after it joins, and one pass under the lease writes all three", async () => {
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: 3 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "1" },
+    });
+    const s = h.services;
+    const ref = scaleSetRef(VMSS);
+    const windows: string[] = [];
+    const enqueue = s.queue.enqueueReconcile.bind(s.queue);
+    s.queue.enqueueReconcile = async (id, reason, opts) => {
+      if (reason.startsWith("gathered: ")) windows.push(reason);
+      return enqueue(id, reason, opts);
+    };
+    const meta = (id: string) => ({ id, dequeueCount: 1, insertionTime: new Date().toISOString() });
+    // Another host is in the middle of a pass of this scale set: it holds the lease for 4 s more.
+    const other = new ReconcileLeaseTable(s.cache.table, Date.now);
+    expect(await other.acquire(ref, "another-host", 4_000, false)).toMatchObject({ kind: "acquired" });
+
+    // The first declaration leads; its pass asks the holder for one more. The second opens a window.
+    expect(await s.handleQueueMessage(declare(POOLS[0]!), meta("m-0"))).toMatchObject({
+      result: "reconciled",
+      report: { result: "deferred" },
+    });
+    expect(await s.handleQueueMessage(declare(POOLS[1]!), meta("m-1"))).toEqual({
+      result: "gathered",
+      scheduled: "scheduled",
+    });
+    // The window's reconcile comes (after the window's 1 s) while the lease is still held: it defers to the holder.
+    let windowPass: HandleOutcome[] = [];
+    while (windowPass.length === 0) {
+      windowPass = await h.drain();
+      if (windowPass.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(windowPass).toMatchObject([{ result: "reconciled", report: { result: "deferred" } }]);
+
+    // A declaration now joins that window: the pass the holder owes reads it (nothing read them yet).
+    expect(await s.handleQueueMessage(declare(POOLS[2]!), meta("m-2"))).toEqual({
+      result: "gathered",
+      scheduled: "joined",
+    });
+    expect(windows).toHaveLength(1);
+
+    // The holder never comes back (the lease runs out): the lease check does the owed pass, and writes all three.
+    await h.drainUntilEmpty(30_000);
+    const decls = await s.declarations.listForTarget(ref);
+    expect(decls.map((d) => d.outcome.kind)).toEqual(["applied", "applied", "applied"]);
+    expect(windows).toHaveLength(1);
+    const st = h.sim.control.stats(VMSS);
+    expect(st.puts + st.patches - st.status412 - st.status409).toBe(1);
   });
 
   it("a duplicate delivery of an applied declaration neither opens a window nor reads ARM", async () => {
