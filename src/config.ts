@@ -292,7 +292,7 @@ export const SETTINGS = {
     key: "gatherMs",
     schema: nonNegativeInt(60_000),
     default: "250",
-    doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write.",
+    doc: "How long a reconcile waits before it reads the declarations, so that declarations arriving together make one write. A leading declaration's (the first of a quiet scale set) does not wait: what arrives while it runs joins the next pass.",
   }),
   POOLSYNC_FAILED_RETRY_SECONDS: setting({
     key: "failedRetryMs",

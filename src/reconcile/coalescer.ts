@@ -2,7 +2,8 @@
  * Joins reconciles of the same scale set within one process: at most one running and one pending per key.
  * A pending reconcile has not read the declarations yet, so every request that arrives meanwhile joins it and
  * is covered by it; the requests' inputs are merged (`merge`), so no joiner's wish (say, "read ARM, not the
- * cache") is lost. A fresh one gathers for `gatherMs` first, so declarations delivered together make one write.
+ * cache") is lost. A fresh one gathers for `gatherMs` first, so declarations delivered together make one write,
+ * unless its caller says it must start at once (`gather: false`): then only what arrives while it runs shares the next.
  * Across processes the ETag keeps things correct; this keeps them cheap.
  */
 export class Coalescer<I, T> {
@@ -15,7 +16,7 @@ export class Coalescer<I, T> {
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
 
-  run(key: string, input: I, work: (input: I) => Promise<T>): Promise<T> {
+  run(key: string, input: I, work: (input: I) => Promise<T>, opts: { gather?: boolean } = {}): Promise<T> {
     const queued = this.pending.get(key);
     if (queued) {
       queued.input = this.merge(queued.input, input);
@@ -24,7 +25,7 @@ export class Coalescer<I, T> {
     const current = this.running.get(key);
     const startAfter = current
       ? current.then(noop, noop)
-      : this.gatherMs > 0
+      : this.gatherMs > 0 && opts.gather !== false
         ? this.sleep(this.gatherMs)
         : Promise.resolve();
     const entry = { input, result: undefined as unknown as Promise<T> };

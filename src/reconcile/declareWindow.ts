@@ -6,9 +6,9 @@ import type { TargetRef } from "../core/resourceIds";
  * wait (a leading and a trailing edge). The first declaration of a quiet scale set reconciles at once; one that
  * follows within `quietMs` opens a window and enqueues one reconcile (invisible for the window's length, or visible at
  * once when the host is busy with the scale set or a backlog), and the others join it until a pass of the scale set
- * closes the window, just before it reads the declarations. The leading reconcile gathers
- * briefly first and stands down if a window opened behind it meanwhile (its declaration is stored, and the window's
- * reconcile reads after it, as for a joiner).
+ * closes the window, just before it reads the declarations. The leading reconcile starts at once, without the
+ * coalescer's gather, and stands down if a window opened behind it before it started (its declaration is stored, and
+ * the window's reconcile reads after it, as for a joiner).
  *
  * Why the window is joinable until its pass runs, not for a fixed time, and its reconcile visible at once when busy: a
  * change that follows a running pass joins the next pass at once (the reconcile waits behind the running one,

@@ -149,8 +149,8 @@ async function handleValid(
     if (deps.scheduleDeclared) {
       const scheduled = await deps.scheduleDeclared(ref.value, `queue-${meta.id}`, reason);
       if (scheduled !== "leading") return { result: "gathered", scheduled };
-      // A quiet scale set's first declaration is reconciled here and now (after the coalescer's short gather, so the
-      // rest of a burst that came with it is mostly written by this same reconcile; stragglers by the window's).
+      // A quiet scale set's first declaration is reconciled here and now, without the coalescer's gather: what comes
+      // after it opens a window, whose pass (under the lease, after this one) writes the rest.
       trigger = { reason, attempt: 0, leading: true };
     } else trigger = { reason, attempt: 0 };
   } else {

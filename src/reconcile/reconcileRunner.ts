@@ -9,7 +9,8 @@ import { inSpan } from "../telemetry/tracing";
 /**
  * How a reconcile runs, in the order it runs (controller-runtime's `reconcileHandler`):
  *
- *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly);
+ *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly,
+ *                  a leading one starts at once);
  *   2. stand down  a leading pass that finds a declare window opened behind it leaves the work to that window's pass;
  *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs
  * again);
@@ -80,19 +81,24 @@ export class ReconcileRunner {
 
   /** Steps 1–5: what a queue message runs. */
   joined(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
-    return this.coalescer.run(ref.key, trigger, async (merged) => {
-      // After its gather a leading pass finds a window opened behind it: that window's reconcile reads and writes them
-      // all.
-      if (merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref)))
-        return deferredReport(
-          ref,
-          merged,
-          "a declare window opened behind this leading declaration: its reconcile writes them all",
-          0,
-          this.deps.log,
-        );
-      return this.run(ref, merged);
-    });
+    // A leading declaration is one of a quiet target with no backlog behind it: it starts without the gather, the
+    // latency a lone change sees. What arrives while it runs joins the next pass (the second write the burst targets
+    // allow); what arrived before it started opened a window, and it stands down for that window's pass.
+    const gather = trigger.leading !== true;
+    return this.coalescer.run(ref.key, trigger, (merged) => this.standDownOrRun(ref, merged), { gather });
+  }
+
+  /** Step 2: a leading pass with a window opened behind it stands down (the window's pass reads and writes them all). */
+  private async standDownOrRun(ref: TargetRef, merged: ReconcileTrigger): Promise<ReconcileReport> {
+    if (merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref)))
+      return deferredReport(
+        ref,
+        merged,
+        "a declare window opened behind this leading declaration: its reconcile writes them all",
+        0,
+        this.deps.log,
+      );
+    return this.run(ref, merged);
   }
 
   /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */

@@ -44,6 +44,32 @@ describe("Coalescer", () => {
     expect(results).toEqual([1, 1, 1, 1, 1]);
   });
 
+  it("starts a run that must not gather at once; a request arriving while it runs joins the next", async () => {
+    const sleeps: number[] = [];
+    const c = new Coalescer<ReconcileTrigger, string>(mergeTriggers, 60_000, (ms) => {
+      sleeps.push(ms);
+      return new Promise(() => undefined); // a gather never ends here: only a run that skips it can finish
+    });
+    const running = gate();
+    const release = gate();
+    const lead = c.run(
+      "k",
+      { reason: "lead", attempt: 0, leading: true },
+      async (t) => {
+        running.open();
+        await release.opened;
+        return t.reason;
+      },
+      { gather: false },
+    );
+    await running.opened;
+    const next = c.run("k", { reason: "next", attempt: 0 }, async (t) => t.reason);
+    release.open();
+    await expect(lead).resolves.toBe("lead");
+    await expect(next).resolves.toBe("next");
+    expect(sleeps).toEqual([]);
+  });
+
   it("lets the pending run go after a failed one, and reports the failure only to the failed run's callers", async () => {
     const c = new Coalescer<ReconcileTrigger, string>(mergeTriggers);
     const g = gate();
