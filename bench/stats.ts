@@ -25,7 +25,7 @@ export function spread(runs: readonly number[]): Spread {
  * The median over runs: for an even count the mean of the middle two. Nearest rank (as percentile) would take the
  * lower of two runs, the faster one for a time, and a target judged on it would be met by the luckier run alone.
  */
-export function median(values: readonly number[]): number {
+function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length / 2;

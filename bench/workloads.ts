@@ -145,6 +145,17 @@ function poolsyncOwn(p: PoolsyncRun | undefined, changes: number): Record<string
   };
 }
 
+/** How many of `times` (real ms) fell in each 5 s step after `t0`, as a rate per second; earlier ones count in the first. */
+function perSecondBy5s(times: readonly number[], t0: number): number[] {
+  const steps: number[] = [];
+  for (const at of times) {
+    const i = Math.max(0, Math.floor((at - t0) / 5_000));
+    while (steps.length <= i) steps.push(0);
+    steps[i]! += 0.2;
+  }
+  return steps.map((x) => Math.round(x * 10) / 10);
+}
+
 /**
  * Where poolsync's 429s, 412s and re-enqueues came from, from its own log lines; and where its time went: the
  * real-time span of its writes, writes per second in 5 s steps, and how long its reconciles that wrote took.
@@ -156,20 +167,6 @@ function poolsyncNotes(
 ): Record<string, unknown> | undefined {
   if (!p) return undefined;
   const t0 = startedAt ?? p.logs.writesAt[0] ?? 0;
-  const writesPerSecond: number[] = [];
-  for (const at of p.logs.writesAt) {
-    const i = Math.floor((at - t0) / 5_000);
-    while (writesPerSecond.length <= i) writesPerSecond.push(0);
-    writesPerSecond[i]! += 0.2;
-  }
-  // When the burst's intake ran: a stall here (declarations stored late, behind passes holding the trigger's slots)
-  // is what makes a scale set's second pass.
-  const declarationsPerSecond: number[] = [];
-  for (const at of p.logs.declaredAt) {
-    const i = Math.max(0, Math.floor((at - t0) / 5_000));
-    while (declarationsPerSecond.length <= i) declarationsPerSecond.push(0);
-    declarationsPerSecond[i]! += 0.2;
-  }
   const writing = p.logs.reconciles.filter((r) => Number(r.armWrites ?? 0) > 0).map((r) => Number(r.durationMs ?? 0));
   // Which trigger spent the reads: the first word of the reconcile's (first) reason; the timer's own reads apart.
   const readsByTrigger: Record<string, number> = { "timer run": (p.own().timerReads ?? 0) - timerReadsBefore };
@@ -193,8 +190,10 @@ function poolsyncNotes(
           t0) /
         1000,
     },
-    writesPerSecondBy5s: writesPerSecond.map((x) => Math.round(x * 10) / 10),
-    declarationsPerSecondBy5s: declarationsPerSecond.map((x) => Math.round(x * 10) / 10),
+    writesPerSecondBy5s: perSecondBy5s(p.logs.writesAt, t0),
+    // When the burst's intake ran: a stall here (declarations stored late, behind passes holding the trigger's slots)
+    // is what makes a scale set's second pass.
+    declarationsPerSecondBy5s: perSecondBy5s(p.logs.declaredAt, t0),
     readsByTrigger,
     writingReconcileMs: {
       n: writing.length,
