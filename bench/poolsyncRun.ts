@@ -1,6 +1,6 @@
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
-// timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json: batchSize 16,
-// newBatchThreshold 8), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
+// timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json's batchSize and
+// newBatchThreshold), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
 import { QueueDrain } from "../local/stack/queueDrain";
 import { QueueClient } from "@azure/storage-queue";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
@@ -190,8 +190,8 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
   let eventsInflight = 0;
   let timerBusy: Promise<void> | undefined;
 
-  // The Functions host's queue listener, one per host: a batch of up to 16, a new fetch when 8 or fewer are still
-  // running, each message settled by the host's rules. It polls every 50 ms real when the queue is empty (the host
+  // The Functions host's queue listener, one per host: a batch of up to batchSize, a new fetch when newBatchThreshold
+  // or fewer are still running (host.json's), each message settled by the host's rules. It polls every 50 ms real when the queue is empty (the host
   // backs off to 2 s real, which a time-scaled run would turn into minutes of simulated time), and a failed message is
   // visible again after 1 s real (host.json's 30 s would be an hour at the steady workload's scale).
   const triggers = hosts.map(
@@ -205,7 +205,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     hosts.map(async (_, host) => {
       const trigger = triggers[host]!;
       while (!stopped) {
-        if (inflightOf[host]! > 8) {
+        if (inflightOf[host]! > trigger.options.newBatchThreshold) {
           await new Promise((r) => setTimeout(r, 5));
           continue;
         }
