@@ -139,7 +139,10 @@ export class ReconcileLeaseTable implements ReconcileLeases {
       const row = await this.read(rowKey);
       if (!row || row.holder !== holder) return false;
       try {
-        this.remember(rowKey, holder, (await renewed(row.etag)).etag);
+        const etag = (await renewed(row.etag)).etag;
+        // A row that asks for another pass is not remembered: the release's write on a remembered ETag lets go without
+        // reading, and would drop the request (it must read it and run again).
+        if (!row.wanted) this.remember(rowKey, holder, etag);
         return true;
       } catch (err) {
         if (!lostRace(err)) throw err;

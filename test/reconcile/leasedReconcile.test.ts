@@ -274,6 +274,16 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     expect(await timed.acquire(REF, "third", 60_000, false)).toMatchObject({ kind: "held" });
   });
 
+  it("a request for another pass made before the holder renews is not lost at its release", async () => {
+    expect(await leases.acquire(REF, "holder", 60_000, false)).toEqual({ kind: "acquired" });
+    expect(await leases.acquire(REF, "other", 60_000, false)).toMatchObject({ kind: "held", firstToAsk: true });
+    // The renewal meets the request (the row changed since the holder's own write), reads and renews on it.
+    expect(await leases.renew(REF, "holder", 60_000)).toBe(true);
+    // The release must still see the request: the holder runs again instead of letting go.
+    expect(await leases.release(REF, "holder", 60_000)).toEqual({ again: true, fresh: false });
+    expect(await leases.release(REF, "holder", 60_000)).toEqual({ again: false });
+  });
+
   it("a pass that throws lets go at once, so the retry is not held off for the whole lease", async () => {
     await expect(
       leasedReconcile(REF, { reason: "boom", attempt: 0 }, deps, async () => Promise.reject(new Error("storage down"))),
