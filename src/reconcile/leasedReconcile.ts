@@ -28,6 +28,12 @@ export interface LeasedDeps {
   maxExtraPasses?: number;
 }
 
+/** The reason of the safety-net reconcile a deferring host leaves for after the lease's expiry. */
+const LEASE_CHECK = "lease check: ";
+const isLeaseCheck = (t: ReconcileTrigger) => t.reason.startsWith(LEASE_CHECK);
+const stripLeaseCheck = (reason: string) =>
+  reason.startsWith(LEASE_CHECK) ? reason.slice(LEASE_CHECK.length) : reason;
+
 export async function leasedReconcile(
   ref: TargetRef,
   trigger: ReconcileTrigger,
@@ -38,10 +44,12 @@ export async function leasedReconcile(
   const started = deps.clock.now();
   const take = await deps.leases.acquire(ref, holder, deps.ttlMs, trigger.fresh === true);
   if (take.kind === "held") {
-    if (take.firstToAsk) {
+    // The safety net is carried on while the lease is held: a lease check that finds the holder still at work (it
+    // renewed) leaves the next one, or a holder that dies after it would leave the pass to nobody.
+    if (take.firstToAsk || isLeaseCheck(trigger)) {
       // Lands after the lease's expiry: a live holder has run the pass by then (and this finds nothing to do).
       const delayMs = Math.max(0, take.expiresAt - deps.clock.now()) + 1000;
-      await deps.queue.enqueueReconcile(ref.id, `lease check: ${trigger.reason}`, {
+      await deps.queue.enqueueReconcile(ref.id, `${LEASE_CHECK}${stripLeaseCheck(trigger.reason)}`, {
         delayMs,
         ...(trigger.fresh ? { fresh: true } : {}),
       });

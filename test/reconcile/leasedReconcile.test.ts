@@ -226,6 +226,48 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
     expect(ran).toHaveLength(1);
   });
 
+  it("a safety-net message that finds the holder still at work leaves the next one, so a holder that dies later is covered", async () => {
+    const clock = manualClock();
+    const timed = new ReconcileLeaseTable(table, clock.now);
+    const sent: Array<{ reason: string; delayMs: number | undefined }> = [];
+    const recording = {
+      enqueueReconcile: async (_id: string, reason: string, opts: { delayMs?: number } = {}) => {
+        sent.push({ reason, delayMs: opts.delayMs });
+      },
+    };
+    const timedDeps: LeasedDeps = { ...deps, leases: timed, queue: recording, clock };
+    const never = async (t: ReconcileTrigger) => report(t);
+    expect(await timed.acquire(REF, "slow-host", 1500, false)).toEqual({ kind: "acquired" });
+    // Another host asks for a pass: the first to ask leaves the safety net.
+    await leasedReconcile(REF, { reason: "declare", attempt: 0 }, timedDeps, never);
+    expect(sent).toEqual([{ reason: "lease check: declare", delayMs: 2500 }]);
+    // The holder renews; the safety net arrives while it still holds the lease (the request is already on the row).
+    for (let i = 0; i < 2; i++) {
+      clock.advance(1000);
+      expect(await timed.renew(REF, "slow-host", 1500)).toBe(true);
+    }
+    clock.advance(500);
+    expect(await leasedReconcile(REF, { reason: sent[0]!.reason, attempt: 0 }, timedDeps, never)).toMatchObject({
+      result: "deferred",
+    });
+    // It leaves the next one for after the renewed expiry: if the holder dies now, that one does the pass.
+    expect(sent).toEqual([
+      { reason: "lease check: declare", delayMs: 2500 },
+      { reason: "lease check: declare", delayMs: 2000 },
+    ]);
+    clock.advance(2000);
+    const ran: ReconcileTrigger[] = [];
+    expect(
+      await leasedReconcile(
+        REF,
+        { reason: sent[1]!.reason, attempt: 0 },
+        timedDeps,
+        async (t) => (ran.push(t), report(t)),
+      ),
+    ).toMatchObject({ result: "applied" });
+    expect(ran).toHaveLength(1);
+  });
+
   it("the holder renews the lease on the injected clock: a pass longer than the lease keeps it", async () => {
     const clock = manualClock();
     const timed = new ReconcileLeaseTable(table, clock.now);
