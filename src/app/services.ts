@@ -27,6 +27,7 @@ import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicie
 import { StorageWorkQueue } from "../azure/workQueue";
 import type { Coalescer } from "../reconcile/coalescer";
 import { LEADS_WITH_MESSAGES_IN_HAND, scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
+import { IntakeGauge } from "../reconcile/intakeGauge";
 import { WritePacer } from "../pacing/writePacer";
 import { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import { SharedBudgetTable } from "../azure/sharedBudgetTable";
@@ -176,6 +177,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   );
   /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
   let messagesInHand = 0;
+  /** Declare messages this process is taking in: a backlog its gathered passes wait out, with half a window's tail. */
+  const intake = new IntakeGauge(clock, LEADS_WITH_MESSAGES_IN_HAND, config.declareWindowMs / 2);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   // The subscription-wide budgets are reserved in storage before they are spent, so two hosts never spend one token.
   const sharedBudget = config.pacingEnabled
@@ -230,6 +233,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       ? {
           windowPending: (ref: TargetRef) => windows.windowPending(ref, config.declareWindowMs),
           closeWindow: (ref: TargetRef) => windows.close(ref),
+          // Only with the window on: without it a declaration reconciles in its own invocation, gathered, and would
+          // wait on the very backlog it belongs to.
+          intakeBusy: () => intake.busy(),
         }
       : {}),
   });
@@ -271,9 +277,15 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
     reconcile: (ref, trigger) => runner.run(ref, trigger),
     async handleQueueMessage(body, meta) {
+      const declare = isDeclareBody(body);
       messagesInHand++;
-      await services.ready().catch((err: unknown) => {
+      if (declare) intake.took();
+      const done = () => {
         messagesInHand--;
+        if (declare) intake.left();
+      };
+      await services.ready().catch((err: unknown) => {
+        done();
         throw err;
       });
       return handleQueueMessage(body, meta, {
@@ -296,7 +308,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
                 }),
             }
           : {}),
-      }).finally(() => messagesInHand--);
+      }).finally(done);
     },
     async handleResourceEvent(raw) {
       await services.ready();
@@ -348,6 +360,10 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   };
   return services;
 }
+
+/** A declare message as the trigger hands it (parsed JSON); the handler validates it, this only counts it. */
+const isDeclareBody = (body: unknown) =>
+  typeof body === "object" && body !== null && (body as { kind?: unknown }).kind === "declare";
 
 let shared: Services | undefined;
 

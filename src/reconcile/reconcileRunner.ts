@@ -9,8 +9,8 @@ import { inSpan } from "../telemetry/tracing";
 /**
  * How a reconcile runs, in the order it runs (controller-runtime's `reconcileHandler`):
  *
- *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly,
- *                  a leading one starts at once);
+ *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly
+ *                  and waits out its host's intake of a backlog of declarations, a leading one starts at once);
  *   2. stand down  a leading pass that finds a declare window opened behind it leaves the work to that window's pass;
  *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs
  * again);
@@ -42,7 +42,16 @@ export interface RunnerDeps {
   windowPending?: (ref: TargetRef) => Promise<boolean>;
   /** Declare window on: a pass is about to read the declarations, so a later declaration must not join its window. */
   closeWindow?: (ref: TargetRef) => Promise<void>;
+  /** This host is taking in a backlog of declarations (more than a trickle of declare messages in hand). */
+  intakeBusy?: () => boolean;
 }
+
+/**
+ * The longest a gathered pass waits for its host's intake to settle. Past it the pass runs anyway: a host that never
+ * catches up with its declarations still writes them, a window's worth of them at a time.
+ */
+export const INTAKE_WAIT_MAX_MS = 10_000;
+const INTAKE_POLL_MS = 50;
 
 /** What the queue does after a pass. */
 export type QueueOutcome = { kind: "done" } | { kind: "requeue-after"; delayMs: number };
@@ -76,7 +85,25 @@ export class ReconcileRunner {
   readonly coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
 
   constructor(private readonly deps: RunnerDeps) {
-    this.coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, deps.gatherMs, deps.clock.sleep);
+    this.coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(
+      mergeTriggers,
+      deps.gatherMs,
+      deps.clock.sleep,
+      () => this.intakeSettled(),
+    );
+  }
+
+  /**
+   * A gathered pass starts once its host has taken in the backlog of declarations it holds: in a burst, a scale set's
+   * declarations reach the hosts over the whole intake, and a pass that read before its last one was stored would
+   * leave it to a second window, a second model write. Declarations taken in meanwhile join the pass (it has not read
+   * yet). Without a backlog (a lone change, a trickle) it does not wait at all.
+   */
+  private async intakeSettled(): Promise<void> {
+    const { intakeBusy, clock } = this.deps;
+    if (!intakeBusy) return;
+    const until = clock.now() + INTAKE_WAIT_MAX_MS;
+    while (intakeBusy() && clock.now() < until) await clock.sleep(INTAKE_POLL_MS);
   }
 
   /** Steps 1–5: what a queue message runs. */

@@ -1,0 +1,65 @@
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
+import { afterEach, describe, expect, it } from "vitest";
+import { startHarness, type Harness } from "../support/harness";
+import { modelNics, poolsByIpConfig } from "../../sim/wire";
+import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
+
+const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
+const POOLS = Array.from({ length: 6 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
+const STORE_DELAY_MS = 1500;
+
+/** Every write to the memberships table answers late: declarations stay in hand, being stored, for a while. */
+function slowMembershipWrites(table: () => string): PipelinePolicy {
+  return {
+    name: "slow-membership-writes",
+    async sendRequest(req, next) {
+      if (req.method !== "GET" && new URL(req.url).pathname.includes(table()))
+        await new Promise((r) => setTimeout(r, STORE_DELAY_MS));
+      return next(req);
+    },
+  };
+}
+
+const meta = (id: string) => ({ id, dequeueCount: 1, insertionTime: new Date().toISOString() });
+
+describe("a gathered pass waits for its host's intake", () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.stop();
+    h = undefined;
+  });
+
+  // A burst's window reconcile reaches a host while that host is still storing declarations of the same scale set
+  // (they came to it in the same batches). Read before they are stored, the pass would write without them and leave
+  // them to a second window: a second model write for the scale set.
+  it("a window's reconcile taken while six declarations are being stored reads and writes all six, in one model write", async () => {
+    let membershipsTable = "";
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: POOLS.length }) },
+      env: {
+        POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`,
+        POOLSYNC_DECLARE_WINDOW_SECONDS: "2",
+      },
+      storagePolicies: [slowMembershipWrites(() => membershipsTable)],
+    });
+    membershipsTable = h.config.membershipsTable;
+    const intake = POOLS.map((pool, i) =>
+      h!.services.handleQueueMessage(
+        { v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present", requestId: `d-${i}` },
+        meta(`d-${i}`),
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const pass = await h.services.handleQueueMessage(
+      { v: 1, kind: "reconcile", scaleSetId: VMSS, reason: `gathered: declare present ${POOLS[0]}` },
+      meta("window"),
+    );
+    expect(pass).toMatchObject({ result: "reconciled", report: { result: "applied" } });
+    const model = h.sim.control.resource(VMSS)!;
+    expect([...(poolsByIpConfig(modelNics(model)).ipConfig0 ?? [])].sort()).toEqual(
+      POOLS.map((p) => p.toLowerCase()).sort(),
+    );
+    expect(h.sim.control.stats(VMSS).puts).toBe(1);
+    await Promise.all(intake);
+  }, 30_000);
+});
