@@ -124,12 +124,21 @@ export class MembershipTable implements DeclarationStore {
     };
   }
 
-  async upsert(target: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
+  async upsert(
+    target: TargetRef,
+    d: Declaration,
+    listed?: readonly StoredDeclaration[],
+  ): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
     const fresh = this.rowOf(target, d);
+    const key = declarationKey(d);
+    // What the caller listed a moment ago stands in for the first read: a re-declaration of a listed key is one
+    // conditional replace, not an insert that meets 409 and a read. A listing gone stale costs a retry, never a write
+    // over a newer row (If-Match).
+    const known = listed?.find((s) => declarationKey(s) === key);
     // Optimistic loop: two deliveries of different declarations for one key race here; the Table ETag decides.
     for (let attempt = 0; attempt < 8; attempt++) {
       // Most declarations are new: try the insert first (one round trip), read only when the row exists.
-      const existing = attempt === 0 ? undefined : await this.get(fresh.partitionKey, fresh.rowKey);
+      const existing = attempt === 0 ? known : await this.getStored(fresh.partitionKey, fresh.rowKey);
       if (!existing) {
         try {
           // The answer's ETag is the row's: no read back (a burst of declarations is bound by Table round trips).
@@ -140,11 +149,10 @@ export class MembershipTable implements DeclarationStore {
           throw err;
         }
       }
-      if (existing.requestId === d.requestId) return { result: "unchanged", stored: toStored(existing) };
-      if (Date.parse(existing.declaredAt) > Date.parse(d.declaredAt))
-        return { result: "older", stored: toStored(existing) };
+      if (existing.requestId === d.requestId) return { result: "unchanged", stored: existing };
+      if (Date.parse(existing.declaredAt) > Date.parse(d.declaredAt)) return { result: "older", stored: existing };
       try {
-        const updated = await this.table.updateEntity(fresh, "Replace", { etag: existing.etag });
+        const updated = await this.table.updateEntity(fresh, "Replace", { etag: existing.rowEtag });
         return { result: "updated", stored: toStored({ ...fresh, etag: updated.etag ?? "" }) };
       } catch (err) {
         // 404: the row went between our read and our write (a removal mark's retention ran out): a race we settle by
@@ -158,9 +166,10 @@ export class MembershipTable implements DeclarationStore {
     );
   }
 
-  private async get(pk: string, rk: string): Promise<TableEntityResult<Row> | undefined> {
+  /** The row as stored, removal marks included (a mark still outranks an older declaration). */
+  private async getStored(pk: string, rk: string): Promise<StoredDeclaration | undefined> {
     try {
-      return await this.table.getEntity<Row>(pk, rk);
+      return toStored(await this.table.getEntity<Row>(pk, rk));
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw err;

@@ -67,8 +67,15 @@ export interface NetworkPort {
 export type UpsertResult = "created" | "updated" | "unchanged" | "older";
 
 export interface DeclarationStore {
-  /** Idempotent by request id; a declaration older than the stored one is ignored ("older"). */
-  upsert(target: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
+  /**
+   * Idempotent by request id; a declaration older than the stored one is ignored ("older"). `listed`: the target's
+   * declarations as the caller just listed them (the cap check), so a re-declaration needs no read of its own.
+   */
+  upsert(
+    target: TargetRef,
+    d: Declaration,
+    listed?: readonly StoredDeclaration[],
+  ): Promise<{ result: UpsertResult; stored: StoredDeclaration }>;
   listForTarget(target: TargetRef): Promise<StoredDeclaration[]>;
   /** Conditional on the row ETag; false when a newer declaration replaced it meanwhile. */
   recordOutcome(target: TargetRef, d: StoredDeclaration, outcome: Outcome): Promise<boolean>;

@@ -55,7 +55,8 @@ export async function acceptDeclaration(
   };
   let upserted;
   try {
-    const refused = capRefusal(await deps.declarations.listForTarget(req.target), declaration);
+    const listed = await deps.declarations.listForTarget(req.target);
+    const refused = capRefusal(listed, declaration);
     if (refused) {
       deps.log.warn("intake.over-cap", {
         scaleSetId: req.target.id,
@@ -65,7 +66,7 @@ export async function acceptDeclaration(
       });
       return { ok: false, problem: problem(409, "too_many_declarations", refused) };
     }
-    upserted = await deps.declarations.upsert(req.target, declaration);
+    upserted = await deps.declarations.upsert(req.target, declaration, listed);
   } catch (err) {
     if (err instanceof DeclarationContendedError) {
       // Others wrote the row at every try: a race poolsync settles by trying again, never "storage unavailable".

@@ -127,13 +127,14 @@ async function handleValid(
       return { result: "poisoned", reason };
     }
     const declaration = declarationOf(message, meta, deps.now());
-    const overCap = capRefusal(await deps.declarations.listForTarget(ref.value), declaration);
+    const listed = await deps.declarations.listForTarget(ref.value);
+    const overCap = capRefusal(listed, declaration);
     if (overCap) {
       await deps.poison(body, overCap);
       deps.log.warn("message.refused", { messageId: meta.id, reason: overCap });
       return { result: "poisoned", reason: overCap };
     }
-    const { result, stored } = await deps.declarations.upsert(ref.value, declaration);
+    const { result, stored } = await deps.declarations.upsert(ref.value, declaration, listed);
     deps.log.info("declaration", {
       messageId: meta.id,
       scaleSetId: ref.value.id,

@@ -179,6 +179,53 @@ describe("MembershipTable", () => {
   });
 });
 
+describe("MembershipTable: a re-declaration after the cap check's listing", () => {
+  const countedTable = async () => {
+    const requests: string[] = [];
+    const counted = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), {
+      allowInsecureConnection: true,
+      additionalPolicies: [
+        {
+          policy: { name: "count", sendRequest: (req, next) => (requests.push(req.method), next(req)) },
+          position: "perCall",
+        },
+      ],
+    });
+    await counted.createTable();
+    return { t: new MembershipTable(counted, now), requests };
+  };
+
+  it("replaces the listed row in one round trip (not an insert that meets 409, then a read)", async () => {
+    const { t, requests } = await countedTable();
+    await t.upsert(ref, declaration());
+    const listed = await t.listForTarget(ref);
+    requests.length = 0;
+    const absent = declaration({ requestId: "r-2", state: "absent", declaredAt: "2026-12-02T09:30:00.000Z" });
+    expect((await t.upsert(ref, absent, listed)).result).toBe("updated");
+    expect(requests).toEqual(["PUT"]);
+    expect((await t.listForTarget(ref)).map((d) => [d.requestId, d.state])).toEqual([["r-2", "absent"]]);
+    // A redelivery and an older declaration are answered from the listing, with no round trip at all.
+    const now2 = await t.listForTarget(ref);
+    requests.length = 0;
+    expect((await t.upsert(ref, absent, now2)).result).toBe("unchanged");
+    expect((await t.upsert(ref, declaration({ requestId: "r-0" }), now2)).result).toBe("older");
+    expect(requests).toEqual([]);
+  });
+
+  it("a listing gone stale never overwrites the newer row written since: the replace meets 412 and reads again", async () => {
+    const { t } = await countedTable();
+    await t.upsert(ref, declaration());
+    const stale = await t.listForTarget(ref);
+    await t.upsert(ref, declaration({ requestId: "r-3", state: "absent", declaredAt: "2026-12-02T09:50:00.000Z" }));
+    const between = declaration({ requestId: "r-2", declaredAt: "2026-12-02T09:30:00.000Z" });
+    expect((await t.upsert(ref, between, stale)).result).toBe("older");
+    expect((await t.listForTarget(ref)).map((d) => d.requestId)).toEqual(["r-3"]);
+    const later = declaration({ requestId: "r-4", declaredAt: "2026-12-02T09:55:00.000Z" });
+    expect((await t.upsert(ref, later, stale)).result).toBe("updated");
+    expect((await t.listForTarget(ref)).map((d) => d.requestId)).toEqual(["r-4"]);
+  });
+});
+
 describe("MembershipTable: the outcomes of one pass", () => {
   it("outcomes recorded together go in one Table round trip; a row replaced meanwhile still loses alone", async () => {
     const requests: string[] = [];
