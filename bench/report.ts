@@ -292,6 +292,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
     const pn = (agg as Agg).poolsync?.runs[0]?.notes as
       | {
           realSeconds?: {
+            firstWriteSent?: number;
             firstWrite: number;
             lastWrite: number;
             lastDeclarationStored?: number;
@@ -303,7 +304,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
     if (pn?.realSeconds) {
       out.push("");
       out.push(
-        `Where poolsync's time went (first run, real s at 1×): first ARM write at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to ${1000 / WRITE_BUDGETS.armWrites.refillIntervalMs} of ARM's writes a second after the first ${WRITE_BUDGETS.armWrites.capacity}).`,
+        `Where poolsync's time went (first run, real s at 1×): first ARM write ${pn.realSeconds.firstWriteSent === undefined ? "" : `taken by ARM at ${fmt(pn.realSeconds.firstWriteSent)} s, its answer `}at ${fmt(pn.realSeconds.firstWrite)} s (the declare messages taken off the queue, each storing its declaration and opening or joining its scale set's window, then the window itself), last at ${fmt(pn.realSeconds.lastWrite)} s; writes per second in 5 s steps: ${(pn.writesPerSecondBy5s ?? []).join(", ")} (poolsync paces to ${1000 / WRITE_BUDGETS.armWrites.refillIntervalMs} of ARM's writes a second after the first ${WRITE_BUDGETS.armWrites.capacity}).`,
       );
       const rs = pn.realSeconds;
       if (rs.lastDeclarationStored !== undefined && rs.firstPassStarted !== undefined)

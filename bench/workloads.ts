@@ -164,6 +164,7 @@ function poolsyncNotes(
   p: PoolsyncRun | undefined,
   startedAt?: number,
   timerReadsBefore = 0,
+  firstWriteSentS?: number,
 ): Record<string, unknown> | undefined {
   if (!p) return undefined;
   const t0 = startedAt ?? p.logs.writesAt[0] ?? 0;
@@ -178,6 +179,8 @@ function poolsyncNotes(
     counts: { ...p.logs.counts },
     samples: { ...p.logs.samples },
     realSeconds: {
+      // When ARM took the first write (its operation began), and when poolsync logged its answer: an operation later.
+      ...(firstWriteSentS === undefined ? {} : { firstWriteSent: firstWriteSentS }),
       firstWrite: ((p.logs.writesAt[0] ?? t0) - t0) / 1000,
       lastWrite: ((p.logs.writesAt.at(-1) ?? t0) - t0) / 1000,
       // What the first write waited for: the intake of the burst's declarations, and the first pass to begin.
@@ -429,12 +432,21 @@ export async function runBurst(
       maxModelWritesPerScaleSet: Math.max(...perSs),
       ...poolsyncOwn(s.poolsync, changes.length),
       peer: s.poolsync ? {} : s.run.own(),
-      notes: poolsyncNotes(s.poolsync, realT0),
+      notes: poolsyncNotes(s.poolsync, realT0, 0, firstOperationAfter(sim, t0)),
     };
   } finally {
     monitor.stop();
     await finish(s);
   }
+}
+
+/** Simulated seconds from `t0` to the first write ARM accepted (its operation's start), for a burst at 1×. */
+function firstOperationAfter(sim: ArmSimulator, t0: number): number | undefined {
+  const starts = sim.control
+    .operations()
+    .map((o) => Date.parse(o.startTime))
+    .filter((t) => t >= t0);
+  return starts.length === 0 ? undefined : (Math.min(...starts) - t0) / 1000;
 }
 
 /**
