@@ -91,8 +91,19 @@ export async function reconcileScaleSet(
     const read = await cache.readPartition(ref);
     // A fresh reconcile still needs the rows' Table ETags (to store what it reads), but none of their models.
     const cached: CachedPartition = trigger.fresh ? forgetModels(read) : read;
-    let model = await modelOf(ref, cached, compute, deps);
+    const fromCacheOrArm = await modelOf(ref, cached, compute, deps);
+    let model = fromCacheOrArm.model;
     known = model;
+    // A model read from ARM and about to be written is not stored as read: the write marks its row before it goes and
+    // stores the answer, so the read's store would be overwritten unseen (one Table round trip a pass). Stored as read
+    // when nothing is written, or when the write never began.
+    const writesModel =
+      !isDeleting(model.provisioningState) &&
+      orchestrationModeOf(model) !== undefined &&
+      planNics(model.nics, intents) !== undefined;
+    const storeRead = () => cache.storeScaleSet(ref, fromCacheOrArm.model, cached.scaleSet?.rowEtag);
+    if (fromCacheOrArm.fromArm && !writesModel) await storeRead();
+    let modelRowMarked = false;
     if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
     const mode = orchestrationModeOf(model);
     if (!mode) {
@@ -114,9 +125,14 @@ export async function reconcileScaleSet(
           compute,
           deps,
           trigger,
+          () => (modelRowMarked = true),
         ).then((written) => (known = written)),
       hooksFor((i) => i),
-    );
+    ).catch(async (err: unknown) => {
+      // Stopped before its write began (a pacing wait too long): the next pass finds the read in the cache.
+      if (fromCacheOrArm.fromArm && writesModel && !modelRowMarked) await storeRead().catch(() => undefined);
+      throw err;
+    });
     model = modelWrite.state;
     const failedWrites = modelWrite.failed;
     const held = intents.map((_, i) => i).filter((i) => !failedWrites.has(i));
@@ -245,19 +261,19 @@ function forgetModels(p: CachedPartition): CachedPartition {
 }
 
 /**
- * The scale set model from the cache when it is fresh, else from ARM (and then stored, conditionally): by one LIST
- * of its resource group when other cached scale sets there are due too, else by GET.
+ * The scale set model from the cache when it is fresh, else from ARM (the caller stores it, unless it writes it): by
+ * one LIST of its resource group when other cached scale sets there are due too, else by GET.
  */
 async function modelOf(
   ref: ScaleSetRef,
   cached: CachedPartition,
   compute: ComputePort,
   deps: ReconcileDeps,
-): Promise<ScaleSetModel> {
-  if (usable(cached.scaleSet, deps.clock.now(), deps.config.cacheTtlMs)) return cached.scaleSet.model;
+): Promise<{ model: ScaleSetModel; fromArm: boolean }> {
+  if (usable(cached.scaleSet, deps.clock.now(), deps.config.cacheTtlMs))
+    return { model: cached.scaleSet.model, fromArm: false };
   const model = (await readThroughGroup(ref, compute, deps)) ?? (await compute.getScaleSet(ref));
-  await deps.cache.storeScaleSet(ref, model, cached.scaleSet?.rowEtag);
-  return model;
+  return { model, fromArm: true };
 }
 
 /** Writes the model's NICs with If-Match until the edit is empty. */
@@ -268,6 +284,7 @@ async function writeModel(
   compute: ComputePort,
   deps: ReconcileDeps,
   trigger: ReconcileTrigger,
+  onRowMarked: () => void,
 ): Promise<ScaleSetModel> {
   const result = await ifMatchWrite(
     {
@@ -278,7 +295,10 @@ async function writeModel(
       write: (model, nics, opts) => compute.writeScaleSetNics(ref, model, nics, opts),
       read: () => compute.getScaleSet(ref),
       row: {
-        beginWrite: (clientRequestId) => deps.cache.beginWrite(ref, clientRequestId),
+        beginWrite: (clientRequestId) => {
+          onRowMarked();
+          return deps.cache.beginWrite(ref, clientRequestId);
+        },
         markStale: (reason) => deps.cache.markStale(ref, reason),
         store: (model, base, ours) => deps.cache.storeScaleSet(ref, model, base, ours),
         evict: () => deps.cache.evictScaleSet(ref),
