@@ -15,6 +15,8 @@ export async function listAndStoreInstances(
   modelEtag: string | undefined,
   compute: Pick<ComputePort, "listInstances">,
   deps: { cache: ModelCache; log: Logger },
+  /** Instances not stored as listed: the caller writes them now, which marks their rows and stores the answers. */
+  writtenNext: (inst: InstanceModel) => boolean = () => false,
 ): Promise<InstanceModel[]> {
   const listed = await compute.listInstances(ref);
   const earlier = [...cached.instances.values()].flatMap((e) => (e.model ? [e.model] : []));
@@ -26,7 +28,13 @@ export async function listAndStoreInstances(
       reason: "instance ID reused by a new VM (vmId differs from the cached row's)",
     });
   const seen = new Set(listed.map((i) => i.instanceId));
-  await storeInstances(ref, cached, listed, modelEtag, deps.cache);
+  await storeInstances(
+    ref,
+    cached,
+    listed.filter((i) => !writtenNext(i)),
+    modelEtag,
+    deps.cache,
+  );
   await mapLimit(
     [...cached.instances.keys()].filter((id) => !seen.has(id)),
     8,

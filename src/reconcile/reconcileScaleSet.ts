@@ -345,7 +345,12 @@ async function instancesOf(
     const rows = entries.map((e) => e.model as InstanceModel);
     if (!rows.some((i) => needsWrite(i, intents))) return rows;
   }
-  return listAndStoreInstances(ref, cached, model.etag, compute, deps);
+  // An instance about to be written, whose row holds nothing usable, is not stored as listed (one Table write fewer):
+  // its write marks the row and stores the answer, and a write that never begins leaves the row unusable, so the next
+  // pass lists again. A usable row is overwritten as listed, so that it never vouches for what the LIST contradicted.
+  const writtenNext = (i: InstanceModel) =>
+    needsWrite(i, intents) && !usable(cached.instances.get(i.instanceId), now, deps.config.cacheTtlMs);
+  return listAndStoreInstances(ref, cached, model.etag, compute, deps, writtenNext);
 }
 
 function needsWrite(i: InstanceModel, intents: PoolIntent[]): boolean {

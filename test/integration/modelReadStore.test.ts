@@ -8,9 +8,9 @@ const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
 const POOL = poolId(WIDE_SUBSCRIPTION, "wide", "lb", "pool-0");
 
 /**
- * The scale set's cache row in a pass that reads the model from ARM (issue 30, Table work per change): a model about
- * to be written is not stored as read, because the write marks the row before it goes and then stores the answer; a
- * model with nothing to write is stored as read, so the next pass finds it.
+ * The cache rows of a pass that reads from ARM (issue 30, Table work per change): a model, or an instance with no
+ * usable row, about to be written is not stored as read, because the write marks the row before it goes and then
+ * stores the answer; a model with nothing to write is stored as read, so the next pass finds it.
  */
 describe("the model's cache row in a pass that read it from ARM", () => {
   let h: Harness | undefined;
@@ -26,6 +26,12 @@ describe("the model's cache row in a pass that read it from ARM", () => {
     });
     const cache = h.services.cache;
     const stores: Array<{ ours: boolean; etag: string }> = [];
+    const instanceStores: Array<{ instanceId: string; ours: boolean }> = [];
+    const storeInstance = cache.storeInstance.bind(cache);
+    cache.storeInstance = (ref, model, base, ours, listedUnder) => {
+      instanceStores.push({ instanceId: ref.instanceId, ours: ours !== undefined });
+      return storeInstance(ref, model, base, ours, listedUnder);
+    };
     const store = cache.storeScaleSet.bind(cache);
     cache.storeScaleSet = (ref, model, base, ours) => {
       if (ref.id.toLowerCase() === VMSS.toLowerCase()) stores.push({ ours: ours !== undefined, etag: model.etag });
@@ -38,6 +44,12 @@ describe("the model's cache row in a pass that read it from ARM", () => {
     expect(h.sim.control.stats(VMSS).gets).toBe(1);
     expect(h.sim.control.stats(VMSS).puts).toBe(1);
     expect(stores).toEqual([{ ours: true, etag: expect.any(String) }]);
+    // Both instances were listed with no row yet and then written: only their answers are stored.
+    expect(h.sim.control.stats(VMSS).instancePuts).toBe(2);
+    expect(instanceStores.sort((a, b) => a.instanceId.localeCompare(b.instanceId))).toEqual([
+      { instanceId: "0", ours: true },
+      { instanceId: "1", ours: true },
+    ]);
 
     // The same pool declared again: the row is stale after our instance writes, so the pass reads ARM, finds nothing to
     // write, and stores the read, fresh for the next pass.
