@@ -79,7 +79,7 @@ export function renderHosts(r: Results): string {
     `In the burst (first run): ${measured
       .map((h) => {
         const c = countsOf(h);
-        return `${h} host(s): ${c["reconcile:deferred"] ?? 0} reconciles deferred to the lease holder, ${c["arm.write:TransientError"] ?? 0} writes that timed out or found no answer (re-enqueued), ${c["reconcile:requeued"] ?? 0} reconciles re-enqueued`;
+        return `${h} host(s): ${c["reconcile:deferred"] ?? 0} reconciles deferred to the lease holder, ${c["reconcile:sent back for the intake"] ?? 0} passes sent back while the host took in declarations, ${c["arm.write:TransientError"] ?? 0} writes that timed out or found no answer (re-enqueued), ${c["reconcile:requeued"] ?? 0} reconciles re-enqueued`;
       })
       .join("; ")}.`,
   );

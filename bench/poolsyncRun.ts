@@ -8,6 +8,7 @@ import type { TableClient } from "@azure/data-tables";
 import { loadConfig } from "../src/config";
 import { createServices, type Services } from "../src/app/services";
 import type { Clock, Logger } from "../src/core/ports";
+import { INTAKE_DEFER_REASON } from "../src/reconcile/reconcileRunner";
 import type { ArmSimulator, EventGridEvent } from "../sim";
 import { SIM_CA_FILE } from "../devkit/simulator";
 import { uniqueName } from "../devkit/storage";
@@ -91,7 +92,9 @@ export function countingLogger(): Logger & {
   const push = (level: string) => (event: string, fields: Record<string, unknown>) => {
     if (event === "reconcile") {
       reconciles.push({ ...fields, endedAt: Date.now() });
-      bump(`reconcile:${String(fields.result)}`, fields.reason === undefined ? undefined : String(fields.reason));
+      // A pass sent back while its host takes in declarations is counted apart from one deferred to a lease holder.
+      const result = fields.reason === INTAKE_DEFER_REASON ? "sent back for the intake" : String(fields.result);
+      bump(`reconcile:${result}`, fields.reason === undefined ? undefined : String(fields.reason));
     } else if (event === "declaration") {
       declaredAt.push(Date.now());
       trace.push({

@@ -4,8 +4,6 @@
  * is covered by it; the requests' inputs are merged (`merge`), so no joiner's wish (say, "read ARM, not the
  * cache") is lost. A fresh one gathers for `gatherMs` first, so declarations delivered together make one write,
  * unless its caller says it must start at once (`gather: false`): then only what arrives while it runs shares the next.
- * A gathered one (the pending one behind a running pass too) then waits for `ready`, which the runner uses to let its
- * host's intake settle first.
  * Across processes the ETag keeps things correct; this keeps them cheap.
  */
 export class Coalescer<I, T> {
@@ -16,8 +14,6 @@ export class Coalescer<I, T> {
     private readonly merge: (a: I, b: I) => I,
     private readonly gatherMs = 0,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
-    /** What a gathered pass also waits for before it starts (the host's intake settling); nothing by default. */
-    private readonly ready: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   run(key: string, input: I, work: (input: I) => Promise<T>, opts: { gather?: boolean } = {}): Promise<T> {
@@ -33,9 +29,8 @@ export class Coalescer<I, T> {
       : this.gatherMs > 0 && gather
         ? this.sleep(this.gatherMs)
         : Promise.resolve();
-    const startAfter = gather ? before.then(() => this.ready()) : before;
     const entry = { input, result: undefined as unknown as Promise<T> };
-    entry.result = startAfter.then(() => {
+    entry.result = before.then(() => {
       this.pending.delete(key);
       return this.start(key, () => work(entry.input));
     });

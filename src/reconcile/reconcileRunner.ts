@@ -9,9 +9,11 @@ import { inSpan } from "../telemetry/tracing";
 /**
  * How a reconcile runs, in the order it runs (controller-runtime's `reconcileHandler`):
  *
- *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly
- *                  and waits out its host's intake of a backlog of declarations, a leading one starts at once);
+ *   1. coalescer   joined with every other reconcile of the same target in this process (a fresh one gathers briefly,
+ *                  a leading one starts at once);
  *   2. stand down  a leading pass that finds a declare window opened behind it leaves the work to that window's pass;
+ *                  a gathered one whose host is taking in a backlog of declarations goes back to the queue for a
+ *                  second, so that it reads after them (see `INTAKE_DEFER_MS`);
  *   3. lease       one reconcile of a target at a time across hosts (held elsewhere: "deferred", the holder runs
  * again);
  *   4. reconcile   any pass but a leading one closes its target's declare window (so a later declaration opens a new
@@ -47,11 +49,20 @@ export interface RunnerDeps {
 }
 
 /**
- * The longest a gathered pass waits for its host's intake to settle. Past it the pass runs anyway: a host that never
+ * How long a gathered pass goes back to the queue for while its host takes in a backlog of declarations (the queue's
+ * delays are whole seconds). It goes back rather than waiting in the invocation because a waiting pass holds one of
+ * the queue trigger's slots: in a burst over more scale sets than the host's `newBatchThreshold`, the windows' passes
+ * held every slot, the listener stopped fetching, the backlog's last declarations stayed in the queue, and each of
+ * their scale sets made a second model write after the first pass.
+ */
+export const INTAKE_DEFER_MS = 1_000;
+/**
+ * The longest this host sends one target's pass back for its intake. Past it the pass runs anyway: a host that never
  * catches up with its declarations still writes them, a window's worth of them at a time.
  */
-export const INTAKE_WAIT_MAX_MS = 10_000;
-const INTAKE_POLL_MS = 50;
+export const INTAKE_DEFER_MAX_MS = 10_000;
+/** The reason a pass sent back for its host's intake gives (result "deferred"). */
+export const INTAKE_DEFER_REASON = "its host is taking in a backlog of declarations";
 
 /** What the queue does after a pass. */
 export type QueueOutcome = { kind: "done" } | { kind: "requeue-after"; delayMs: number };
@@ -84,26 +95,11 @@ export class ReconcileRunner {
   /** Step 1, exposed for draining at shutdown (`idle()`). */
   readonly coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
 
-  constructor(private readonly deps: RunnerDeps) {
-    this.coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(
-      mergeTriggers,
-      deps.gatherMs,
-      deps.clock.sleep,
-      () => this.intakeSettled(),
-    );
-  }
+  /** Targets whose pass this host sent back for its intake, and since when (for INTAKE_DEFER_MAX_MS). */
+  private readonly deferredSince = new Map<string, number>();
 
-  /**
-   * A gathered pass starts once its host has taken in the backlog of declarations it holds: in a burst, a scale set's
-   * declarations reach the hosts over the whole intake, and a pass that read before its last one was stored would
-   * leave it to a second window, a second model write. Declarations taken in meanwhile join the pass (it has not read
-   * yet). Without a backlog (a lone change, a trickle) it does not wait at all.
-   */
-  private async intakeSettled(): Promise<void> {
-    const { intakeBusy, clock } = this.deps;
-    if (!intakeBusy) return;
-    const until = clock.now() + INTAKE_WAIT_MAX_MS;
-    while (intakeBusy() && clock.now() < until) await clock.sleep(INTAKE_POLL_MS);
+  constructor(private readonly deps: RunnerDeps) {
+    this.coalescer = new Coalescer<ReconcileTrigger, ReconcileReport>(mergeTriggers, deps.gatherMs, deps.clock.sleep);
   }
 
   /** Steps 1–5: what a queue message runs. */
@@ -115,8 +111,23 @@ export class ReconcileRunner {
     return this.coalescer.run(ref.key, trigger, (merged) => this.standDownOrRun(ref, merged), { gather });
   }
 
-  /** Step 2: a leading pass with a window opened behind it stands down (the window's pass reads and writes them all). */
+  /**
+   * Step 2: a leading pass with a window opened behind it stands down (the window's pass reads and writes them all); a
+   * gathered pass goes back to the queue while its host takes in a backlog of declarations. In a burst a scale set's
+   * declarations reach the hosts over the whole intake, and a pass that read before its last one was stored would
+   * leave it to a second window, a second model write. Without a backlog (a lone change, a trickle) it runs at once.
+   */
   private async standDownOrRun(ref: TargetRef, merged: ReconcileTrigger): Promise<ReconcileReport> {
+    if (!merged.leading && this.deps.intakeBusy?.() && this.mayDefer(ref)) {
+      // The window stays open (only a pass closes it), so what is stored meanwhile is read by the pass that comes back.
+      await this.deps.queue.enqueueReconcile(ref.id, merged.reason, {
+        delayMs: INTAKE_DEFER_MS,
+        ...(merged.attempt > 0 ? { attempt: merged.attempt } : {}),
+        ...(merged.fresh ? { fresh: true } : {}),
+      });
+      return deferredReport(ref, merged, INTAKE_DEFER_REASON, 0, this.deps.log);
+    }
+    this.deferredSince.delete(ref.key);
     if (merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref)))
       return deferredReport(
         ref,
@@ -126,6 +137,16 @@ export class ReconcileRunner {
         this.deps.log,
       );
     return this.run(ref, merged);
+  }
+
+  /** Whether this host may send the target's pass back once more (not past INTAKE_DEFER_MAX_MS since the first). */
+  private mayDefer(ref: TargetRef): boolean {
+    const now = this.deps.clock.now();
+    for (const [key, since] of this.deferredSince)
+      if (now - since > 3 * INTAKE_DEFER_MAX_MS) this.deferredSince.delete(key);
+    const since = this.deferredSince.get(ref.key) ?? now;
+    this.deferredSince.set(ref.key, since);
+    return now - since < INTAKE_DEFER_MAX_MS;
   }
 
   /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startHarness, type Harness } from "../support/harness";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
+import { INTAKE_DEFER_REASON } from "../../src/reconcile/reconcileRunner";
 
 const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
 const POOLS = Array.from({ length: 6 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
@@ -22,7 +23,7 @@ function slowMembershipWrites(table: () => string): PipelinePolicy {
 
 const meta = (id: string) => ({ id, dequeueCount: 1, insertionTime: new Date().toISOString() });
 
-describe("a gathered pass waits for its host's intake", () => {
+describe("a gathered pass goes back to the queue while its host takes in declarations", () => {
   let h: Harness | undefined;
   afterEach(async () => {
     await h?.stop();
@@ -31,8 +32,9 @@ describe("a gathered pass waits for its host's intake", () => {
 
   // A burst's window reconcile reaches a host while that host is still storing declarations of the same scale set
   // (they came to it in the same batches). Read before they are stored, the pass would write without them and leave
-  // them to a second window: a second model write for the scale set.
-  it("a window's reconcile taken while six declarations are being stored reads and writes all six, in one model write", async () => {
+  // them to a second window: a second model write for the scale set. Waiting for them inside the invocation held a
+  // slot of the queue trigger, and a burst over more scale sets than the trigger's slots then stopped the intake.
+  it("a window's reconcile taken while six declarations are being stored returns at once, comes back, and writes all six in one model write", async () => {
     let membershipsTable = "";
     h = await startHarness({
       sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: POOLS.length }) },
@@ -43,23 +45,33 @@ describe("a gathered pass waits for its host's intake", () => {
       storagePolicies: [slowMembershipWrites(() => membershipsTable)],
     });
     membershipsTable = h.config.membershipsTable;
-    const intake = POOLS.map((pool, i) =>
-      h!.services.handleQueueMessage(
-        { v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present", requestId: `d-${i}` },
-        meta(`d-${i}`),
+    let stored = false;
+    const intake = Promise.all(
+      POOLS.map((pool, i) =>
+        h!.services.handleQueueMessage(
+          { v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present", requestId: `d-${i}` },
+          meta(`d-${i}`),
+        ),
       ),
-    );
+    ).then(() => (stored = true));
     await new Promise((r) => setTimeout(r, 100));
-    const pass = await h.services.handleQueueMessage(
+    const window = await h.services.handleQueueMessage(
       { v: 1, kind: "reconcile", scaleSetId: VMSS, reason: `gathered: declare present ${POOLS[0]}` },
       meta("window"),
     );
-    expect(pass).toMatchObject({ result: "reconciled", report: { result: "applied" } });
+    // Back before the declarations are stored: the invocation did not hold its queue slot through the intake.
+    expect(stored).toBe(false);
+    expect(window).toMatchObject({ result: "reconciled", report: { result: "deferred", reason: INTAKE_DEFER_REASON } });
+    expect(h.sim.control.stats(VMSS).gets).toBe(0);
+    await intake;
+
+    // The pass that came back (and the windows the declarations opened, joined or found nothing left) writes all six.
+    const outcomes = await h.drainUntilEmpty(30_000);
+    expect(outcomes.some((o) => o.result === "reconciled" && o.report.result === "applied")).toBe(true);
     const model = h.sim.control.resource(VMSS)!;
     expect([...(poolsByIpConfig(modelNics(model)).ipConfig0 ?? [])].sort()).toEqual(
       POOLS.map((p) => p.toLowerCase()).sort(),
     );
     expect(h.sim.control.stats(VMSS).puts).toBe(1);
-    await Promise.all(intake);
-  }, 30_000);
+  }, 60_000);
 });

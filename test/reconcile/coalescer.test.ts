@@ -70,25 +70,6 @@ describe("Coalescer", () => {
     expect(sleeps).toEqual([]);
   });
 
-  it("a gathered run waits for `ready` too, and what arrives meanwhile joins it; a run that must not gather does not wait", async () => {
-    const ready = gate();
-    let waits = 0;
-    const c = new Coalescer<ReconcileTrigger, string>(mergeTriggers, 1, undefined, () => (waits++, ready.opened));
-    const started: string[] = [];
-    const work = async (t: ReconcileTrigger) => (started.push(t.reason), t.reason);
-    const first = c.run("k", { reason: "a", attempt: 0 }, work);
-    await new Promise((r) => setTimeout(r, 20));
-    // Past the gather, still waiting for ready: nothing started, a later request joins the same run.
-    expect(started).toEqual([]);
-    const second = c.run("k", { reason: "b", attempt: 0 }, work);
-    const lead = c.run("lone", { reason: "lead", attempt: 0, leading: true }, work, { gather: false });
-    await expect(lead).resolves.toBe("lead");
-    ready.open();
-    await expect(Promise.all([first, second])).resolves.toEqual(["a; b", "a; b"]);
-    expect(started).toEqual(["lead", "a; b"]);
-    expect(waits).toBe(1);
-  });
-
   it("lets the pending run go after a failed one, and reports the failure only to the failed run's callers", async () => {
     const c = new Coalescer<ReconcileTrigger, string>(mergeTriggers);
     const g = gate();

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePorts } from "../../devkit/freePorts";
+import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
+import { poolId, scaleSetId, wideWorld } from "../../devkit/worlds";
+import { DEMO_SUBSCRIPTION } from "../../sim";
+import { modelNics, poolsByIpConfig } from "../../sim/wire";
+import { simClient, startLocalProcess, storage, suiteAzuritePorts, waitFor, type LocalProcess } from "./support";
+
+/**
+ * Passes waiting for the intake do not hold the queue trigger's slots. Through `npm run local`, with the shipped
+ * host.json (a new fetch at 48 messages in flight or fewer): the queue holds a few declarations, then a reconcile for
+ * each of 60 scale sets (more than the trigger's slots), then the rest of the burst's declarations. A pass that waited
+ * in its invocation for the host's intake to settle held its slot; 56 of them stopped the listener, the intake of the
+ * rest stopped, the passes ran on what was stored, and the scale sets declared on both sides of them made a second
+ * model write. Sent back to the queue instead, they leave the slots to the intake and each scale set is written once.
+ */
+
+const RG = "slots";
+const SCALE_SETS = 60;
+const EARLY = 8;
+const IDS = Array.from({ length: SCALE_SETS }, (_, i) => scaleSetId(DEMO_SUBSCRIPTION, RG, `vmss-${i}`));
+const POOL = (i: number) => poolId(DEMO_SUBSCRIPTION, RG, "lb", `pool-${i}`);
+/** Every message stays invisible this long after it is sent, so the listener meets them all, in the order sent. */
+const HIDDEN_S = 4;
+
+describe("npm run local: passes sent back while the host takes in declarations leave the trigger's slots free", () => {
+  let local: LocalProcess;
+  let sim: ReturnType<typeof simClient>;
+  const tag = uniqueName("slots");
+  const queueName = `${tag}q`;
+
+  beforeAll(async () => {
+    const [port, simPort] = (await freePorts(2)) as [number, number];
+    local = await startLocalProcess(["--port", String(port), "--sim-port", String(simPort)], {
+      AzureWebJobsStorage: testStorageConnectionString(),
+      POOLSYNC_QUEUE: queueName,
+      POOLSYNC_MEMBERSHIPS_TABLE: `${tag}m`,
+      POOLSYNC_CACHE_TABLE: `${tag}c`,
+      POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
+    });
+    sim = simClient(`https://127.0.0.1:${simPort}`);
+    const seeded = await sim.call(
+      "POST",
+      "/_sim/seed",
+      wideWorld({ subscription: DEMO_SUBSCRIPTION, rg: RG, scaleSets: SCALE_SETS, capacity: 1, pools: 2 }),
+    );
+    expect(seeded.status).toBe(200);
+  }, 120_000);
+
+  afterAll(async () => {
+    await local?.interrupt(60_000);
+  });
+
+  const modelPools = async (id: string) =>
+    [...(poolsByIpConfig(modelNics(await sim.resource(id))).ipConfig0 ?? [])].sort();
+
+  it("a reconcile for each of 60 scale sets queued inside a burst: every scale set written once, with all it declared", async () => {
+    const queue = storage(suiteAzuritePorts()).queue(queueName);
+    await queue.createIfNotExists();
+    const send = (message: unknown) =>
+      queue.sendMessage(Buffer.from(JSON.stringify(message), "utf8").toString("base64"), {
+        visibilityTimeout: HIDDEN_S,
+      });
+    const declare = (i: number, pool: number) =>
+      send({ v: 1, kind: "declare", scaleSetId: IDS[i], backendPoolId: POOL(pool), state: "present" });
+    // One at a time, so that the queue holds them in this order.
+    for (let i = 0; i < EARLY; i++) await declare(i, 0);
+    for (const id of IDS) await send({ v: 1, kind: "reconcile", scaleSetId: id, reason: `gathered: declare ${id}` });
+    for (let i = 0; i < EARLY; i++) await declare(i, 1);
+    for (let i = EARLY; i < SCALE_SETS; i++) await declare(i, 0);
+
+    const wanted = (i: number) => (i < EARLY ? [POOL(0), POOL(1)] : [POOL(0)]).map((p) => p.toLowerCase()).sort();
+    await waitFor(
+      "every scale set's model holding what it declared",
+      async () => await Promise.all(IDS.map(async (id, i) => (await modelPools(id)).join() === wanted(i).join())),
+      (ok) => ok.every(Boolean),
+      120_000,
+    );
+    const puts = await Promise.all(IDS.map(async (id) => (await sim.stats(id)).puts ?? 0));
+    expect(puts.map((n, i) => `vmss-${i}: ${n}`).filter((line) => !line.endsWith(": 1"))).toEqual([]);
+  }, 240_000);
+});
