@@ -177,7 +177,10 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   );
   /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
   let messagesInHand = 0;
-  /** Declare messages this process is taking in: a backlog its gathered passes wait out, with half a window's tail. */
+  /**
+   * Declare messages this process is taking in: while they are a backlog (and half a window after), its gathered
+   * passes go back to the queue.
+   */
   const intake = new IntakeGauge(clock, LEADS_WITH_MESSAGES_IN_HAND, config.declareWindowMs / 2);
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   // The subscription-wide budgets are reserved in storage before they are spent, so two hosts never spend one token.
