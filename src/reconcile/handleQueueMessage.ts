@@ -152,7 +152,7 @@ async function handleValid(
       if (scheduled !== "leading") return { result: "gathered", scheduled };
       // A quiet scale set's first declaration is reconciled here and now, without the coalescer's gather: what comes
       // after it opens a window, whose pass (under the lease, after this one) writes the rest.
-      trigger = { reason, attempt: 0, leading: true };
+      trigger = { reason, attempt: 0, leading: true, claimedAt: deps.now() };
     } else trigger = { reason, attempt: 0 };
   } else {
     trigger = {

@@ -2,7 +2,13 @@ import type { Clock, Logger, ProblemLog, ReconcileAttempts, ReconcileLeases, Wor
 import type { TargetRef } from "../core/resourceIds";
 import { Coalescer } from "./coalescer";
 import { leasedReconcile, type LeaseHandover } from "./leasedReconcile";
-import { deferredReport, mergeTriggers, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
+import {
+  deferredReport,
+  JUST_CLAIMED_MS,
+  mergeTriggers,
+  type ReconcileReport,
+  type ReconcileTrigger,
+} from "./vocabulary";
 import { recordDriftRepaired, recordReconcile } from "../telemetry/metrics";
 import { inSpan } from "../telemetry/tracing";
 
@@ -128,7 +134,8 @@ export class ReconcileRunner {
       return deferredReport(ref, merged, INTAKE_DEFER_REASON, 0, this.deps.log);
     }
     this.deferredSince.delete(ref.key);
-    if (merged.leading && this.deps.windowPending && (await this.deps.windowPending(ref)))
+    const justClaimed = merged.claimedAt !== undefined && this.deps.clock.now() - merged.claimedAt < JUST_CLAIMED_MS;
+    if (merged.leading && !justClaimed && this.deps.windowPending && (await this.deps.windowPending(ref)))
       return deferredReport(
         ref,
         merged,

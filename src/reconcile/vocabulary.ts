@@ -80,7 +80,16 @@ export interface ReconcileTrigger {
    * meanwhile (a burst), whose reconcile writes them all.
    */
   leading?: boolean;
+  /**
+   * A leading declaration claimed in this very invocation: when, by this host's clock. Its pass starting within
+   * `JUST_CLAIMED_MS` needs no look for a window opened behind it (nothing had the time to; a race that did costs the
+   * window's pass a read, never a declaration).
+   */
+  claimedAt?: number;
 }
+
+/** How soon after its claim a leading pass skips the look for a window behind it: the gather's length. */
+export const JUST_CLAIMED_MS = 250;
 
 /** What one reconcile does for every request that joined it: all their reasons, the most careful reading. */
 export function mergeTriggers(a: ReconcileTrigger, b: ReconcileTrigger): ReconcileTrigger {
@@ -91,6 +100,9 @@ export function mergeTriggers(a: ReconcileTrigger, b: ReconcileTrigger): Reconci
     ...(a.fresh || b.fresh ? { fresh: true } : {}),
     // Only a pass that serves nothing but leading declarations may stand down for a window.
     ...(a.leading && b.leading ? { leading: true } : {}),
+    ...(a.leading && b.leading && a.claimedAt !== undefined && b.claimedAt !== undefined
+      ? { claimedAt: Math.min(a.claimedAt, b.claimedAt) }
+      : {}),
   };
 }
 
