@@ -1,9 +1,9 @@
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { afterEach, describe, expect, it } from "vitest";
-import { startHarness, type Harness } from "../support/harness";
+import { manualClock, startHarness, type Harness } from "../support/harness";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
-import { INTAKE_DEFER_REASON } from "../../src/reconcile/reconcileRunner";
+import { INTAKE_DEFER_MAX_MS, INTAKE_DEFER_REASON } from "../../src/reconcile/reconcileRunner";
 
 const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
 const POOLS = Array.from({ length: 6 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
@@ -73,5 +73,42 @@ describe("a gathered pass goes back to the queue while its host takes in declara
       POOLS.map((p) => p.toLowerCase()).sort(),
     );
     expect(h.sim.control.stats(VMSS).puts).toBe(1);
+  }, 60_000);
+
+  it("a host whose intake does not settle runs the pass anyway once it has sent it back for 10 s", async () => {
+    let membershipsTable = "";
+    const clock = manualClock();
+    h = await startHarness({
+      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: POOLS.length }) },
+      clock,
+      env: {
+        POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`,
+        POOLSYNC_DECLARE_WINDOW_SECONDS: "2",
+      },
+      storagePolicies: [slowMembershipWrites(() => membershipsTable)],
+    });
+    membershipsTable = h.config.membershipsTable;
+    let stored = false;
+    const intake = Promise.all(
+      POOLS.map((pool, i) =>
+        h!.services.handleQueueMessage(
+          { v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present", requestId: `d-${i}` },
+          meta(`d-${i}`),
+        ),
+      ),
+    ).then(() => (stored = true));
+    await new Promise((r) => setTimeout(r, 100));
+    const window = { v: 1, kind: "reconcile", scaleSetId: VMSS, reason: `gathered: declare present ${POOLS[0]}` };
+    const first = await h.services.handleQueueMessage(window, meta("window"));
+    expect(first).toMatchObject({ report: { result: "deferred", reason: INTAKE_DEFER_REASON } });
+
+    clock.advance(INTAKE_DEFER_MAX_MS);
+    const again = await h.services.handleQueueMessage(window, meta("window-again"));
+    // Still taking the six in, and the pass ran all the same: a host that never catches up still writes.
+    expect(stored).toBe(false);
+    // (It read the declarations: none stored yet, so it had nothing to write.)
+    expect(again).toMatchObject({ result: "reconciled", report: { result: "no-declarations" } });
+    await intake;
+    await h.drainUntilEmpty(30_000);
   }, 60_000);
 });
