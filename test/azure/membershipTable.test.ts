@@ -179,22 +179,23 @@ describe("MembershipTable", () => {
   });
 });
 
-describe("MembershipTable: a re-declaration after the cap check's listing", () => {
-  const countedTable = async () => {
-    const requests: string[] = [];
-    const counted = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), {
-      allowInsecureConnection: true,
-      additionalPolicies: [
-        {
-          policy: { name: "count", sendRequest: (req, next) => (requests.push(req.method), next(req)) },
-          position: "perCall",
-        },
-      ],
-    });
-    await counted.createTable();
-    return { t: new MembershipTable(counted, now), requests };
-  };
+/** A table of its own whose every request's method is recorded, in order. */
+async function countedTable(): Promise<{ t: MembershipTable; requests: string[] }> {
+  const requests: string[] = [];
+  const counted = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), {
+    allowInsecureConnection: true,
+    additionalPolicies: [
+      {
+        policy: { name: "count", sendRequest: (req, next) => (requests.push(req.method), next(req)) },
+        position: "perCall",
+      },
+    ],
+  });
+  await counted.createTable();
+  return { t: new MembershipTable(counted, now), requests };
+}
 
+describe("MembershipTable: a re-declaration after the cap check's listing", () => {
   it("replaces the listed row in one round trip (not an insert that meets 409, then a read)", async () => {
     const { t, requests } = await countedTable();
     await t.upsert(ref, declaration());
@@ -228,18 +229,7 @@ describe("MembershipTable: a re-declaration after the cap check's listing", () =
 
 describe("MembershipTable: the outcomes of one pass", () => {
   it("outcomes recorded together go in one Table round trip; a row replaced meanwhile still loses alone", async () => {
-    const requests: string[] = [];
-    const counted = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("m"), {
-      allowInsecureConnection: true,
-      additionalPolicies: [
-        {
-          policy: { name: "count", sendRequest: (req, next) => (requests.push(req.method), next(req)) },
-          position: "perCall",
-        },
-      ],
-    });
-    await counted.createTable();
-    const t = new MembershipTable(counted, now);
+    const { t, requests } = await countedTable();
     const pools = Array.from({ length: 5 }, (_, i) => `${POOL}-${i}`);
     for (const p of pools) await t.upsert(ref, declaration({ backendPoolId: p }));
     const stored = await t.listForTarget(ref);

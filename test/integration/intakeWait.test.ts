@@ -1,5 +1,6 @@
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Clock } from "../../src/core/ports";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
@@ -23,6 +24,33 @@ function slowMembershipWrites(table: () => string): PipelinePolicy {
 
 const meta = (id: string) => ({ id, dequeueCount: 1, insertionTime: new Date().toISOString() });
 
+/** One scale set of two instances, declare window on, every write to the memberships table slow. */
+async function slowHarness(clock?: Clock): Promise<Harness> {
+  let membershipsTable = "";
+  const h = await startHarness({
+    sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: POOLS.length }) },
+    ...(clock ? { clock } : {}),
+    env: { POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`, POOLSYNC_DECLARE_WINDOW_SECONDS: "2" },
+    storagePolicies: [slowMembershipWrites(() => membershipsTable)],
+  });
+  membershipsTable = h.config.membershipsTable;
+  return h;
+}
+
+/** Six declare messages handled at once: in hand, being stored, until `done`. */
+function takeInSix(h: Harness): { done: Promise<unknown>; stored: boolean } {
+  const intake = { done: Promise.resolve() as Promise<unknown>, stored: false };
+  intake.done = Promise.all(
+    POOLS.map((pool, i) =>
+      h.services.handleQueueMessage(
+        { v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present", requestId: `d-${i}` },
+        meta(`d-${i}`),
+      ),
+    ),
+  ).then(() => (intake.stored = true));
+  return intake;
+}
+
 describe("a gathered pass goes back to the queue while its host takes in declarations", () => {
   let h: Harness | undefined;
   afterEach(async () => {
@@ -35,35 +63,18 @@ describe("a gathered pass goes back to the queue while its host takes in declara
   // them to a second window: a second model write for the scale set. Waiting for them inside the invocation held a
   // slot of the queue trigger, and a burst over more scale sets than the trigger's slots then stopped the intake.
   it("a window's reconcile taken while six declarations are being stored returns at once, comes back, and writes all six in one model write", async () => {
-    let membershipsTable = "";
-    h = await startHarness({
-      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: POOLS.length }) },
-      env: {
-        POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`,
-        POOLSYNC_DECLARE_WINDOW_SECONDS: "2",
-      },
-      storagePolicies: [slowMembershipWrites(() => membershipsTable)],
-    });
-    membershipsTable = h.config.membershipsTable;
-    let stored = false;
-    const intake = Promise.all(
-      POOLS.map((pool, i) =>
-        h!.services.handleQueueMessage(
-          { v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present", requestId: `d-${i}` },
-          meta(`d-${i}`),
-        ),
-      ),
-    ).then(() => (stored = true));
+    h = await slowHarness();
+    const intake = takeInSix(h);
     await new Promise((r) => setTimeout(r, 100));
     const window = await h.services.handleQueueMessage(
       { v: 1, kind: "reconcile", scaleSetId: VMSS, reason: `gathered: declare present ${POOLS[0]}` },
       meta("window"),
     );
     // Back before the declarations are stored: the invocation did not hold its queue slot through the intake.
-    expect(stored).toBe(false);
+    expect(intake.stored).toBe(false);
     expect(window).toMatchObject({ result: "reconciled", report: { result: "deferred", reason: INTAKE_DEFER_REASON } });
     expect(h.sim.control.stats(VMSS).gets).toBe(0);
-    await intake;
+    await intake.done;
 
     // The pass that came back (and the windows the declarations opened, joined or found nothing left) writes all six.
     const outcomes = await h.drainUntilEmpty(30_000);
@@ -76,27 +87,9 @@ describe("a gathered pass goes back to the queue while its host takes in declara
   }, 60_000);
 
   it("a host whose intake does not settle runs the pass anyway once it has sent it back for 10 s", async () => {
-    let membershipsTable = "";
     const clock = manualClock();
-    h = await startHarness({
-      sim: { seed: wideWorld({ scaleSets: 1, capacity: 2, pools: POOLS.length }) },
-      clock,
-      env: {
-        POOLSYNC_SCOPES: `/subscriptions/${WIDE_SUBSCRIPTION}`,
-        POOLSYNC_DECLARE_WINDOW_SECONDS: "2",
-      },
-      storagePolicies: [slowMembershipWrites(() => membershipsTable)],
-    });
-    membershipsTable = h.config.membershipsTable;
-    let stored = false;
-    const intake = Promise.all(
-      POOLS.map((pool, i) =>
-        h!.services.handleQueueMessage(
-          { v: 1, kind: "declare", scaleSetId: VMSS, backendPoolId: pool, state: "present", requestId: `d-${i}` },
-          meta(`d-${i}`),
-        ),
-      ),
-    ).then(() => (stored = true));
+    h = await slowHarness(clock);
+    const intake = takeInSix(h);
     await new Promise((r) => setTimeout(r, 100));
     const window = { v: 1, kind: "reconcile", scaleSetId: VMSS, reason: `gathered: declare present ${POOLS[0]}` };
     const first = await h.services.handleQueueMessage(window, meta("window"));
@@ -105,10 +98,10 @@ describe("a gathered pass goes back to the queue while its host takes in declara
     clock.advance(INTAKE_DEFER_MAX_MS);
     const again = await h.services.handleQueueMessage(window, meta("window-again"));
     // Still taking the six in, and the pass ran all the same: a host that never catches up still writes.
-    expect(stored).toBe(false);
+    expect(intake.stored).toBe(false);
     // (It read the declarations: none stored yet, so it had nothing to write.)
     expect(again).toMatchObject({ result: "reconciled", report: { result: "no-declarations" } });
-    await intake;
+    await intake.done;
     await h.drainUntilEmpty(30_000);
   }, 60_000);
 });
