@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePorts } from "../../devkit/freePorts";
-import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
+import { uniqueName } from "../../devkit/storage";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
-import { IDS, simClient, startLocalProcess, waitFor, type LocalProcess } from "./support";
+import { IDS, simClient, startLocalOnOwnStorage, waitFor, type LocalProcess } from "./support";
 
 /**
  * Issue 26's race through `npm run local`: declare `present`; another writer PUTs the scale set's seed body twice
@@ -20,18 +19,7 @@ describe("npm run local: declare present, another writer's two PUTs, declare abs
   let url = "";
 
   beforeAll(async () => {
-    const [port, simPort] = (await freePorts(2)) as [number, number];
-    const tag = uniqueName("race");
-    local = await startLocalProcess(["--port", String(port), "--sim-port", String(simPort)], {
-      AzureWebJobsStorage: testStorageConnectionString(),
-      POOLSYNC_QUEUE: `${tag}q`,
-      POOLSYNC_MEMBERSHIPS_TABLE: `${tag}m`,
-      POOLSYNC_CACHE_TABLE: `${tag}c`,
-      POOLSYNC_EVENT_DEBOUNCE_SECONDS: "0",
-      POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
-    });
-    url = `http://127.0.0.1:${port}`;
-    sim = simClient(`https://127.0.0.1:${simPort}`);
+    ({ local, sim, url } = await startLocalOnOwnStorage(uniqueName("race"), { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "0" }));
   }, 120_000);
 
   afterAll(async () => {

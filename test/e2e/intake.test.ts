@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePorts } from "../../devkit/freePorts";
-import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
+import { uniqueName } from "../../devkit/storage";
 import { poolId, scaleSetId, wideWorld } from "../../devkit/worlds";
 import { DEMO_SUBSCRIPTION } from "../../sim";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
 import {
   sendMessage,
   simClient,
-  startLocalProcess,
+  startLocalOnOwnStorage,
   storage,
   suiteAzuritePorts,
   waitFor,
@@ -36,16 +35,7 @@ describe("npm run local: declarations are stored while every scale set's pass ru
   const queueName = `${tag}q`;
 
   beforeAll(async () => {
-    const [port, simPort] = (await freePorts(2)) as [number, number];
-    local = await startLocalProcess(["--port", String(port), "--sim-port", String(simPort)], {
-      AzureWebJobsStorage: testStorageConnectionString(),
-      POOLSYNC_QUEUE: queueName,
-      POOLSYNC_MEMBERSHIPS_TABLE: `${tag}m`,
-      POOLSYNC_CACHE_TABLE: `${tag}c`,
-      POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
-    });
-    url = `http://127.0.0.1:${port}`;
-    sim = simClient(`https://127.0.0.1:${simPort}`);
+    ({ local, sim, url } = await startLocalOnOwnStorage(tag));
     const seeded = await sim.call(
       "POST",
       "/_sim/seed",

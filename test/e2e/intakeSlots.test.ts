@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePorts } from "../../devkit/freePorts";
-import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
+import { uniqueName } from "../../devkit/storage";
 import { poolId, scaleSetId, wideWorld } from "../../devkit/worlds";
 import { DEMO_SUBSCRIPTION } from "../../sim";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
-import { simClient, startLocalProcess, storage, suiteAzuritePorts, waitFor, type LocalProcess } from "./support";
+import { simClient, startLocalOnOwnStorage, storage, suiteAzuritePorts, waitFor, type LocalProcess } from "./support";
 
 /**
  * Passes waiting for the intake do not hold the queue trigger's slots. Through `npm run local`, with the shipped
@@ -30,15 +29,7 @@ describe("npm run local: passes sent back while the host takes in declarations l
   const queueName = `${tag}q`;
 
   beforeAll(async () => {
-    const [port, simPort] = (await freePorts(2)) as [number, number];
-    local = await startLocalProcess(["--port", String(port), "--sim-port", String(simPort)], {
-      AzureWebJobsStorage: testStorageConnectionString(),
-      POOLSYNC_QUEUE: queueName,
-      POOLSYNC_MEMBERSHIPS_TABLE: `${tag}m`,
-      POOLSYNC_CACHE_TABLE: `${tag}c`,
-      POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
-    });
-    sim = simClient(`https://127.0.0.1:${simPort}`);
+    ({ local, sim } = await startLocalOnOwnStorage(tag));
     const seeded = await sim.call(
       "POST",
       "/_sim/seed",

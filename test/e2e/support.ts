@@ -6,6 +6,8 @@ import { QueueClient } from "@azure/storage-queue";
 import { TableClient } from "@azure/data-tables";
 import { azuriteConnectionString, isPortOpen, type AzuritePorts } from "../../devkit/azurite";
 import { DEMO_SUBSCRIPTION, type JsonObject } from "../../sim";
+import { freePorts } from "../../devkit/freePorts";
+import { testStorageConnectionString } from "../../devkit/storage";
 
 /** The repo root (tests run the built app from here, as `npm run local` does). */
 export const APP_DIR = join(__dirname, "..", "..");
@@ -191,4 +193,29 @@ export function suiteAzuritePorts(): AzuritePorts {
   const port = (name: string, def: number) =>
     Number(new RegExp(`${name}Endpoint=http://[^:]+:(\\d+)`).exec(cs)?.[1] ?? def);
   return { blob: port("Blob", 10000), queue: port("Queue", 10001), table: port("Table", 10002) };
+}
+
+/**
+ * `npm run local` on free ports over the suite's Azurite, with a queue and tables of its own (named from `tag`) and
+ * operations polled every 50 ms; `env` adds or overrides settings.
+ */
+export async function startLocalOnOwnStorage(
+  tag: string,
+  env: Record<string, string> = {},
+): Promise<{ local: LocalProcess; url: string; sim: ReturnType<typeof simClient>; queueName: string }> {
+  const [port, simPort] = (await freePorts(2)) as [number, number];
+  const local = await startLocalProcess(["--port", String(port), "--sim-port", String(simPort)], {
+    AzureWebJobsStorage: testStorageConnectionString(),
+    POOLSYNC_QUEUE: `${tag}q`,
+    POOLSYNC_MEMBERSHIPS_TABLE: `${tag}m`,
+    POOLSYNC_CACHE_TABLE: `${tag}c`,
+    POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
+    ...env,
+  });
+  return {
+    local,
+    url: `http://127.0.0.1:${port}`,
+    sim: simClient(`https://127.0.0.1:${simPort}`),
+    queueName: `${tag}q`,
+  };
 }
