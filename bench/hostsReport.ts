@@ -25,7 +25,7 @@ export function renderHosts(r: Results): string {
     | {
         burstWide: Agg & { bound?: { boundS: number } };
         contention: Agg;
-        run?: { generatedAt: string; runs: number; durationS: number };
+        run?: { generatedAt: string; commit?: string; runs: number; durationS: number };
       }
     | undefined;
   if (!w) return "";
@@ -40,7 +40,7 @@ export function renderHosts(r: Results): string {
   const out: string[] = ["", `## 6. Many hosts: the wide burst and the contention workload with ${counts} hosts`, ""];
   if (w.run)
     out.push(
-      `Run on its own (\`npm run bench -- --only=hosts --runs=${w.run.runs}\`) at ${w.run.generatedAt}, ${fmt(w.run.durationS, 0)} s.`,
+      `Run on its own (\`npm run bench -- --only=hosts --runs=${w.run.runs}\`) at ${w.run.generatedAt}${w.run.commit ? ` on commit ${w.run.commit}` : ""}, ${fmt(w.run.durationS, 0)} s.`,
       "",
     );
   out.push(

@@ -12,6 +12,7 @@ import { runOverheadFresh } from "./overhead";
 import { lastColdStartSection, runColdStart, writeColdStartSection } from "./coldstart";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";
+import { measuredCommit } from "./measuredCommit";
 import type { SimProfile } from "./world";
 import {
   burstBound,
@@ -176,6 +177,7 @@ async function main(): Promise<void> {
   const all: Strategy[] = pick([...PEERS, "poolsync"]);
   const results: Results = {
     generatedAt: new Date().toISOString(),
+    commit: measuredCommit(),
     mode: p.mode,
     runs: p.runs,
     machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.arch()}` },
@@ -378,13 +380,19 @@ async function main(): Promise<void> {
       // The header describes the run that made the other sections; this one says when and how it ran.
       const partial = {
         generatedAt: results.generatedAt,
+        commit: results.commit,
         runs: results.runs,
         durationS: (Date.now() - started) / 1000,
         only: p.only,
       };
       for (const w of p.only)
         if (results.workloads[w]) results.workloads[w] = { ...(results.workloads[w] as object), run: partial };
-      Object.assign(results, { generatedAt: before.generatedAt, runs: before.runs, durationS: before.durationS });
+      Object.assign(results, {
+        generatedAt: before.generatedAt,
+        commit: before.commit,
+        runs: before.runs,
+        durationS: before.durationS,
+      });
     } catch {
       // no earlier results: these alone
     }

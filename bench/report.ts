@@ -5,6 +5,8 @@ import type { ScaleResult } from "./workloads";
 
 export interface Results {
   generatedAt: string;
+  /** The commit measured (bench/measuredCommit.ts); absent in results written before it was recorded. */
+  commit?: string;
   mode: "quick" | "full";
   runs: number;
   machine: Record<string, unknown>;
@@ -180,7 +182,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
   out.push(`# Benchmarks (${r.mode} run)`);
   out.push("");
   out.push(
-    `Generated ${r.generatedAt} by \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\` in ${fmt(r.durationS, 0)} s on ${JSON.stringify(r.machine)}. ${r.runs} run(s) per strategy and workload; figures are medians with the (min–max) spread over the runs; every strategy runs against its own fresh simulator with the same seed, one after another in the same run. Times are **simulated** seconds unless they say "real".`,
+    `Generated ${r.generatedAt} by \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`${r.commit ? ` on commit ${r.commit}` : ""} in ${fmt(r.durationS, 0)} s on ${JSON.stringify(r.machine)}. ${r.runs} run(s) per strategy and workload; figures are medians with the (min–max) spread over the runs; every strategy runs against its own fresh simulator with the same seed, one after another in the same run. Times are **simulated** seconds unless they say "real".`,
   );
   out.push("");
   out.push(
@@ -356,7 +358,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("");
   }
   const lt = r.workloads.latency as
-    (Agg & { run?: { generatedAt: string; runs: number; durationS: number } }) | undefined;
+    (Agg & { run?: { generatedAt: string; commit?: string; runs: number; durationS: number } }) | undefined;
   if (lt) {
     const { run, ...agg } = lt;
     const size = r.plan.latency as SteadyPlan | undefined;
@@ -364,7 +366,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("");
     if (run)
       out.push(
-        `Run on its own (\`npm run bench -- --only=latency --runs=${run.runs}\`) at ${run.generatedAt}, ${fmt(run.durationS, 0)} s real.`,
+        `Run on its own (\`npm run bench -- --only=latency --runs=${run.runs}\`) at ${run.generatedAt}${run.commit ? ` on commit ${run.commit}` : ""}, ${fmt(run.durationS, 0)} s real.`,
         "",
       );
     out.push(
