@@ -137,7 +137,7 @@ export class MembershipTable implements DeclarationStore {
     const known = listed?.find((s) => declarationKey(s) === key);
     // Optimistic loop: two deliveries of different declarations for one key race here; the Table ETag decides.
     for (let attempt = 0; attempt < 8; attempt++) {
-      // Most declarations are new: try the insert first (one round trip), read only when the row exists.
+      // First try: the listed row's replace, else an insert (most declarations are new); read only after it fails.
       const existing = attempt === 0 ? known : await this.getStored(fresh.partitionKey, fresh.rowKey);
       if (!existing) {
         try {
@@ -161,9 +161,7 @@ export class MembershipTable implements DeclarationStore {
         throw err;
       }
     }
-    throw new DeclarationContendedError(
-      `declaration ${declarationKey(d)} on ${target.id} kept changing under us; try again`,
-    );
+    throw new DeclarationContendedError(`declaration ${key} on ${target.id} kept changing under us; try again`);
   }
 
   /** The row as stored, removal marks included (a mark still outranks an older declaration). */

@@ -97,15 +97,13 @@ export async function reconcileScaleSet(
     // A model read from ARM and about to be written is not stored as read: the write marks its row before it goes and
     // stores the answer, so the read's store would be overwritten unseen (one Table round trip a pass). Stored as read
     // when nothing is written, or when the write never began.
-    const writesModel =
-      !isDeleting(model.provisioningState) &&
-      orchestrationModeOf(model) !== undefined &&
-      planNics(model.nics, intents) !== undefined;
+    const deleting = isDeleting(model.provisioningState);
+    const mode = orchestrationModeOf(model);
+    const writesModel = !deleting && mode !== undefined && planNics(model.nics, intents) !== undefined;
     const storeRead = () => cache.storeScaleSet(ref, fromCacheOrArm.model, cached.scaleSet?.rowEtag);
     if (fromCacheOrArm.fromArm && !writesModel) await storeRead();
     let modelRowMarked = false;
-    if (isDeleting(model.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
-    const mode = orchestrationModeOf(model);
+    if (deleting) throw new BeingDeletedError(`${ref.id} is being deleted`);
     if (!mode) {
       const reason = `orchestrationMode "${model.orchestrationMode ?? ""}" is not one poolsync knows (Uniform, Flexible)`;
       await recordAll(active, { kind: "refused", reason });
