@@ -155,11 +155,15 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     POOLSYNC_MEMBERSHIPS_TABLE: uniqueName("benchm"),
     POOLSYNC_CACHE_TABLE: uniqueName("benchc"),
     POOLSYNC_OPERATION_POLL_SECONDS: "1",
+    // The simulator answers in milliseconds: a 5 s (real) request timeout, and a lease twice that on the simulated
+    // clock, which a pass needs to write at all (LeaseGuard).
+    POOLSYNC_ARM_TIMEOUT_SECONDS: "5",
+    POOLSYNC_RECONCILE_LEASE_SECONDS: String(Math.max(60, Math.ceil(2 * 5 * sim.control.clock.timeScale) + 10)),
     ...opts.env,
   };
   const config = loadConfig(env);
   const hosts = Array.from({ length: Math.max(1, opts.hosts ?? 1) }, () =>
-    createServices(config, { clock, log: logs, random: opts.random, queueTimeScale: sim.control.clock.timeScale }),
+    createServices(config, { clock, log: logs, random: opts.random, timeScale: sim.control.clock.timeScale }),
   );
   const services = hosts[0] as Services;
   const tables = new TableCounter();

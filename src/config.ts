@@ -210,6 +210,12 @@ export const SETTINGS = {
     default: "10",
     doc: "Instance writes in flight at once for one scale set (each instance has its own CRP budget; the shared ones are paced).",
   }),
+  POOLSYNC_INSTANCE_BODY_MAX_AGE_SECONDS: setting({
+    key: "instanceBodyMaxAgeMs",
+    schema: positiveInt(3_600).transform(toMs(1000)),
+    default: "30",
+    doc: "An instance read longer ago than this is read again (GET) before poolsync writes it: Azure reuses the IDs of deleted instances and a new VM under an old ID can reach the old body's ETag, so keep this below the fastest your scale sets delete and recreate an instance.",
+  }),
   POOLSYNC_EVENT_DEBOUNCE_SECONDS: setting({
     key: "eventDebounceMs",
     schema: nonNegativeInt(3_600).transform(toMs(1000)),

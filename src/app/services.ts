@@ -90,8 +90,11 @@ export interface ServiceOverrides {
   random?: () => number;
   /** Extra Table pipeline policies, e.g. one that counts Table round trips (benchmarks). */
   storagePolicies?: StoragePolicies;
-  /** Simulated seconds per real second of the simulator the clock follows (benchmarks only; default 1). */
-  queueTimeScale?: number;
+  /**
+   * Seconds of `clock` per real second (the simulator's time scale, in benchmarks and the soak; default 1): what is
+   * counted in real time (the queue's visibility, the ARM request timeout) is converted with it.
+   */
+  timeScale?: number;
 }
 
 /** What both ARM edges take from the settings: endpoint, credential, extra CA, timeouts, operation polling. */
@@ -131,6 +134,8 @@ export function armComputeFromConfig(
 
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
+  const timeScale = overrides.timeScale ?? 1;
+  const writeFlightMs = checkedWriteFlight(config, timeScale);
   const baseLog = overrides.log ?? jsonLogger();
   // The cache table holds each target's history too: every line that is history is appended to it (see historyLog).
   const history = new HistoryTable(
@@ -173,7 +178,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     queueClient(config.storage, config.queueName),
     queueClient(config.storage, config.poisonQueueName),
     log,
-    overrides.queueTimeScale ?? 1,
+    timeScale,
   );
   /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
   let messagesInHand = 0;
@@ -208,9 +213,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     ...(overrides.random ? { random: overrides.random } : {}),
   };
   const runner = new ReconcileRunner({
-    reconcile: async (ref, trigger) => {
+    reconcile: async (ref, trigger, lease) => {
       const passLog = passHistoryLog(log, history, clock.now, ref.id);
-      const deps = { ...reconcileDeps, log: passLog };
+      const deps = { ...reconcileDeps, log: passLog, lease };
       try {
         return await (ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps));
       } finally {
@@ -225,6 +230,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     log,
     leaseTtlMs: config.reconcileLeaseMs,
+    writeFlightMs,
     newHolderId: randomUUID,
     // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
     handover: {
@@ -362,6 +368,20 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     },
   };
   return services;
+}
+
+/**
+ * The longest a sent ARM write may take to reach ARM, on the app's clock: the request timeout (real time). A pass
+ * writes only with that much of its lease left (LeaseGuard), so a lease shorter than two of them would stop every write.
+ */
+function checkedWriteFlight(config: Config, timeScale: number): number {
+  const flightMs = config.armTimeoutMs * timeScale;
+  if (config.reconcileLeaseMs < 2 * flightMs)
+    throw new Error(
+      `POOLSYNC_RECONCILE_LEASE_SECONDS: ${config.reconcileLeaseMs / 1000} s is shorter than twice the ARM request timeout ` +
+        `(POOLSYNC_ARM_TIMEOUT_SECONDS, ${flightMs / 1000} s on this clock): a pass writes only with a timeout's worth of lease left`,
+    );
+  return flightMs;
 }
 
 /** A declare message as the trigger hands it (parsed JSON); the handler validates it, this only counts it. */

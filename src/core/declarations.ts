@@ -95,6 +95,15 @@ export function declarationKey(d: Pick<Declaration, "backendPoolId" | "ipConfigu
   return `${d.backendPoolId.toLowerCase()}|${ipSelectorText(d).toLowerCase()}`;
 }
 
+/**
+ * Whether recording `next` over the stored outcome finishes the declaration: applied where it was not, or applied
+ * everywhere where it was not. Such an outcome is recorded only from what ARM answered in the same pass (issue 41).
+ */
+export function finishes(d: Pick<StoredDeclaration, "outcome">, next: Omit<Outcome, "at">): boolean {
+  if (next.kind !== "applied") return false;
+  return d.outcome.kind !== "applied" || (next.appliedEverywhere === true && d.outcome.appliedEverywhere !== true);
+}
+
 /** A declaration that failed on its own, with a retry time still to come: writing it sooner would only fail again. */
 export function waitsForRetry(d: StoredDeclaration, now: number): boolean {
   return d.outcome.kind === "failed" && !!d.outcome.retryAt && Date.parse(d.outcome.retryAt) > now;

@@ -6,6 +6,7 @@ import { preconditionBackoffMs } from "../core/retryPolicy";
 import { Requeue } from "./requeue";
 import type { WritePacer } from "../pacing/writePacer";
 import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
+import type { LeaseGuard } from "./leaseGuard";
 
 /**
  * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,
@@ -43,6 +44,11 @@ export interface IfMatchTarget<M extends { etag: string }, E> {
   gone?(err: unknown): boolean;
   /** Said after the target in the reason of a requeue after too many 412s. */
   context?: string;
+  /**
+   * The start state is read again before a write when it is older than `maxAgeMs` (read at `readAt`): an ETag names
+   * a state only as long as the resource cannot have been deleted and created again under its ID (core/incarnation.ts).
+   */
+  age?: { readAt: number; maxAgeMs: number };
 }
 
 export interface IfMatchDeps {
@@ -54,6 +60,8 @@ export interface IfMatchDeps {
   newRequestId: () => string;
   random?: () => number;
   config: Pick<Config, "maxPreconditionRetries" | "pacingMaxWaitMs">;
+  /** The pass's lease: a write goes out only while it is known to outlast the write (LeaseGuard). */
+  lease?: Pick<LeaseGuard, "ensureHeld">;
 }
 
 export type IfMatchResult<M> = { kind: "written"; model: M } | { kind: "unchanged"; model: M } | { kind: "gone" };
@@ -68,13 +76,23 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
   deps: IfMatchDeps,
 ): Promise<IfMatchResult<M>> {
   let current = start;
+  let readAt = target.age?.readAt ?? deps.clock.now();
   for (let attempt = 0; ; attempt++) {
-    const plan = target.plan(current);
+    let plan = target.plan(current);
     if (!plan) return { kind: "unchanged", model: current };
+    await pace(target.paced, deps);
+    await deps.lease?.ensureHeld();
+    if (target.age && deps.clock.now() - readAt > target.age.maxAgeMs) {
+      // Read at the last moment: the write computed from it goes out on the budget just taken.
+      const reread = await readOrGone(target);
+      if (reread === "gone") return goneFrom(target);
+      current = reread;
+      plan = target.plan(current);
+      if (!plan) return { kind: "unchanged", model: current };
+    }
     const clientRequestId = deps.newRequestId();
     const line = { ...target.logFields, pools: plan.pools, ifMatch: current.etag, clientRequestId };
     requireEtag(target.id, current.etag);
-    await pace(target.paced, deps);
     // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
     const base = await target.row.beginWrite(clientRequestId);
     try {
@@ -101,14 +119,21 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
       // Wait for the write budget before the re-read, not between it and the write: ETags move in that gap (other
       // writers, and CRP's own bump seconds after any instance write), and a 412 spends a write token too.
       await budgetReady(target.paced, deps);
-      try {
-        current = await target.read();
-      } catch (readErr) {
-        if (target.gone?.(readErr)) return goneFrom(target);
-        throw readErr;
-      }
+      const reread = await readOrGone(target);
+      if (reread === "gone") return goneFrom(target);
+      current = reread;
+      readAt = deps.clock.now();
       await target.row.store(current, staleBase);
     }
+  }
+}
+
+async function readOrGone<M extends { etag: string }, E>(target: IfMatchTarget<M, E>): Promise<M | "gone"> {
+  try {
+    return await target.read();
+  } catch (err) {
+    if (target.gone?.(err)) return "gone";
+    throw err;
   }
 }
 

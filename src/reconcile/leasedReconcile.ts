@@ -1,5 +1,6 @@
 import type { Clock, Logger, ReconcileLeases, WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
+import { LeaseGuard } from "./leaseGuard";
 import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
 
 /**
@@ -22,6 +23,8 @@ export interface LeasedDeps {
   clock: Clock;
   log: Logger;
   ttlMs: number;
+  /** The longest a sent ARM write may take to reach ARM, on `clock`: a write goes out only with that much lease left. */
+  writeFlightMs: number;
   newHolderId: () => string;
   handover?: LeaseHandover;
   /** Extra passes one holder runs for others before it hands the rest to the queue. */
@@ -38,11 +41,14 @@ export async function leasedReconcile(
   ref: TargetRef,
   trigger: ReconcileTrigger,
   deps: LeasedDeps,
-  pass: (trigger: ReconcileTrigger) => Promise<ReconcileReport>,
+  pass: (trigger: ReconcileTrigger, lease: LeaseGuard) => Promise<ReconcileReport>,
 ): Promise<ReconcileReport> {
   const holder = deps.newHolderId();
   const started = deps.clock.now();
   const take = await deps.leases.acquire(ref, holder, deps.ttlMs, trigger.fresh === true);
+  const lease = new LeaseGuard(deps.clock, deps.ttlMs, deps.writeFlightMs, () =>
+    deps.leases.renew(ref, holder, deps.ttlMs),
+  );
   if (take.kind === "held") {
     // The safety net is carried on while the lease is held: a lease check that finds the holder still at work (it
     // renewed) leaves the next one, or a holder that dies after it would leave the pass to nobody.
@@ -73,10 +79,10 @@ export async function leasedReconcile(
     }
   }
   const handover = () => deps.handover?.snapshot(ref);
+  lease.held(started);
 
   // Renewed at a third of the period, so two late renewals still keep it; on the injected clock, so a test (or a
   // time-scaled benchmark) renews on the same time the lease expires on.
-  let lost = false;
   const renewal = new AbortController();
   const periodMs = Math.max(1000, deps.ttlMs / 3);
   void (async () => {
@@ -86,19 +92,24 @@ export async function leasedReconcile(
       // A clock that returns at once without time passing (stopped) cannot pace renewals: stop rather than spin.
       if (renewal.signal.aborted || deps.clock.now() < due) return;
       try {
-        lost ||= !(await deps.leases.renew(ref, holder, deps.ttlMs));
+        const sentAt = deps.clock.now();
+        if (await deps.leases.renew(ref, holder, deps.ttlMs)) lease.held(sentAt);
+        else lease.lost();
       } catch (err) {
         deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) });
       }
     }
   })();
   try {
-    let report = await pass(trigger);
+    let report = await pass(trigger, lease);
     const maxExtra = deps.maxExtraPasses ?? 5;
     for (let extra = 0; ; extra++) {
-      if (lost) break;
+      if (lease.isLost) break;
+      const releasedAt = deps.clock.now();
       const next = await deps.leases.release(ref, holder, deps.ttlMs, handover());
       if (!next.again) break;
+      // Kept for one more pass: renewed by that release.
+      lease.held(releasedAt);
       if (extra >= maxExtra) {
         // Asked again and again (a steady stream of changes): the queue takes the next pass, this invocation ends.
         await deps.leases.release(ref, holder, 0, handover());
@@ -110,11 +121,14 @@ export async function leasedReconcile(
         break;
       }
       deps.log.info("reconcile.lease", { scaleSetId: ref.id, outcome: "another pass asked while held" });
-      report = await pass({
-        reason: "asked by another host while the lease was held",
-        attempt: trigger.attempt,
-        ...(next.fresh || trigger.fresh ? { fresh: true } : {}),
-      });
+      report = await pass(
+        {
+          reason: "asked by another host while the lease was held",
+          attempt: trigger.attempt,
+          ...(next.fresh || trigger.fresh ? { fresh: true } : {}),
+        },
+        lease,
+      );
     }
     return report;
   } catch (err) {

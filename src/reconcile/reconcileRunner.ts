@@ -2,6 +2,7 @@ import type { Clock, Logger, ProblemLog, ReconcileAttempts, ReconcileLeases, Wor
 import type { TargetRef } from "../core/resourceIds";
 import { Coalescer } from "./coalescer";
 import { leasedReconcile, type LeaseHandover } from "./leasedReconcile";
+import type { LeaseGuard } from "./leaseGuard";
 import {
   deferredReport,
   JUST_CLAIMED_MS,
@@ -32,8 +33,8 @@ import { inSpan } from "../telemetry/tracing";
  */
 
 export interface RunnerDeps {
-  /** Step 4: the target's reconcile. */
-  reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
+  /** Step 4: the target's reconcile, under `lease` (checked before each of its writes). */
+  reconcile(ref: TargetRef, trigger: ReconcileTrigger, lease: LeaseGuard): Promise<ReconcileReport>;
   leases: ReconcileLeases;
   queue: WorkQueue;
   attempts: ReconcileAttempts;
@@ -41,6 +42,8 @@ export interface RunnerDeps {
   clock: Clock;
   log: Logger;
   leaseTtlMs: number;
+  /** The longest a sent ARM write may take to reach ARM, on `clock` (see LeaseGuard). */
+  writeFlightMs: number;
   newHolderId: () => string;
   /** What one lease holder hands the next (the target's write budgets). */
   handover?: LeaseHandover;
@@ -158,7 +161,7 @@ export class ReconcileRunner {
 
   /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */
   run(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
-    const { leases, queue, clock, log, leaseTtlMs, newHolderId, handover } = this.deps;
+    const { leases, queue, clock, log, leaseTtlMs, writeFlightMs, newHolderId, handover } = this.deps;
     const attributes = {
       "poolsync.target": ref.id,
       "poolsync.reason": trigger.reason,
@@ -168,8 +171,17 @@ export class ReconcileRunner {
       const report = await leasedReconcile(
         ref,
         trigger,
-        { leases, queue, clock, log, ttlMs: leaseTtlMs, newHolderId, ...(handover ? { handover } : {}) },
-        (t) => this.pass(ref, t),
+        {
+          leases,
+          queue,
+          clock,
+          log,
+          ttlMs: leaseTtlMs,
+          writeFlightMs,
+          newHolderId,
+          ...(handover ? { handover } : {}),
+        },
+        (t, lease) => this.pass(ref, t, lease),
       );
       span.setAttributes({
         "poolsync.result": report.result,
@@ -181,12 +193,12 @@ export class ReconcileRunner {
   }
 
   /** Steps 4 and 5 (each pass a lease holder runs, the extra ones included). */
-  private async pass(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
+  private async pass(ref: TargetRef, trigger: ReconcileTrigger, lease: LeaseGuard): Promise<ReconcileReport> {
     // Closed under the lease, just before the read: a declaration stored before this point is read by this pass, one
     // after opens a new window. A reconcile that finds the lease held leaves the window open, so what comes while the
     // holder finishes joins the holder's next pass (which closes it) instead of opening a window of its own.
     if (!trigger.leading) await this.deps.closeWindow?.(ref);
-    const report = await this.deps.reconcile(ref, trigger);
+    const report = await this.deps.reconcile(ref, trigger, lease);
     const source = triggerSource(trigger.reason);
     recordReconcile(report.result, source, report.durationMs);
     if (report.result === "applied" && report.armWrites > 0 && (source === "event" || source === "timer"))

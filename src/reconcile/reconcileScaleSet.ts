@@ -1,4 +1,4 @@
-import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
+import { finishes, toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { BeingDeletedError, describeError, FatalError, NotFoundError } from "../core/errors";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
 import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent } from "../core/networkProfile";
@@ -18,7 +18,13 @@ import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
-import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
+import {
+  observedSinceOf,
+  reporter,
+  type ReconcileDeps,
+  type ReconcileReport,
+  type ReconcileTrigger,
+} from "./vocabulary";
 
 /**
  * The one reconcile every trigger ends in (controller-runtime style): the message or event is only a key;
@@ -39,6 +45,8 @@ export async function reconcileScaleSet(
   trigger: ReconcileTrigger,
   deps: ReconcileDeps,
 ): Promise<ReconcileReport> {
+  const passStartedAt = deps.clock.now();
+  const observedSince = observedSinceOf(trigger);
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);
   const { cache, config } = deps;
@@ -89,11 +97,15 @@ export async function reconcileScaleSet(
 
   try {
     const read = await cache.readPartition(ref);
-    // A fresh reconcile still needs the rows' Table ETags (to store what it reads), but none of their models.
-    const cached: CachedPartition = trigger.fresh ? forgetModels(read) : read;
+    // A fresh reconcile still needs the rows' Table ETags (to store what it reads), but none of their models (a
+    // proving one none read before it began).
+    const cached: CachedPartition = observedSince !== undefined ? forgetModels(read, observedSince) : read;
     const fromCacheOrArm = await modelOf(ref, cached, compute, deps);
     let model = fromCacheOrArm.model;
     known = model;
+    // Whether the model this pass judges by is ARM's word (read or written in this pass, or a row read since the
+    // proving pass began), not a cached row.
+    let modelObserved = fromCacheOrArm.fromArm || observedSince !== undefined;
     // A model read from ARM and about to be written is not stored as read: the write marks its row before it goes and
     // stores the answer, so the read's store would be overwritten unseen (one Table round trip a pass). Stored as read
     // when nothing is written, or when the write never began.
@@ -131,6 +143,7 @@ export async function reconcileScaleSet(
       if (fromCacheOrArm.fromArm && writesModel && !modelRowMarked) await storeRead().catch(() => undefined);
       throw err;
     });
+    if (modelWrite.state !== model) modelObserved = true;
     model = modelWrite.state;
     const failedWrites = modelWrite.failed;
     const held = intents.map((_, i) => i).filter((i) => !failedWrites.has(i));
@@ -140,6 +153,7 @@ export async function reconcileScaleSet(
       const vms = await writeFlexVms(ref, model, heldIntents, compute, {
         ...deps,
         network: stats.wrapNetwork(deps.network),
+        ...(observedSince !== undefined ? { observedSince } : {}),
       });
       instancesWritten = vms.reduce((n, v) => n + v.written, 0);
       const each = vmOutcomes(
@@ -149,6 +163,9 @@ export async function reconcileScaleSet(
         model,
         (reason) => outcomes.failed(reason, config.failedRetryMs),
       );
+      const observed = modelObserved && vms.every((v) => v.observed);
+      if (!observed && observedSince === undefined && held.some((i, k) => finishes(active[i]!, each[k]!)))
+        return proveFresh(ref, trigger, passStartedAt, deps, drift);
       await mapLimit(
         held.map((i, k) => [active[i]!, each[k]!] as const),
         8,
@@ -160,7 +177,8 @@ export async function reconcileScaleSet(
     }
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
-    const instances = await instancesOf(
+    const listedAt = deps.clock.now();
+    const { instances, fromArm: instancesObserved } = await instancesOf(
       ref,
       cached,
       model,
@@ -187,6 +205,7 @@ export async function reconcileScaleSet(
               idx.map((i) => intents[held[i]!]!),
               compute,
               deps,
+              listedAt,
             ).then((r) => {
               instanceFailures = [
                 ...instanceFailures.filter((f) => !r.refused.has(f.instanceId)),
@@ -204,24 +223,34 @@ export async function reconcileScaleSet(
 
     const modelEdit = applyIntents(model.nics, intents);
     const live = after.instances.filter((i) => !isDeleting(i.provisioningState));
+    const next = active.map((d, i): Omit<Outcome, "at"> | undefined => {
+      const placed = modelEdit.outcomes[i];
+      // Recorded the moment its write failed alone (isolateFailures' onFailed).
+      if (failedWrites.has(i)) return undefined;
+      if (placed && !placed.ok) return outcomes.failed(placed.reason, config.failedRetryMs);
+      const intent = intents[i] as PoolIntent;
+      const everywhere =
+        intentSatisfied(model.nics, intent) === true &&
+        live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
+      return {
+        kind: "applied",
+        appliedEtag: model.etag,
+        ...((d.state === "absent" || rollsOut) && everywhere ? { appliedEverywhere: true } : {}),
+      };
+    });
+    const observed =
+      modelObserved &&
+      (instancesObserved || observedSince !== undefined || (rollsOut && !next.some((o) => o?.appliedEverywhere)));
+    if (
+      !observed &&
+      observedSince === undefined &&
+      active.some((d, i) => next[i] !== undefined && finishes(d, next[i]!))
+    )
+      return proveFresh(ref, trigger, passStartedAt, deps, drift);
     await mapLimit(
-      active.map((d, i) => [d, i] as const),
+      active.map((d, i) => [d, next[i]] as const),
       8,
-      ([d, i]) => {
-        const placed = modelEdit.outcomes[i];
-        // Recorded the moment its write failed alone (isolateFailures' onFailed).
-        if (failedWrites.has(i)) return Promise.resolve();
-        if (placed && !placed.ok) return record(d, outcomes.failed(placed.reason, config.failedRetryMs));
-        const intent = intents[i] as PoolIntent;
-        const everywhere =
-          intentSatisfied(model.nics, intent) === true &&
-          live.every((inst) => intentSatisfied(inst.nics, intent) !== false);
-        return record(d, {
-          kind: "applied",
-          appliedEtag: model.etag,
-          ...((d.state === "absent" || rollsOut) && everywhere ? { appliedEverywhere: true } : {}),
-        });
-      },
+      ([d, o]) => (o ? record(d, o) : Promise.resolve()),
     );
     await drift.settle(true);
     const recheck =
@@ -250,8 +279,24 @@ export async function reconcileScaleSet(
   }
 }
 
-function forgetModels(p: CachedPartition): CachedPartition {
-  const blind = <M>(e: CachedEntry<M>): CachedEntry<M> => ({ ...e, model: undefined });
+/**
+ * A declaration is finished only from what ARM answered in the same pass (issue 41): a pass that would finish one from
+ * a cached row runs again, reading everything from ARM (and writing what that shows is still missing).
+ */
+async function proveFresh(
+  ref: ScaleSetRef,
+  trigger: ReconcileTrigger,
+  passStartedAt: number,
+  deps: ReconcileDeps,
+  drift: DriftWatch,
+): Promise<ReconcileReport> {
+  await drift.settle(false);
+  return reconcileScaleSet(ref, { ...trigger, provenSince: passStartedAt }, deps);
+}
+
+/** The rows read before `since` without their models (a miss), keeping their Table ETags to store against. */
+function forgetModels(p: CachedPartition, since: number): CachedPartition {
+  const blind = <M>(e: CachedEntry<M>): CachedEntry<M> => (e.readAt > since ? e : { ...e, model: undefined });
   return {
     scaleSet: p.scaleSet && blind(p.scaleSet),
     instances: new Map([...p.instances].map(([id, e]) => [id, blind(e)])),
@@ -335,20 +380,20 @@ async function instancesOf(
   intents: PoolIntent[],
   compute: ComputePort,
   deps: ReconcileDeps,
-): Promise<InstanceModel[]> {
+): Promise<{ instances: InstanceModel[]; fromArm: boolean }> {
   const now = deps.clock.now();
   const entries = [...cached.instances.values()];
   const allFresh = entries.length > 0 && entries.every((e) => usable(e, now, deps.config.cacheTtlMs));
   if (deps.cache.enabled && allFresh && (model.capacity === undefined || entries.length === model.capacity)) {
     const rows = entries.map((e) => e.model as InstanceModel);
-    if (!rows.some((i) => needsWrite(i, intents))) return rows;
+    if (!rows.some((i) => needsWrite(i, intents))) return { instances: rows, fromArm: false };
   }
   // An instance about to be written, whose row holds nothing usable, is not stored as listed (one Table write fewer):
   // its write marks the row and stores the answer, and a write that never begins leaves the row unusable, so the next
   // pass lists again. A usable row is overwritten as listed, so that it never vouches for what the LIST contradicted.
   const writtenNext = (i: InstanceModel) =>
     needsWrite(i, intents) && !usable(cached.instances.get(i.instanceId), now, deps.config.cacheTtlMs);
-  return listAndStoreInstances(ref, cached, model.etag, compute, deps, writtenNext);
+  return { instances: await listAndStoreInstances(ref, cached, model.etag, compute, deps, writtenNext), fromArm: true };
 }
 
 function needsWrite(i: InstanceModel, intents: PoolIntent[]): boolean {
@@ -366,6 +411,8 @@ async function writeInstances(
   intents: PoolIntent[],
   compute: ComputePort,
   deps: ReconcileDeps,
+  /** When the instances' bodies were read (at the latest): older than the bound, one is read again before its write. */
+  readAt: number,
 ): Promise<{ written: number; instances: InstanceModel[]; refused: Map<string, string> }> {
   let written = 0;
   const refused = new Map<string, string>();
@@ -390,6 +437,7 @@ async function writeInstances(
         },
         // Scaled in or being deleted under us: nothing to write, and its row must not linger.
         gone: (err) => err instanceof NotFoundError || err instanceof BeingDeletedError,
+        age: { readAt, maxAgeMs: deps.config.instanceBodyMaxAgeMs },
       },
       first,
       deps,

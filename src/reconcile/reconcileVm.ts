@@ -1,4 +1,4 @@
-import { toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
+import { finishes, toIntent, type Outcome, type StoredDeclaration } from "../core/declarations";
 import { BeingDeletedError } from "../core/errors";
 import { isDeleting } from "../core/models";
 import type { VmRef } from "../core/resourceIds";
@@ -9,7 +9,13 @@ import { DriftWatch, vmDriftView } from "./driftWatch";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { rememberVm, vmOutcomes } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
-import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
+import {
+  observedSinceOf,
+  reporter,
+  type ReconcileDeps,
+  type ReconcileReport,
+  type ReconcileTrigger,
+} from "./vocabulary";
 import { writeVmNics } from "./vmNics";
 
 /**
@@ -22,6 +28,7 @@ export async function reconcileVm(
   trigger: ReconcileTrigger,
   deps: ReconcileDeps,
 ): Promise<ReconcileReport> {
+  const passStartedAt = deps.clock.now();
   const stats = new CallStats();
   const compute = stats.wrap(deps.compute);
   const network = stats.wrapNetwork(deps.network);
@@ -50,12 +57,22 @@ export async function reconcileVm(
     const vm = await compute.getVm(ref);
     await rememberVm(vm, deps.cache);
     if (isDeleting(vm.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
-    const result = await writeVmNics(vm, intents, [], { ...deps, network });
+    const observedSince = observedSinceOf(trigger);
+    const result = await writeVmNics(vm, intents, [], {
+      ...deps,
+      network,
+      ...(observedSince !== undefined ? { observedSince } : {}),
+    });
     written = result.written;
     if (result.gone) throw new BeingDeletedError(`${ref.id} or its NIC went away during the reconcile`);
     const each = vmOutcomes(active, intents, [result], undefined, (reason) =>
       outcomes.failed(reason, config.failedRetryMs),
     );
+    if (!result.observed && observedSince === undefined && active.some((d, i) => finishes(d, each[i]!))) {
+      // Finished only from what ARM holds: the NICs this judged from older cache rows are read again.
+      await drift.settle(false);
+      return reconcileVm(ref, { ...trigger, provenSince: passStartedAt }, deps);
+    }
     await Promise.all(active.map((d, i) => outcomes.record(d, each[i] as Omit<Outcome, "at">)));
     drift.observe(vmDriftView(result));
     await drift.settle(true);

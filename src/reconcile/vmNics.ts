@@ -26,6 +26,11 @@ export { viewOf };
 export interface VmNicDeps extends IfMatchDeps {
   network: NetworkPort;
   cache: ModelCache;
+  /**
+   * Use only NIC rows read after this time, and count them as ARM's word (Infinity: read every NIC from Network
+   * RP). Undefined: any fresh row, which then proves nothing.
+   */
+  observedSince?: number;
   config: IfMatchDeps["config"] & { cacheTtlMs: number; instanceConcurrency: number; scopes: readonly Scope[] };
 }
 
@@ -61,19 +66,29 @@ export interface VmNicResult {
   outcomes: IntentOutcome[];
   /** What the NICs held before this pass wrote them (drift is judged on it), with each NIC's ID. */
   before?: { nicIds: string[]; view: NicConfiguration[] };
+  /**
+   * Every NIC in `view` is as ARM answered in this pass (read, or our write's answer), not a cached row: only such a
+   * view may finish a declaration.
+   */
+  observed: boolean;
 }
 
 export function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
 }
 
-/** A NIC from its fresh cache row, else from Network RP (then stored, conditionally). */
-async function nicOf(ref: NicRef, deps: VmNicDeps): Promise<NicModel> {
+/**
+ * A NIC from its fresh cache row (read since `observedSince`, when given), else from Network RP (then stored,
+ * conditionally); `observed` when it is ARM's word from this pass.
+ */
+async function nicOf(ref: NicRef, deps: VmNicDeps): Promise<{ nic: NicModel; observed: boolean }> {
   const entry = await deps.cache.readEntry(ref);
-  if (usable(entry, deps.clock.now(), deps.config.cacheTtlMs)) return entry?.model as NicModel;
+  const since = deps.observedSince;
+  if (usable(entry, deps.clock.now(), deps.config.cacheTtlMs) && (since === undefined || entry!.readAt > since))
+    return { nic: entry?.model as NicModel, observed: since !== undefined };
   const nic = await deps.network.getNic(ref);
   await deps.cache.storeResource(ref, nic, entry?.rowEtag);
-  return nic;
+  return { nic, observed: true };
 }
 
 const isGone = (err: unknown) => err instanceof NotFoundError || err instanceof BeingDeletedError;
@@ -85,12 +100,16 @@ export async function writeVmNics(
   _modelNicNames: readonly string[],
   deps: VmNicDeps,
 ): Promise<VmNicResult> {
+  // Which NICs' state came from ARM in this pass.
+  const observed: boolean[] = [];
   const done = (view: VmView, written: number, gone: boolean): VmNicResult => ({
     vmId: vm.id,
     written,
     gone,
     view: view.nics,
     outcomes: outcomesOn(view, intents),
+    // A VM that went away is judged by ARM's own answer (its 404, or Deleting).
+    observed: gone || observed.every(Boolean),
   });
   const none: VmView = { nics: [], unplaced: [], noPrimary: false };
   if (isDeleting(vm.provisioningState)) return done(none, 0, true);
@@ -101,7 +120,9 @@ export async function writeVmNics(
       refs.map((ref, i) => ({ ref, i })),
       deps.config.instanceConcurrency,
       async ({ ref, i }) => {
-        nics[i] = await nicOf(ref, deps);
+        const got = await nicOf(ref, deps);
+        nics[i] = got.nic;
+        observed[i] = got.observed;
       },
     );
   } catch (err) {
@@ -149,6 +170,9 @@ export async function writeVmNics(
       deps,
     );
     if (result.kind === "gone") return done(none, written, true);
+    // A write's answer, or a re-read (after a 412), is ARM's word; "unchanged" from the first state is only as good
+    // as that state.
+    if (result.kind === "written" || result.model !== nics[i]) observed[i] = true;
     nics[i] = result.model;
     if (result.kind === "written") written++;
   }

@@ -1,3 +1,4 @@
+import type { LeaseGuard } from "./leaseGuard";
 import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
@@ -26,6 +27,7 @@ export interface ReconcileDeps {
     | "cacheTtlMs"
     | "maxPreconditionRetries"
     | "instanceConcurrency"
+    | "instanceBodyMaxAgeMs"
     | "maxAttempts"
     | "failedRetryMs"
     | "pacingMaxWaitMs"
@@ -37,6 +39,8 @@ export interface ReconcileDeps {
   random?: () => number;
   /** Drift attribution (off when absent). */
   drift?: DriftDeps;
+  /** The pass's lease, checked before each write (absent outside a leased pass: plans, tests of one pass). */
+  lease?: Pick<LeaseGuard, "ensureHeld">;
 }
 
 export type ReconcileResult =
@@ -76,6 +80,11 @@ export interface ReconcileTrigger {
   /** Read the model and the instances from ARM even where the cache has fresh rows. */
   fresh?: boolean;
   /**
+   * Use only cache rows read after this time (by this host's clock): a pass about to finish a declaration from
+   * older rows runs again with the time it began, so what it finishes rests on what ARM answered since (issue 41).
+   */
+  provenSince?: number;
+  /**
    * A quiet scale set's first declaration, reconciled at once: it stands down when a declare window opened behind it
    * meanwhile (a burst), whose reconcile writes them all.
    */
@@ -86,6 +95,11 @@ export interface ReconcileTrigger {
    * window's pass a read, never a declaration).
    */
   claimedAt?: number;
+}
+
+/** Which cache rows a pass may count as ARM's word: those read since this time (undefined: none, any fresh row serves). */
+export function observedSinceOf(trigger: ReconcileTrigger): number | undefined {
+  return trigger.fresh ? Number.POSITIVE_INFINITY : trigger.provenSince;
 }
 
 /** How soon after its claim a leading pass skips the look for a window behind it: the gather's length. */

@@ -112,6 +112,8 @@ describe("npm run local -- --hosts 3 --throttling", () => {
         // Long enough that the killed host's lease still stands when the next declaration's pass reaches it on a loaded
         // machine (a window's 2 s, then the queue's polling), so the live host is seen deferring to it.
         POOLSYNC_RECONCILE_LEASE_SECONDS: "15",
+        // A pass writes only with a request timeout's worth of lease left: a lease this short needs a shorter timeout.
+        POOLSYNC_ARM_TIMEOUT_SECONDS: "5",
         POOLSYNC_EVENT_DEBOUNCE_SECONDS: "1",
         POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
       },

@@ -81,7 +81,7 @@ describe("failed and unannounced deletes", () => {
     expect(d?.outcome).toMatchObject({ kind: "applied", appliedEverywhere: true });
   });
 
-  it("a scale set deleted with its event lost: a declaration applied from the cache meanwhile shows target-deleted after one TTL and one timer run", async () => {
+  it("a scale set deleted with its event lost: what was applied shows target-deleted after one TTL and one timer run; a new declaration reads ARM and shows it at once", async () => {
     const clock = manualClock();
     h = await startHarness({ clock, cacheEnabled: true });
     await h.send(declarePresent);
@@ -91,19 +91,8 @@ describe("failed and unannounced deletes", () => {
     h.sim.control.delete(DEMO.scaleSetId);
     h.sim.control.settle();
 
-    // Within the TTL the cache still answers for it: a repeated declaration is "applied" from the cached rows.
-    const again = await h.services.declarations.upsert(ref, {
-      scaleSetId: DEMO.scaleSetId,
-      backendPoolId: DEMO.poolId,
-      ipConfiguration: "",
-      state: "present",
-      // After the first one's (its queue insertion time, real time).
-      declaredAt: new Date(Date.now() + 60_000).toISOString(),
-      requestId: "after-the-delete",
-      declaredBy: QUEUE_DECLARER,
-    });
-    expect(again.result).toBe("updated");
-    expect(await h.services.reconcile(ref, { reason: "declared", attempt: 0 })).toMatchObject({
+    // Within the TTL a pass with nothing new to finish is answered by the cache: the declaration stays applied.
+    expect(await h.services.reconcile(ref, { reason: "event", attempt: 0 })).toMatchObject({
       result: "unchanged",
       armReads: 0,
     });
@@ -115,6 +104,34 @@ describe("failed and unannounced deletes", () => {
     // One TTL after the rows were read, the next timer run reads ARM: 404, and the declaration says so.
     clock.advance(TTL_MS / 2 + 1);
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, evicted: 1 });
+    expect((await h.services.declarations.listForTarget(ref))[0]?.outcome.kind).toBe("target-deleted");
+  });
+
+  it("a new declaration on a scale set deleted with its event lost is never applied from the cache: it reads ARM's 404", async () => {
+    const clock = manualClock();
+    h = await startHarness({ clock, cacheEnabled: true });
+    await h.send(declarePresent);
+    await h.drain();
+    h.sim.control.settle();
+    await h.services.reconcileStale(); // every row fresh
+    h.sim.control.delete(DEMO.scaleSetId);
+    h.sim.control.settle();
+
+    const again = await h.services.declarations.upsert(ref, {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "present",
+      // After the first one's (its queue insertion time, real time).
+      declaredAt: new Date(Date.now() + 60_000).toISOString(),
+      requestId: "after-the-delete",
+      declaredBy: QUEUE_DECLARER,
+    });
+    expect(again.result).toBe("updated");
+    // Finished only from what ARM holds (issue 41): the cached rows would say "applied", ARM says 404.
+    expect(await h.services.reconcile(ref, { reason: "declared", attempt: 0 })).toMatchObject({
+      result: "target-deleted",
+    });
     const [d] = await h.services.declarations.listForTarget(ref);
     expect(d).toMatchObject({
       requestId: "after-the-delete",

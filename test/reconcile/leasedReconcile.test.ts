@@ -103,6 +103,7 @@ describe("leasedReconcile over the lease table (Azurite): one reconcile of a sca
       clock: systemClock,
       log: memoryLogger(),
       ttlMs: 60_000,
+      writeFlightMs: 30_000,
       newHolderId: randomUUID,
     };
   });
@@ -355,6 +356,7 @@ describe("the lease table's round trips", () => {
       clock: systemClock,
       log: memoryLogger(),
       ttlMs: 60_000,
+      writeFlightMs: 30_000,
       newHolderId: randomUUID,
       handover: { snapshot: () => "budgets", restore: () => undefined },
     };

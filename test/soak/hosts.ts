@@ -181,7 +181,7 @@ export class Hosts {
         (r, w) => this.run.note(r, w),
       ),
       random: prng(opts.seed * 31 + p.id),
-      queueTimeScale: T,
+      timeScale: T,
     });
     // Trace the timer's removal of a finished absent's row (the row is gone: an older declaration arriving later
     // finds none to lose to).

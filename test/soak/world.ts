@@ -135,6 +135,11 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
     POOLSYNC_CACHE_TABLE: uniqueName("soakc"),
     // Short, in simulated time (the app's clock is the simulator's): a 2 s real ARM timeout is 120 simulated s.
     POOLSYNC_ARM_TIMEOUT_SECONDS: "2",
+    // A pass writes only with a request timeout's worth of lease left (LeaseGuard): 120 simulated s here, so the lease
+    // is longer than twice that.
+    POOLSYNC_RECONCILE_LEASE_SECONDS: "300",
+    // This world deletes and recreates an instance in seconds (3 s operations); Azure takes minutes.
+    POOLSYNC_INSTANCE_BODY_MAX_AGE_SECONDS: "5",
     POOLSYNC_OPERATION_POLL_SECONDS: "2",
     POOLSYNC_OPERATION_MAX_WAIT_SECONDS: "120",
     POOLSYNC_EVENT_DEBOUNCE_SECONDS: "10",
