@@ -1,7 +1,7 @@
 import type { QueueClient } from "@azure/storage-queue";
 import { DEMO_SUBSCRIPTION, type JsonObject, type SimControl } from "../../sim";
 import { addNicPool, modelNics, nicPoolsByIpConfig, poolsByIpConfig, stalePut } from "../../sim/wire";
-import type { MembershipTable } from "../../src/azure/membershipTable";
+import type { TargetDeclarations } from "../../src/azure/targets/targetDeclarations";
 import type { StoredDeclaration } from "../../src/core/declarations";
 import { parseTargetId } from "../../src/core/resourceIds";
 
@@ -20,7 +20,7 @@ const V6_POOL = `${RG}/Microsoft.Network/loadBalancers/etag-k8s/backendAddressPo
 export interface FlexRaceContext {
   sim: SimControl;
   runtimeUrl: string;
-  declarations: MembershipTable;
+  declarations: TargetDeclarations;
   workQueue: QueueClient;
   queueName: string;
   via: "api" | "queue";

@@ -1,32 +1,36 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
-import type { Clock, ComputePort, Logger, NetworkPort } from "../core/ports";
+import type { Clock, ComputePort, Logger, NetworkPort, ProblemLog, ReconcileProblem } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
+import type { ControlBounds } from "../core/control";
 import { ArmCompute } from "../azure/compute";
 import { ArmNetwork } from "../azure/network";
 import { ReadPacer } from "../azure/readPacing";
 import { armCredential, armScope } from "../azure/credentials";
 import { CacheRowMac } from "../azure/cacheRowMac";
+import { RequestIds } from "../azure/requestIds";
 import { checkedHandover } from "../reconcile/leaseHandover";
-import { EtagCacheTable } from "../azure/etagCacheTable";
-import { DeclareWindowTable } from "../azure/declareWindowTable";
 import { ProblemLogTable } from "../azure/problemLogTable";
 import { TimerStateTable } from "../azure/timerStateTable";
-import { EventDebounceTable } from "../azure/eventDebounceTable";
-import { ReconcileAttemptsTable } from "../azure/reconcileAttemptsTable";
-import { MembershipTable } from "../azure/membershipTable";
-import { DriftTable } from "../azure/driftTable";
 import { UnheldEventTable } from "../azure/unheldEventTable";
 import { CensusSummaryTable } from "../azure/censusSummaryTable";
+import { ResourceOwnerTable } from "../azure/resourceOwnerTable";
+import { TargetStore } from "../azure/targets/targetStore";
+import { TargetDeclarations } from "../azure/targets/targetDeclarations";
+import { TargetCache } from "../azure/targets/targetCache";
+import { StoreTargetPasses } from "../azure/targets/targetPasses";
+import { StoreTargetEvents } from "../azure/targets/targetEvents";
+import { TargetHistoryTable } from "../azure/targets/targetHistory";
+import { TargetDriftTable } from "../azure/targets/targetDrifts";
+import { declareTarget } from "../azure/targets/declareTarget";
 import { recordCensus } from "./recordCensus";
-import { LastWriterTable } from "../azure/lastWriterTable";
-import { ReconcileLeaseTable } from "../azure/reconcileLeaseTable";
 import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWriteBudget";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import type { Coalescer } from "../reconcile/coalescer";
-import { LEADS_WITH_MESSAGES_IN_HAND, scheduleDeclared, type Scheduled } from "../reconcile/declareWindow";
+import { LEADS_WITH_MESSAGES_IN_HAND } from "../reconcile/declareWindow";
+import { IntakeBatcher } from "../reconcile/intakeBatch";
 import { IntakeGauge } from "../reconcile/intakeGauge";
 import { WritePacer } from "../pacing/writePacer";
 import { SharedWriteBudget } from "../pacing/sharedWriteBudget";
@@ -40,10 +44,10 @@ import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
 import { reconcileVm } from "../reconcile/reconcileVm";
 import { historyLog, passHistoryLog } from "../reconcile/historyLog";
-import { HistoryTable } from "../azure/historyTable";
 import { pruneHistory } from "./pruneHistory";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
+import type { IntakeDeclare } from "../intake/acceptDeclaration";
 import { jsonLogger } from "./logger";
 import { eventAttributes, recordEventOutcome, timedStaleRun } from "./observe";
 import { inSpan } from "../telemetry/tracing";
@@ -56,9 +60,14 @@ export interface Services {
   log: Logger;
   compute: ComputePort;
   network: NetworkPort;
-  declarations: MembershipTable;
-  cache: EtagCacheTable;
-  problems: ProblemLogTable;
+  /** The targets table: one partition per target (azure/targets/rowKeys.ts). */
+  store: TargetStore;
+  /** The declarations outside a pass (the timer, the status views, tests). */
+  declarations: TargetDeclarations;
+  /** The cache outside a pass (the timer, events, the status views, plans). */
+  cache: TargetCache;
+  /** Passes that met a 412, a throttle or a failure, newest first: each target's last (its control row) and the log. */
+  problems: ProblemLog & Pick<ProblemLogTable, "trim">;
   /** The timer's memory between runs (its LIST resume point, the last run's reads by kind for the status report). */
   timerState: TimerStateTable;
   unheld: UnheldEventTable;
@@ -66,14 +75,14 @@ export interface Services {
   censusSummary: CensusSummaryTable;
   queue: StorageWorkQueue;
   /** Each target's timeline: declarations, writes, drifts, failures. */
-  history: HistoryTable;
+  history: TargetHistoryTable;
   /** Each declaration's most recent drift, attributed to the writer whose event invalidated the row. */
-  drifts: DriftTable;
+  drifts: TargetDriftTable;
   /** What a reconcile of the target would write now: reads as the reconcile would, writes nothing. */
   plan(ref: TargetRef, extra?: Declaration): Promise<TargetPlan>;
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
-  /** A new declaration of this scale set: open or join its gathered reconcile (or enqueue one, window off). */
-  scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<Scheduled>;
+  /** Stores a declaration that came by HTTP (batched with others of its target) and schedules its pass. */
+  declare: IntakeDeclare;
   /** Creates the tables and queues if missing (the deployment creates them; Azurite starts empty). */
   ready(): Promise<void>;
   reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
@@ -132,17 +141,46 @@ export function armComputeFromConfig(
   });
 }
 
+/** The longest Retry-After poolsync honours: a stored requeue further ahead is not one it made. */
+const MAX_REQUEUE_MS = 24 * 3_600_000;
+
+/** The targets table as the settings describe it (also for tools that only read it: the demo, the soak). */
+export function targetStoreFromConfig(
+  config: Config,
+  o: { clock?: Clock; log?: Logger; storagePolicies?: StoragePolicies } = {},
+): TargetStore {
+  const bounds: ControlBounds = {
+    leaseMs: config.reconcileLeaseMs,
+    maxRequeueMs: MAX_REQUEUE_MS,
+    maxDueMs: Math.max(config.cacheTtlMs, config.failedRetryMs) * 4,
+  };
+  return new TargetStore(
+    tableClient(config.storage, config.membershipsTable, o.storagePolicies ?? [], config.tableTimeoutMs),
+    {
+      now: (o.clock ?? systemClock).now,
+      bounds,
+      mac: new CacheRowMac(config.cacheKey),
+      cacheEnabled: config.cacheEnabled,
+      log: o.log ?? jsonLogger(),
+    },
+  );
+}
+
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const clock = overrides.clock ?? systemClock;
   const timeScale = overrides.timeScale ?? 1;
   const writeFlightMs = checkedWriteFlight(config, timeScale);
   const baseLog = overrides.log ?? jsonLogger();
-  // The cache table holds each target's history too: every line that is history is appended to it (see historyLog).
-  const history = new HistoryTable(
-    tableClient(config.storage, config.cacheTable, overrides.storagePolicies ?? [], config.tableTimeoutMs),
-    clock.now,
-  );
+  const policies = overrides.storagePolicies ?? [];
+  // Two tables: the targets table (a partition per target: its control row, declarations, cache rows, history, drifts,
+  // writers) and the shared one (what is no single target's: the timer's state and index, owners of NICs and VMs, the
+  // problem log, the write budgets, the unheld-event tally, the census).
+  const store = targetStoreFromConfig(config, { clock, log: baseLog, storagePolicies: policies });
+  const targetsTable = store.table;
+  const sharedTable = tableClient(config.storage, config.cacheTable, policies, config.tableTimeoutMs);
+  const history = new TargetHistoryTable(store);
   const log = historyLog(baseLog, history, clock.now);
+  const requestIds = new RequestIds(config.cacheKey);
   // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
   const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
   // The write pacer learns every host's spending from ARM's and CRP's answers.
@@ -152,28 +190,42 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       if (config.pacingEnabled) learnWriteBudget(pacer, o);
     });
   const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
-  const policies = overrides.storagePolicies ?? [];
-  const declarations = new MembershipTable(
-    tableClient(config.storage, config.membershipsTable, policies, config.tableTimeoutMs),
-    clock.now,
-  );
-  // The cache table holds the model cache and, in partitions of their own, the bookkeeping beside it (a deployment has
-  // no other table).
-  const cacheTable = tableClient(config.storage, config.cacheTable, policies, config.tableTimeoutMs);
-  const problems = new ProblemLogTable(cacheTable);
-  const timerState = new TimerStateTable(cacheTable);
-  const windows = new DeclareWindowTable(cacheTable, clock.now);
-  const debounce = new EventDebounceTable(cacheTable, clock.now);
-  const attempts = new ReconcileAttemptsTable(cacheTable);
-  const cache = new EtagCacheTable(
-    cacheTable,
-    config.cacheEnabled,
-    clock.now,
-    [problems, windows, debounce, attempts],
-    (row, reason) =>
-      log.warn("cache.unreadable-row", { ...row, reason, outcome: "treated as a miss: re-read from ARM" }),
-    new CacheRowMac(config.cacheKey),
-  );
+  const owners = new ResourceOwnerTable(sharedTable);
+  const declarations = new TargetDeclarations(store);
+  const cache = new TargetCache(store, owners);
+  const passes = new StoreTargetPasses(store, owners);
+  const events = new StoreTargetEvents(store, owners);
+  const drifts = new TargetDriftTable(store);
+  const problemLog = new ProblemLogTable(sharedTable);
+  const problems = {
+    record: (ref: TargetRef, p: ReconcileProblem) => problemLog.record(ref, p),
+    trim: () => problemLog.trim(),
+    list: async (max = 200) => {
+      const [logged, controls] = await Promise.all([problemLog.list(max), store.listControls()]);
+      const last: ReconcileProblem[] = [...controls.values()].flatMap((c) =>
+        c.lastProblem
+          ? [
+              {
+                scaleSetId: c.lastProblem.targetId,
+                at: new Date(c.lastProblem.at).toISOString(),
+                result: c.lastProblem.result,
+                preconditionFailures: c.lastProblem.preconditionFailures,
+                throttles: c.lastProblem.throttles,
+                reason: c.lastProblem.reason,
+              },
+            ]
+          : [],
+      );
+      // A target's last problem is in its control row; the log keeps passes that ended badly (one per pass, with the
+      // instances ARM refused): the log's row stands for a pass both hold.
+      const seen = new Set(logged.map((p) => `${p.scaleSetId.toLowerCase()}|${p.at}`));
+      const rest = last.filter((p) => !seen.has(`${p.scaleSetId.toLowerCase()}|${p.at}`));
+      return [...logged, ...rest].sort((a, b) => b.at.localeCompare(a.at)).slice(0, max);
+    },
+  };
+  const timerState = new TimerStateTable(sharedTable);
+  const unheld = new UnheldEventTable(sharedTable);
+  const censusSummary = new CensusSummaryTable(sharedTable);
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
     queueClient(config.storage, config.poisonQueueName),
@@ -190,42 +242,41 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const pacer = new WritePacer(clock.now, config.pacingEnabled);
   // The subscription-wide budgets are reserved in storage before they are spent, so two hosts never spend one token.
   const sharedBudget = config.pacingEnabled
-    ? new SharedWriteBudget(new SharedBudgetTable(cacheTable, clock.now), clock.now, randomUUID(), (sub, kind) =>
+    ? new SharedWriteBudget(new SharedBudgetTable(sharedTable, clock.now), clock.now, randomUUID(), (sub, kind) =>
         pacer.known(sub, kind),
       )
     : undefined;
-  const writers = new LastWriterTable(cacheTable, clock.now);
-  const unheld = new UnheldEventTable(cacheTable);
-  const censusSummary = new CensusSummaryTable(cacheTable);
-  const drifts = new DriftTable(cacheTable);
   const reconcileDeps = {
     compute,
     network,
-    declarations,
-    cache,
     clock,
     log,
     config,
     pacer,
     ...(sharedBudget ? { sharedBudget } : {}),
-    newRequestId: randomUUID,
-    drift: { writers, drifts },
+    newRequestId: (resourceId: string) => requestIds.next(resourceId),
     ...(overrides.random ? { random: overrides.random } : {}),
   };
   const runner = new ReconcileRunner({
-    reconcile: async (ref, trigger, lease) => {
-      const passLog = passHistoryLog(log, history, clock.now, ref.id);
-      const deps = { ...reconcileDeps, log: passLog, lease };
-      try {
-        return await (ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps));
-      } finally {
-        await passLog.flush();
-      }
+    reconcile: async (ref, trigger, lease, open) => {
+      // The pass's history goes into its commit; lines about other targets (none) would go at once.
+      const passLog = passHistoryLog(log, (entry) => open.recordHistory(entry), clock.now, ref.id);
+      const deps = {
+        ...reconcileDeps,
+        declarations: open.declarations,
+        cache: open.cache,
+        // Writers are recorded by the events that saw them; a pass only reads them.
+        drift: {
+          writers: { read: (id: string) => open.writers.read(id), record: () => Promise.resolve() },
+          drifts: open.drifts,
+        },
+        log: passLog,
+        lease,
+      };
+      return ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps);
     },
-    // One reconcile of a target at a time across hosts: the lease shares the cache table, in its own partition.
-    leases: new ReconcileLeaseTable(cacheTable, clock.now),
+    passes,
     queue,
-    attempts,
     problems,
     clock,
     log,
@@ -240,14 +291,17 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     gatherMs: config.gatherMs,
     ...(config.declareWindowMs > 0
       ? {
-          windowPending: (ref: TargetRef) => windows.windowPending(ref, config.declareWindowMs),
-          closeWindow: (ref: TargetRef) => windows.close(ref),
+          windowMs: config.declareWindowMs,
           // Only with the window on: without it a declaration reconciles in its own invocation, gathered, and would
           // wait on the very backlog it belongs to.
           intakeBusy: () => intake.busy(),
         }
       : {}),
   });
+  const batcher = new IntakeBatcher(
+    { declareBatch: (ref, batch, window) => declareTarget(store, ref, batch, window) },
+    { queue, windowMs: config.declareWindowMs, log },
+  );
   let readyPromise: Promise<void> | undefined;
 
   const services: Services = {
@@ -256,6 +310,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     compute,
     network,
+    store,
     declarations,
     cache,
     problems,
@@ -267,12 +322,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     history,
     plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
     coalescer: runner.coalescer,
-    scheduleDeclared: (ref, claimant, reason) =>
-      scheduleDeclared(ref, claimant, reason, { windows, queue, windowMs: config.declareWindowMs }),
+    declare: (req) => batcher.declare({ ...req, runsLeading: false, busy: false }),
     ready() {
       readyPromise ??= Promise.all([
-        ensureTable(declarations.table),
-        ensureTable(cache.table),
+        ensureTable(targetsTable),
+        ensureTable(sharedTable),
         ensureQueue(queue.queue),
         ensureQueue(queue.poison),
       ]).then(
@@ -300,23 +354,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return handleQueueMessage(body, meta, {
         scopes: config.scopes,
         bindings: config.bindings,
-        declarations,
+        declare: (req) => batcher.declare(req),
+        windowOn: config.declareWindowMs > 0,
+        busy: (r) => messagesInHand > LEADS_WITH_MESSAGES_IN_HAND || runner.coalescer.busy(r.key),
         log,
         now: clock.now,
         poison: (received, reason) => queue.sendToPoison(received, reason),
         reconcile: (ref, trigger) => runner.joined(ref, trigger),
-        ...(config.declareWindowMs > 0
-          ? {
-              scheduleDeclared: (ref, claimant, reason) =>
-                scheduleDeclared(ref, claimant, reason, {
-                  windows,
-                  queue,
-                  windowMs: config.declareWindowMs,
-                  reconcilesLeading: true,
-                  busy: (r) => messagesInHand > LEADS_WITH_MESSAGES_IN_HAND || runner.coalescer.busy(r.key),
-                }),
-            }
-          : {}),
       }).finally(done);
     },
     async handleResourceEvent(raw) {
@@ -326,14 +370,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return inSpan("poolsync.event", { attributes: eventAttributes(raw) }, async (span) => {
         const outcome = await handleResourceEvent(raw, {
           scopes: config.scopes,
-          cache,
-          debounce,
-          declarations,
+          events,
           queue,
           log,
           now: clock.now,
           debounceMs: config.eventDebounceMs,
-          writers,
+          ours: (id, resourceId) => requestIds.ours(id, resourceId),
           unheld,
         });
         span.setAttribute("poolsync.event.outcome", outcome);
@@ -352,12 +394,15 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
               timerState,
               declarations,
               queue,
-              attempts,
+              attempts: { list: () => store.listAttempts() },
               clock,
               log,
               config,
             });
             await pruneHistory(history, clock, log);
+            await problems
+              .trim()
+              .catch((err: unknown) => log.warn("timer.problems-trim-failed", { error: (err as Error).message }));
             await recordCensus(cache, censusSummary, { clock, log, ttlMs: config.cacheTtlMs });
             return summary;
           },

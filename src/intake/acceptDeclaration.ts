@@ -1,14 +1,20 @@
 import { DeclarationContendedError, type Declaration, type DeclaredBy } from "../core/declarations";
-import type { DeclarationStore, Logger } from "../core/ports";
+import type { Logger } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
+import type { DeclaredResult } from "../core/targetPasses";
 import type { DeclareRequest } from "./declareRequest";
-import { capRefusal } from "../core/declarationCap";
 import { problem, type Problem } from "./problem";
 
+/** Stores a declaration (batched with others of its target) and schedules its pass; `scheduled` undefined: none. */
+export type IntakeDeclare = (req: {
+  ref: TargetRef;
+  declaration: Declaration;
+  claimant: string;
+  reason: string;
+}) => Promise<DeclaredResult & { scheduled?: string }>;
+
 export interface AcceptDeps {
-  declarations: Pick<DeclarationStore, "upsert" | "listForTarget">;
-  /** Asks for the reconcile: gathered with the scale set's other declarations when the declare window is on. */
-  scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
+  declare: IntakeDeclare;
   log: Logger;
   now: () => number;
   newRequestId: () => string;
@@ -53,23 +59,17 @@ export async function acceptDeclaration(
     requestId: deps.newRequestId(),
     declaredBy: { id: caller.id, name: caller.name, via: caller.via },
   };
-  let upserted;
+  let stored;
   try {
-    const listed = await deps.declarations.listForTarget(req.target);
-    const refused = capRefusal(listed, declaration);
-    if (refused) {
-      deps.log.warn("intake.over-cap", {
-        scaleSetId: req.target.id,
-        backendPoolId: req.pool.id,
-        declaredBy: caller.id,
-        reason: refused,
-      });
-      return { ok: false, problem: problem(409, "too_many_declarations", refused) };
-    }
-    upserted = await deps.declarations.upsert(req.target, declaration, listed);
+    stored = await deps.declare({
+      ref: req.target,
+      declaration,
+      claimant: declaration.requestId,
+      reason: DECLARED_REASON,
+    });
   } catch (err) {
     if (err instanceof DeclarationContendedError) {
-      // Others wrote the row at every try: a race poolsync settles by trying again, never "storage unavailable".
+      // Others wrote the target at every try: a race poolsync settles by trying again, never "storage unavailable".
       deps.log.warn("intake.store-contended", { scaleSetId: req.target.id, backendPoolId: req.pool.id });
       return {
         ok: false,
@@ -92,27 +92,33 @@ export async function acceptDeclaration(
       ),
     };
   }
-  if (upserted.result === "older") {
+  if (stored.result === "refused") {
+    deps.log.warn("intake.over-cap", {
+      scaleSetId: req.target.id,
+      backendPoolId: req.pool.id,
+      declaredBy: caller.id,
+      cap: stored.cap,
+      reason: stored.reason,
+    });
+    return {
+      ok: false,
+      problem: problem(429, "too_many_declarations", `${stored.reason} (cap: ${stored.cap})`, undefined, {
+        "retry-after": "60",
+      }),
+    };
+  }
+  if (stored.result === "older") {
     return {
       ok: false,
       problem: problem(
         409,
         "superseded",
-        `a newer declaration for this pool and ip configuration is stored (declared at ${upserted.stored.declaredAt}, request ${upserted.stored.requestId})`,
+        `a newer declaration for this pool and ip configuration is stored (declared at ${stored.stored.declaredAt}, request ${stored.stored.requestId})`,
       ),
     };
   }
-  let queued = true;
-  try {
-    await deps.scheduleDeclared(req.target, declaration.requestId, DECLARED_REASON);
-  } catch (err) {
-    queued = false;
-    deps.log.warn("intake.enqueue-failed", {
-      scaleSetId: req.target.id,
-      requestId: declaration.requestId,
-      error: (err as Error).message,
-    });
-  }
+  // Stored; its pass was scheduled with it (the store is the durable intent: a lost enqueue is the timer's to redo).
+  const queued = stored.scheduled !== undefined || stored.result === "unchanged";
   deps.log.info("intake.declared", {
     scaleSetId: req.target.id,
     backendPoolId: req.pool.id,
@@ -121,7 +127,7 @@ export async function acceptDeclaration(
     requestId: declaration.requestId,
     declaredBy: caller.id,
     via: caller.via,
-    result: upserted.result,
+    result: stored.result,
     queued,
   });
   return {

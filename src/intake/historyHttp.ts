@@ -23,7 +23,7 @@ export async function handleHistory(
       problem(400, "invalid_field", `limit: must be a whole number from 1 to ${HISTORY_MAX_ENTRIES}`, "limit"),
     );
   const cursor = request.query.get("cursor") ?? undefined;
-  if (cursor !== undefined && !/^\d{13}-[0-9a-f]{8}$/.test(cursor))
+  if (cursor !== undefined && !/^h\|\d{13}\|[0-9a-f]{8}$/.test(cursor))
     return problemResponse(problem(400, "invalid_field", "cursor: not one this API gave", "cursor"));
   if (!s.history) return problemResponse(problem(503, "storage_unavailable", "history is not available on this host"));
   try {

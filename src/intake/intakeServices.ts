@@ -3,8 +3,8 @@ import type { Clock, DeclarationStore, Logger, TimerStateStore } from "../core/p
 import type { DriftStore } from "../core/drift";
 import type { TargetHistory } from "../core/history";
 import type { PlanPort } from "./dryRun";
-import type { TargetRef } from "../core/resourceIds";
 import type { StatusDeps } from "./statusReport";
+import type { IntakeDeclare } from "./acceptDeclaration";
 
 /**
  * What the HTTP API needs of the app, as ports the intake declares itself (the app's services satisfy it): the
@@ -14,7 +14,7 @@ export interface IntakeServices {
   config: Config;
   clock: Clock;
   log: Logger;
-  declarations: Pick<DeclarationStore, "upsert" | "listForTarget"> & StatusDeps["declarations"];
+  declarations: Pick<DeclarationStore, "listForTarget"> & StatusDeps["declarations"];
   cache: StatusDeps["cache"];
   problems: StatusDeps["problems"];
   queue: StatusDeps["queue"];
@@ -29,8 +29,8 @@ export interface IntakeServices {
   plan?: PlanPort["plan"];
   /** Each target's timeline (GET /api/history, the status page's last entries). */
   history?: Pick<TargetHistory, "page">;
-  /** A new declaration of this target: open or join its gathered reconcile (or enqueue one, window off). */
-  scheduleDeclared(ref: TargetRef, claimant: string, reason: string): Promise<unknown>;
+  /** Stores a declaration (batched with others of its target) and schedules its pass. */
+  declare: IntakeDeclare;
   /** Creates the tables and queues if missing. */
   ready(): Promise<void>;
 }

@@ -53,8 +53,7 @@ async function declare(request: Request, s: IntakeServices, caller: Caller): Pro
   await s.ready();
   if (dryRun && s.plan) return dryRunDeclaration(parsed.value, caller, { plan: s.plan, now: s.clock.now });
   const accepted = await acceptDeclaration(parsed.value, caller, {
-    declarations: s.declarations,
-    scheduleDeclared: s.scheduleDeclared,
+    declare: s.declare,
     log: s.log,
     now: s.clock.now,
     newRequestId: randomUUID,

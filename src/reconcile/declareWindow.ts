@@ -1,4 +1,5 @@
-import type { DeclareWindows, WorkQueue } from "../core/ports";
+import type { WindowClaim } from "../core/control";
+import type { WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 
 /**
@@ -42,42 +43,24 @@ export const LEADS_WITH_MESSAGES_IN_HAND = 4;
 /** A scale set with no window opened for this long is quiet: its next declaration leads. */
 export const quietMs = (windowMs: number) => 2 * windowMs;
 
-export interface DeclareWindowDeps {
-  windows: DeclareWindows;
-  queue: WorkQueue;
-  windowMs: number;
-  /** The caller reconciles a leading declaration itself (the queue trigger, in the same invocation): no enqueue. */
-  reconcilesLeading?: boolean;
-  /** This process runs or waits to run a pass of the scale set: not quiet, whatever the window row's age. */
-  busy?: (ref: TargetRef) => boolean;
-}
-
 export type Scheduled = "leading" | "scheduled" | "joined";
 
-/** `claimant` is the same on a redelivery (the queue message id, the request id), so a lost enqueue is redone. */
-export async function scheduleDeclared(
+/**
+ * What a batch's window claim asks for, enqueued once for the batch: "opened" enqueues the window's pass (visible at
+ * once when the host is busy: it waits behind that anyway), "leading" enqueues a leading pass unless the caller runs it
+ * itself (the queue trigger, in the same invocation), "joined" nothing (a pass already scheduled reads it).
+ */
+export async function scheduleClaim(
   ref: TargetRef,
-  claimant: string,
+  claim: WindowClaim,
   reason: string,
-  deps: DeclareWindowDeps,
+  deps: { queue: WorkQueue; windowMs: number; busy: boolean; runsLeading: boolean },
 ): Promise<Scheduled> {
-  if (deps.windowMs <= 0) {
-    await deps.queue.enqueueReconcile(ref.id, reason);
-    return "scheduled";
-  }
-  const busy = deps.busy?.(ref) === true;
-  const claimed = await deps.windows.claim(ref, claimant, {
-    windowMs: deps.windowMs,
-    joinableMs: joinableMs(deps.windowMs),
-    quietMs: busy ? Number.POSITIVE_INFINITY : quietMs(deps.windowMs),
-  });
-  if (claimed === "joined") return "joined";
-  if (claimed === "leading") {
-    if (!deps.reconcilesLeading) await deps.queue.enqueueReconcile(ref.id, reason, { leading: true });
+  if (claim === "joined") return "joined";
+  if (claim === "leading") {
+    if (!deps.runsLeading) await deps.queue.enqueueReconcile(ref.id, reason, { leading: true });
     return "leading";
   }
-  // Busy (a pass of it running here, or a backlog in hand): the reconcile waits behind that anyway, so it is visible at
-  // once and the change joins the next pass without a window's wait; otherwise the window gathers a trickle of changes.
-  await deps.queue.enqueueReconcile(ref.id, `gathered: ${reason}`, busy ? {} : { delayMs: deps.windowMs });
+  await deps.queue.enqueueReconcile(ref.id, `gathered: ${reason}`, deps.busy ? {} : { delayMs: deps.windowMs });
   return "scheduled";
 }

@@ -1,15 +1,14 @@
 import type { NicOrVmEvent } from "../core/armEvents";
-import type { NicModel, VmModel } from "../core/models";
-import { parseTargetId, parseVmId, type TargetRef, type VmRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
-import { eventReason, isOwnWrite, type EventDeps, type EventOutcome } from "./resourceEvent";
+import type { EventRow } from "../core/targetPasses";
+import { eventReason, type EventDeps, type EventOutcome } from "./resourceEvent";
 import { wake } from "./wakeTarget";
 
 /**
- * An event about a NIC or a top-level VM. The event names only that resource; its cache row (written when a
- * reconcile read it) says whose it is: a NIC row holds the NIC with its VM, a VM row its Flexible scale set. Our
- * own NIC writes are recognised by client request id; anyone else's invalidates the row and wakes the target
- * that declared it, at most once per debounce window. A resource no reconcile ever read concerns no target.
+ * An event about a NIC or a top-level VM. The event names only that resource; the shared table says which target caches
+ * it (a VM target's own NICs, a Flexible scale set's VMs and their NICs), and a VM target is its own. Our own writes are
+ * recognised by their client request id; anyone else's invalidates the row and wakes the target, at most once per
+ * debounce window. A resource no pass ever read concerns no target.
  */
 export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Promise<EventOutcome> {
   if (!inScopes(deps.scopes, e.target.subscriptionId, e.target.resourceGroup)) return "out-of-scope";
@@ -24,39 +23,29 @@ export async function handleNicOrVmEvent(e: NicOrVmEvent, deps: EventDeps): Prom
     });
     return outcome;
   };
-  const entry = await deps.cache.readEntry(e.target);
-  const owner = await ownerOf(e.target, entry?.model as NicModel | VmModel | undefined, deps);
-
+  if (!e.isDeleteOfTarget && deps.ours(e.clientRequestId, e.target.id)) return log("own-write");
+  const owner = (await deps.events.ownerOf(e.target)) ?? (e.target.kind === "vm" ? e.target : undefined);
+  if (!owner) {
+    await deps.unheld?.record({ at: new Date(deps.now()).toISOString(), resourceId: e.target.id, reason });
+    return log("unheld");
+  }
+  const row: EventRow = e.target.kind === "nic" ? { kind: "nic", ref: e.target } : { kind: "vm", ref: e.target };
   if (e.isDeleteOfTarget) {
-    await deps.cache.evictResource(e.target);
-    if (owner) await wake(owner, `delete event: ${reason}`, deps, e.id, true);
-    return log("deleted");
+    const noted = await deps.events.forget(owner, [row], deps.debounceMs);
+    return log(
+      (await wake(owner, noted, `delete event: ${reason}`, deps, e.id, true)) ? "deleted+reconcile" : "deleted",
+    );
   }
-  if (isOwnWrite(e, entry)) return log("own-write");
-  if (entry) await deps.cache.markStale(e.target, reason);
-  if (entry) await deps.writers?.record(e.target.id, e.caller);
-  return log(owner && (await wake(owner, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated");
-}
-
-/** The target whose declarations this NIC or VM serves: the VM itself when declared, else its Flexible scale set. */
-async function ownerOf(
-  ref: NicOrVmEvent["target"],
-  model: NicModel | VmModel | undefined,
-  deps: EventDeps,
-): Promise<TargetRef | undefined> {
-  let vmRef: VmRef | undefined;
-  let vm: VmModel | undefined;
-  if (ref.kind === "vm") {
-    vmRef = ref;
-    vm = model as VmModel | undefined;
-  } else {
-    const vmId = (model as NicModel | undefined)?.nic.virtualMachine;
-    const parsed = parseVmId(typeof vmId === "object" && vmId !== null ? (vmId as { id?: unknown }).id : undefined);
-    if (!parsed.ok) return undefined;
-    vmRef = parsed.value;
-    vm = (await deps.cache.readEntry(vmRef))?.model as VmModel | undefined;
+  const noted = await deps.events.invalidate(
+    owner,
+    [row],
+    { resourceId: e.target.id, caller: e.caller },
+    reason,
+    deps.debounceMs,
+  );
+  if (!noted.held && !noted.declared) {
+    await deps.unheld?.record({ at: new Date(deps.now()).toISOString(), resourceId: e.target.id, reason });
+    return log("unheld");
   }
-  if ((await deps.declarations.listForTarget(vmRef)).length > 0) return vmRef;
-  const scaleSet = vm?.scaleSetId ? parseTargetId(vm.scaleSetId) : undefined;
-  return scaleSet?.ok ? scaleSet.value : undefined;
+  return log((await wake(owner, noted, `event: ${reason}`, deps, e.id)) ? "invalidated+reconcile" : "invalidated");
 }

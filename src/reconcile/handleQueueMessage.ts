@@ -1,5 +1,4 @@
 import { checkBinding, type BindingRule } from "../core/bindings";
-import { capRefusal } from "../core/declarationCap";
 import { MAX_DECLARED_AHEAD_MS, QUEUE_DECLARER, type Declaration } from "../core/declarations";
 import {
   isLeading,
@@ -10,12 +9,13 @@ import {
   type DeclareMessage,
   type QueueMessage,
 } from "../core/messages";
-import type { DeclarationStore, Logger } from "../core/ports";
+import type { Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import { recordMessageAge } from "../telemetry/metrics";
 import { inSpan } from "../telemetry/tracing";
 import type { Scheduled } from "./declareWindow";
+import type { DeclareAnswer, DeclareRequest } from "./intakeBatch";
 import type { ReconcileReport, ReconcileTrigger } from "./vocabulary";
 
 /**
@@ -33,14 +33,17 @@ export interface QueueMessageMeta {
 export interface HandleDeps {
   scopes: readonly Scope[];
   bindings?: readonly BindingRule[];
-  declarations: DeclarationStore;
+  /** Stores the declaration (batched with others of its target) and schedules its pass. */
+  declare(req: DeclareRequest): Promise<DeclareAnswer>;
+  /** The declare window is on: a leading pass is marked so (it may stand down for a window opened behind it). */
+  windowOn: boolean;
+  /** This host is busy with the target or a backlog: nothing it declares leads. */
+  busy(ref: TargetRef): boolean;
   log: Logger;
   now: () => number;
   poison(received: unknown, reason: string): Promise<void>;
   /** The reconcile runner (joined with others of the same target, under its lease, its outcome to the queue). */
   reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
-  /** Declare window on: leads (reconciled here), opens or joins the scale set's gathered reconcile. */
-  scheduleDeclared?: (ref: TargetRef, claimant: string, reason: string) => Promise<Scheduled>;
 }
 
 export type HandleOutcome =
@@ -127,33 +130,36 @@ async function handleValid(
       return { result: "poisoned", reason };
     }
     const declaration = declarationOf(message, meta, deps.now());
-    const listed = await deps.declarations.listForTarget(ref.value);
-    const overCap = capRefusal(listed, declaration);
-    if (overCap) {
-      await deps.poison(body, overCap);
-      deps.log.warn("message.refused", { messageId: meta.id, reason: overCap });
-      return { result: "poisoned", reason: overCap };
-    }
-    const { result, stored } = await deps.declarations.upsert(ref.value, declaration, listed);
+    const reason = `declare ${message.state} ${message.backendPoolId}`;
+    const answer = await deps.declare({
+      ref: ref.value,
+      declaration,
+      claimant: `queue-${meta.id}`,
+      reason,
+      runsLeading: true,
+      busy: deps.busy(ref.value),
+    });
     deps.log.info("declaration", {
       messageId: meta.id,
       scaleSetId: ref.value.id,
       backendPoolId: message.backendPoolId,
       state: message.state,
-      result,
+      result: answer.result,
     });
-    if (result === "older")
+    if (answer.result === "refused") {
+      const refusal = `${answer.reason} (cap: ${answer.cap})`;
+      await deps.poison(body, refusal);
+      deps.log.warn("message.refused", { messageId: meta.id, reason: refusal });
+      return { result: "poisoned", reason: refusal };
+    }
+    if (answer.result === "older")
       return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
-    if (result === "unchanged" && stored.outcome.kind === "applied")
+    if (answer.result === "unchanged" && answer.stored.outcome.kind === "applied")
       return { result: "skipped", reason: "already applied (duplicate delivery)" };
-    const reason = `declare ${message.state} ${message.backendPoolId}`;
-    if (deps.scheduleDeclared) {
-      const scheduled = await deps.scheduleDeclared(ref.value, `queue-${meta.id}`, reason);
-      if (scheduled !== "leading") return { result: "gathered", scheduled };
-      // A quiet scale set's first declaration is reconciled here and now, without the coalescer's gather: what comes
-      // after it opens a window, whose pass (under the lease, after this one) writes the rest.
-      trigger = { reason, attempt: 0, leading: true, claimedAt: deps.now() };
-    } else trigger = { reason, attempt: 0 };
+    if (answer.scheduled !== "leading") return { result: "gathered", scheduled: answer.scheduled ?? "joined" };
+    // A quiet target's first declaration is reconciled here and now, without the coalescer's gather: what comes after
+    // it opens a window, whose pass (under the lease, after this one) writes the rest.
+    trigger = deps.windowOn ? { reason, attempt: 0, leading: true, claimedAt: deps.now() } : { reason, attempt: 0 };
   } else {
     trigger = {
       reason: reasonOf(message),

@@ -4,7 +4,7 @@ import type { Logger } from "../core/ports";
 /**
  * The history is written from what poolsync already logs, so no reconcile step grows a second way to say what it
  * did: a logger that passes every line on and, for the lines that are history (a write, a drift, a failed or requeued
- * pass, a declaration), appends an entry to the target's timeline. Appends are blind inserts, not awaited by the line
+ * pass), appends an entry to the target's timeline (a declaration's entry is stored with the declaration itself). Appends are blind inserts, not awaited by the line
  * that caused them: a history that cannot be written is logged, and never fails the work.
  */
 
@@ -68,35 +68,6 @@ export function historyOf(
   if (event === "reconcile" && (f.result === "failed" || f.result === "requeued")) {
     return [str(f.targetId), { at, kind: "failure", result: str(f.result), reason: str(f.reason) }];
   }
-  if (event === "declaration" && f.result !== "older") {
-    const by = { id: "queue", name: "queue", via: "queue" };
-    return [
-      str(f.scaleSetId),
-      {
-        at,
-        kind: "declaration",
-        backendPoolId: str(f.backendPoolId),
-        ipConfiguration: "",
-        state: str(f.state),
-        by,
-        requestId: str(f.messageId),
-      },
-    ];
-  }
-  if (event === "intake.declared" && f.result !== "older") {
-    return [
-      str(f.scaleSetId),
-      {
-        at,
-        kind: "declaration",
-        backendPoolId: str(f.backendPoolId),
-        ipConfiguration: str(f.ipConfiguration),
-        state: str(f.state),
-        by: { id: str(f.declaredBy), ...(f.declaredByName ? { name: str(f.declaredByName) } : {}), via: str(f.via) },
-        requestId: str(f.requestId),
-      },
-    ];
-  }
   return undefined;
 }
 
@@ -118,40 +89,23 @@ export function historyLog(log: Logger, history: TargetHistory, now: () => numbe
 }
 
 /**
- * A pass's own logger: its write entries (all of one target, one partition) are kept until the pass ends and then
- * appended together, one Table round trip instead of one per ARM write. The cost: a process that dies mid-pass loses
- * the history of that pass's writes (never the writes, nor the declarations' outcomes).
+ * A pass's own logger: its write entries (all of one target, one partition) go into the pass's commit, written with
+ * the lease's release in one transaction. A process that dies mid-pass loses the history of that pass's writes
+ * (never the writes: the next pass finds ARM as they left it).
  */
 export function passHistoryLog(
   log: Logger,
-  history: TargetHistory,
+  record: (entry: HistoryEntry) => void,
   now: () => number,
   targetId: string,
-): Logger & { flush(): Promise<void> } {
-  const kept: HistoryEntry[] = [];
-  let flushed = false;
-  const append = (entries: HistoryEntry[]) =>
-    (entries.length === 1 || !history.appendAll
-      ? Promise.all(entries.map((e) => history.append(targetId, e))).then(() => undefined)
-      : history.appendAll(targetId, entries)
-    ).catch((err: unknown) =>
-      log.warn("history.append-failed", { targetId, entries: entries.length, error: (err as Error).message }),
-    );
+): Logger {
   const keep = (event: string, fields: Record<string, unknown>) => {
     const made = historyOf(event, fields, new Date(now()).toISOString(), targetId);
-    if (!made?.[0]) return;
-    // A line after the pass ended (work it left running) is appended at once, as the process-wide logger does.
-    if (flushed) void append([made[1]]);
-    else kept.push(made[1]);
+    if (made?.[0]) record(made[1]);
   };
   return {
     info: (event, fields) => (log.info(event, fields), keep(event, fields)),
     warn: (event, fields) => (log.warn(event, fields), keep(event, fields)),
     error: (event, fields) => (log.error(event, fields), keep(event, fields)),
-    async flush() {
-      flushed = true;
-      const entries = kept.splice(0);
-      if (entries.length > 0) await append(entries);
-    },
   };
 }

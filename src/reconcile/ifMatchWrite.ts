@@ -57,7 +57,8 @@ export interface IfMatchDeps {
   sharedBudget?: Pick<SharedWriteBudget, "take">;
   clock: Clock;
   log: Logger;
-  newRequestId: () => string;
+  /** A client request id for a write to this resource (recognisable in its events: azure/requestIds.ts). */
+  newRequestId: (resourceId: string) => string;
   random?: () => number;
   config: Pick<Config, "maxPreconditionRetries" | "pacingMaxWaitMs">;
   /** The pass's lease: a write goes out only while it is known to outlast the write (LeaseGuard). */
@@ -90,7 +91,7 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
       plan = target.plan(current);
       if (!plan) return { kind: "unchanged", model: current };
     }
-    const clientRequestId = deps.newRequestId();
+    const clientRequestId = deps.newRequestId(target.id);
     const line = { ...target.logFields, pools: plan.pools, ifMatch: current.etag, clientRequestId };
     requireEtag(target.id, current.etag);
     // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.

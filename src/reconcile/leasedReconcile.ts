@@ -1,14 +1,18 @@
-import type { Clock, Logger, ReconcileLeases, WorkQueue } from "../core/ports";
+import { closeWindow, releaseLease, type ControlState } from "../core/control";
+import type { Clock, Logger, WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
+import type { OpenPass, TargetPasses } from "../core/targetPasses";
 import { LeaseGuard } from "./leaseGuard";
 import { deferredReport, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
 
 /**
- * One reconcile of a scale set at a time across every host. The pass runs only under the scale set's lease; a host
- * that finds the lease held asks the holder for one more pass (its declarations are already in the table, so that
- * pass reads them) and answers "deferred" instead of reading and writing ARM alongside it. The holder releases only
- * when nobody asked; otherwise it runs again. The first host to ask also enqueues a reconcile for just after the
- * lease would expire: if the holder died, that message finds the lease free and does the work, nothing is lost.
+ * One pass over a target at a time across every host. The pass runs only under the target's lease, taken with one read
+ * of its partition and one conditional write of its control row; a host that finds the lease held asks the holder for
+ * one more pass (its declarations are already stored, so that pass reads them) and answers "deferred" instead of
+ * reading and writing ARM alongside it. The pass's writes are committed with the lease's release, fenced by the control
+ * row: a pass whose lease lapsed writes nothing. The holder releases only when nobody asked; otherwise it runs again.
+ * The first host to ask also enqueues a pass for just after the lease would expire: if the holder died, that message
+ * finds the lease free and does the work, nothing is lost.
  */
 
 /** What one lease holder hands the next with the lease (the target's write budgets as it knows them). */
@@ -18,7 +22,7 @@ export interface LeaseHandover {
 }
 
 export interface LeasedDeps {
-  leases: ReconcileLeases;
+  passes: TargetPasses;
   queue: WorkQueue;
   clock: Clock;
   log: Logger;
@@ -31,7 +35,14 @@ export interface LeasedDeps {
   maxExtraPasses?: number;
 }
 
-/** The reason of the safety-net reconcile a deferring host leaves for after the lease's expiry. */
+/** What a finished pass adds to the control row (its attempt chain, its problem) and does once committed. */
+export interface Settled {
+  control(s: ControlState): ControlState;
+  /** After the commit (an enqueue must follow what it counts). */
+  after(): Promise<void>;
+}
+
+/** The reason of the safety-net pass a deferring host leaves for after the lease's expiry. */
 const LEASE_CHECK = "lease check: ";
 const isLeaseCheck = (t: ReconcileTrigger) => t.reason.startsWith(LEASE_CHECK);
 const stripLeaseCheck = (reason: string) =>
@@ -41,14 +52,14 @@ export async function leasedReconcile(
   ref: TargetRef,
   trigger: ReconcileTrigger,
   deps: LeasedDeps,
-  pass: (trigger: ReconcileTrigger, lease: LeaseGuard) => Promise<ReconcileReport>,
+  pass: (trigger: ReconcileTrigger, lease: LeaseGuard, open: OpenPass) => Promise<ReconcileReport>,
+  settle: (report: ReconcileReport, trigger: ReconcileTrigger) => Settled,
 ): Promise<ReconcileReport> {
   const holder = deps.newHolderId();
   const started = deps.clock.now();
-  const take = await deps.leases.acquire(ref, holder, deps.ttlMs, trigger.fresh === true);
-  const lease = new LeaseGuard(deps.clock, deps.ttlMs, deps.writeFlightMs, () =>
-    deps.leases.renew(ref, holder, deps.ttlMs),
-  );
+  // Any pass but a leading one closes the declare window as it takes the lease, before it reads: a declaration stored
+  // before is in what it reads, one stored after opens a new window.
+  const take = await deps.passes.acquire(ref, holder, deps.ttlMs, trigger.fresh === true, trigger.leading !== true);
   if (take.kind === "held") {
     // The safety net is carried on while the lease is held: a lease check that finds the holder still at work (it
     // renewed) leaves the next one, or a holder that dies after it would leave the pass to nobody.
@@ -79,6 +90,8 @@ export async function leasedReconcile(
     }
   }
   const handover = () => deps.handover?.snapshot(ref);
+  let open = take.pass;
+  const lease = new LeaseGuard(deps.clock, deps.ttlMs, deps.writeFlightMs, () => open.renew(deps.ttlMs));
   lease.held(started);
 
   // Renewed at a third of the period, so two late renewals still keep it; on the injected clock, so a test (or a
@@ -93,7 +106,7 @@ export async function leasedReconcile(
       if (renewal.signal.aborted || deps.clock.now() < due) return;
       try {
         const sentAt = deps.clock.now();
-        if (await deps.leases.renew(ref, holder, deps.ttlMs)) lease.held(sentAt);
+        if (await open.renew(deps.ttlMs)) lease.held(sentAt);
         else lease.lost();
       } catch (err) {
         deps.log.warn("reconcile.lease", { scaleSetId: ref.id, outcome: "renew failed", error: String(err) });
@@ -101,39 +114,54 @@ export async function leasedReconcile(
     }
   })();
   try {
-    let report = await pass(trigger, lease);
+    let t = trigger;
     const maxExtra = deps.maxExtraPasses ?? 5;
     for (let extra = 0; ; extra++) {
-      if (lease.isLost) break;
+      const report = await pass(t, lease, open);
+      const settled = settle(report, t);
+      const last = extra >= maxExtra;
+      let again: { fresh: boolean } | undefined;
       const releasedAt = deps.clock.now();
-      const next = await deps.leases.release(ref, holder, deps.ttlMs, handover());
-      if (!next.again) break;
-      // Kept for one more pass: renewed by that release.
-      lease.held(releasedAt);
-      if (extra >= maxExtra) {
+      const committed = await open.commit((s) => {
+        // Not ours any more (it lapsed and another host took it): that host's pass covers this one; nothing is written.
+        if (s.lease.holder !== holder) return "abort";
+        again = s.lease.wanted ? { fresh: s.lease.wantedFresh } : undefined;
+        const r = releaseLease(settled.control(s), holder, deps.clock.now(), last ? 0 : deps.ttlMs, handover());
+        // Kept for one more pass, which reads next: the window closes with it.
+        return r.again ? closeWindow(r.state) : (r.state ?? "abort");
+      });
+      if (committed === undefined) {
+        lease.lost();
+        deps.log.warn("reconcile.lease", {
+          scaleSetId: ref.id,
+          outcome: "lease lost before the pass's commit: nothing written",
+        });
+        return report;
+      }
+      await settled.after();
+      if (!again) return report;
+      const asked: { fresh: boolean } = again;
+      if (last) {
         // Asked again and again (a steady stream of changes): the queue takes the next pass, this invocation ends.
-        await deps.leases.release(ref, holder, 0, handover());
         await deps.queue.enqueueReconcile(
           ref.id,
           "passes asked while the lease was held",
-          next.fresh ? { fresh: true } : {},
+          asked.fresh ? { fresh: true } : {},
         );
-        break;
+        return report;
       }
+      lease.held(releasedAt);
       deps.log.info("reconcile.lease", { scaleSetId: ref.id, outcome: "another pass asked while held" });
-      report = await pass(
-        {
-          reason: "asked by another host while the lease was held",
-          attempt: trigger.attempt,
-          ...(next.fresh || trigger.fresh ? { fresh: true } : {}),
-        },
-        lease,
-      );
+      open = await open.reopen();
+      t = {
+        reason: "asked by another host while the lease was held",
+        attempt: trigger.attempt,
+        ...(asked.fresh || trigger.fresh ? { fresh: true } : {}),
+      };
     }
-    return report;
   } catch (err) {
-    // Let go at once (expired, if someone asked meanwhile), so the retry of this message or theirs can take it.
-    await deps.leases.release(ref, holder, 0, handover()).catch(() => undefined);
+    // Let go at once, so the retry of this message or theirs can take it.
+    await deps.passes.releaseNow(ref, holder, handover()).catch(() => undefined);
     throw err;
   } finally {
     renewal.abort();

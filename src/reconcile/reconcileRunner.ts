@@ -1,7 +1,10 @@
-import type { Clock, Logger, ProblemLog, ReconcileAttempts, ReconcileLeases, WorkQueue } from "../core/ports";
+import type { ControlState } from "../core/control";
+import type { Clock, Logger, ProblemLog, WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
+import type { OpenPass, TargetPasses } from "../core/targetPasses";
+import { windowPending } from "../core/control";
 import { Coalescer } from "./coalescer";
-import { leasedReconcile, type LeaseHandover } from "./leasedReconcile";
+import { leasedReconcile, type LeaseHandover, type Settled } from "./leasedReconcile";
 import type { LeaseGuard } from "./leaseGuard";
 import {
   deferredReport,
@@ -33,11 +36,11 @@ import { inSpan } from "../telemetry/tracing";
  */
 
 export interface RunnerDeps {
-  /** Step 4: the target's reconcile, under `lease` (checked before each of its writes). */
-  reconcile(ref: TargetRef, trigger: ReconcileTrigger, lease: LeaseGuard): Promise<ReconcileReport>;
-  leases: ReconcileLeases;
+  /** Step 4: the target's reconcile, under `lease` (checked before each of its writes), over `open`. */
+  reconcile(ref: TargetRef, trigger: ReconcileTrigger, lease: LeaseGuard, open: OpenPass): Promise<ReconcileReport>;
+  passes: TargetPasses;
   queue: WorkQueue;
-  attempts: ReconcileAttempts;
+  /** Passes that ended badly, for the status view (a pass's last problem of any kind is in its control row). */
   problems: ProblemLog;
   clock: Clock;
   log: Logger;
@@ -49,10 +52,8 @@ export interface RunnerDeps {
   handover?: LeaseHandover;
   /** How long a fresh reconcile waits for others to join it (POOLSYNC_GATHER_MS). */
   gatherMs: number;
-  /** Declare window on: a window opened behind a leading declaration is still to run its reconcile. */
-  windowPending?: (ref: TargetRef) => Promise<boolean>;
-  /** Declare window on: a pass is about to read the declarations, so a later declaration must not join its window. */
-  closeWindow?: (ref: TargetRef) => Promise<void>;
+  /** Declare window on: its length (a leading pass stands down for a window opened behind it). */
+  windowMs?: number;
   /** This host is taking in a backlog of declarations (more than a trickle of declare messages in hand). */
   intakeBusy?: () => boolean;
 }
@@ -138,7 +139,13 @@ export class ReconcileRunner {
     }
     this.deferredSince.delete(ref.key);
     const justClaimed = merged.claimedAt !== undefined && this.deps.clock.now() - merged.claimedAt < JUST_CLAIMED_MS;
-    if (merged.leading && !justClaimed && this.deps.windowPending && (await this.deps.windowPending(ref)))
+    const windowMs = this.deps.windowMs;
+    if (
+      merged.leading &&
+      !justClaimed &&
+      windowMs !== undefined &&
+      windowPending(await this.deps.passes.readControl(ref), this.deps.clock.now(), windowMs)
+    )
       return deferredReport(
         ref,
         merged,
@@ -161,7 +168,7 @@ export class ReconcileRunner {
 
   /** Steps 3–5: one reconcile under the target's lease, its outcome handed to the queue. */
   run(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport> {
-    const { leases, queue, clock, log, leaseTtlMs, writeFlightMs, newHolderId, handover } = this.deps;
+    const { passes, queue, clock, log, leaseTtlMs, writeFlightMs, newHolderId, handover } = this.deps;
     const attributes = {
       "poolsync.target": ref.id,
       "poolsync.reason": trigger.reason,
@@ -172,7 +179,7 @@ export class ReconcileRunner {
         ref,
         trigger,
         {
-          leases,
+          passes,
           queue,
           clock,
           log,
@@ -181,7 +188,8 @@ export class ReconcileRunner {
           newHolderId,
           ...(handover ? { handover } : {}),
         },
-        (t, lease) => this.pass(ref, t, lease),
+        (t, lease, open) => this.pass(ref, t, lease, open),
+        (report, t) => this.settle(ref, t, report),
       );
       span.setAttributes({
         "poolsync.result": report.result,
@@ -192,53 +200,86 @@ export class ReconcileRunner {
     });
   }
 
-  /** Steps 4 and 5 (each pass a lease holder runs, the extra ones included). */
-  private async pass(ref: TargetRef, trigger: ReconcileTrigger, lease: LeaseGuard): Promise<ReconcileReport> {
-    // Closed under the lease, just before the read: a declaration stored before this point is read by this pass, one
-    // after opens a new window. A reconcile that finds the lease held leaves the window open, so what comes while the
-    // holder finishes joins the holder's next pass (which closes it) instead of opening a window of its own.
-    if (!trigger.leading) await this.deps.closeWindow?.(ref);
-    const report = await this.deps.reconcile(ref, trigger, lease);
+  /** Step 4 (each pass a lease holder runs, the extra ones included). */
+  private async pass(
+    ref: TargetRef,
+    trigger: ReconcileTrigger,
+    lease: LeaseGuard,
+    open: OpenPass,
+  ): Promise<ReconcileReport> {
+    const report = await this.deps.reconcile(ref, trigger, lease, open);
     const source = triggerSource(trigger.reason);
     recordReconcile(report.result, source, report.durationMs);
     if (report.result === "applied" && report.armWrites > 0 && (source === "event" || source === "timer"))
       recordDriftRepaired(source);
-    await this.settle(ref, trigger, report);
     return report;
   }
 
-  /** Step 5: the problem log, the attempt chain and the requeue. */
-  private async settle(ref: TargetRef, trigger: ReconcileTrigger, report: ReconcileReport): Promise<void> {
-    const { problems, attempts, queue, clock } = this.deps;
-    if (worthRecording(report)) {
-      await problems.record(ref, {
-        scaleSetId: ref.id,
-        at: new Date(clock.now()).toISOString(),
-        result: report.result,
-        preconditionFailures: report.preconditionFailures,
-        throttles: report.throttles,
-        reason:
-          report.reason ??
-          (report.instanceFailures?.length
-            ? `${report.instanceFailures.length} instance(s) refused their own write`
-            : `${report.preconditionFailures} precondition failures resolved by re-reading`),
-        ...(report.instanceFailures?.length ? { instanceFailures: report.instanceFailures } : {}),
-      });
-    }
+  /**
+   * Step 5: the attempt chain and the pass's problem go into the control row with the pass's commit; the requeue
+   * follows the commit, so the timer knows the chain before its message exists.
+   */
+  private settle(ref: TargetRef, trigger: ReconcileTrigger, report: ReconcileReport): Settled {
+    const { problems, queue, clock, log } = this.deps;
+    const now = clock.now();
+    const problem = worthRecording(report)
+      ? {
+          targetId: ref.id,
+          at: now,
+          result: report.result,
+          preconditionFailures: report.preconditionFailures,
+          throttles: report.throttles,
+          reason: (
+            report.reason ??
+            (report.instanceFailures?.length
+              ? `${report.instanceFailures.length} instance(s) refused their own write`
+              : `${report.preconditionFailures} precondition failures resolved by re-reading`)
+          ).slice(0, 1_024),
+        }
+      : undefined;
     const outcome = queueOutcomeOf(report);
-    switch (outcome.kind) {
-      case "requeue-after": {
-        // Recorded first: if the enqueue fails, the timer still knows the chain and carries its count on.
-        const reason = `retry after: ${report.reason ?? report.result}`;
-        const attempt = trigger.attempt + 1;
-        await attempts.record(ref, { attempt, nextAttemptAt: clock.now() + outcome.delayMs, reason });
-        await queue.enqueueReconcile(ref.id, reason, { delayMs: outcome.delayMs, attempt });
-        return;
-      }
-      case "done":
-        // A re-enqueued chain ends here: the timer must not see it as still running.
-        if (trigger.attempt > 0) await attempts.clear(ref);
-        return;
-    }
+    const reason = `retry after: ${report.reason ?? report.result}`.slice(0, 1_024);
+    const attempt = trigger.attempt + 1;
+    return {
+      control: (s: ControlState): ControlState => ({
+        ...s,
+        ...(problem ? { lastProblem: problem } : {}),
+        // A re-enqueued chain ends with a pass that asks nothing more: the timer must not see it as still running.
+        attempt:
+          outcome.kind === "requeue-after"
+            ? { attempt, nextAttemptAt: now + outcome.delayMs, reason }
+            : trigger.attempt > 0
+              ? undefined
+              : s.attempt,
+      }),
+      after: async () => {
+        if (problem && endedBadly(report))
+          await problems
+            .record(ref, {
+              result: problem.result,
+              preconditionFailures: problem.preconditionFailures,
+              throttles: problem.throttles,
+              reason: problem.reason,
+              scaleSetId: ref.id,
+              at: new Date(now).toISOString(),
+              ...(report.instanceFailures?.length ? { instanceFailures: report.instanceFailures } : {}),
+            })
+            .catch((err: unknown) =>
+              log.warn("problems.record-failed", { targetId: ref.id, error: (err as Error).message }),
+            );
+        if (outcome.kind === "requeue-after")
+          await queue.enqueueReconcile(ref.id, reason, { delayMs: outcome.delayMs, attempt });
+      },
+    };
   }
+}
+
+/**
+ * A pass the shared problem log records: failed, sent back by ARM's throttling or a conflict, or with instances ARM
+ * refused. Not a requeue of our own pacing (a burst's normal flow) nor 412s resolved by re-reading: those are only in
+ * the target's control row, so the log is never written on the hot path.
+ */
+function endedBadly(r: ReconcileReport): boolean {
+  if ((r.instanceFailures?.length ?? 0) > 0 || r.result === "failed") return true;
+  return r.result === "requeued" && !/^pacing:/.test(r.reason ?? "");
 }

@@ -1,29 +1,19 @@
 import type { ArmResourceEvent, NicOrVmEvent } from "../core/armEvents";
-import type {
-  CachedEntry,
-  DeclarationStore,
-  EventDebounce,
-  Logger,
-  ModelCache,
-  UnheldEvents,
-  WorkQueue,
-} from "../core/ports";
+import type { Logger, UnheldEvents, WorkQueue } from "../core/ports";
 import type { Scope } from "../core/scopes";
-import type { LastWriters } from "../core/drift";
+import type { TargetEvents } from "../core/targetPasses";
 
 /** What every ARM event handler (scale sets and instances; NICs and VMs) needs, answers, and tests alike. */
 
 export interface EventDeps {
   scopes: readonly Scope[];
-  cache: ModelCache;
-  debounce: EventDebounce;
-  declarations: DeclarationStore;
+  events: TargetEvents;
   queue: WorkQueue;
   log: Logger;
   now: () => number;
   debounceMs: number;
-  /** Where the last foreign writer of each resource is kept, for drift attribution. */
-  writers?: LastWriters;
+  /** Whether a client request id is one poolsync made for a write to this resource (azure/requestIds.ts). */
+  ours(clientRequestId: string | undefined, resourceId: string): boolean;
   /** Where events about resources poolsync holds nothing for are counted (they make no row of their own). */
   unheld?: UnheldEvents;
 }
@@ -43,9 +33,3 @@ export type EventOutcome =
 /** The reason an event gives the rows it marks stale and the reconcile it asks for. */
 export const eventReason = (e: ArmResourceEvent | NicOrVmEvent) =>
   `event ${e.id} ${e.type.replace("Microsoft.Resources.", "")} ${e.operationName} at ${e.time ?? "?"}`;
-
-/** The event reports one of our own writes: its client request id is the one our row holds (written or in flight). */
-export const isOwnWrite = (e: ArmResourceEvent | NicOrVmEvent, entry: CachedEntry<unknown> | undefined) =>
-  e.clientRequestId !== undefined &&
-  entry !== undefined &&
-  (entry.ourClientRequestId === e.clientRequestId || entry.pendingClientRequestId === e.clientRequestId);

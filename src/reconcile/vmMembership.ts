@@ -19,10 +19,13 @@ export function orchestrationModeOf(model: ScaleSetModel): "Uniform" | "Flexible
   return mode === "uniform" ? "Uniform" : mode === "flexible" ? "Flexible" : undefined;
 }
 
-/** Keeps a row per VM, so an event that names only the VM (or its NIC) leads to the target that declared it. */
+/**
+ * Keeps a row per VM (and, cache on or off, which target it serves), so an event that names only the VM (or its NIC)
+ * leads to the target that declared it.
+ */
 export async function rememberVm(vm: VmModel, cache: ModelCache): Promise<void> {
   const ref = parseVmId(vm.id);
-  if (!ref.ok || !cache.enabled) return;
+  if (!ref.ok) return;
   const entry = await cache.readEntry(ref.value);
   await cache.storeResource(ref.value, vm, entry?.rowEtag);
 }

@@ -35,7 +35,8 @@ export interface ReconcileDeps {
   pacer: WritePacer;
   /** Every host's shared write budgets (pacing/sharedWriteBudget); without it, this host's pacer alone. */
   sharedBudget?: Pick<SharedWriteBudget, "take">;
-  newRequestId: () => string;
+  /** A client request id for a write to this resource (recognisable in its events: azure/requestIds.ts). */
+  newRequestId: (resourceId: string) => string;
   random?: () => number;
   /** Drift attribution (off when absent). */
   drift?: DriftDeps;

@@ -1,9 +1,13 @@
 import { gzipSync } from "node:zlib";
 import { TableClient } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cacheRowKeys } from "../../src/azure/cacheKeys";
 import { decodeModel, MAX_MODEL_JSON_BYTES } from "../../src/azure/modelCodec";
-import { ReconcileLeaseTable } from "../../src/azure/reconcileLeaseTable";
+import { CacheRowMac } from "../../src/azure/cacheRowMac";
+import { CONTROL_ROW, MODEL_ROW, targetPartition } from "../../src/azure/targets/rowKeys";
+import { TargetLeases } from "../../src/azure/targets/targetLeases";
+import { TargetStore } from "../../src/azure/targets/targetStore";
+import { memoryLogger } from "../../src/app/logger";
+import { emptyControl } from "../../src/core/control";
 import { parseScaleSetId } from "../../src/core/resourceIds";
 import { checkedHandover } from "../../src/reconcile/leaseHandover";
 import { modelNics } from "../../sim/wire";
@@ -34,10 +38,10 @@ describe("a planted cache row cannot steer a write", () => {
     const armEtag = String(h.sim.control.resource(DEMO.scaleSetId)!.etag);
 
     // The attacker can write the table, not ARM: it edits the cached model, keeps the ETag ARM has now, marks it fresh.
-    const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.cacheTable, {
+    const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.membershipsTable, {
       allowInsecureConnection: true,
     });
-    const [pk, rk] = cacheRowKeys(ref);
+    const [pk, rk] = [targetPartition(ref), MODEL_ROW];
     const row = await table.getEntity<{ model: string }>(pk, rk);
     // The cache holds the SDK's flattened NIC configurations.
     const model = JSON.parse(row.model) as { etag: string; nics: Array<{ enableIPForwarding?: boolean }> };
@@ -62,7 +66,7 @@ describe("a planted cache row cannot steer a write", () => {
     expect(
       (modelNics(written)[0] as { properties?: { enableIPForwarding?: boolean } }).properties?.enableIPForwarding,
     ).toBe(true);
-    expect(h.logs.lines.some((e) => e.event === "cache.unreadable-row" && /MAC/.test(String(e.reason)))).toBe(true);
+    expect(h.logs.lines.some((e) => e.event === "storage.row-unusable" && /MAC/.test(String(e.reason)))).toBe(true);
   }, 60_000);
 });
 
@@ -80,34 +84,35 @@ describe("what a row can cost", () => {
     expect(() => decodeModel({ model: "", modelChunks: 1e9 })).toThrow(/modelChunks/);
   });
 
-  it("a ~leases row with a far-future expiry does not hold the scale set", async () => {
+  it("a control row with a far-future lease does not hold the target", async () => {
     const table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("lease"), {
       allowInsecureConnection: true,
     });
     await table.createTable();
     const now = Date.parse("2026-12-02T10:00:00Z");
-    const leases = new ReconcileLeaseTable(table, () => now);
+    const store = new TargetStore(table, {
+      now: () => now,
+      bounds: { leaseMs: 60_000, maxRequeueMs: 86_400_000, maxDueMs: 3_600_000 },
+      mac: new CacheRowMac("trust-test-key-0123456789abcdef"),
+      cacheEnabled: true,
+      log: memoryLogger(),
+    });
+    const leases = new TargetLeases(store);
     const ref = scaleSetRef(DEMO.scaleSetId);
-    const [pk] = cacheRowKeys(ref);
-    await table.upsertEntity({
-      partitionKey: "~leases",
-      rowKey: pk,
-      holder: "planted",
-      expiresAt: now + 10 * 365 * 86_400_000,
-      wanted: true,
-      wantedFresh: true,
-    });
-    expect((await leases.acquire(ref, "us", 60_000, false)).kind).toBe("acquired");
+    const plant = (lease: { holder: string; expiresAt: number; wanted: boolean; wantedFresh: boolean }) =>
+      table.upsertEntity(
+        {
+          partitionKey: targetPartition(ref),
+          rowKey: CONTROL_ROW,
+          state: JSON.stringify({ ...emptyControl(), lease: { ...lease, handover: "" } }),
+        },
+        "Replace",
+      );
+    await plant({ holder: "planted", expiresAt: now + 10 * 365 * 86_400_000, wanted: true, wantedFresh: true });
+    expect((await leases.acquire(ref, "us", 60_000, false, true)).kind).toBe("acquired");
     // A real holder's lease (within its TTL) is still respected.
-    await table.upsertEntity({
-      partitionKey: "~leases",
-      rowKey: pk,
-      holder: "other",
-      expiresAt: now + 30_000,
-      wanted: false,
-      wantedFresh: false,
-    });
-    expect((await leases.acquire(ref, "us", 60_000, false)).kind).toBe("held");
+    await plant({ holder: "other", expiresAt: now + 30_000, wanted: false, wantedFresh: false });
+    expect((await leases.acquire(ref, "us", 60_000, false, true)).kind).toBe("held");
   });
 
   it("a handover restores only the scale set's own buckets, and none closed past a capped Retry-After", () => {

@@ -1,9 +1,7 @@
 import { TableClient } from "@azure/data-tables";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { afterEach, describe, expect, it } from "vitest";
-import { cachePartition, SCALE_SET_ROW } from "../../src/azure/cacheKeys";
-import { DEBOUNCE_PARTITION } from "../../src/azure/eventDebounceTable";
-import { encodeKey } from "../../src/core/tableKeys";
+import { CONTROL_ROW, MODEL_ROW, targetPartition } from "../../src/azure/targets/rowKeys";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { eventGridEvent } from "../support/armEventSamples";
 import { scaleSetRef } from "../support/refs";
@@ -11,8 +9,8 @@ import { testStorageConnectionString } from "../../devkit/storage";
 
 /**
  * The event debounce under the load it exists for: while one delivery claims the window, other events of the same
- * burst invalidate the scale set's cache row. A Table pipeline policy plays those events: after every entity read of
- * the cache table it marks the scale set row stale (as a concurrent delivery would), before the reader writes.
+ * burst invalidate the scale set's cache row. A Table pipeline policy plays those events: after every read of the
+ * targets table it marks the scale set's model row stale (as a concurrent delivery would), before the reader writes.
  */
 
 const vmss = scaleSetRef(DEMO.scaleSetId);
@@ -37,14 +35,14 @@ function concurrentInvalidations(cacheTable: () => string): PipelinePolicy {
     async sendRequest(request, next) {
       const response = await next(request);
       const table = cacheTable();
-      if (request.method === "GET" && table && new URL(request.url).pathname.includes(`/${table}(PartitionKey=`)) {
+      if (request.method === "GET" && table && new URL(request.url).pathname.includes(`/${table}()`)) {
         other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
           allowInsecureConnection: true,
         });
         await other.upsertEntity(
           {
-            partitionKey: cachePartition(vmss),
-            rowKey: SCALE_SET_ROW,
+            partitionKey: targetPartition(vmss),
+            rowKey: MODEL_ROW,
             stale: true,
             staleReason: "a concurrent event",
             staleAt: Date.now(),
@@ -73,7 +71,7 @@ describe("event debounce", () => {
     });
     await h.send(declarePresent);
     await h.drain();
-    table = h.config.cacheTable;
+    table = h.config.membershipsTable;
     expect(await h.services.handleResourceEvent(write("burst-1"))).toBe("invalidated+reconcile");
     expect(await h.queueDepth()).toBe(1);
     // The window holds for the rest of the burst.
@@ -87,16 +85,14 @@ describe("event debounce", () => {
     const rivals: PipelinePolicy = {
       name: "rivalClaims",
       async sendRequest(request, next) {
-        // Just before each write of the debounce row, a rival rewrites it (an old claim): ours then conflicts.
+        // Just before each write of the target's control row (the debounce claim), a rival rewrites it (merges
+        // nothing new, but moves its ETag): ours then conflicts.
         const target = `${decodeURIComponent(request.url)} ${typeof request.body === "string" ? request.body : ""}`;
-        if (table && target.includes(DEBOUNCE_PARTITION) && request.method !== "GET" && request.method !== "DELETE") {
+        if (table && target.includes(CONTROL_ROW) && request.method !== "GET" && request.method !== "DELETE") {
           other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
             allowInsecureConnection: true,
           });
-          await other.upsertEntity(
-            { partitionKey: DEBOUNCE_PARTITION, rowKey: encodeKey(vmss.key), claimedAt: 0 },
-            "Replace",
-          );
+          await other.updateEntity({ partitionKey: targetPartition(vmss), rowKey: CONTROL_ROW }, "Merge");
         }
         return next(request);
       },
@@ -108,7 +104,7 @@ describe("event debounce", () => {
     });
     await h.send(declarePresent);
     await h.drain();
-    table = h.config.cacheTable;
+    table = h.config.membershipsTable;
     expect(await h.services.handleResourceEvent(write("contended-1"))).toBe("invalidated+reconcile");
     expect(await h.queueDepth()).toBe(1);
     expect(h.logs.lines.filter((l) => l.event === "event.debounce-contended")).toEqual([

@@ -14,10 +14,12 @@ import { UNHELD_KEPT } from "../../src/azure/unheldEventTable";
 const forgedScaleSet = (i: number) =>
   `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/made-up-${i}`;
 
+/** Every row of both tables (the targets table and the shared one), by key. */
 async function cacheRows(h: Harness): Promise<string[]> {
   const keys: string[] = [];
-  for await (const row of h.services.cache.table.listEntities({ queryOptions: { select: ["PartitionKey", "RowKey"] } }))
-    keys.push(`${row.partitionKey}|${row.rowKey}`);
+  for (const table of [h.services.store.table, h.services.unheld.table])
+    for await (const row of table.listEntities({ queryOptions: { select: ["PartitionKey", "RowKey"] } }))
+      keys.push(`${row.partitionKey}|${row.rowKey}`);
   return keys;
 }
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EtagCacheTable } from "../../src/azure/etagCacheTable";
-import { EventDebounceTable } from "../../src/azure/eventDebounceTable";
+import type { TargetCache } from "../../src/azure/targets/targetCache";
+import type { TargetStore } from "../../src/azure/targets/targetStore";
 import { DEMO } from "../support/harness";
 import { cloudEvent, eventGridEvent } from "../support/armEventSamples";
 import { scaleSetRef } from "../support/refs";
-import { INTAKE_WEBHOOK_KEY, startIntakeApp, waitFor, type IntakeApp } from "../intake/support";
+import { INTAKE_WEBHOOK_KEY, startIntakeApp, targetsOf, waitFor, type IntakeApp } from "../intake/support";
 
 /**
  * Adversarial ARM events through the local runtime's Event Grid webhook (the host's path, the built
@@ -19,7 +19,8 @@ const VM_WRITE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/writ
 
 let app: IntakeApp;
 let hook: string;
-let cache: EtagCacheTable;
+let cache: TargetCache;
+let store: TargetStore;
 const ref = scaleSetRef(DEMO.scaleSetId);
 
 const post = (body: unknown) =>
@@ -43,7 +44,7 @@ async function freshRows(): Promise<void> {
     "the reconcile taken",
   );
   // A new debounce window for each case: forget when the last event-triggered reconcile was claimed.
-  await new EventDebounceTable(app.cache).forget(ref);
+  await store.updateControl(ref, (c) => ({ state: { ...c, debounceAt: 0 }, result: undefined }));
   await waitFor(
     () => cache.readPartition(ref),
     (p) => p.scaleSet?.stale === false && p.instances.size === 2 && [...p.instances.values()].every((e) => !e.stale),
@@ -56,7 +57,7 @@ const eventsLogged = () => app.appLogs.filter((l) => l.event === "event" || l.ev
 beforeAll(async () => {
   app = await startIntakeApp({ reconcile: true, env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "30" } });
   hook = `${app.url}/runtime/webhooks/eventgrid?functionName=onResourceEvent&code=${INTAKE_WEBHOOK_KEY}`;
-  cache = new EtagCacheTable(app.cache, true);
+  ({ cache, store } = targetsOf(app));
   await app.queue.createIfNotExists();
   await app.queue.sendMessage(
     Buffer.from(

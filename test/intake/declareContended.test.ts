@@ -4,12 +4,14 @@ import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { afterEach, describe, expect, it } from "vitest";
 import { testStorageConnectionString } from "../../devkit/storage";
 import { handleMemberships } from "../../src/intake/membershipsHttp";
+import { CONTROL_ROW, targetPartition } from "../../src/azure/targets/rowKeys";
+import { scaleSetRef } from "../support/refs";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 
 /**
  * Issue 26's 503 hunt: `PUT /api/memberships` answered 503 `storage_unavailable` while storage was up. One path that
- * does so: the declaration's row changes under every one of the upsert's conditional writes (reconciles recording
- * outcomes on it), the upsert gives up, and the intake took that for an outage. It is a race: 409 `contended`.
+ * does so: the target changes under every one of the intake's conditional transactions (other intakes, passes,
+ * events writing its control row), the intake gives up, and took that for an outage. It is a race: 409 `contended`.
  */
 describe("PUT /api/memberships while others keep writing the declaration's row (Azurite)", () => {
   let h: Harness | undefined;
@@ -21,17 +23,23 @@ describe("PUT /api/memberships while others keep writing the declaration's row (
   it("answers 409 contended with Retry-After, never 503 storage_unavailable", async () => {
     const other: { table?: TableClient } = {};
     let rivals = 0;
-    // Plays the other writers: just before each conditional replace of a memberships row, the row is written again.
+    // Plays the other writers: just before each transaction that stores a declaration of the target (its rows and
+    // its control row), the control row is written again, as another host's intake or pass would.
     const rewriteFirst: PipelinePolicy = {
-      name: "rewriteBeforeReplace",
+      name: "rewriteBeforeStore",
       async sendRequest(request, next) {
-        const m = /\/([A-Za-z0-9]+)\(PartitionKey='([^']*)',RowKey='([^']*)'\)/.exec(
-          decodeURIComponent(new URL(request.url).pathname),
-        );
-        if (request.method === "PUT" && request.headers.get("if-match") && m && m[1] === h!.config.membershipsTable) {
+        const body = typeof request.body === "string" ? request.body : "";
+        const storesDeclaration =
+          request.method === "POST" &&
+          new URL(request.url).pathname.endsWith("$batch") &&
+          body.includes(`/${h!.config.membershipsTable}`) &&
+          // An update of the control row (a create names no row in its URL: the first declaration has no rival).
+          body.includes("RowKey='!control'") &&
+          body.includes('"backendPoolId"');
+        if (storesDeclaration) {
           rivals++;
           await other.table!.updateEntity(
-            { partitionKey: m[2]!, rowKey: m[3]!, outcomeAt: new Date().toISOString() },
+            { partitionKey: targetPartition(scaleSetRef(DEMO.scaleSetId)), rowKey: CONTROL_ROW },
             "Merge",
           );
         }
@@ -54,7 +62,7 @@ describe("PUT /api/memberships while others keep writing the declaration's row (
       );
     expect((await put("present")).status).toBe(202); // created: no conditional write
     const res = await put("absent");
-    // Every replace of the upsert met a rival write: its 8 tries, the first on the row the cap check listed.
+    // Every transaction of the intake met a rival write: its 8 tries.
     expect(rivals).toBe(8);
     expect(res.status).toBe(409);
     expect(res.jsonBody).toMatchObject({ error: { code: "contended" } });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EtagCacheTable } from "../../src/azure/etagCacheTable";
+import { targetsOf } from "./support";
 import { parseScaleSetId, instanceRef } from "../../src/core/resourceIds";
 import type { ScaleSetView } from "../../src/intake/observedState";
 import type { StatusReport } from "../../src/intake/statusReport";
@@ -78,7 +78,7 @@ describe("GET /api/memberships after a reconcile", () => {
     const ref = parseScaleSetId(DEMO.scaleSetId);
     if (!ref.ok) throw new Error(ref.reason);
     const before = await status();
-    await new EtagCacheTable(app.cache, true).markStale(
+    await targetsOf(app).cache.markStale(
       instanceRef(ref.value, "1"),
       "event: Microsoft.Resources.ResourceWriteSuccess",
     );

@@ -3,7 +3,7 @@ import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { TableClient, type TableEntity } from "@azure/data-tables";
 import { afterEach, describe, expect, it } from "vitest";
 import { testStorageConnectionString } from "../../devkit/storage";
-import { cachePartition, instanceRow, SCALE_SET_ROW } from "../../src/azure/cacheKeys";
+import { instanceRowKey, MODEL_ROW, targetPartition } from "../../src/azure/targets/rowKeys";
 import { recordCensus } from "../../src/app/recordCensus";
 import { handleStatus } from "../../src/intake/statusHttp";
 import type { StatusReport } from "../../src/intake/statusReport";
@@ -42,17 +42,17 @@ function counting(table: () => string, calls: Calls): PipelinePolicy {
 }
 
 async function fillCache(h: Harness): Promise<void> {
-  const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.cacheTable, {
+  const table = TableClient.fromConnectionString(testStorageConnectionString(), h.config.membershipsTable, {
     allowInsecureConnection: true,
   });
   const now = h.services.clock.now();
   await Promise.all(
     Array.from({ length: SCALE_SETS }, async (_, s) => {
       const id = `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/big/providers/Microsoft.Compute/virtualMachineScaleSets/big-${s}`;
-      const partitionKey = cachePartition(scaleSetRef(id));
+      const partitionKey = targetPartition(scaleSetRef(id));
       const rows: TableEntity[] = Array.from({ length: PER_SCALE_SET }, (_, i) => ({
         partitionKey,
-        rowKey: i === 0 ? SCALE_SET_ROW : instanceRow(String(i - 1)),
+        rowKey: i === 0 ? MODEL_ROW : instanceRowKey(String(i - 1)),
         resourceId: i === 0 ? id : `${id}/virtualMachines/${i - 1}`,
         readAt: now,
         stale: s < STALE && i === 1,

@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EtagCacheTable } from "../../src/azure/etagCacheTable";
+import type { TargetCache } from "../../src/azure/targets/targetCache";
 import { parseNicId } from "../../src/core/resourceIds";
 import type { ScaleSetView } from "../../src/intake/observedState";
 import { DEMO_SEED, type JsonObject, type SeedSpec } from "../../sim";
 import { addNicPool } from "../../sim/wire";
 import { DEMO } from "../support/harness";
-import { APP_DIR, json, startIntakeApp, waitFor, type IntakeApp } from "./support";
+import { APP_DIR, json, startIntakeApp, targetsOf, waitFor, type IntakeApp } from "./support";
 
 /**
  * The NICs of a standalone VM and of a Flexible scale set's VMs, seen through GET /api/memberships and the status
@@ -36,7 +36,7 @@ function withOtherTeamPool(): SeedSpec {
 type View = ScaleSetView & { memberships: (ScaleSetView["memberships"][number] & { drift: JsonObject | null })[] };
 
 let app: IntakeApp;
-let cache: EtagCacheTable;
+let cache: TargetCache;
 const view = async (targetId: string): Promise<View> =>
   (await (await fetch(`${app.url}/api/memberships?targetId=${encodeURIComponent(targetId)}`)).json()) as View;
 const flexNics = (): string[] =>
@@ -57,7 +57,7 @@ const markStale = async (nicId: string, reason: string) => {
 
 beforeAll(async () => {
   app = await startIntakeApp({ reconcile: true, seed: withOtherTeamPool() });
-  cache = new EtagCacheTable(app.cache, true);
+  cache = targetsOf(app).cache;
   // Another team's pool on the VM's NIC, there before poolsync looks.
   app.sim!.control.write(VM_NIC, addNicPool("ipConfig0", OTHER_POOL));
   for (const targetId of [VM, FLEX])

@@ -4,6 +4,12 @@ import { startLocalRuntime, type LocalRuntime } from "../../local/host/runtime";
 import { DEMO, SIM_CA_FILE } from "../support/harness";
 import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 import { startArmSimulator, type ArmSimulator, type SeedSpec } from "../../sim";
+import { loadConfig } from "../../src/config";
+import { targetStoreFromConfig } from "../../src/app/services";
+import { memoryLogger } from "../../src/app/logger";
+import { TargetCache } from "../../src/azure/targets/targetCache";
+import { ResourceOwnerTable } from "../../src/azure/resourceOwnerTable";
+import type { TargetStore } from "../../src/azure/targets/targetStore";
 
 /** The app's real entry points, built (npm test builds first), run by the local runtime over real HTTP. */
 export const APP_GLOB = "dist/src/functions/*.js";
@@ -122,7 +128,11 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     async membershipRows() {
       const out: Array<Record<string, unknown>> = [];
       try {
-        for await (const row of memberships.listEntities()) out.push(row);
+        // The declaration rows of every target's partition (their keys start with the encoded "/" of a pool ID).
+        for await (const row of memberships.listEntities({
+          queryOptions: { filter: "RowKey ge '%' and RowKey lt '&'" },
+        }))
+          out.push(row);
       } catch (err) {
         if ((err as { statusCode?: number }).statusCode !== 404) throw err;
       }
@@ -193,3 +203,13 @@ export const json = (body: unknown): RequestInit => ({
 export const OTHER_SUB = "99999999-2222-3333-4444-555555555555";
 export const DEMO_PROVIDERS = `/subscriptions/${DEMO.subscription}/resourceGroups/etag/providers`;
 export const VALID_DECLARATION = { scaleSetId: DEMO.scaleSetId, backendPoolId: DEMO.poolId, state: "present" };
+
+/**
+ * The app's targets table as its cache (rows and stale marks; models read with this process's key do not verify, so
+ * they read as misses), for suites that look at what the running app stored.
+ */
+export function targetsOf(app: IntakeApp): { store: TargetStore; cache: TargetCache } {
+  const config = loadConfig({ ...app.settings, POOLSYNC_CACHE_ENABLED: "true" });
+  const store = targetStoreFromConfig(config, { log: memoryLogger() });
+  return { store, cache: new TargetCache(store, new ResourceOwnerTable(app.cache)) };
+}

@@ -155,17 +155,15 @@ describe("acceptDeclaration", () => {
   );
   if (!parsed.ok) throw new Error(parsed.problem.message);
   const base = { log: memoryLogger(), now: () => Date.parse("2026-01-01T00:00:00Z"), newRequestId: () => "req-1" };
-  const okSchedule = async () => "scheduled" as const;
 
   it("stores first: a store failure is 503 and nothing is queued", async () => {
     let queued = 0;
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
-      declarations: {
-        listForTarget: async () => [],
-        upsert: async () => Promise.reject(new Error("connect ECONNREFUSED")),
+      declare: async () => {
+        queued++;
+        return Promise.reject(new Error("connect ECONNREFUSED"));
       },
-      scheduleDeclared: async () => void queued++,
     });
     expect(r).toEqual({
       ok: false,
@@ -176,15 +174,15 @@ describe("acceptDeclaration", () => {
         headers: { "retry-after": "5" },
       },
     });
-    expect(queued).toBe(0);
+    expect(queued).toBe(1);
   });
 
   it("once stored it is accepted even if the enqueue fails (the timer finds declared scale sets), and says so", async () => {
     const stored = { requestId: "req-1", declaredAt: "2026-01-01T00:00:00.000Z" } as StoredDeclaration;
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
-      declarations: { listForTarget: async () => [], upsert: async () => ({ result: "created", stored }) },
-      scheduleDeclared: async () => Promise.reject(new Error("queue down")),
+      // Stored, and the pass could not be scheduled (the batcher logs the failed enqueue and answers without it).
+      declare: async () => ({ result: "created", stored }),
     });
     expect(r).toMatchObject({ ok: true, value: { requestId: "req-1", status: "accepted", queued: false } });
   });
@@ -193,8 +191,7 @@ describe("acceptDeclaration", () => {
     const stored = { requestId: "queue-9", declaredAt: "2027-01-01T00:00:00.000Z" } as StoredDeclaration;
     const r = await acceptDeclaration(parsed.value, KEY_CALLER, {
       ...base,
-      declarations: { listForTarget: async () => [], upsert: async () => ({ result: "older", stored }) },
-      scheduleDeclared: okSchedule,
+      declare: async () => ({ result: "older", stored }),
     });
     expect(r).toEqual({
       ok: false,

@@ -1,3 +1,5 @@
+import { declarationEntity } from "../../src/azure/targets/declarationRows";
+import { targetPartition } from "../../src/azure/targets/rowKeys";
 import { afterEach, describe, expect, it } from "vitest";
 import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { MAX_DECLARATIONS_PER_SCALE_SET } from "../../src/core/declarationCap";
@@ -25,20 +27,22 @@ describe("declarations per scale set", () => {
     const vmss = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
     const ref = scaleSetRef(vmss);
     const t0 = Date.parse("2026-12-01T00:00:00Z");
+    // A store an earlier version wrote, whose intake did not count: more rows than the cap, stored as they were.
     await mapLimit(
       Array.from({ length: n }, (_, i) => i),
       16,
       async (i) => {
         const declaredAt = new Date(t0 + i * 1000).toISOString();
-        await h!.services.declarations.upsert(ref, {
+        const d = {
           scaleSetId: vmss,
           backendPoolId: poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`),
           ipConfiguration: "",
-          state: "present",
+          state: "present" as const,
           declaredAt,
           requestId: `r-${i}`,
           declaredBy: QUEUE_DECLARER,
-        });
+        };
+        await h!.services.store.table.createEntity(declarationEntity(targetPartition(ref), d, declaredAt) as never);
       },
     );
     expect(await h.services.reconcile(ref, { reason: "test", attempt: 0 })).toMatchObject({ result: "applied" });

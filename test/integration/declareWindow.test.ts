@@ -7,7 +7,7 @@ import { quietMs } from "../../src/reconcile/declareWindow";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { outcomesOf, QueueDrain } from "../../local/stack/queueDrain";
 import { scaleSetRef } from "../support/refs";
-import { ReconcileLeaseTable } from "../../src/azure/reconcileLeaseTable";
+import { TargetLeases } from "../../src/azure/targets/targetLeases";
 import { instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
 import { poolId, scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 import { INTAKE_DEFER_REASON } from "../../src/reconcile/reconcileRunner";
@@ -227,19 +227,26 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     });
     const s = h.services;
     const ref = scaleSetRef(VMSS);
+    // As the API does, one after the other: the first leads (a pass at once), the second opens a window behind it.
+    const declared = [];
     for (const [i, pool] of POOLS.slice(0, 2).entries())
-      await s.declarations.upsert(ref, {
-        scaleSetId: VMSS,
-        backendPoolId: pool,
-        ipConfiguration: "",
-        state: "present",
-        declaredAt: new Date().toISOString(),
-        requestId: `req-${i}`,
-        declaredBy: QUEUE_DECLARER,
-      });
-    // As the API does: the first leads (a reconcile at once), the second opens a window behind it.
-    expect(await s.scheduleDeclared(ref, "req-0", "declared via API")).toBe("leading");
-    expect(await s.scheduleDeclared(ref, "req-1", "declared via API")).toBe("scheduled");
+      declared.push(
+        await s.declare({
+          ref,
+          declaration: {
+            scaleSetId: VMSS,
+            backendPoolId: pool,
+            ipConfiguration: "",
+            state: "present",
+            declaredAt: new Date().toISOString(),
+            requestId: `req-${i}`,
+            declaredBy: QUEUE_DECLARER,
+          },
+          claimant: `req-${i}`,
+          reason: "declared via API",
+        }),
+      );
+    expect(declared.map((d) => d.scheduled)).toEqual(["joined", "scheduled"]);
 
     // Both visible at once: the leading pass stands down (or, taken together, the two share one pass); either way
     // one pass writes both.
@@ -268,8 +275,8 @@ describe("declare window: the declarations of one scale set make one reconcile, 
     };
     const meta = (id: string) => ({ id, dequeueCount: 1, insertionTime: new Date().toISOString() });
     // Another host is in the middle of a pass of this scale set: it holds the lease for 4 s more.
-    const other = new ReconcileLeaseTable(s.cache.table, Date.now);
-    expect(await other.acquire(ref, "another-host", 4_000, false)).toMatchObject({ kind: "acquired" });
+    const other = new TargetLeases(s.store);
+    expect(await other.acquire(ref, "another-host", 4_000, false, false)).toMatchObject({ kind: "acquired" });
 
     // The first declaration leads; its pass asks the holder for one more. The second opens a window.
     expect(await s.handleQueueMessage(declare(POOLS[0]!), meta("m-0"))).toMatchObject({

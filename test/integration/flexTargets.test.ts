@@ -112,8 +112,8 @@ describe("NIC targets against the simulator: no lost update", () => {
     expect(nicWrites).toHaveLength(2);
     const outcomes = [];
     for (const e of nicWrites) outcomes.push(await h.services.handleResourceEvent(e));
-    // Without the cache there is no row to hold our client request id: an event is then only a hint.
-    expect(outcomes).toEqual(h.services.cache.enabled ? ["own-write", "own-write"] : ["invalidated", "invalidated"]);
+    // Our client request ids say so themselves, cache on or off (azure/requestIds.ts).
+    expect(outcomes).toEqual(["own-write", "own-write"]);
 
     const [nic0] = flexNics() as [string];
     events.length = 0;
@@ -129,10 +129,8 @@ describe("NIC targets against the simulator: no lost update", () => {
     c.settle();
     expect(nicPoolsByIpConfig(c.resource(nic0) as JsonObject)).toEqual({ ipConfig0: [], "ipConfig0-v6": [] });
     const [theirs] = events;
-    expect(await h.services.handleResourceEvent(theirs)).toBe(
-      h.services.cache.enabled ? "invalidated+reconcile" : "invalidated",
-    );
-    if (!h.services.cache.enabled) return; // without cache rows an event cannot say whose NIC it is: the timer and the next reconcile are the net
+    // Whose NIC it is, the shared table says (written when the scale set's reconcile first read it), cache on or off.
+    expect(await h.services.handleResourceEvent(theirs)).toBe("invalidated+reconcile");
     await h.drainUntilEmpty(10_000);
     expect(nicPoolsByIpConfig(c.resource(nic0) as JsonObject)).toEqual({ ipConfig0: [pool], "ipConfig0-v6": [] });
   });
@@ -159,9 +157,10 @@ describe("NIC targets against the simulator: no lost update", () => {
       (e) =>
         (e as { data: { operationName: string } }).data.operationName === "Microsoft.Compute/virtualMachines/delete",
     );
-    expect(await h.services.handleResourceEvent(deleted)).toBe("deleted");
+    // The scale set's pass is woken (the VM's owner is known from its reconcile, cache on or off).
+    expect(await h.services.handleResourceEvent(deleted)).toBe("deleted+reconcile");
     expect(await h.services.cache.readEntry(target(vm0) as never)).toBeUndefined();
-    if (h.services.cache.enabled) expect(await h.queueDepth()).toBe(1); // the scale set's reconcile, woken
+    expect(await h.queueDepth()).toBe(1); // the scale set's reconcile, woken
     await h.drainUntilEmpty(10_000);
     expect(c.virtualMachines(FLEX)).toHaveLength(1);
     const [decl] = await h.services.declarations.listForTarget(target(FLEX));

@@ -10,13 +10,17 @@ const VMSS = scaleSetId(WIDE_SUBSCRIPTION, "wide", "vmss-0");
 const POOLS = Array.from({ length: 6 }, (_, i) => poolId(WIDE_SUBSCRIPTION, "wide", "lb", `pool-${i}`));
 const STORE_DELAY_MS = 1500;
 
-/** Every write to the memberships table answers late: declarations stay in hand, being stored, for a while. */
+/**
+ * Every store of declarations answers late (a transaction naming the targets table: the intake's): declarations stay
+ * in hand, being stored, for a while. A pass's own writes of the control row alone (its lease) are not slowed.
+ */
 function slowMembershipWrites(table: () => string): PipelinePolicy {
   return {
     name: "slow-membership-writes",
     async sendRequest(req, next) {
-      if (req.method !== "GET" && new URL(req.url).pathname.includes(table()))
-        await new Promise((r) => setTimeout(r, STORE_DELAY_MS));
+      const path = new URL(req.url).pathname;
+      const batch = path.endsWith("$batch") && typeof req.body === "string" && req.body.includes(`/${table()}`);
+      if (req.method !== "GET" && batch) await new Promise((r) => setTimeout(r, STORE_DELAY_MS));
       return next(req);
     },
   };

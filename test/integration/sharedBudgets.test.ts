@@ -79,12 +79,14 @@ describe("write budgets shared by hosts (CRP and ARM enforced by the simulator)"
   });
 });
 
+/** Drops what the last lease holder left in every target's control row (as before budgets were handed over). */
 async function clearHandover(h: Harness): Promise<void> {
-  for await (const row of h.services.cache.table.listEntities<{ handover?: string }>({
-    queryOptions: { filter: "PartitionKey eq '~leases'" },
-  })) {
-    await h.services.cache.table.updateEntity(
-      { partitionKey: row.partitionKey as string, rowKey: row.rowKey as string, handover: "" },
+  const table = h.services.store.table;
+  for await (const row of table.listEntities<{ state: string }>({ queryOptions: { filter: "RowKey eq '!control'" } })) {
+    const state = JSON.parse(row.state) as { lease: { handover: string } };
+    state.lease.handover = "";
+    await table.updateEntity(
+      { partitionKey: row.partitionKey as string, rowKey: row.rowKey as string, state: JSON.stringify(state) },
       "Merge",
     );
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { memoryLogger } from "../../src/app/logger";
-import { EtagCacheTable } from "../../src/azure/etagCacheTable";
+import type { TargetCache } from "../../src/azure/targets/targetCache";
+import { createServices } from "../../src/app/services";
 import type { InstanceModel, ScaleSetModel } from "../../src/core/models";
 import type { NicConfiguration } from "../../src/core/networkProfile";
 import { instanceRef, type InstanceRef, type ScaleSetRef } from "../../src/core/resourceIds";
@@ -21,7 +22,7 @@ import { scaleSetRef } from "../support/refs";
 let h: Harness;
 const ref = scaleSetRef(DEMO.scaleSetId);
 const pool = DEMO.poolId.toLowerCase();
-let cache: EtagCacheTable;
+let cache: TargetCache;
 let log: ReturnType<typeof memoryLogger>;
 let ids = 0;
 
@@ -58,9 +59,9 @@ function modelTarget(r: ScaleSetRef): IfMatchTarget<ScaleSetModel, NicConfigurat
     write: (m, nics, opts) => h.services.compute.writeScaleSetNics(r, m, nics, opts),
     read: () => h.services.compute.getScaleSet(r),
     row: {
-      beginWrite: (crid) => cache.beginWrite(r, crid),
+      beginWrite: () => cache.beginWrite(r),
       markStale: (reason) => cache.markStale(r, reason),
-      store: (m, base, ours) => cache.storeScaleSet(r, m, base, ours),
+      store: (m, base) => cache.storeScaleSet(r, m, base),
       evict: () => cache.evictScaleSet(r),
     },
     context: "test",
@@ -79,7 +80,7 @@ function instanceTarget(r: InstanceRef): IfMatchTarget<InstanceModel, NicConfigu
     write: (m, nics, opts) => h.services.compute.writeInstanceNics(r, m, nics, opts),
     read: () => h.services.compute.getInstance(r),
     row: {
-      beginWrite: (crid) => cache.beginWrite(r, crid),
+      beginWrite: () => cache.beginWrite(r),
       markStale: (reason) => cache.markStale(r, reason),
       store: (m, base, ours) => cache.storeInstance(r, m, base, ours),
       evict: () => cache.evictInstance(r),
@@ -93,7 +94,7 @@ const writes = () => log.lines.filter((l) => l.event === "arm.write").map((l) =>
 beforeAll(async () => {
   h = await startHarness();
   // The cache on, whatever the suite runs with: the loop's rows are what this checks.
-  cache = new EtagCacheTable(h.services.cache.table, true);
+  cache = createServices({ ...h.config, cacheEnabled: true }, { log: memoryLogger() }).cache;
 });
 afterAll(async () => {
   await h.stop();
@@ -121,7 +122,7 @@ describe("ifMatchWrite", () => {
     expect(stored.tags).toEqual({ other1: "kept", other2: "kept" });
     expect(poolsByIpConfig(modelNics(stored))).toEqual({ ipConfig0: [pool] });
     const row = await cache.readEntry(ref);
-    expect(row).toMatchObject({ stale: false, ourClientRequestId: "crid-3" });
+    expect(row).toMatchObject({ stale: false, model: { etag: String(stored.etag) } });
     // Nothing left to write: the loop sends nothing more.
     expect((await ifMatchWrite(modelTarget(ref), await h.services.compute.getScaleSet(ref), deps())).kind).toBe(
       "unchanged",

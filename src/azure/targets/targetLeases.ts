@@ -1,0 +1,77 @@
+import { closeWindow, renewLease, takeLease } from "../../core/control";
+import type { TargetRef } from "../../core/resourceIds";
+import { TargetConflict } from "./commitTarget";
+import type { ControlHandle } from "./passWrites";
+import type { TargetSnapshot } from "./readTarget";
+import type { TargetStore } from "./targetStore";
+
+/** What taking a target's reconcile lease found. */
+export type TargetLeaseTake =
+  /** The partition as read under the lease (window closed when asked), and the control row as written. */
+  | { kind: "acquired"; snapshot: TargetSnapshot; control: ControlHandle; handover?: string }
+  /** Another holder runs: another pass is now asked of it. `firstToAsk`: nobody had asked since its pass began. */
+  | { kind: "held"; firstToAsk: boolean; expiresAt: number };
+
+const MAX_TRIES = 8;
+
+/**
+ * One reconcile of a target at a time across every host, in the target's control row. Taking it is one read of the
+ * partition and one conditional write of the control row: when that write lands, nothing about the target changed
+ * since the read (every declaration's change writes the control row too), so the pass works from what it read.
+ */
+export class TargetLeases {
+  constructor(private readonly store: TargetStore) {}
+
+  /**
+   * `close`: a pass about to read the declarations closes the declare window in the same write, so a declaration
+   * stored after it opens a new window (and one stored before it is in what was read).
+   */
+  async acquire(
+    ref: TargetRef,
+    holder: string,
+    ttlMs: number,
+    fresh: boolean,
+    close: boolean,
+  ): Promise<TargetLeaseTake> {
+    for (let attempt = 0; ; attempt++) {
+      const snapshot = await this.store.readTarget(ref);
+      const now = this.store.now();
+      const take = takeLease(snapshot.control, holder, now, ttlMs, fresh);
+      try {
+        if (take.kind === "held") {
+          if (take.changed)
+            await this.store.commit(snapshot.partitionKey, [], { state: take.state, base: snapshot.controlEtag });
+          return { kind: "held", firstToAsk: take.firstToAsk, expiresAt: take.expiresAt };
+        }
+        const state = close ? closeWindow(take.state) : take.state;
+        const { control: etag } = await this.store.commit(snapshot.partitionKey, [], {
+          state,
+          base: snapshot.controlEtag,
+        });
+        return {
+          kind: "acquired",
+          snapshot: { ...snapshot, control: state, controlEtag: etag },
+          control: { state, etag },
+          ...(take.handover ? { handover: take.handover } : {}),
+        };
+      } catch (err) {
+        if (!(err instanceof TargetConflict) || attempt + 1 >= MAX_TRIES) throw err;
+      }
+    }
+  }
+
+  /** Pushes the expiry on, keeping `control` current; false when the lease is no longer ours. */
+  async renew(ref: TargetRef, holder: string, ttlMs: number, control: ControlHandle): Promise<boolean> {
+    const { result, handle } = await this.store.updateControl(
+      ref,
+      (s) => {
+        const next = renewLease(s, holder, this.store.now(), ttlMs);
+        return { state: next, result: next !== undefined };
+      },
+      control,
+    );
+    control.state = handle.state;
+    control.etag = handle.etag;
+    return result;
+  }
+}
