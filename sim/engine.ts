@@ -203,6 +203,9 @@ export class Engine implements SeedTarget {
         id: `${id}/backendAddressPools/${p}`,
         name: p,
         etag: `W/"${randomUUID()}"`,
+        ...((l.poolsMadeWithPoolApi ?? []).some((m) => m.toLowerCase() === p.toLowerCase())
+          ? { madeWithPoolApi: true }
+          : {}),
       })),
     });
   }
@@ -577,12 +580,9 @@ export class Engine implements SeedTarget {
       (done) => {
         ss.activeOperations.delete(done.id);
         const ok = done.status === "Succeeded";
-        for (const i of created) {
-          if (i.provisioningState !== "Creating") continue;
-          i.provisioningState = ok ? "Succeeded" : "Failed";
-          // Recorded: a VM created answers ETag "1", the GET after its operation "2"; no request, so no event.
-          if (ok && this.settings.etagBumpAfterCreate && ss.instances.get(i.instanceId) === i) i.etag++;
-        }
+        // A Uniform instance keeps ETag "1" once its create ended (recorded: the VMSS VM LIST after the scale set's
+        // create answered instance 0 Succeeded at "1"); only top-level VMs move (vms.ts).
+        for (const i of created) if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
         for (const i of removed) ss.instances.delete(i.instanceId);
         if (ss.activeOperations.size === 0 && !ss.deleting)
           ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";

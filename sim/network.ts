@@ -29,7 +29,9 @@ export function renderPool(state: SimState, lb: LoadBalancerRecord, poolName: st
   const pool = lb.pools.find((p) => p.name.toLowerCase() === poolName.toLowerCase());
   if (!pool) return undefined;
   const members = backendIpConfigurationIds(state, pool.id);
-  // As NRP answers: a pool's ETag is its load balancer's; an empty pool has no backendIPConfigurations key.
+  // As NRP answers: a pool's ETag is its load balancer's; an empty pool has no backendIPConfigurations key; only a pool
+  // made through the pool API lists `loadBalancerBackendAddresses` (recorded empty), one made with its load balancer
+  // and filled through NICs does not.
   return {
     name: pool.name,
     id: pool.id,
@@ -37,7 +39,7 @@ export function renderPool(state: SimState, lb: LoadBalancerRecord, poolName: st
     type: `${LB_TYPE}/backendAddressPools`,
     properties: {
       provisioningState: "Succeeded",
-      loadBalancerBackendAddresses: [],
+      ...(pool.madeWithPoolApi ? { loadBalancerBackendAddresses: [] } : {}),
       ...(members.length > 0 ? { backendIPConfigurations: members.map((id) => ({ id })) } : {}),
     },
   };

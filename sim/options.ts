@@ -75,8 +75,9 @@ export interface ArmSimulatorOptions {
   /** Scale-out gives a new instance the lowest instance ID no instance holds, reusing those of deleted instances, as
    *  Azure may (default true); false: IDs only grow. A reborn instance starts at ETag "1" with a new `vmId`. */
   reuseInstanceIds?: boolean;
-  /** CRP moves a new VM's or instance's ETag once when its create ends, with no client write and no event (recorded:
-   *  create answers "1", the GET after the operation "2"). Default true. */
+  /** CRP moves a new top-level VM's ETag (a Flexible scale set's VM) once when its create ends, with no client write
+   *  and no event (recorded for a VM: create answers "1", the GET after the operation "2"). A Uniform instance does not
+   *  move (recorded: "1" in the VMSS VM LIST after its create ended). Default true. */
   etagBumpAfterCreate?: boolean;
   /** A PUT to an instance whose delete (or scale-in) runs: "notActive400" (default; CRP's 400 InvalidParameter "The
    *  provided instanceId N is not an active Virtual Machine Scale Set VM instanceId.", the answer recorded most) or

@@ -40,6 +40,9 @@ export interface LoadBalancerSeed {
   sku?: string;
   /** Backend pool names. */
   backendPools: string[];
+  /** Pools that were made by a PUT on the pool API: NRP answers those with `loadBalancerBackendAddresses: []`, pools
+   *  made with their load balancer without it (recorded). */
+  poolsMadeWithPoolApi?: string[];
 }
 
 export interface ScaleSetSeed {

@@ -61,6 +61,8 @@ export interface PoolRecord {
   id: string;
   name: string;
   etag: string;
+  /** Made by a PUT on the pool API: answered with `loadBalancerBackendAddresses: []` (recorded), else without it. */
+  madeWithPoolApi?: boolean;
 }
 
 export interface LoadBalancerRecord {
@@ -150,6 +152,11 @@ export class SimState {
     this.virtualNetworks.clear();
     this.nics.clear();
     this.vms.clear();
+  }
+
+  /** Every region a resource group is in (what ARM lists as the supported locations). */
+  locations(): string[] {
+    return [...this.subscriptions.values()].flatMap((s) => [...s.resourceGroups.values()].map((g) => g.location));
   }
 
   subscription(id: string): SubscriptionRecord | undefined {

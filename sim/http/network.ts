@@ -33,41 +33,58 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
       };
     }
     if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachines" && seg.length === 2) {
-      return get("vmLists", (c) => {
-        engine.requireSubscription(sub);
-        const all = [...engine.state.vms.values()].filter((v) => v.subscriptionId.toLowerCase() === sub.toLowerCase());
-        return page(
-          engine,
-          c,
-          all.map((v) => renderVm(v, true)),
-        );
-      });
+      return {
+        ...get("vmLists", (c) => {
+          engine.requireSubscription(sub);
+          const all = [...engine.state.vms.values()].filter(
+            (v) => v.subscriptionId.toLowerCase() === sub.toLowerCase(),
+          );
+          return page(
+            engine,
+            c,
+            all.map((v) => renderVm(v, true)),
+          );
+        }),
+        compute: true,
+        // A VM LIST is a high-cost read, the bucket the scale set LIST spends.
+        policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey: `${sub.toLowerCase()}|all` },
+      };
     }
     return undefined;
   }
   const rg = p.resourceGroup;
+  const regionKey = `${sub.toLowerCase()}|${(engine.state.resourceGroup(sub, rg)?.location ?? "").toLowerCase()}`;
   if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachines") {
     if (seg.length === 2) {
-      return get("vmLists", (c) => {
-        engine.requireResourceGroup(sub, rg);
-        const inRg = [...engine.state.vms.values()].filter(
-          (v) =>
-            v.subscriptionId.toLowerCase() === sub.toLowerCase() && v.resourceGroup.toLowerCase() === rg.toLowerCase(),
-        );
-        return page(
-          engine,
-          c,
-          inRg.map((v) => renderVm(v, true)),
-        );
-      });
+      return {
+        ...get("vmLists", (c) => {
+          engine.requireResourceGroup(sub, rg);
+          const inRg = [...engine.state.vms.values()].filter(
+            (v) =>
+              v.subscriptionId.toLowerCase() === sub.toLowerCase() &&
+              v.resourceGroup.toLowerCase() === rg.toLowerCase(),
+          );
+          return page(
+            engine,
+            c,
+            inRg.map((v) => renderVm(v, true)),
+          );
+        }),
+        compute: true,
+        policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey },
+      };
     }
     if (seg.length === 3) {
-      return get("vmGets", () => {
-        engine.requireResourceGroup(sub, rg);
-        const vm = engine.state.vms.get(key);
-        if (!vm) throw resourceNotFound(VM_TYPE, p.providerSegments[2] ?? "", rg);
-        return json(200, renderVm(vm), { etag: `"${vm.etag}"` });
-      });
+      return {
+        ...get("vmGets", () => {
+          engine.requireResourceGroup(sub, rg);
+          const vm = engine.state.vms.get(key);
+          if (!vm) throw resourceNotFound(VM_TYPE, p.providerSegments[2] ?? "", rg);
+          return json(200, renderVm(vm), { etag: `"${vm.etag}"` });
+        }),
+        compute: true,
+        policy: { names: ["GetVM"], resourceKey: key, regionKey },
+      };
     }
     return undefined;
   }

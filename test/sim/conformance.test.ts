@@ -112,7 +112,10 @@ const WORLD: SeedSpec = {
         {
           name: "aks-cit-BackendAddressPool",
           location: "eastus",
-          loadBalancers: [{ name: "testParentResource", backendPools: ["testResource"] }],
+          // The recorded pool was made by a PUT on the pool API.
+          loadBalancers: [
+            { name: "testParentResource", backendPools: ["testResource"], poolsMadeWithPoolApi: ["testResource"] },
+          ],
         },
       ],
     },
