@@ -157,7 +157,7 @@ export function createControl(core: SimCore): SimControl {
       if (!found) throw new Error(`no scale set or instance ${id}`);
       const writer = engine.syntheticWriter(id);
       if (found.inst) engine.deleteInstance(found.ss, found.inst.instanceId, { writer, resourceUri: found.inst.id });
-      else engine.startDelete(found.ss, writer, found.ss.id);
+      else engine.deleteAs(found.ss, writer);
     },
     stats: (id) => core.stats.get(id),
     resetStats: () => core.stats.reset(),

@@ -17,6 +17,8 @@ export interface SimCore {
   faults: Faults;
   interleaver: Interleaver;
   random: Random;
+  /** Draws NRP's transient failures: its own stream, so a failure rate does not shift the jitter of a seed. */
+  nrpRandom: Random;
 }
 
 export function createCore(settings: Settings): SimCore {
@@ -31,6 +33,7 @@ export function createCore(settings: Settings): SimCore {
     faults: new Faults(),
     interleaver: new Interleaver(),
     random: seededRandom(settings.randomSeed),
+    nrpRandom: seededRandom(settings.randomSeed + 2),
   };
 }
 

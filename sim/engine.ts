@@ -26,6 +26,7 @@ import { armEvent, type EventGridEvent, type EventOutcome, type Writer } from ".
 import { canonical, loadBalancerId, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
 import { deepEqual, getPath, isJsonObject, type JsonObject } from "./json";
 import { mergeArm, withoutReadOnly } from "./merge";
+import { NrpOperationLocks } from "./nrpOperations";
 import { Operations, type Operation } from "./operations";
 import type { Settings } from "./options";
 import type { Random } from "./random";
@@ -94,6 +95,8 @@ export interface WriteOutcome {
 export class Engine implements SeedTarget {
   readonly state = new SimState();
   readonly operations: Operations;
+  /** Network RP's one operation at a time per resource (NICs; load balancers and pools use it too). */
+  readonly nrpLocks = new NrpOperationLocks();
   readonly events: EventGridEvent[] = [];
   private readonly listeners = new Set<(e: EventGridEvent) => void>();
 
@@ -601,6 +604,12 @@ export class Engine implements SeedTarget {
     return this.startDelete(ss, ctx.writer, ctx.resourceUri);
   }
 
+  /** Deletes a scale set as another writer: refused, as the API's delete is, while it is being deleted. */
+  deleteAs(ss: ScaleSetRecord, writer: Writer): WriteOutcome {
+    if (ss.deleting) throw concurrentRequest();
+    return this.startDelete(ss, writer, ss.id);
+  }
+
   startDelete(ss: ScaleSetRecord, writer: Writer, resourceUri: string): WriteOutcome {
     ss.deleting = true;
     ss.provisioningState = "Deleting";
@@ -792,7 +801,9 @@ export class Engine implements SeedTarget {
 
   // ---- another writer (control API) ---------------------------------------------------------------------------
 
-  /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would.
+  /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would, under
+   *  the rules the app's writes meet: refused (the ArmError the API would answer) while the resource is being deleted
+   *  or an operation runs that excludes it, or the running one preempted when set so.
    *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
   writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs?: number): JsonObject {
     const nic = this.state.nics.get(canonical(id));
@@ -801,6 +812,13 @@ export class Engine implements SeedTarget {
     if (!found) throw new Error(`no scale set or instance ${id}`);
     const { ss, inst } = found;
     if (inst) {
+      if (inst.deleting)
+        throw this.settings.deletingInstanceWrite === "markedForDeletion409"
+          ? instanceMarkedForDeletion(ss.name, inst.instanceId)
+          : instanceNotActive(inst.instanceId);
+      if (ss.rollingUpgrade) throw rollingUpgradeInProgress(ss.name, inst.instanceId);
+      this.checkConflict(ss, inst.id);
+      this.checkScaleSetConflict(ss, "instanceWrite");
       const draft = renderInstance(ss, inst);
       mutate(draft);
       this.commitInstance(
@@ -813,6 +831,9 @@ export class Engine implements SeedTarget {
       );
       return renderInstance(ss, inst);
     }
+    if (ss.deleting) throw markedForDeletion("Update Virtual Machine Scale Set", ss.name);
+    this.checkConflict(ss, ss.id);
+    this.checkScaleSetConflict(ss, "scaleSet");
     const draft = renderScaleSet(ss);
     mutate(draft);
     const model = { ...withoutReadOnly(draft, SCALE_SET_READ_ONLY), location: ss.location };
@@ -824,6 +845,7 @@ export class Engine implements SeedTarget {
   reset(): void {
     this.state.clear();
     this.operations.clear();
+    this.nrpLocks.clear();
     this.events.length = 0;
   }
 }

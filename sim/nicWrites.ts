@@ -10,10 +10,14 @@ import {
   newWeakEtag,
   nextMacAddress,
   nicBodyError,
+  nicIpConfigs,
   renderNic,
   type NicRecord,
 } from "./nics";
+import type { NrpOperationLocks } from "./nrpOperations";
 import type { Operation, Operations } from "./operations";
+import { poolIdsOf, ipConfigurations } from "./scaleSets";
+import { getPath } from "./json";
 import type { SimState } from "./state";
 import { randomUUID } from "node:crypto";
 
@@ -22,7 +26,8 @@ export const OP_NIC_WRITE = "Microsoft.Network/networkInterfaces/write";
 export interface NicHost {
   readonly state: SimState;
   readonly operations: Operations;
-  readonly settings: { operationDurationMs: number; nicWriteAsync: boolean };
+  readonly nrpLocks: NrpOperationLocks;
+  readonly settings: { operationDurationMs: number; nicWriteAsync: boolean; nrpRetryAfterSeconds: number };
   emit(kind: "Write", outcome: "Success" | "Failure", resourceUri: string, operationName: string, writer: Writer): void;
   syntheticWriter(resourceId: string, clientRequestId?: string): Writer;
   requireResourceGroup(sub: string, rg: string): { name: string; location: string };
@@ -59,6 +64,7 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
   }
   checkNicPrecondition(nic, ctx.ifMatch, id);
   const incoming = incomingNicBody(body);
+  host.nrpLocks.check(id, referencedParents(incoming), host.settings.nrpRetryAfterSeconds);
   const err = nicBodyError(host.state, nic?.id ?? id, incoming);
   if (err) throw err;
   const created = !nic;
@@ -84,6 +90,18 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
   return { status: created ? 201 : 200, body: renderNic(nic), etag: nic.etag, operation, charge: 1 };
 }
 
+/** The load balancers and virtual networks a NIC body's pools and subnets belong to: a write to one of them that
+ *  runs makes NRP refuse the NIC write for a while. */
+function referencedParents(body: JsonObject): string[] {
+  const out: string[] = [];
+  for (const { ipc } of ipConfigurations([{ name: "nic", properties: { ipConfigurations: nicIpConfigs(body) } }])) {
+    for (const pool of poolIdsOf(ipc)) out.push(pool.replace(/\/backendAddressPools\/[^/]+$/i, ""));
+    const subnet = getPath(ipc, "properties", "subnet", "id");
+    if (typeof subnet === "string") out.push(subnet.replace(/\/subnets\/[^/]+$/i, ""));
+  }
+  return out;
+}
+
 /**
  * Stores the NIC and gives it a new ETag (NRP does on every write). As recorded, NRP ends the write with its answer
  * (Succeeded, no operation, the event at once); with `nicWriteAsync` it runs an operation instead (undefined: none).
@@ -103,7 +121,7 @@ export function commitNic(
     return undefined;
   }
   nic.provisioningState = "Updating";
-  return host.operations.start(
+  const op = host.operations.start(
     {
       subscriptionId: nic.subscriptionId,
       location: nic.location,
@@ -116,6 +134,9 @@ export function commitNic(
       host.emit("Write", ok ? "Success" : "Failure", resourceUri, OP_NIC_WRITE, writer);
     },
   );
+  // One operation at a time on a NIC: another write meets it (409 AnotherOperationInProgress).
+  host.nrpLocks.hold(nic.id, op);
+  return op;
 }
 
 /** Another writer: `mutate` edits the NIC as rendered, the result is PUT (without If-Match) as a whole. */
@@ -128,6 +149,8 @@ export function writeNicAs(
   const draft = renderNic(nic);
   mutate(draft);
   const body = incomingNicBody(draft);
+  // Another writer meets NRP's rules as the app does: refused while a write to the NIC (or what it references) runs.
+  host.nrpLocks.check(nic.id, referencedParents(body), host.settings.nrpRetryAfterSeconds);
   const err = nicBodyError(host.state, nic.id, body);
   if (err) throw new Error(`another writer's NIC write refused: ${JSON.stringify(err.body)}`);
   commitNic(host, nic, body, host.syntheticWriter(nic.id, clientRequestId), nic.id);

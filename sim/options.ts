@@ -57,6 +57,11 @@ export interface ArmSimulatorOptions {
   /** NIC PUTs run a long-running operation (Azure-AsyncOperation, ETag header) instead of answering synchronously as
    *  recorded (201/200, Succeeded, no operation, the etag only in the body). Default false. */
   nicWriteAsync?: boolean;
+  /** Share (0 to 1) of Network RP writes that fail transiently with NRP's 429 RetryableError, drawn from the
+   *  seeded PRNG (`randomSeed + 2`) (default 0). */
+  nrpTransientFailureRate?: number;
+  /** Retry-After of NRP's RetryableError answers, seconds (default 10; NRP's value for these is not public). */
+  nrpRetryAfterSeconds?: number;
   /** Schema `/_sim/events` answers in (a subscription picks one): Event Grid's (default) or CloudEvents 1.0. In-process,
    *  `control.events()` and `onEvent` give the Event Grid schema and `control.cloudEvents()` the other. */
   eventSchema?: EventSchema;
@@ -114,6 +119,8 @@ export interface Settings {
   upgradeStepMs: number;
   flexibleUpgradeRollsNetwork: boolean;
   nicWriteAsync: boolean;
+  nrpTransientFailureRate: number;
+  nrpRetryAfterSeconds: number;
   eventSchema: EventSchema;
   throttlingEnforced: boolean;
   armThrottling: boolean;
@@ -150,6 +157,8 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     upgradeStepMs: o.upgradeStepMs ?? 2000,
     flexibleUpgradeRollsNetwork: o.flexibleUpgradeRollsNetwork ?? false,
     nicWriteAsync: o.nicWriteAsync ?? false,
+    nrpTransientFailureRate: o.nrpTransientFailureRate ?? 0,
+    nrpRetryAfterSeconds: o.nrpRetryAfterSeconds ?? 10,
     eventSchema: o.eventSchema ?? "EventGridSchema",
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,

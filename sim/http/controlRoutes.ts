@@ -1,6 +1,7 @@
 // The control API over HTTP, under /_sim/, for other processes (the local runtime, benchmarks, curl). Bodies are
 // JSON; a change another writer makes is given as a merge patch (`merge`), applied with CRP's merge rules.
 import type { SimControl } from "../control";
+import { ArmError } from "../errors";
 import type { FaultRule } from "../faults";
 import { isJsonObject, parseArmJson, type Json, type JsonObject } from "../json";
 import { mergeArm } from "../merge";
@@ -133,6 +134,8 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
         return json(404, { error: `no control endpoint ${route}` });
     }
   } catch (e) {
+    // Another writer refused as the API would refuse it (409 while an operation runs, ...): the same answer.
+    if (e instanceof ArmError) return { status: e.status, body: e.body, headers: { ...e.headers } };
     return json(400, { error: (e as Error).message });
   }
 }

@@ -10,6 +10,7 @@ import { isJsonObject, type Json, type JsonObject } from "../json";
 import type { BucketRef } from "../throttle";
 import { resolveRoute, type Route } from "./compute";
 import { apiVersionError, networkBudgetOf, registrationOf } from "./registration";
+import { transientRetryableError } from "../nrpOperations";
 import { DROP, fromArmError, json, type Answer, type Reply, type RequestContext } from "./reply";
 
 export interface RawRequest {
@@ -89,12 +90,25 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
   const network = registration && networkBudgetOf(registration, raw.method);
   const throttled = admit(core, route, ctx, network);
   if (!throttled.ok) return finish(throttled.reply);
+  // NRP's transient failures (a setting): the write is not taken, the client is told to come back.
+  if (network?.kind === "writes" && core.nrpRandom() < core.settings.nrpTransientFailureRate) {
+    throttled.refund();
+    return finish(fromArmError(transientRetryableError(core.settings.nrpRetryAfterSeconds)));
+  }
 
   // The interleaved writer changes the resource just before this write reaches it.
   if (route.writeTarget) {
     // Its write has come and gone (operation ended) before ours: ours meets its ETag, not its operation.
-    for (const mutate of core.interleaver.take(route.writeTarget))
-      core.engine.writeAs(route.writeTarget, mutate, undefined, 0);
+    const target = route.writeTarget;
+    core.interleaver.applyDue(target, (mutate) => {
+      try {
+        core.engine.writeAs(target, mutate, undefined, 0);
+        return true;
+      } catch (e) {
+        if (e instanceof ArmError) return false;
+        throw e;
+      }
+    });
     clock.runDue();
   }
 
