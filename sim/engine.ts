@@ -214,8 +214,15 @@ export class Engine implements SeedTarget {
   }
 
   /** A scale set that exists already: ETag "1", its instances built and Succeeded, no operation, no event. */
-  addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void {
+  addScaleSet(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    model: JsonObject,
+    vmNetworkProfile?: ScaleSetRecord["vmNetworkProfile"],
+  ): void {
     const ss = this.newScaleSetRecord(subscriptionId, resourceGroup, name, model);
+    if (vmNetworkProfile) ss.vmNetworkProfile = vmNetworkProfile;
     const refErr = this.checkReferences(ss.id, modelNicConfigs(model)) ?? flexModelError(ss.id, model);
     if (refErr) throw new Error(`seed: ${String(getPath(refErr.body, "error", "message"))}`);
     this.state.scaleSets.set(canonical(ss.id), ss);
@@ -229,9 +236,18 @@ export class Engine implements SeedTarget {
     resourceGroup: string,
     name: string,
     nics: { name: string; config: JsonObject }[],
+    networkProfile?: "nicConfigurations" | "nicReferences",
   ): void {
     const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
-    addStandaloneVm(this, this.requireSubscription(subscriptionId).id, rg.name, rg.location, name, nics);
+    addStandaloneVm(
+      this,
+      this.requireSubscription(subscriptionId).id,
+      rg.name,
+      rg.location,
+      name,
+      nics,
+      networkProfile,
+    );
   }
 
   private newScaleSetRecord(
@@ -585,7 +601,8 @@ export class Engine implements SeedTarget {
         const ok = done.status === "Succeeded";
         // A Uniform instance keeps ETag "1" once its create ended (recorded: the VMSS VM LIST after the scale set's
         // create answered instance 0 Succeeded at "1"); only top-level VMs move (vms.ts).
-        for (const i of created) if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
+        for (const i of created)
+          if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
         for (const i of removed) ss.instances.delete(i.instanceId);
         if (ss.activeOperations.size === 0 && !ss.deleting)
           ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";

@@ -22,11 +22,7 @@ export function anotherOperationInProgress(op: Operation): ArmError {
 }
 
 /** NRP's 429 for a write that references a resource still updating (hashicorp/terraform issue 7986). */
-export function referencedResourceNotProvisioned(
-  referenced: string,
-  by: string,
-  retryAfterSeconds: number,
-): ArmError {
+export function referencedResourceNotProvisioned(referenced: string, by: string, retryAfterSeconds: number): ArmError {
   return new ArmError(
     429,
     {

@@ -26,7 +26,14 @@ export interface VirtualMachineSeed {
   name: string;
   /** NIC resources, the primary first: `name` is the NIC resource's name. */
   nics: NicSeed[];
+  /** How the VM's GET shows its network (default "nicReferences": `networkInterfaces: [{id, properties}]` only, as a
+   *  VM made with NIC references answers; "nicConfigurations": also its `networkApiVersion` and
+   *  `networkInterfaceConfigurations`, as a VM whose NICs CRP built). */
+  networkProfile?: VmNetworkProfile;
 }
+
+/** Which shape a VM's `networkProfile` has in answers (the API specification's examples show both). */
+export type VmNetworkProfile = "nicConfigurations" | "nicReferences";
 
 export interface VirtualNetworkSeed {
   name: string;
@@ -58,6 +65,11 @@ export interface ScaleSetSeed {
   orchestrationMode?: "Uniform" | "Flexible";
   /** Raw wire `properties` merged into the model (upgradePolicy, virtualMachineProfile.osProfile, ...). */
   properties?: JsonObject;
+  /** Flexible: how its VMs' GETs show their network. "nicConfigurations" (default): each VM's own `networkApiVersion`
+   *  and `networkInterfaceConfigurations` beside `networkInterfaces`; "nicReferences": `networkInterfaces` only (the
+   *  API specification's example of a Flexible member); "alternating": VMs with an even ordinal (the 1st, 3rd, …)
+   *  the first, the others the second. */
+  vmNetworkProfile?: VmNetworkProfile | "alternating";
   /** A whole wire model used as it is (a recorded PUT body): `capacity`, `nics` and the rest are then ignored. */
   model?: JsonObject;
 }
@@ -194,12 +206,19 @@ export interface SeedTarget {
   addResourceGroup(subscriptionId: string, name: string, location: string): void;
   addVirtualNetwork(subscriptionId: string, resourceGroup: string, seed: VirtualNetworkSeed): void;
   addLoadBalancer(subscriptionId: string, resourceGroup: string, seed: LoadBalancerSeed): void;
-  addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void;
+  addScaleSet(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    model: JsonObject,
+    vmNetworkProfile?: VmNetworkProfile | "alternating",
+  ): void;
   addVirtualMachine(
     subscriptionId: string,
     resourceGroup: string,
     name: string,
     nics: { name: string; config: JsonObject }[],
+    networkProfile?: VmNetworkProfile,
   ): void;
 }
 
@@ -290,13 +309,20 @@ export function applySeed(spec: SeedSpec, target: SeedTarget): void {
       for (const v of rg.virtualNetworks ?? []) target.addVirtualNetwork(sub.id, rg.name, v);
       for (const lb of rg.loadBalancers ?? []) target.addLoadBalancer(sub.id, rg.name, lb);
       for (const ss of rg.scaleSets ?? [])
-        target.addScaleSet(sub.id, rg.name, ss.name, scaleSetModel(sub.id, rg.name, rg.location, ss));
+        target.addScaleSet(
+          sub.id,
+          rg.name,
+          ss.name,
+          scaleSetModel(sub.id, rg.name, rg.location, ss),
+          ss.vmNetworkProfile,
+        );
       for (const vm of rg.virtualMachines ?? []) {
         target.addVirtualMachine(
           sub.id,
           rg.name,
           vm.name,
           vm.nics.map((n) => ({ name: n.name, config: nicConfiguration(sub.id, rg.name, n) })),
+          vm.networkProfile,
         );
       }
     }

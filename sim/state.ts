@@ -55,6 +55,8 @@ export interface ScaleSetRecord {
   rolloutGeneration: number;
   /** A Rolling upgrade is in progress: instance writes are refused. */
   rollingUpgrade: boolean;
+  /** Flexible: which shape its VMs' network profiles have in answers (seeded; default nicConfigurations). */
+  vmNetworkProfile?: "nicConfigurations" | "nicReferences" | "alternating";
 }
 
 export interface PoolRecord {
@@ -129,6 +131,9 @@ export interface VmRecord {
   nicIds: string[];
   /** Which of them is primary; -1: none is flagged (a VM LIST or GET then flags none). */
   primaryIndex: number;
+  /** Answers show the VM's own `networkApiVersion` and `networkInterfaceConfigurations` (else only its
+   *  `networkInterfaces` references, as the API specification's examples show some VMs). */
+  showsNicConfigurations: boolean;
   etag: number;
   vmId: string;
   timeCreated: string;

@@ -244,7 +244,11 @@ describe("throttling as CRP records it", () => {
     const s = await start({ operationDurationMs: 1000 });
     const get = await arm(s.url, "GET", VMSS_PATH);
     // The 2023 sample `GetVMScaleSet3Min;197,GetVMScaleSet30Min;1297` is three reads into these windows.
-    expect(remaining(get)).toEqual({ GetVMScaleSet3Min: "199", GetVMScaleSet30Min: "1299", GetVMScaleSetResource: "35" });
+    expect(remaining(get)).toEqual({
+      GetVMScaleSet3Min: "199",
+      GetVMScaleSet30Min: "1299",
+      GetVMScaleSetResource: "35",
+    });
     expect(get.headers.get("x-ms-ratelimit-remaining-subscription-reads")).toBe("249");
     expect(get.headers.get("x-ms-ratelimit-remaining-subscription-global-reads")).toBe("3749"); // as recorded: 15 × 250, less this one
     const vm = await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
