@@ -142,6 +142,7 @@ describe("writes", () => {
     sim.control.write(VMSS_PATH, (r) => {
       r["tags"] = { by: "other" };
     });
+    sim.control.settle(); // the second write meets the first's operation otherwise (409)
     sim.control.write(VMSS_PATH, (r) => {
       r["tags"] = { by: "other-again" };
     });
