@@ -20,6 +20,7 @@ import { applySeed, DEMO_SEED, type SeedSpec } from "./seed";
 import { renderNic } from "./nics";
 import { deleteVmAs, renderVm, vmsOfScaleSet } from "./vms";
 import type { StatsCounters } from "./stats";
+import type { SpecRecord } from "./specConformance";
 
 export interface SimClockView {
   /** Simulated ms since the epoch. */
@@ -70,6 +71,8 @@ export interface SimControl {
   /** Counters of a resource and everything under it (canonical, any casing), or in total. */
   stats(id?: string): StatsCounters;
   resetStats(): void;
+  /** With `specConformance`: what did not fit Azure's definitions, what no operation covers, how many were checked. */
+  specRecord(): SpecRecord | undefined;
   /** Every event so far, in the Event Grid schema. */
   events(): readonly EventGridEvent[];
   /** The same events in the CloudEvents 1.0 schema. */
@@ -161,6 +164,7 @@ export function createControl(core: SimCore): SimControl {
     },
     stats: (id) => core.stats.get(id),
     resetStats: () => core.stats.reset(),
+    specRecord: () => core.spec?.record,
     events: () => engine.events,
     cloudEvents: () => engine.events.map(toCloudEvent),
     eventSchema: core.settings.eventSchema,

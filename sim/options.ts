@@ -1,6 +1,7 @@
 // Every setting of the simulator with its default. Where Azure's real behaviour is unknown, the setting says so.
 import type { EventGridEvent, EventSchema } from "./events";
 import type { SeedSpec } from "./seed";
+import type { SpecConformanceOptions } from "./specConformance";
 import type { PolicyNaming, RefillMode } from "./throttle";
 
 export interface ThrottlingOptions {
@@ -99,6 +100,9 @@ export interface ArmSimulatorOptions {
   otherWriterClaims?: Record<string, string>;
   /** Called on every event an ARM system topic would publish. */
   onEvent?: (e: EventGridEvent) => void;
+  /** Hold every request body and answer against these OpenAPI definitions and record what does not fit
+   *  (`control.specRecord()`); nothing is refused because of it. Default: no check. */
+  specConformance?: SpecConformanceOptions;
 }
 
 export interface Settings {

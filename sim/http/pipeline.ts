@@ -36,6 +36,14 @@ export async function handleArmRequest(core: SimCore, raw: RawRequest): Promise<
   };
   const answer = await answerArmRequest(core, raw, correlationId);
   if (answer === DROP) return DROP;
+  core.spec?.check({
+    method: raw.method,
+    pathname: raw.url.pathname,
+    apiVersion: raw.url.searchParams.get("api-version") ?? "",
+    requestText: raw.bodyText,
+    status: answer.status,
+    responseBody: answer.body,
+  });
   return { ...answer, headers: { ...common, ...answer.headers } };
 }
 
