@@ -38,7 +38,7 @@ describe("the simulator against Azure's API definitions", () => {
     await network.loadBalancerBackendAddressPools.get("etag", "etag-k8s", "etag-k8s");
     // Writes as the SDKs send them: the model, an instance, a NIC.
     const nics = vmss.virtualMachineProfile!.networkProfile!.networkInterfaceConfigurations!;
-    nics[0]!.ipConfigurations[0]!.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
+    nics[0]!.ipConfigurations![0]!.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     await compute.virtualMachineScaleSets.createOrUpdate(
       "etag",
       "etag-k8s-mp-0",
@@ -67,8 +67,9 @@ describe("the simulator against Azure's API definitions", () => {
       },
     );
     nic.ipConfigurations![0]!.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
+    // If-Match as poolsync sends it on a NIC (the SDK has no option for it).
     await network.networkInterfaces.createOrUpdate("etag", "etag-k8s-vm-0-nic", nic, {
-      ifMatch: nic.etag,
+      requestOptions: { headers: { "if-match": nic.etag ?? "*" } },
       updateIntervalInMs: 5,
     });
     s.control.settle();
