@@ -23,7 +23,7 @@ import {
   subscriptionNotFound,
 } from "./errors";
 import { armEvent, type EventGridEvent, type EventOutcome, type Writer } from "./events";
-import { canonical, loadBalancerId, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
+import { canonical, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
 import { deepEqual, getPath, isJsonObject, type JsonObject } from "./json";
 import { mergeArm, withoutReadOnly } from "./merge";
 import { Operations, type Operation } from "./operations";
@@ -33,6 +33,7 @@ import {
   capacityOf,
   INSTANCE_READ_ONLY,
   instanceNicConfigs,
+  ipConfigurations,
   latestModelApplied,
   modelNicConfigs,
   newInstance,
@@ -44,9 +45,13 @@ import {
   SCALE_SET_READ_ONLY,
   upgradePolicyOf,
 } from "./scaleSets";
-import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
+import type { ApplicationGatewaySeed, LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
+import { writeNetworkAs } from "./networkControl";
+import { seedAppGateway, seedLoadBalancer } from "./networkSeeds";
 import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
 import { writeNicAs } from "./nicWrites";
+import { poolReferenceError } from "./poolRefChecks";
+import { POOL_REFERENCE_FIELDS } from "./poolReferenceIds";
 import {
   addStandaloneVm,
   flexModelError,
@@ -187,24 +192,11 @@ export class Engine implements SeedTarget {
   }
 
   addLoadBalancer(subscriptionId: string, resourceGroup: string, l: LoadBalancerSeed): void {
-    const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
-    const sub = this.requireSubscription(subscriptionId).id;
-    const id = loadBalancerId(sub, rg.name, l.name);
-    this.state.loadBalancers.set(canonical(id), {
-      id,
-      name: l.name,
-      location: rg.location,
-      resourceGroup: rg.name,
-      subscriptionId: sub,
-      etag: `W/"${randomUUID()}"`,
-      resourceGuid: randomUUID(),
-      skuName: l.sku ?? "Standard",
-      pools: l.backendPools.map((p) => ({
-        id: `${id}/backendAddressPools/${p}`,
-        name: p,
-        etag: `W/"${randomUUID()}"`,
-      })),
-    });
+    seedLoadBalancer(this, subscriptionId, resourceGroup, l);
+  }
+
+  addApplicationGateway(subscriptionId: string, resourceGroup: string, g: ApplicationGatewaySeed): void {
+    seedAppGateway(this, subscriptionId, resourceGroup, g);
   }
 
   /** A scale set that exists already: ETag "1", its instances built and Succeeded, no operation, no event. */
@@ -387,7 +379,15 @@ export class Engine implements SeedTarget {
     if (subnet) return invalidReference(subnet, byId);
     const pool = refs.pools.find((p) => !this.state.pool(p));
     if (pool) return invalidReference(pool, byId);
-    return undefined;
+    return poolReferenceError(
+      this.state,
+      ipConfigurations(nics).map(({ nic, name, ipc }) => ({
+        ipc,
+        id: `${byId}/networkInterfaces/${nic}/ipConfigurations/${name}`,
+      })),
+      byId,
+      POOL_REFERENCE_FIELDS,
+    );
   }
 
   // ---- scale set writes ---------------------------------------------------------------------------------------
@@ -795,6 +795,8 @@ export class Engine implements SeedTarget {
   /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would.
    *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
   writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs?: number): JsonObject {
+    const network = writeNetworkAs(this, id, mutate, clientRequestId, durationMs);
+    if (network) return network;
     const nic = this.state.nics.get(canonical(id));
     if (nic) return writeNicAs(this, nic, mutate, clientRequestId);
     const found = this.resolve(id);

@@ -57,6 +57,16 @@ export interface ArmSimulatorOptions {
   /** NIC PUTs run a long-running operation (Azure-AsyncOperation, ETag header) instead of answering synchronously as
    *  recorded (201/200, Succeeded, no operation, the etag only in the body). Default false. */
   nicWriteAsync?: boolean;
+  /** Load balancer and backend pool writes' operations, simulated ms (default `operationDurationMs`). NRP's real
+   *  durations are not public (recordings normalise them). */
+  loadBalancerWriteMs?: number;
+  /** Application gateway writes' operations, simulated ms (default `operationDurationMs`); real ones take minutes. */
+  appGatewayWriteMs?: number;
+  /** A write to a load balancer (or one of its pools) or an application gateway whose operation still runs: false
+   *  (default) answers NRP's 409 `AnotherOperationInProgress`; true cancels the running one instead
+   *  (`CanceledAndSupersededDueToAnotherOperation`, as NRP did to PutLoadBalancerOperation in
+   *  terraform-provider-azurerm issue 10178). A load balancer PUT always cancels a running pool PUT (azure-cli 21156). */
+  supersedeRunningNetworkWrite?: boolean;
   /** Schema `/_sim/events` answers in (a subscription picks one): Event Grid's (default) or CloudEvents 1.0. In-process,
    *  `control.events()` and `onEvent` give the Event Grid schema and `control.cloudEvents()` the other. */
   eventSchema?: EventSchema;
@@ -113,6 +123,9 @@ export interface Settings {
   upgradeStepMs: number;
   flexibleUpgradeRollsNetwork: boolean;
   nicWriteAsync: boolean;
+  loadBalancerWriteMs: number;
+  appGatewayWriteMs: number;
+  supersedeRunningNetworkWrite: boolean;
   eventSchema: EventSchema;
   throttlingEnforced: boolean;
   armThrottling: boolean;
@@ -149,6 +162,9 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     upgradeStepMs: o.upgradeStepMs ?? 2000,
     flexibleUpgradeRollsNetwork: o.flexibleUpgradeRollsNetwork ?? false,
     nicWriteAsync: o.nicWriteAsync ?? false,
+    loadBalancerWriteMs: o.loadBalancerWriteMs ?? o.operationDurationMs ?? 20,
+    appGatewayWriteMs: o.appGatewayWriteMs ?? o.operationDurationMs ?? 20,
+    supersedeRunningNetworkWrite: o.supersedeRunningNetworkWrite ?? false,
     eventSchema: o.eventSchema ?? "EventGridSchema",
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,

@@ -61,7 +61,19 @@ export interface PoolRecord {
   id: string;
   name: string;
   etag: string;
+  /** Declared by a seed or by `syncMode`: "ip" pools list addresses, "nic" pools take ip configurations. Undefined:
+   *  decided by the first member (lbModel.ts), as for a legacy pool. */
+  kind?: "nic" | "ip";
+  /** `loadBalancerBackendAddresses` as written (IP-based pools), read-only fields dropped. */
+  addresses?: JsonObject[];
+  /** The pool's other writable properties as written (`virtualNetwork`, `syncMode`, `drainPeriodInSeconds`, ...). */
+  properties?: JsonObject;
+  /** Set while a write to this pool runs; NRP shows `Updating` until its operation ends. */
+  provisioningState?: string;
 }
+
+/** An inbound NAT pool of a load balancer, in wire shape (`{ name, properties }`). */
+export type NatPoolRecord = JsonObject;
 
 export interface LoadBalancerRecord {
   id: string;
@@ -73,6 +85,28 @@ export interface LoadBalancerRecord {
   resourceGuid: string;
   skuName: string;
   pools: PoolRecord[];
+  /** Inbound NAT pools (wire shape); their members are the scale set ip configurations that reference them. */
+  natPools?: NatPoolRecord[];
+  /** The rest of the load balancer as written: `tags` and the other `properties` collections (frontends, rules, ...). */
+  body?: JsonObject;
+  /** The virtual network its IP-based pools' addresses must be in (a seed's, else learnt from a frontend, a pool's
+   *  `virtualNetwork` or the first address written). */
+  virtualNetworkId?: string;
+  provisioningState?: string;
+}
+
+/** A Network RP application gateway (appGateways.ts renders and writes it). */
+export interface AppGatewayRecord {
+  id: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+  location: string;
+  /** Wire-shaped, without server-owned fields: `{ tags?, identity?, zones?, properties: { sku, backendAddressPools, ... } }`. */
+  body: JsonObject;
+  etag: string;
+  resourceGuid: string;
+  provisioningState: string;
 }
 
 export interface SubnetRecord {
@@ -142,6 +176,7 @@ export class SimState {
   /** Network interfaces and VMs (of Flexible scale sets, or standalone), by canonical ID. */
   readonly nics = new Map<string, NicRecord>();
   readonly vms = new Map<string, VmRecord>();
+  readonly appGateways = new Map<string, AppGatewayRecord>();
 
   clear(): void {
     this.subscriptions.clear();
@@ -150,6 +185,7 @@ export class SimState {
     this.virtualNetworks.clear();
     this.nics.clear();
     this.vms.clear();
+    this.appGateways.clear();
   }
 
   subscription(id: string): SubscriptionRecord | undefined {
