@@ -62,9 +62,38 @@ export function gatewayPoolId(agw: AppGatewayRecord, name: string): string {
   return `${agw.id}/backendAddressPools/${name}`;
 }
 
+/** The collections NRP answers even when empty (ApplicationGatewayCreate/Get examples). */
+const GATEWAY_COLLECTIONS = [
+  "gatewayIPConfigurations",
+  "authenticationCertificates",
+  "trustedRootCertificates",
+  "trustedClientCertificates",
+  "sslCertificates",
+  "frontendIPConfigurations",
+  "frontendPorts",
+  "probes",
+  "backendAddressPools",
+  "backendHttpSettingsCollection",
+  "backendSettingsCollection",
+  "httpListeners",
+  "listeners",
+  "sslProfiles",
+  "urlPathMaps",
+  "requestRoutingRules",
+  "routingRules",
+  "rewriteRuleSets",
+  "redirectConfigurations",
+  "privateLinkConfigurations",
+  "privateEndpointConnections",
+  "loadDistributionPolicies",
+];
+
 export function renderAppGateway(host: Pick<NetworkHost, "state">, agw: AppGatewayRecord): JsonObject {
   const { properties, ...rest } = agw.body;
-  const props: JsonObject = isJsonObject(properties) ? structuredClone(properties) : {};
+  const props: JsonObject = {
+    ...Object.fromEntries(GATEWAY_COLLECTIONS.map((c) => [c, []])),
+    ...(isJsonObject(properties) ? structuredClone(properties) : {}),
+  };
   const parent = { id: agw.id, type: AGW_TYPE, etag: agw.etag };
   for (const [key, value] of Object.entries(props)) {
     if (!isChildCollection(value)) continue;

@@ -132,15 +132,32 @@ function natPoolsOfFrontend(lb: LoadBalancerRecord, frontendName: string): JsonO
     .map((p) => ({ id: natPoolId(lb, String(p["name"])) }));
 }
 
+/** NRP's private address for a frontend in a subnet with Dynamic allocation: the subnet's IPv4 prefix from .4 on (Azure
+ *  keeps the first four), in frontend order. Which free address NRP picks is not public. */
+function frontendAddress(state: SimState, frontend: JsonObject, ordinal: number): JsonObject {
+  const props = isJsonObject(frontend["properties"]) ? frontend["properties"] : {};
+  const subnetId = getPath(props, "subnet", "id");
+  if (props["privateIPAddress"] !== undefined || typeof subnetId !== "string") return {};
+  if (String(props["privateIPAllocationMethod"] ?? "Dynamic") !== "Dynamic") return {};
+  const prefix = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/\d+$/.exec(state.subnet(subnetId)?.addressPrefix ?? "");
+  if (!prefix) return {};
+  const base = prefix.slice(1, 5).map(Number);
+  const host = (base[3] ?? 0) + 4 + ordinal;
+  return { privateIPAddress: `${base[0]}.${base[1]}.${(base[2] ?? 0) + (host >> 8)}.${host & 0xff}` };
+}
+
 /** Everything of a load balancer's `properties` but its backend pools. */
 export function renderLbCollections(state: SimState, lb: LoadBalancerRecord): JsonObject {
   const out: JsonObject = {};
   for (const collection of STORED_COLLECTIONS) {
     const items = getPath(lb.body, "properties", collection);
-    out[collection] = (Array.isArray(items) ? items.filter(isJsonObject) : []).map((item) => {
+    out[collection] = (Array.isArray(items) ? items.filter(isJsonObject) : []).map((item, i) => {
       if (collection !== "frontendIPConfigurations") return renderChild(parentOf(lb), collection, item);
       const pools = natPoolsOfFrontend(lb, String(item["name"]));
-      return renderChild(parentOf(lb), collection, item, "Succeeded", pools.length ? { inboundNatPools: pools } : {});
+      return renderChild(parentOf(lb), collection, item, "Succeeded", {
+        ...frontendAddress(state, item, i),
+        ...(pools.length ? { inboundNatPools: pools } : {}),
+      });
     });
   }
   out["inboundNatRules"] = [...(out["inboundNatRules"] as JsonObject[]), ...derivedNatRules(state, lb)];
@@ -166,6 +183,12 @@ export function lbVirtualNetworkId(lb: LoadBalancerRecord, exceptPool?: string):
     }
   }
   return undefined;
+}
+
+/** NRP ties a load balancer to the virtual network of its first backends for good (MicrosoftDocs/azure-docs issue
+ *  94896): once known, later writes are held to it even when they replace every address. */
+export function learnVirtualNetwork(lb: LoadBalancerRecord): void {
+  lb.virtualNetworkId ??= lbVirtualNetworkId(lb);
 }
 
 export function vnetOfSubnet(subnetId: string): string {

@@ -7,7 +7,7 @@ import { ArmError, badRequest, invalidReference, resourceNotFound } from "./erro
 import { canonical, LB_TYPE, loadBalancerId } from "./ids";
 import { deepEqual, getPath, isJsonObject, type JsonObject } from "./json";
 import { storedChildren } from "./childResources";
-import { natPoolId, natPoolsOf, STORED_COLLECTIONS } from "./lbModel";
+import { learnVirtualNetwork, natPoolId, natPoolsOf, STORED_COLLECTIONS } from "./lbModel";
 import { renderLoadBalancer, renderPool } from "./network";
 import {
   checkLocation,
@@ -189,6 +189,7 @@ export function writeLoadBalancer(
   const lb = existing ?? draft;
   if (existing) Object.assign(existing, { skuName: draft.skuName, body: draft.body, natPools, pools: draft.pools });
   else host.state.loadBalancers.set(canonical(id), lb);
+  learnVirtualNetwork(lb);
   lb.etag = newWeakEtag();
   const created = !existing;
   const op = startOperation(host, lb, ctx, admitted, (done) => {
@@ -224,6 +225,7 @@ export function writeBackendPool(
   pool.properties = accepted.properties;
   if (accepted.kind) pool.kind = accepted.kind;
   if (!existing) lb.pools.push(pool);
+  learnVirtualNetwork(lb);
   lb.etag = newWeakEtag();
   // Recorded: a pool PUT that creates answers Updating, one that changes nothing Succeeded; both run an operation.
   pool.provisioningState = changed ? "Updating" : "Succeeded";

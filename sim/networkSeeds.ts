@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { applicationGatewayId, canonical, loadBalancerId, VNET_TYPE } from "./ids";
 import type { JsonObject } from "./json";
+import { learnVirtualNetwork } from "./lbModel";
 import { CONTROL_API_VERSION, type NetworkHost } from "./networkWrites";
 import { acceptPoolBody } from "./poolBodies";
 import { refId, type ApplicationGatewaySeed, type BackendPoolSeed, type LoadBalancerSeed } from "./seed";
@@ -82,6 +83,7 @@ export function seedLoadBalancer(
       ...(kind ? { kind } : {}),
     });
   }
+  learnVirtualNetwork(lb);
   host.state.loadBalancers.set(canonical(id), lb);
 }
 
