@@ -11,6 +11,7 @@ import type { RequestKind } from "../stats";
 import { resolveAppGatewayRoute } from "./appGatewayRoutes";
 import { resolveLoadBalancerRoute } from "./loadBalancerRoutes";
 import { resolveNicAndVmRoute } from "./network";
+import { resolveVmssNicRoute } from "./vmssNicRoutes";
 import { json, type Reply, type RequestContext } from "./reply";
 import { page, parseBody, type Route } from "./routeKit";
 
@@ -33,7 +34,10 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
     },
   });
   if (!p) return notFound();
-  const network = resolveLoadBalancerRoute(engine, ctx, p) ?? resolveAppGatewayRoute(engine, ctx, p);
+  const network =
+    resolveLoadBalancerRoute(engine, ctx, p) ??
+    resolveAppGatewayRoute(engine, ctx, p) ??
+    resolveVmssNicRoute(engine, ctx, p);
   if (network) return network;
   const nicOrVm = resolveNicAndVmRoute(engine, ctx, p);
   if (nicOrVm) return nicOrVm;

@@ -157,3 +157,83 @@ describe("an application gateway (ApplicationGatewayCreate/Get)", () => {
     ).toEqual([]);
   });
 });
+
+describe("a scale set instance's NIC (VmssNetworkInterfaceGet)", () => {
+  /** The example's world: scale set vmss1 whose instance 1 has NIC nic1, ip configuration ip1 in vnet1/subnet1, in
+   *  load balancer lb1's pool addressPool1 and NAT pool natPool1. */
+  const VMSS_WORLD: SeedSpec = {
+    subscriptions: [
+      {
+        id: "subid",
+        resourceGroups: [
+          {
+            name: "rg1",
+            location: "eastus",
+            virtualNetworks: [
+              {
+                name: "vnet1",
+                addressPrefixes: ["10.0.0.0/16"],
+                subnets: [{ name: "subnet1", addressPrefix: "10.0.0.0/24" }],
+              },
+            ],
+            loadBalancers: [
+              {
+                name: "lb1",
+                backendPools: ["addressPool1"],
+                inboundNatPools: [
+                  { name: "natPool1", frontendPortRangeStart: 50000, frontendPortRangeEnd: 50099, backendPort: 22 },
+                ],
+              },
+            ],
+            scaleSets: [
+              {
+                name: "vmss1",
+                capacity: 2,
+                nics: [
+                  {
+                    name: "nic1",
+                    primary: true,
+                    ipConfigurations: [
+                      {
+                        name: "ip1",
+                        primary: true,
+                        subnet: "vnet1/subnet1",
+                        backendPools: ["lb1/addressPool1"],
+                        inboundNatPools: ["lb1/natPool1"],
+                      },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+
+  it("GET answers the example's keys, IDs and references (the NAT rule NRP derived, not the NAT pool)", async () => {
+    sim.control.reset({ seed: VMSS_WORLD });
+    const NIC = `${RG1}/providers/Microsoft.Compute/virtualMachineScaleSets/vmss1/virtualMachines/1/networkInterfaces/nic1`;
+    const got = await arm(sim.url, "GET", `${NIC}?api-version=2018-10-01`);
+    const want = example("vmss-nic-get.example.json").responses["200"].body;
+    expect(got.status).toBe(200);
+    expect(keys(got.body)).toEqual(keys(want));
+    expect(got.body.id).toBe(want.id);
+    // The example's NIC has a network security group; this scale set's has none.
+    expect(keys(got.body.properties)).toEqual(keys(want.properties).filter((k) => k !== "networkSecurityGroup"));
+    expect(got.body.properties.virtualMachine).toEqual(want.properties.virtualMachine);
+    expect(got.body.properties.macAddress).toMatch(/^([0-9A-F]{2}-){5}[0-9A-F]{2}$/);
+    const ipc = got.body.properties.ipConfigurations[0];
+    const wantIpc = want.properties.ipConfigurations[0];
+    expect(keys(ipc)).toEqual(keys(wantIpc));
+    expect(ipc.id).toBe(wantIpc.id);
+    // The example's ip configuration has a public address; this one has none.
+    expect(keys(ipc.properties)).toEqual(keys(wantIpc.properties).filter((k) => k !== "publicIPAddress"));
+    expect({ ...ipc.properties, privateIPAddress: "" }).toEqual({
+      ...wantIpc.properties,
+      privateIPAddress: "",
+      publicIPAddress: undefined,
+    });
+  });
+});
