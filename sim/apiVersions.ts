@@ -113,6 +113,10 @@ export const NETWORK_API_VERSIONS: readonly string[] = [
   "2026-01-01",
 ];
 
+/** The newest Network api-version the simulator knows: what a write without a request (the control API's) is taken
+ *  at, and what NRP's 409 names for its operation. */
+export const NEWEST_NETWORK_API_VERSION = "2026-01-01";
+
 /** An api-version at all: a date, with an optional suffix such as -preview. */
 export function isWellFormedApiVersion(v: string): boolean {
   return /^\d{4}-\d{2}-\d{2}(-[a-z0-9]+)?$/i.test(v);

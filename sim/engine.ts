@@ -23,7 +23,7 @@ import {
   subscriptionNotFound,
 } from "./errors";
 import { armEvent, type EventGridEvent, type EventOutcome, type Writer } from "./events";
-import { canonical, loadBalancerId, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
+import { canonical, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
 import { deepEqual, getPath, isJsonObject, type JsonObject } from "./json";
 import { mergeArm, withoutReadOnly } from "./merge";
 import { NrpOperationLocks } from "./nrpOperations";
@@ -34,6 +34,7 @@ import {
   capacityOf,
   INSTANCE_READ_ONLY,
   instanceNicConfigs,
+  ipConfigurations,
   latestModelApplied,
   modelNicConfigs,
   newInstance,
@@ -45,9 +46,13 @@ import {
   SCALE_SET_READ_ONLY,
   upgradePolicyOf,
 } from "./scaleSets";
-import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
+import type { ApplicationGatewaySeed, LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
+import { writeNetworkAs } from "./networkControl";
+import { seedAppGateway, seedLoadBalancer } from "./networkSeeds";
 import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
 import { writeNicAs } from "./nicWrites";
+import { poolReferenceError } from "./poolRefChecks";
+import { POOL_REFERENCE_FIELDS } from "./poolReferenceIds";
 import {
   addStandaloneVm,
   flexModelError,
@@ -95,8 +100,9 @@ export interface WriteOutcome {
 export class Engine implements SeedTarget {
   readonly state = new SimState();
   readonly operations: Operations;
-  /** Network RP's one operation at a time per resource (NICs; load balancers and pools use it too). */
-  readonly nrpLocks = new NrpOperationLocks();
+  /** Network RP's one operation at a time per resource: NICs, load balancers (their pools' writes hold them) and
+   *  application gateways. */
+  readonly nrpLocks: NrpOperationLocks;
   readonly events: EventGridEvent[] = [];
   private readonly listeners = new Set<(e: EventGridEvent) => void>();
 
@@ -106,6 +112,7 @@ export class Engine implements SeedTarget {
     private readonly random: Random,
   ) {
     this.operations = new Operations(clock);
+    this.nrpLocks = new NrpOperationLocks(this.operations);
   }
 
   // ---- events -------------------------------------------------------------------------------------------------
@@ -190,27 +197,11 @@ export class Engine implements SeedTarget {
   }
 
   addLoadBalancer(subscriptionId: string, resourceGroup: string, l: LoadBalancerSeed): void {
-    const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
-    const sub = this.requireSubscription(subscriptionId).id;
-    const id = loadBalancerId(sub, rg.name, l.name);
-    this.state.loadBalancers.set(canonical(id), {
-      id,
-      name: l.name,
-      location: rg.location,
-      resourceGroup: rg.name,
-      subscriptionId: sub,
-      etag: `W/"${randomUUID()}"`,
-      resourceGuid: randomUUID(),
-      skuName: l.sku ?? "Standard",
-      pools: l.backendPools.map((p) => ({
-        id: `${id}/backendAddressPools/${p}`,
-        name: p,
-        etag: `W/"${randomUUID()}"`,
-        ...((l.poolsMadeWithPoolApi ?? []).some((m) => m.toLowerCase() === p.toLowerCase())
-          ? { madeWithPoolApi: true }
-          : {}),
-      })),
-    });
+    seedLoadBalancer(this, subscriptionId, resourceGroup, l);
+  }
+
+  addApplicationGateway(subscriptionId: string, resourceGroup: string, g: ApplicationGatewaySeed): void {
+    seedAppGateway(this, subscriptionId, resourceGroup, g);
   }
 
   /** A scale set that exists already: ETag "1", its instances built and Succeeded, no operation, no event. */
@@ -409,7 +400,15 @@ export class Engine implements SeedTarget {
     if (subnet) return invalidReference(subnet, byId);
     const pool = refs.pools.find((p) => !this.state.pool(p));
     if (pool) return invalidReference(pool, byId);
-    return undefined;
+    return poolReferenceError(
+      this.state,
+      ipConfigurations(nics).map(({ nic, name, ipc }) => ({
+        ipc,
+        id: `${byId}/networkInterfaces/${nic}/ipConfigurations/${name}`,
+      })),
+      byId,
+      POOL_REFERENCE_FIELDS,
+    );
   }
 
   // ---- scale set writes ---------------------------------------------------------------------------------------
@@ -823,6 +822,8 @@ export class Engine implements SeedTarget {
    *  or an operation runs that excludes it, or the running one preempted when set so.
    *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
   writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs?: number): JsonObject {
+    const network = writeNetworkAs(this, id, mutate, clientRequestId, durationMs);
+    if (network) return network;
     const nic = this.state.nics.get(canonical(id));
     if (nic) return writeNicAs(this, nic, mutate, clientRequestId);
     const found = this.resolve(id);

@@ -14,8 +14,9 @@ import {
   renderNic,
   type NicRecord,
 } from "./nics";
-import type { NrpOperationLocks } from "./nrpOperations";
+import type { NrpAnnouncement, NrpOperationLocks } from "./nrpOperations";
 import type { Operation, Operations } from "./operations";
+import { referencedIds } from "./poolReferenceIds";
 import { poolIdsOf, ipConfigurations } from "./scaleSets";
 import { getPath } from "./json";
 import type { SimState } from "./state";
@@ -37,6 +38,8 @@ export interface NicHost {
 export interface NicWriteContext {
   writer: Writer;
   resourceUri: string;
+  /** Where the answer points the client (its Azure-AsyncOperation), for another write's 409. */
+  at?: NrpAnnouncement;
   ifMatch?: string;
   ifNoneMatch?: string;
 }
@@ -86,16 +89,18 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
     };
     host.state.nics.set(canonical(id), nic);
   }
-  const operation = commitNic(host, nic, incoming, ctx.writer, ctx.resourceUri);
+  const operation = commitNic(host, nic, incoming, ctx.writer, ctx.resourceUri, ctx.at);
   return { status: created ? 201 : 200, body: renderNic(nic), etag: nic.etag, operation, charge: 1 };
 }
 
-/** The load balancers and virtual networks a NIC body's pools and subnets belong to: a write to one of them that
- *  runs makes NRP refuse the NIC write for a while. */
+/** The load balancers, application gateways and virtual networks a NIC body's pools and subnets belong to: a write
+ *  to one of them that runs makes NRP refuse the NIC write for a while. */
 function referencedParents(body: JsonObject): string[] {
   const out: string[] = [];
   for (const { ipc } of ipConfigurations([{ name: "nic", properties: { ipConfigurations: nicIpConfigs(body) } }])) {
     for (const pool of poolIdsOf(ipc)) out.push(pool.replace(/\/backendAddressPools\/[^/]+$/i, ""));
+    for (const pool of referencedIds(ipc, "applicationGatewayBackendAddressPools"))
+      out.push(pool.replace(/\/backendAddressPools\/[^/]+$/i, ""));
     const subnet = getPath(ipc, "properties", "subnet", "id");
     if (typeof subnet === "string") out.push(subnet.replace(/\/subnets\/[^/]+$/i, ""));
   }
@@ -112,6 +117,7 @@ export function commitNic(
   body: JsonObject,
   writer: Writer,
   resourceUri: string,
+  at?: NrpAnnouncement,
 ): Operation | undefined {
   nic.body = body;
   nic.etag = newWeakEtag();
@@ -135,7 +141,7 @@ export function commitNic(
     },
   );
   // One operation at a time on a NIC: another write meets it (409 AnotherOperationInProgress).
-  host.nrpLocks.hold(nic.id, op);
+  host.nrpLocks.hold(nic.id, op, { name: "PutNetworkInterfaceOperation", ...(at ? { at } : {}) });
   return op;
 }
 

@@ -63,6 +63,16 @@ export interface ArmSimulatorOptions {
   nrpTransientFailureRate?: number;
   /** Retry-After of NRP's RetryableError answers, seconds (default 10; NRP's value for these is not public). */
   nrpRetryAfterSeconds?: number;
+  /** Load balancer and backend pool writes' operations, simulated ms (default `operationDurationMs`). NRP's real
+   *  durations are not public (recordings normalise them). */
+  loadBalancerWriteMs?: number;
+  /** Application gateway writes' operations, simulated ms (default `operationDurationMs`); real ones take minutes. */
+  appGatewayWriteMs?: number;
+  /** A write to a load balancer (or one of its pools) or an application gateway whose operation still runs: false
+   *  (default) answers NRP's 409 `AnotherOperationInProgress`; true cancels the running one instead
+   *  (`CanceledAndSupersededDueToAnotherOperation`, as NRP did to PutLoadBalancerOperation in
+   *  terraform-provider-azurerm issue 10178). A load balancer PUT always cancels a running pool PUT (azure-cli 21156). */
+  supersedeRunningNetworkWrite?: boolean;
   /** Schema `/_sim/events` answers in (a subscription picks one): Event Grid's (default) or CloudEvents 1.0. In-process,
    *  `control.events()` and `onEvent` give the Event Grid schema and `control.cloudEvents()` the other. */
   eventSchema?: EventSchema;
@@ -125,6 +135,9 @@ export interface Settings {
   nicWriteAsync: boolean;
   nrpTransientFailureRate: number;
   nrpRetryAfterSeconds: number;
+  loadBalancerWriteMs: number;
+  appGatewayWriteMs: number;
+  supersedeRunningNetworkWrite: boolean;
   eventSchema: EventSchema;
   throttlingEnforced: boolean;
   armThrottling: boolean;
@@ -163,6 +176,9 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     nicWriteAsync: o.nicWriteAsync ?? false,
     nrpTransientFailureRate: o.nrpTransientFailureRate ?? 0,
     nrpRetryAfterSeconds: o.nrpRetryAfterSeconds ?? 10,
+    loadBalancerWriteMs: o.loadBalancerWriteMs ?? o.operationDurationMs ?? 20,
+    appGatewayWriteMs: o.appGatewayWriteMs ?? o.operationDurationMs ?? 20,
+    supersedeRunningNetworkWrite: o.supersedeRunningNetworkWrite ?? false,
     eventSchema: o.eventSchema ?? "EventGridSchema",
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,

@@ -20,6 +20,8 @@ export interface ResourceGroupSeed {
   scaleSets?: ScaleSetSeed[];
   /** Standalone VMs, each with its NIC resources. */
   virtualMachines?: VirtualMachineSeed[];
+  /** Application gateways (before scale sets and VMs, whose ip configurations may reference their pools). */
+  applicationGateways?: ApplicationGatewaySeed[];
 }
 
 export interface VirtualMachineSeed {
@@ -45,11 +47,59 @@ export interface LoadBalancerSeed {
   name: string;
   /** Default "Standard". */
   sku?: string;
-  /** Backend pool names. */
-  backendPools: string[];
-  /** Pools that were made by a PUT on the pool API: NRP answers those with `loadBalancerBackendAddresses: []`, pools
-   *  made with their load balancer without it (recorded). */
+  /** Backend pools: a name (a NIC-based or undecided pool, as before) or a pool with its kind and addresses. */
+  backendPools: (string | BackendPoolSeed)[];
+  /** Pools that were made by a PUT on the pool API: NRP answers those with `loadBalancerBackendAddresses` even while
+   *  NIC-based (`[]`, recorded), pools made with their load balancer and filled through NICs without it (recorded). */
   poolsMadeWithPoolApi?: string[];
+  /** Inbound NAT pools (scale set ip configurations join them with `inboundNatPools`). */
+  inboundNatPools?: InboundNatPoolSeed[];
+  /** The virtual network (`name` in the group, or an ID) its IP-based pools' addresses must be in; learnt from the
+   *  first address otherwise. */
+  virtualNetwork?: string;
+}
+
+export interface BackendPoolSeed {
+  name: string;
+  /** "ip": lists addresses (ip configurations cannot join it); "nic": joined by ip configurations. Omitted: decided
+   *  by the first member, as for a legacy pool (an empty pool then looks the same either way). */
+  kind?: "nic" | "ip";
+  /** The pool says its kind itself (api-versions from 2023-05-01): "Manual" is IP-based, "Automatic" NIC-based.
+   *  Needs `virtualNetwork`. */
+  syncMode?: "Automatic" | "Manual";
+  /** The pool's `virtualNetwork` (`name` in the group, or an ID). */
+  virtualNetwork?: string;
+  addresses?: BackendAddressSeed[];
+}
+
+export interface BackendAddressSeed {
+  name: string;
+  ipAddress: string;
+  /** `name` or ID; or `subnet` ("vnet/subnet" or ID); neither when the pool names its virtual network. */
+  virtualNetwork?: string;
+  subnet?: string;
+  adminState?: "None" | "Up" | "Down" | "Drain";
+}
+
+export interface InboundNatPoolSeed {
+  name: string;
+  /** Default "Tcp". */
+  protocol?: "Tcp" | "Udp" | "All";
+  frontendPortRangeStart: number;
+  frontendPortRangeEnd: number;
+  backendPort: number;
+}
+
+export interface ApplicationGatewaySeed {
+  name: string;
+  /** Default Standard_v2 / Standard_v2, capacity 2. */
+  skuName?: string;
+  tier?: string;
+  capacity?: number;
+  /** Its own subnet, "vnet/subnet" or an ID (gatewayIPConfigurations); none when omitted. */
+  subnet?: string;
+  /** Pool names, or pools with `backendAddresses` (IP or FQDN). */
+  backendPools: (string | { name: string; backendAddresses?: ({ ipAddress: string } | { fqdn: string })[] })[];
 }
 
 export interface ScaleSetSeed {
@@ -91,6 +141,10 @@ export interface IpConfigurationSeed {
   subnet: string;
   /** `lb/pool` in the same resource group, or full pool IDs. */
   backendPools?: string[];
+  /** Inbound NAT pools, `lb/natPool` or IDs (scale sets only: a NIC cannot reference a NAT pool). */
+  inboundNatPools?: string[];
+  /** Application gateway backend pools, `gateway/pool` or IDs. */
+  applicationGatewayBackendPools?: string[];
 }
 
 export const DEMO_SUBSCRIPTION = "11111111-2222-3333-4444-555555555555";
@@ -206,6 +260,7 @@ export interface SeedTarget {
   addResourceGroup(subscriptionId: string, name: string, location: string): void;
   addVirtualNetwork(subscriptionId: string, resourceGroup: string, seed: VirtualNetworkSeed): void;
   addLoadBalancer(subscriptionId: string, resourceGroup: string, seed: LoadBalancerSeed): void;
+  addApplicationGateway(subscriptionId: string, resourceGroup: string, seed: ApplicationGatewaySeed): void;
   addScaleSet(
     subscriptionId: string,
     resourceGroup: string,
@@ -222,7 +277,7 @@ export interface SeedTarget {
   ): void;
 }
 
-function refId(sub: string, rg: string, ref: string, provider: string, child: string): string {
+export function refId(sub: string, rg: string, ref: string, provider: string, child: string): string {
   if (ref.startsWith("/")) return ref;
   const [parent, name] = ref.split("/");
   if (!parent || !name) throw new Error(`seed: expected "parent/child" or a full ID, got "${ref}"`);
@@ -292,6 +347,20 @@ export function nicConfiguration(sub: string, rg: string, n: NicSeed): JsonObjec
                 })),
               }
             : {}),
+          ...(c.inboundNatPools && c.inboundNatPools.length > 0
+            ? {
+                loadBalancerInboundNatPools: c.inboundNatPools.map((p) => ({
+                  id: refId(sub, rg, p, "Microsoft.Network/loadBalancers", "inboundNatPools"),
+                })),
+              }
+            : {}),
+          ...(c.applicationGatewayBackendPools && c.applicationGatewayBackendPools.length > 0
+            ? {
+                applicationGatewayBackendAddressPools: c.applicationGatewayBackendPools.map((p) => ({
+                  id: refId(sub, rg, p, "Microsoft.Network/applicationGateways", "backendAddressPools"),
+                })),
+              }
+            : {}),
         },
       })),
     },
@@ -308,6 +377,7 @@ export function applySeed(spec: SeedSpec, target: SeedTarget): void {
       target.addResourceGroup(sub.id, rg.name, rg.location);
       for (const v of rg.virtualNetworks ?? []) target.addVirtualNetwork(sub.id, rg.name, v);
       for (const lb of rg.loadBalancers ?? []) target.addLoadBalancer(sub.id, rg.name, lb);
+      for (const agw of rg.applicationGateways ?? []) target.addApplicationGateway(sub.id, rg.name, agw);
       for (const ss of rg.scaleSets ?? [])
         target.addScaleSet(
           sub.id,

@@ -7,6 +7,7 @@ import { canonical, VM_TYPE, type ParsedResourcePath } from "../ids";
 import { resourceNotFound } from "../errors";
 import { renderNic } from "../nics";
 import { requireNic, writeNic, type NicWriteContext } from "../nicWrites";
+import { nrpOperationUrl } from "../nrpOperations";
 import { Operations, type Operation } from "../operations";
 import { claimsFromToken } from "../events";
 import { isFlexible, renderVm } from "../vms";
@@ -162,6 +163,7 @@ function nicWriteContext(engine: Engine, c: RequestContext): NicWriteContext {
       clientIpAddress: c.clientIp,
     },
     resourceUri: decodeURIComponent(c.url.pathname).replace(/\/+$/, ""),
+    at: { base: c.base, apiVersion: c.apiVersion },
     ...(ifMatch !== undefined ? { ifMatch } : {}),
     ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}),
   };
@@ -170,7 +172,7 @@ function nicWriteContext(engine: Engine, c: RequestContext): NicWriteContext {
 /** NRP answers its writes with an Azure-AsyncOperation on its own operations resource. */
 function operationHeaders(engine: Engine, c: RequestContext, op: Operation): Record<string, string> {
   return {
-    "azure-asyncoperation": `${c.base}/subscriptions/${op.subscriptionId}/providers/Microsoft.Network/locations/${op.location}/operations/${op.id}?api-version=${encodeURIComponent(c.apiVersion)}`,
+    "azure-asyncoperation": nrpOperationUrl(c, op),
     "azure-asyncnotification": "Enabled",
     "retry-after": String(engine.settings.operationRetryAfterSeconds),
   };

@@ -1,6 +1,7 @@
-// Network RP's one operation at a time per resource and its transient failures: a NIC write while another write to it
-// runs answers 409 AnotherOperationInProgress (any writer, the control API's too); a write referencing a resource NRP
-// is updating, and a seeded share of writes, answer 429 RetryableError with Retry-After.
+// Network RP's one operation at a time per resource and its transient failures: a NIC, load balancer, pool or gateway
+// write while another write to it runs answers 409 AnotherOperationInProgress (any writer, the control API's too); a
+// write referencing a resource NRP is updating, and a seeded share of writes, answer 429 RetryableError with
+// Retry-After. One lock serves them all (sim/nrpOperations.ts).
 import { afterEach, describe, expect, it } from "vitest";
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
 import { ArmError } from "../../sim/errors";
@@ -8,6 +9,7 @@ import { NrpOperationLocks } from "../../sim/nrpOperations";
 import { Operations } from "../../sim/operations";
 import { SimClock } from "../../sim/clock";
 import { arm, RG_PATH, SUB } from "./testkit";
+import * as kinds from "./poolKindsWorld";
 
 let sim: ArmSimulator | undefined;
 afterEach(async () => {
@@ -34,10 +36,14 @@ describe("a write while another write to the same NIC runs", () => {
       headers: { "if-match": first.headers.get("etag") ?? "" },
     });
     expect(second.status).toBe(409);
+    // The running operation's URL as its own answer gave it (Azure-AsyncOperation).
+    expect(first.headers.get("azure-asyncoperation")).toBe(
+      `${s.url}/subscriptions/${SUB}/providers/Microsoft.Network/locations/eastus2/operations/${opId}?api-version=2026-01-01`,
+    );
     expect(second.body).toEqual({
       error: {
         code: "AnotherOperationInProgress",
-        message: `Another operation on this or dependent resource is in progress. To retrieve status of the operation use uri: https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Network/locations/eastus2/operations/${opId}?api-version=2026-01-01.`,
+        message: `Another operation on this or dependent resource is in progress. To retrieve status of the operation use uri: ${s.url}/subscriptions/${SUB}/providers/Microsoft.Network/locations/eastus2/operations/${opId}?api-version=2026-01-01.`,
         details: [],
       },
     });
@@ -118,11 +124,109 @@ describe("RetryableError", () => {
   });
 });
 
+describe("load balancer, pool and gateway writes take the lock NIC writes take", () => {
+  const V = "?api-version=2024-07-01";
+  const slow = { loadBalancerWriteMs: 60_000, appGatewayWriteMs: 60_000, nrpRetryAfterSeconds: 9 };
+  const world = async (opts: ArmSimulatorOptions = {}) => start({ seed: kinds.WORLD, ...opts });
+  const nicJoining = (nic: Record<string, unknown>, pool: string) => {
+    const body = structuredClone(nic) as {
+      properties: { ipConfigurations: { properties: Record<string, unknown> }[] };
+    };
+    const ipc = body.properties.ipConfigurations[0]!.properties;
+    ipc["loadBalancerBackendAddressPools"] = [{ id: pool }];
+    return body;
+  };
+
+  it("a NIC write naming a pool of a load balancer being written meets NRP's 429 ReferencedResourceNotProvisioned, then goes through once the write ended", async () => {
+    const s = await world(slow);
+    const nic = (await arm(s.url, "GET", `${kinds.VM_NIC}${V}`)).body;
+    const pool = await arm(s.url, "PUT", `${kinds.EMPTY_POOL}${V}`, { body: { properties: {} } });
+    expect(pool.status).toBe(200);
+    const refused = await arm(s.url, "PUT", `${kinds.VM_NIC}${V}`, { body: nicJoining(nic, kinds.NIC_POOL) });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("9");
+    expect(refused.body.error).toMatchObject({
+      code: "RetryableError",
+      details: [
+        {
+          code: "ReferencedResourceNotProvisioned",
+          message: expect.stringContaining(`resource ${kinds.LB} used by resource ${kinds.VM_NIC}`),
+        },
+      ],
+    });
+    // Another writer meets it too.
+    expect(() =>
+      s.control.write(kinds.VM_NIC, (r) => {
+        r["tags"] = { by: "them" };
+      }),
+    ).not.toThrow(); // this NIC names no pool of that load balancer
+    expect(() => s.control.write(kinds.VM_NIC, (r) => Object.assign(r, nicJoining(r, kinds.NIC_POOL)))).toThrow(
+      expect.objectContaining({ status: 429 }),
+    );
+    s.control.settle();
+    const later = await arm(s.url, "PUT", `${kinds.VM_NIC}${V}`, { body: nicJoining(nic, kinds.NIC_POOL) });
+    expect(later.status).toBe(200);
+    expect(s.control.poolMembers(kinds.NIC_POOL)).toContain(`${kinds.VM_NIC}/ipConfigurations/ipc`);
+  });
+
+  it("a NIC write naming a pool of a gateway being written meets the same 429; the gateway's 409 is the NIC's", async () => {
+    const s = await world(slow);
+    const nic = (await arm(s.url, "GET", `${kinds.VM_NIC}${V}`)).body;
+    const agw = (await arm(s.url, "GET", `${kinds.AGW}${V}`)).body;
+    const first = await arm(s.url, "PUT", `${kinds.AGW}${V}`, { body: agw });
+    expect(first.status).toBe(200);
+    // The VM's NIC is in the gateway's pool "web": any write of it now names the gateway being written.
+    const refused = await arm(s.url, "PUT", `${kinds.VM_NIC}${V}`, { body: nic });
+    expect([refused.status, refused.body.error.details[0].code]).toEqual([429, "ReferencedResourceNotProvisioned"]);
+    expect(refused.body.error.details[0].message).toContain(`resource ${kinds.AGW} used by resource ${kinds.VM_NIC}`);
+    const second = await arm(s.url, "PUT", `${kinds.AGW}${V}`, { body: agw });
+    expect(second.body).toEqual({
+      error: {
+        code: "AnotherOperationInProgress",
+        message: `Another operation on this or dependent resource is in progress. To retrieve status of the operation use uri: ${first.headers.get("azure-asyncoperation")}.`,
+        details: [],
+      },
+    });
+    s.control.settle();
+    expect((await arm(s.url, "PUT", `${kinds.VM_NIC}${V}`, { body: nic })).status).toBe(200);
+  });
+
+  it("a NIC write being written does not hold its pool's load balancer: only what it references waits, not what references it", async () => {
+    const s = await world({ ...slow, nicWriteAsync: true, operationDurationMs: 60_000 });
+    const nic = (await arm(s.url, "GET", `${kinds.VM_NIC}${V}`)).body;
+    expect((await arm(s.url, "PUT", `${kinds.VM_NIC}${V}`, { body: nicJoining(nic, kinds.NIC_POOL) })).status).toBe(
+      200,
+    );
+    // The NIC is held (409 for it), the load balancer is not.
+    expect((await arm(s.url, "PUT", `${kinds.VM_NIC}${V}`, { body: nic })).status).toBe(409);
+    expect((await arm(s.url, "PUT", `${kinds.EMPTY_POOL}${V}`, { body: { properties: {} } })).status).toBe(200);
+  });
+
+  it("the interleaved writer meets a running pool write as any writer does: its change waits for the next write", async () => {
+    const s = await world(slow);
+    expect((await arm(s.url, "PUT", `${kinds.EMPTY_POOL}${V}`, { body: { properties: {} } })).status).toBe(200);
+    const handle = s.control.beforeNextWrite(kinds.IP_POOL, (r) => {
+      (r["properties"] as Record<string, unknown>)["loadBalancerBackendAddresses"] = [];
+    });
+    const blocked = await arm(s.url, "PUT", `${kinds.IP_POOL}${V}`, { body: { properties: {} } });
+    expect([blocked.status, blocked.body.error.code]).toEqual([409, "AnotherOperationInProgress"]);
+    expect(handle.applied()).toBe(0);
+    expect(s.control.poolState(kinds.IP_POOL)?.addresses.map((a) => a.name)).toEqual(["a1", "a2"]);
+    s.control.settle();
+    const pool = (await arm(s.url, "GET", `${kinds.IP_POOL}${V}`)).body;
+    const late = await arm(s.url, "PUT", `${kinds.IP_POOL}${V}`, { body: pool, headers: { "if-match": pool.etag } });
+    // Its write came and went just before ours (it holds nothing): ours met its ETag.
+    expect(handle.applied()).toBe(1);
+    expect(late.status).toBe(412);
+    expect(s.control.poolState(kinds.IP_POOL)?.addresses).toEqual([]);
+  });
+});
+
 describe("NrpOperationLocks (the module every NRP resource's writes share)", () => {
   it("holds a resource for its operation: 409 on it, 429 ReferencedResourceNotProvisioned on what references it, free once it ended", () => {
     const clock = new SimClock(1);
     const ops = new Operations(clock);
-    const locks = new NrpOperationLocks();
+    const locks = new NrpOperationLocks(ops);
     const op = ops.start(
       { subscriptionId: "s", location: "eastus2", resourceId: LB, durationMs: 1000 },
       () => undefined,
@@ -156,6 +260,45 @@ describe("NrpOperationLocks (the module every NRP resource's writes share)", () 
     clock.advance(1000);
     expect(() => locks.check(LB, [])).not.toThrow();
     expect(() => locks.check(NIC, [LB])).not.toThrow();
+    clock.stop();
+  });
+
+  it("lets a load balancer write supersede a running write of one of its pools (cancelled, the text NRP gives), and with supersede any running write", () => {
+    const clock = new SimClock(1);
+    const ops = new Operations(clock);
+    const locks = new NrpOperationLocks(ops);
+    const start = () =>
+      ops.start({ subscriptionId: "s", location: "eastus2", resourceId: LB, durationMs: 1000 }, () => undefined);
+    const poolWrite = start();
+    locks.admit(LB, { name: "PutLoadBalancerBackendAddressPoolOperation", child: true })(poolWrite);
+    // Another pool write meets it: 409.
+    expect(() => locks.admit(LB, { name: "DeleteLoadBalancerBackendAddressPoolOperation", child: true })).toThrow(
+      expect.objectContaining({ status: 409 }),
+    );
+    // The load balancer's own write supersedes it.
+    const admitted = locks.admit(LB, { name: "PutLoadBalancerOperation" });
+    const lbWrite = start();
+    admitted(lbWrite);
+    expect(poolWrite.status).toBe("Canceled");
+    expect(poolWrite.error).toEqual({
+      code: "Canceled",
+      message: "Operation was canceled.",
+      details: [
+        {
+          code: "CanceledAndSupersededDueToAnotherOperation",
+          message: `Operation PutLoadBalancerBackendAddressPoolOperation (${poolWrite.id}) was canceled and superseded by operation PutLoadBalancerOperation (${lbWrite.id}).`,
+        },
+      ],
+    });
+    expect(locks.writesOn(LB.toUpperCase())).toEqual([{ operationId: lbWrite.id, name: "PutLoadBalancerOperation" }]);
+    // A pool write does not supersede its load balancer's, unless every write supersedes.
+    expect(() => locks.admit(LB, { name: "PutLoadBalancerBackendAddressPoolOperation", child: true })).toThrow(
+      expect.objectContaining({ status: 409 }),
+    );
+    const next = start();
+    locks.admit(LB, { name: "PutLoadBalancerBackendAddressPoolOperation", child: true }, { supersede: true })(next);
+    expect(lbWrite.status).toBe("Canceled");
+    expect(next.status).toBe("InProgress");
     clock.stop();
   });
 });
