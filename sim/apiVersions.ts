@@ -39,9 +39,11 @@ export const COMPUTE_API_VERSIONS: readonly string[] = [
 ];
 
 /**
- * Stable Microsoft.Network versions: the folders of azure-rest-api-specs up to 2021-02-01, the versions ARM listed for
- * `networkInterfaces` in a public NoRegisteredProviderFound answer (Azure/azure-cli issue 28496), the recorded 2025-05-01
- * and the 2026-01-01 @azure/arm-network 39 speaks. Not the whole real list (previews are left out).
+ * Stable Microsoft.Network versions, for every Network type the simulator serves (NICs, load balancers and their
+ * pools, application gateways, virtual networks, NRP's operations): the folders of azure-rest-api-specs up to
+ * 2021-02-01, the versions ARM listed for `networkInterfaces` in a public NoRegisteredProviderFound answer
+ * (Azure/azure-cli issue 28496), the stable folders 2025-03-01 and 2025-07-01, the recorded 2025-05-01 and the
+ * 2026-01-01 @azure/arm-network 39 speaks. Not the whole real list (previews are left out).
  */
 export const NETWORK_API_VERSIONS: readonly string[] = [
   "2015-06-15",
@@ -109,8 +111,48 @@ export const NETWORK_API_VERSIONS: readonly string[] = [
   "2024-07-01",
   "2024-10-01",
   "2025-01-01",
+  "2025-03-01",
   "2025-05-01",
+  "2025-07-01",
   "2026-01-01",
+];
+
+/**
+ * NRP's view of a Uniform scale set's NICs (`virtualMachineScaleSets/networkInterfaces`,
+ * `virtualMachineScaleSets/virtualMachines/networkInterfaces[/ipConfigurations]`): types under Microsoft.Compute that
+ * the Network RP answers, registered at versions of their own. This is the list ARM gave in a public
+ * NoRegisteredProviderFound answer for the type (Azure/azure-sdk-for-python issue 32029, 2023-08); the SDKs send
+ * 2018-10-01, the one version the Network specification gives these operations. Compute versions newer than the
+ * answer are not known to be registered for them, so they are refused.
+ */
+export const VMSS_NIC_API_VERSIONS: readonly string[] = [
+  "2015-05-01-preview",
+  "2015-06-15",
+  "2016-03-30",
+  "2016-04-30-preview",
+  "2016-06-01",
+  "2016-07-01",
+  "2016-08-01",
+  "2016-09-01",
+  "2017-03-30",
+  "2017-12-01",
+  "2018-04-01",
+  "2018-06-01",
+  "2018-10-01",
+  "2019-03-01",
+  "2019-07-01",
+  "2019-12-01",
+  "2020-06-01",
+  "2020-12-01",
+  "2021-03-01",
+  "2021-04-01",
+  "2021-07-01",
+  "2021-11-01",
+  "2022-03-01",
+  "2022-08-01",
+  "2022-11-01",
+  "2023-03-01",
+  "2023-07-01",
 ];
 
 /** The newest Network api-version the simulator knows: what a write without a request (the control API's) is taken

@@ -3,6 +3,10 @@
 // api-version the resource type does not register on every route.
 import { afterEach, describe, expect, it } from "vitest";
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
+import { createCore } from "../../sim/core";
+import { registrationOf, networkBudgetOf } from "../../sim/http/registration";
+import { resolveSettings } from "../../sim/options";
+import { applySeed, DEMO_SEED } from "../../sim/seed";
 import { arm, RG_PATH, SUB } from "./testkit";
 
 let sim: ArmSimulator | undefined;
@@ -132,5 +136,80 @@ describe("api-versions ARM refuses", () => {
     // Each provider's own versions pass.
     expect((await arm(s.url, "GET", `${s.url}${NIC}?api-version=2025-05-01`)).status).toBe(200);
     expect((await arm(s.url, "GET", `${s.url}${VM}?api-version=2025-04-01`)).status).toBe(200);
+  });
+
+  it("checks the routes of load balancers, pools, gateways and NRP's operation results before any provider sees them", async () => {
+    const s = await start();
+    const lb = `${RG_PATH}/providers/Microsoft.Network/loadBalancers/etag-k8s`;
+    const cases: [string, string, string][] = [
+      ["GET", `${RG_PATH}/providers/Microsoft.Network/applicationGateways/none`, "applicationGateways"],
+      ["PUT", `${RG_PATH}/providers/Microsoft.Network/applicationGateways/new`, "applicationGateways"],
+      ["PUT", lb, "loadBalancers"],
+      ["PUT", `${lb}/backendAddressPools/new`, "loadBalancers/backendAddressPools"],
+      ["DELETE", `${lb}/backendAddressPools/etag-k8s`, "loadBalancers/backendAddressPools"],
+      ["GET", `${lb}/backendAddressPools`, "loadBalancers/backendAddressPools"],
+      [
+        "GET",
+        `/subscriptions/${SUB}/providers/Microsoft.Network/locations/eastus2/operationResults/x`,
+        "locations/operationResults",
+      ],
+    ];
+    const before = s.control.resource(lb)?.["etag"];
+    for (const [method, path, type] of cases) {
+      // A Compute date: registered for no Network type.
+      const r = await arm(s.url, method, `${s.url}${path}?api-version=2026-03-01`, {
+        ...(method === "PUT" ? { body: { location: "eastus2", properties: {} } } : {}),
+      });
+      expect([r.status, r.body.error.code], `${method} ${path}`).toEqual([400, "NoRegisteredProviderFound"]);
+      expect(r.body.error.message).toContain(`for type '${type}'. The supported api-versions are '2015-06-15, `);
+    }
+    // Nothing was written, and nothing was created.
+    expect(s.control.resource(lb)?.["etag"]).toBe(before);
+    expect(s.control.poolState(`${lb}/backendAddressPools/etag-k8s`)).toBeDefined();
+    expect(s.control.resource(`${RG_PATH}/providers/Microsoft.Network/applicationGateways/new`)).toBeUndefined();
+  });
+
+  it("registers a scale set's NICs (under Microsoft.Compute, answered by NRP) at their own versions: 2018-10-01 as the SDKs send it, not Compute's newest nor Network's", async () => {
+    const s = await start();
+    const nics = `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0/virtualMachines/0/networkInterfaces`;
+    expect((await arm(s.url, "GET", `${s.url}${nics}?api-version=2018-10-01`)).status).toBe(200);
+    for (const version of ["2026-03-01", "2026-01-01"]) {
+      const r = await arm(s.url, "GET", `${s.url}${nics}?api-version=${version}`);
+      expect([r.status, r.body.error.code]).toEqual([400, "NoRegisteredProviderFound"]);
+      // The list ARM answered for the type (Azure/azure-sdk-for-python issue 32029).
+      expect(r.body.error.message).toMatch(
+        /for type 'virtualMachineScaleSets\/virtualMachines\/networkInterfaces'\. The supported api-versions are '2015-05-01-preview, 2015-06-15, .*, 2018-10-01, .*, 2023-07-01'\./,
+      );
+    }
+    const all = await arm(
+      s.url,
+      "GET",
+      `${s.url}${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0/networkInterfaces?api-version=2026-03-01`,
+    );
+    expect(all.body.error.message).toContain("for type 'virtualMachineScaleSets/networkInterfaces'");
+  });
+});
+
+describe("who answers a request, and whose budget it spends", () => {
+  it("counts a scale set NIC read against NRP's read budget and a scale set read against none of NRP's", () => {
+    const core = createCore(resolveSettings());
+    applySeed(DEMO_SEED, core.engine);
+    const reg = (path: string) => registrationOf(core.engine, path);
+    const nic = reg(
+      `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/ss/virtualMachines/0/networkInterfaces/n`,
+    );
+    expect(nic && networkBudgetOf(nic, "GET")).toEqual({
+      kind: "reads",
+      regionKey: `${SUB}|eastus2`,
+      operation: "GetNetworkInterfaceOperation",
+    });
+    const ss = reg(`${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/ss`);
+    expect(ss && networkBudgetOf(ss, "GET")).toBeUndefined();
+    const pool = reg(`${RG_PATH}/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/p`);
+    expect(pool && networkBudgetOf(pool, "PUT")).toMatchObject({
+      kind: "writes",
+      operation: "PutBackendAddressPoolOperation",
+    });
+    core.clock.stop();
   });
 });
