@@ -13,6 +13,13 @@ import {
   renderSubnet,
   renderVirtualNetwork,
 } from "./network";
+import {
+  poolState,
+  renderNetworkResource,
+  writePoolAddressesAs,
+  type PoolAddressChange,
+  type PoolStateView,
+} from "./networkControl";
 import type { Operation } from "./operations";
 import type { Settings } from "./options";
 import { renderInstance, renderScaleSet } from "./scaleSets";
@@ -20,6 +27,7 @@ import { applySeed, DEMO_SEED, type SeedSpec } from "./seed";
 import { renderNic } from "./nics";
 import { deleteVmAs, renderVm, vmsOfScaleSet } from "./vms";
 import type { StatsCounters } from "./stats";
+import type { SpecRecord } from "./specConformance";
 
 export interface SimClockView {
   /** Simulated ms since the epoch. */
@@ -45,8 +53,20 @@ export interface SimControl {
   virtualMachines(scaleSetId: string): JsonObject[];
   /** A scale set's instances as ARM answers them. */
   instances(scaleSetId: string): JsonObject[];
-  /** IDs of the instance ip configurations in a backend pool (what the load balancer says). */
+  /** IDs of the ip configurations in a pool by reference: a load balancer backend pool (what the load balancer says),
+   *  an inbound NAT pool or an application gateway pool. */
   poolMembers(poolId: string): string[];
+  /** Who and what is in a pool of any kind now: its ip configurations, its own addresses (with admin state), its
+   *  kind, ETag and the writes running on its load balancer or gateway. Undefined if absent. */
+  poolState(poolId: string): PoolStateView | undefined;
+  /** Another writer adds, removes or sets the admin state of a pool's addresses with a PUT of the pool (or of its
+   *  gateway): under the API's rules, so it throws the API's 409 while a write runs, and 412 when `ifMatch` is stale.
+   *  Returns the pool's state after the write. */
+  writePoolAddresses(
+    poolId: string,
+    change: PoolAddressChange,
+    opts?: { ifMatch?: string; clientRequestId?: string },
+  ): PoolStateView;
   /** Writes as another writer: `mutate` edits the resource as rendered; the result is committed like an API write
    *  (ETag bump if changed, scaling on a capacity change, an operation, its event). Returns the new resource. */
   write(id: string, mutate: Mutation, opts?: { clientRequestId?: string }): JsonObject;
@@ -70,6 +90,8 @@ export interface SimControl {
   /** Counters of a resource and everything under it (canonical, any casing), or in total. */
   stats(id?: string): StatsCounters;
   resetStats(): void;
+  /** With `specConformance`: what did not fit Azure's definitions, what no operation covers, how many were checked. */
+  specRecord(): SpecRecord | undefined;
   /** Every event so far, in the Event Grid schema. */
   events(): readonly EventGridEvent[];
   /** The same events in the CloudEvents 1.0 schema. */
@@ -111,6 +133,8 @@ export function createControl(core: SimCore): SimControl {
     },
     resource(id) {
       core.clock.runDue();
+      const network = renderNetworkResource(engine, id);
+      if (network) return network;
       const found = engine.resolve(id);
       if (found) return found.inst ? renderInstance(found.ss, found.inst) : renderScaleSet(found.ss);
       const key = canonical(id);
@@ -138,7 +162,18 @@ export function createControl(core: SimCore): SimControl {
       core.clock.runDue();
       return vmsOfScaleSet(engine.state, id).map((vm) => renderVm(vm));
     },
-    poolMembers: (poolId) => backendIpConfigurationIds(engine.state, poolId),
+    poolMembers(poolId) {
+      core.clock.runDue();
+      const state = poolState(engine, poolId);
+      return state?.kind === "loadBalancerBackendPool" || !state
+        ? backendIpConfigurationIds(engine.state, poolId)
+        : state.ipConfigurations;
+    },
+    poolState(poolId) {
+      core.clock.runDue();
+      return poolState(engine, poolId);
+    },
+    writePoolAddresses: (poolId, change, opts) => writePoolAddressesAs(engine, poolId, change, opts),
     write: (id, mutate, opts) => engine.writeAs(id, mutate, opts?.clientRequestId),
     beforeNextWrite: (idOrPattern, mutate, opts) => core.interleaver.add(idOrPattern, mutate, opts?.times ?? 1),
     injectFault: (rule) => core.faults.add(rule),
@@ -157,10 +192,11 @@ export function createControl(core: SimCore): SimControl {
       if (!found) throw new Error(`no scale set or instance ${id}`);
       const writer = engine.syntheticWriter(id);
       if (found.inst) engine.deleteInstance(found.ss, found.inst.instanceId, { writer, resourceUri: found.inst.id });
-      else engine.startDelete(found.ss, writer, found.ss.id);
+      else engine.deleteAs(found.ss, writer);
     },
     stats: (id) => core.stats.get(id),
     resetStats: () => core.stats.reset(),
+    specRecord: () => core.spec?.record,
     events: () => engine.events,
     cloudEvents: () => engine.events.map(toCloudEvent),
     eventSchema: core.settings.eventSchema,

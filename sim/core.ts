@@ -6,6 +6,7 @@ import { Interleaver } from "./interleave";
 import type { Settings } from "./options";
 import { seededRandom, type Random } from "./random";
 import { Stats } from "./stats";
+import { SpecConformance, type SpecConformanceOptions } from "./specConformance";
 import { Throttler } from "./throttle";
 
 export interface SimCore {
@@ -17,9 +18,13 @@ export interface SimCore {
   faults: Faults;
   interleaver: Interleaver;
   random: Random;
+  /** Draws NRP's transient failures: its own stream, so a failure rate does not shift the jitter of a seed. */
+  nrpRandom: Random;
+  /** Checks exchanges against Azure's OpenAPI definitions, when given them. */
+  spec: SpecConformance | undefined;
 }
 
-export function createCore(settings: Settings): SimCore {
+export function createCore(settings: Settings, spec?: SpecConformanceOptions): SimCore {
   const clock = new SimClock(settings.timeScale);
   return {
     settings,
@@ -31,6 +36,8 @@ export function createCore(settings: Settings): SimCore {
     faults: new Faults(),
     interleaver: new Interleaver(),
     random: seededRandom(settings.randomSeed),
+    nrpRandom: seededRandom(settings.randomSeed + 2),
+    spec: spec ? new SpecConformance(spec) : undefined,
   };
 }
 

@@ -23,9 +23,10 @@ import {
   subscriptionNotFound,
 } from "./errors";
 import { armEvent, type EventGridEvent, type EventOutcome, type Writer } from "./events";
-import { canonical, loadBalancerId, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
+import { canonical, resourceGroupId, scaleSetId, virtualNetworkId, VMSS_TYPE } from "./ids";
 import { deepEqual, getPath, isJsonObject, type JsonObject } from "./json";
 import { mergeArm, withoutReadOnly } from "./merge";
+import { NrpOperationLocks } from "./nrpOperations";
 import { Operations, type Operation } from "./operations";
 import type { Settings } from "./options";
 import type { Random } from "./random";
@@ -33,6 +34,7 @@ import {
   capacityOf,
   INSTANCE_READ_ONLY,
   instanceNicConfigs,
+  ipConfigurations,
   latestModelApplied,
   modelNicConfigs,
   newInstance,
@@ -44,9 +46,13 @@ import {
   SCALE_SET_READ_ONLY,
   upgradePolicyOf,
 } from "./scaleSets";
-import type { LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
+import type { ApplicationGatewaySeed, LoadBalancerSeed, SeedTarget, VirtualNetworkSeed } from "./seed";
+import { writeNetworkAs } from "./networkControl";
+import { seedAppGateway, seedLoadBalancer } from "./networkSeeds";
 import { SimState, type InstanceRecord, type ScaleSetRecord } from "./state";
 import { writeNicAs } from "./nicWrites";
+import { poolReferenceError } from "./poolRefChecks";
+import { POOL_REFERENCE_FIELDS } from "./poolReferenceIds";
 import {
   addStandaloneVm,
   flexModelError,
@@ -94,6 +100,9 @@ export interface WriteOutcome {
 export class Engine implements SeedTarget {
   readonly state = new SimState();
   readonly operations: Operations;
+  /** Network RP's one operation at a time per resource: NICs, load balancers (their pools' writes hold them) and
+   *  application gateways. */
+  readonly nrpLocks: NrpOperationLocks;
   readonly events: EventGridEvent[] = [];
   private readonly listeners = new Set<(e: EventGridEvent) => void>();
 
@@ -103,6 +112,7 @@ export class Engine implements SeedTarget {
     private readonly random: Random,
   ) {
     this.operations = new Operations(clock);
+    this.nrpLocks = new NrpOperationLocks(this.operations);
   }
 
   // ---- events -------------------------------------------------------------------------------------------------
@@ -187,29 +197,23 @@ export class Engine implements SeedTarget {
   }
 
   addLoadBalancer(subscriptionId: string, resourceGroup: string, l: LoadBalancerSeed): void {
-    const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
-    const sub = this.requireSubscription(subscriptionId).id;
-    const id = loadBalancerId(sub, rg.name, l.name);
-    this.state.loadBalancers.set(canonical(id), {
-      id,
-      name: l.name,
-      location: rg.location,
-      resourceGroup: rg.name,
-      subscriptionId: sub,
-      etag: `W/"${randomUUID()}"`,
-      resourceGuid: randomUUID(),
-      skuName: l.sku ?? "Standard",
-      pools: l.backendPools.map((p) => ({
-        id: `${id}/backendAddressPools/${p}`,
-        name: p,
-        etag: `W/"${randomUUID()}"`,
-      })),
-    });
+    seedLoadBalancer(this, subscriptionId, resourceGroup, l);
+  }
+
+  addApplicationGateway(subscriptionId: string, resourceGroup: string, g: ApplicationGatewaySeed): void {
+    seedAppGateway(this, subscriptionId, resourceGroup, g);
   }
 
   /** A scale set that exists already: ETag "1", its instances built and Succeeded, no operation, no event. */
-  addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void {
+  addScaleSet(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    model: JsonObject,
+    vmNetworkProfile?: ScaleSetRecord["vmNetworkProfile"],
+  ): void {
     const ss = this.newScaleSetRecord(subscriptionId, resourceGroup, name, model);
+    if (vmNetworkProfile) ss.vmNetworkProfile = vmNetworkProfile;
     const refErr = this.checkReferences(ss.id, modelNicConfigs(model)) ?? flexModelError(ss.id, model);
     if (refErr) throw new Error(`seed: ${String(getPath(refErr.body, "error", "message"))}`);
     this.state.scaleSets.set(canonical(ss.id), ss);
@@ -223,9 +227,18 @@ export class Engine implements SeedTarget {
     resourceGroup: string,
     name: string,
     nics: { name: string; config: JsonObject }[],
+    networkProfile?: "nicConfigurations" | "nicReferences",
   ): void {
     const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
-    addStandaloneVm(this, this.requireSubscription(subscriptionId).id, rg.name, rg.location, name, nics);
+    addStandaloneVm(
+      this,
+      this.requireSubscription(subscriptionId).id,
+      rg.name,
+      rg.location,
+      name,
+      nics,
+      networkProfile,
+    );
   }
 
   private newScaleSetRecord(
@@ -387,7 +400,15 @@ export class Engine implements SeedTarget {
     if (subnet) return invalidReference(subnet, byId);
     const pool = refs.pools.find((p) => !this.state.pool(p));
     if (pool) return invalidReference(pool, byId);
-    return undefined;
+    return poolReferenceError(
+      this.state,
+      ipConfigurations(nics).map(({ nic, name, ipc }) => ({
+        ipc,
+        id: `${byId}/networkInterfaces/${nic}/ipConfigurations/${name}`,
+      })),
+      byId,
+      POOL_REFERENCE_FIELDS,
+    );
   }
 
   // ---- scale set writes ---------------------------------------------------------------------------------------
@@ -577,12 +598,10 @@ export class Engine implements SeedTarget {
       (done) => {
         ss.activeOperations.delete(done.id);
         const ok = done.status === "Succeeded";
-        for (const i of created) {
-          if (i.provisioningState !== "Creating") continue;
-          i.provisioningState = ok ? "Succeeded" : "Failed";
-          // Recorded: a VM created answers ETag "1", the GET after its operation "2"; no request, so no event.
-          if (ok && this.settings.etagBumpAfterCreate && ss.instances.get(i.instanceId) === i) i.etag++;
-        }
+        // A Uniform instance keeps ETag "1" once its create ended (recorded: the VMSS VM LIST after the scale set's
+        // create answered instance 0 Succeeded at "1"); only top-level VMs move (vms.ts).
+        for (const i of created)
+          if (i.provisioningState === "Creating") i.provisioningState = ok ? "Succeeded" : "Failed";
         for (const i of removed) ss.instances.delete(i.instanceId);
         if (ss.activeOperations.size === 0 && !ss.deleting)
           ss.provisioningState = ok || done.status === "Canceled" ? "Succeeded" : "Failed";
@@ -599,6 +618,12 @@ export class Engine implements SeedTarget {
     this.checkPreconditions(`"${ss.etag}"`, ctx);
     if (ss.deleting) throw concurrentRequest();
     return this.startDelete(ss, ctx.writer, ctx.resourceUri);
+  }
+
+  /** Deletes a scale set as another writer: refused, as the API's delete is, while it is being deleted. */
+  deleteAs(ss: ScaleSetRecord, writer: Writer): WriteOutcome {
+    if (ss.deleting) throw concurrentRequest();
+    return this.startDelete(ss, writer, ss.id);
   }
 
   startDelete(ss: ScaleSetRecord, writer: Writer, resourceUri: string): WriteOutcome {
@@ -792,15 +817,26 @@ export class Engine implements SeedTarget {
 
   // ---- another writer (control API) ---------------------------------------------------------------------------
 
-  /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would.
+  /** Applies `mutate` to the rendered resource (scale set or instance) and commits it as another writer would, under
+   *  the rules the app's writes meet: refused (the ArmError the API would answer) while the resource is being deleted
+   *  or an operation runs that excludes it, or the running one preempted when set so.
    *  `durationMs` 0: its operation has ended by the time anything else happens (a write that came and finished). */
   writeAs(id: string, mutate: (r: JsonObject) => void, clientRequestId?: string, durationMs?: number): JsonObject {
+    const network = writeNetworkAs(this, id, mutate, clientRequestId, durationMs);
+    if (network) return network;
     const nic = this.state.nics.get(canonical(id));
     if (nic) return writeNicAs(this, nic, mutate, clientRequestId);
     const found = this.resolve(id);
     if (!found) throw new Error(`no scale set or instance ${id}`);
     const { ss, inst } = found;
     if (inst) {
+      if (inst.deleting)
+        throw this.settings.deletingInstanceWrite === "markedForDeletion409"
+          ? instanceMarkedForDeletion(ss.name, inst.instanceId)
+          : instanceNotActive(inst.instanceId);
+      if (ss.rollingUpgrade) throw rollingUpgradeInProgress(ss.name, inst.instanceId);
+      this.checkConflict(ss, inst.id);
+      this.checkScaleSetConflict(ss, "instanceWrite");
       const draft = renderInstance(ss, inst);
       mutate(draft);
       this.commitInstance(
@@ -813,6 +849,9 @@ export class Engine implements SeedTarget {
       );
       return renderInstance(ss, inst);
     }
+    if (ss.deleting) throw markedForDeletion("Update Virtual Machine Scale Set", ss.name);
+    this.checkConflict(ss, ss.id);
+    this.checkScaleSetConflict(ss, "scaleSet");
     const draft = renderScaleSet(ss);
     mutate(draft);
     const model = { ...withoutReadOnly(draft, SCALE_SET_READ_ONLY), location: ss.location };
@@ -824,6 +863,7 @@ export class Engine implements SeedTarget {
   reset(): void {
     this.state.clear();
     this.operations.clear();
+    this.nrpLocks.clear();
     this.events.length = 0;
   }
 }

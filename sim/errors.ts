@@ -40,6 +40,23 @@ export const invalidApiVersion = (given: string, supported: readonly string[]): 
     `The api-version '${given}' is invalid. The supported versions are '${[...supported].reverse().join(",")}'.`,
   );
 
+/**
+ * ARM's answer to a well-formed api-version the resource type does not register (Azure/azure-sdk-for-python issue
+ * 32029, Azure/azure-cli issue 28496: the versions oldest first, comma and space).
+ */
+export const noRegisteredProvider = (
+  given: string,
+  type: string,
+  location: string,
+  supported: readonly string[],
+  locations: readonly string[],
+): ArmError =>
+  armError(
+    400,
+    "NoRegisteredProviderFound",
+    `No registered resource provider found for location '${location}' and API version '${given}' for type '${type}'. The supported api-versions are '${supported.join(", ")}'. The supported locations are '${locations.join(", ")}'.`,
+  );
+
 export const emptyIfMatch = (): ArmError =>
   armError(400, "InvalidParameter", "The value of the If-Match header is empty: give the resource's ETag or '*'.");
 

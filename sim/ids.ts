@@ -8,6 +8,7 @@ export const LB_TYPE = "Microsoft.Network/loadBalancers";
 export const VNET_TYPE = "Microsoft.Network/virtualNetworks";
 export const NIC_TYPE = "Microsoft.Network/networkInterfaces";
 export const VM_TYPE = "Microsoft.Compute/virtualMachines";
+export const AGW_TYPE = "Microsoft.Network/applicationGateways";
 
 export function canonical(id: string): string {
   return id.replace(/\/+$/, "").toLowerCase();
@@ -71,4 +72,8 @@ export function networkInterfaceId(subscriptionId: string, resourceGroup: string
 
 export function virtualMachineId(subscriptionId: string, resourceGroup: string, name: string): string {
   return `${resourceGroupId(subscriptionId, resourceGroup)}/providers/${VM_TYPE}/${name}`;
+}
+
+export function applicationGatewayId(subscriptionId: string, resourceGroup: string, name: string): string {
+  return `${resourceGroupId(subscriptionId, resourceGroup)}/providers/${AGW_TYPE}/${name}`;
 }

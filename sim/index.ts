@@ -25,6 +25,7 @@ export type { InterleaveHandle, Mutation } from "./interleave";
 export type { StatsCounters } from "./stats";
 export type { Operation, OperationStatus } from "./operations";
 export type { Json, JsonObject } from "./json";
+export type { SpecConformanceOptions, SpecOperation, SpecRecord, SpecViolation } from "./specConformance";
 
 export interface ArmSimulator {
   /** Base URL, e.g. http://127.0.0.1:18443 (https:// with `tls: true`). */
@@ -37,7 +38,7 @@ export interface ArmSimulator {
 
 export async function startArmSimulator(opts: ArmSimulatorOptions = {}): Promise<ArmSimulator> {
   const settings = resolveSettings(opts);
-  const core = createCore(settings);
+  const core = createCore(settings, opts.specConformance);
   const control = createControl(core);
   if (opts.onEvent) control.onEvent(opts.onEvent);
   if (opts.seed) control.seed(opts.seed);

@@ -41,14 +41,16 @@ export class Interleaver {
     this.pending = [];
   }
 
-  /** The mutations due before a write to `id` (each consumed once). */
-  take(id: string): Mutation[] {
-    const due = this.pending.filter((p) => p.left > 0 && p.matches(id));
-    for (const p of due) {
+  /**
+   * Applies the mutations due before a write to `id` through `apply`; each is consumed once it went through. One the
+   * simulator refused (the other writer met a running operation, as the app's writes do) stays for the next write.
+   */
+  applyDue(id: string, apply: (mutate: Mutation) => boolean): void {
+    for (const p of this.pending.filter((x) => x.left > 0 && x.matches(id))) {
+      if (!apply(p.mutate)) continue;
       p.left--;
       p.applied++;
     }
     this.pending = this.pending.filter((p) => p.left > 0);
-    return due.map((p) => p.mutate);
   }
 }

@@ -10,10 +10,15 @@ import {
   newWeakEtag,
   nextMacAddress,
   nicBodyError,
+  nicIpConfigs,
   renderNic,
   type NicRecord,
 } from "./nics";
+import type { NrpAnnouncement, NrpOperationLocks } from "./nrpOperations";
 import type { Operation, Operations } from "./operations";
+import { referencedIds } from "./poolReferenceIds";
+import { poolIdsOf, ipConfigurations } from "./scaleSets";
+import { getPath } from "./json";
 import type { SimState } from "./state";
 import { randomUUID } from "node:crypto";
 
@@ -22,7 +27,8 @@ export const OP_NIC_WRITE = "Microsoft.Network/networkInterfaces/write";
 export interface NicHost {
   readonly state: SimState;
   readonly operations: Operations;
-  readonly settings: { operationDurationMs: number; nicWriteAsync: boolean };
+  readonly nrpLocks: NrpOperationLocks;
+  readonly settings: { operationDurationMs: number; nicWriteAsync: boolean; nrpRetryAfterSeconds: number };
   emit(kind: "Write", outcome: "Success" | "Failure", resourceUri: string, operationName: string, writer: Writer): void;
   syntheticWriter(resourceId: string, clientRequestId?: string): Writer;
   requireResourceGroup(sub: string, rg: string): { name: string; location: string };
@@ -32,6 +38,8 @@ export interface NicHost {
 export interface NicWriteContext {
   writer: Writer;
   resourceUri: string;
+  /** Where the answer points the client (its Azure-AsyncOperation), for another write's 409. */
+  at?: NrpAnnouncement;
   ifMatch?: string;
   ifNoneMatch?: string;
 }
@@ -59,6 +67,7 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
   }
   checkNicPrecondition(nic, ctx.ifMatch, id);
   const incoming = incomingNicBody(body);
+  host.nrpLocks.check(id, referencedParents(incoming), host.settings.nrpRetryAfterSeconds);
   const err = nicBodyError(host.state, nic?.id ?? id, incoming);
   if (err) throw err;
   const created = !nic;
@@ -80,8 +89,22 @@ export function writeNic(host: NicHost, sub: string, rg: string, name: string, b
     };
     host.state.nics.set(canonical(id), nic);
   }
-  const operation = commitNic(host, nic, incoming, ctx.writer, ctx.resourceUri);
+  const operation = commitNic(host, nic, incoming, ctx.writer, ctx.resourceUri, ctx.at);
   return { status: created ? 201 : 200, body: renderNic(nic), etag: nic.etag, operation, charge: 1 };
+}
+
+/** The load balancers, application gateways and virtual networks a NIC body's pools and subnets belong to: a write
+ *  to one of them that runs makes NRP refuse the NIC write for a while. */
+function referencedParents(body: JsonObject): string[] {
+  const out: string[] = [];
+  for (const { ipc } of ipConfigurations([{ name: "nic", properties: { ipConfigurations: nicIpConfigs(body) } }])) {
+    for (const pool of poolIdsOf(ipc)) out.push(pool.replace(/\/backendAddressPools\/[^/]+$/i, ""));
+    for (const pool of referencedIds(ipc, "applicationGatewayBackendAddressPools"))
+      out.push(pool.replace(/\/backendAddressPools\/[^/]+$/i, ""));
+    const subnet = getPath(ipc, "properties", "subnet", "id");
+    if (typeof subnet === "string") out.push(subnet.replace(/\/subnets\/[^/]+$/i, ""));
+  }
+  return out;
 }
 
 /**
@@ -94,6 +117,7 @@ export function commitNic(
   body: JsonObject,
   writer: Writer,
   resourceUri: string,
+  at?: NrpAnnouncement,
 ): Operation | undefined {
   nic.body = body;
   nic.etag = newWeakEtag();
@@ -103,7 +127,7 @@ export function commitNic(
     return undefined;
   }
   nic.provisioningState = "Updating";
-  return host.operations.start(
+  const op = host.operations.start(
     {
       subscriptionId: nic.subscriptionId,
       location: nic.location,
@@ -116,6 +140,9 @@ export function commitNic(
       host.emit("Write", ok ? "Success" : "Failure", resourceUri, OP_NIC_WRITE, writer);
     },
   );
+  // One operation at a time on a NIC: another write meets it (409 AnotherOperationInProgress).
+  host.nrpLocks.hold(nic.id, op, { name: "PutNetworkInterfaceOperation", ...(at ? { at } : {}) });
+  return op;
 }
 
 /** Another writer: `mutate` edits the NIC as rendered, the result is PUT (without If-Match) as a whole. */
@@ -128,6 +155,8 @@ export function writeNicAs(
   const draft = renderNic(nic);
   mutate(draft);
   const body = incomingNicBody(draft);
+  // Another writer meets NRP's rules as the app does: refused while a write to the NIC (or what it references) runs.
+  host.nrpLocks.check(nic.id, referencedParents(body), host.settings.nrpRetryAfterSeconds);
   const err = nicBodyError(host.state, nic.id, body);
   if (err) throw new Error(`another writer's NIC write refused: ${JSON.stringify(err.body)}`);
   commitNic(host, nic, body, host.syntheticWriter(nic.id, clientRequestId), nic.id);

@@ -6,6 +6,7 @@ import { ArmError, armError, badRequest, invalidReference, nrpEtagValue } from "
 import { canonical, NIC_TYPE } from "./ids";
 import { getPath, isJsonObject, type Json, type JsonObject } from "./json";
 import { withoutReadOnly, type ReadOnlyPath } from "./merge";
+import { poolReferenceError } from "./poolRefChecks";
 import { ipConfigurations, poolIdsOf } from "./scaleSets";
 import type { NicRecord, SimState } from "./state";
 
@@ -53,8 +54,12 @@ export function nrpPreconditionFailed(provided: string, actual: string, id: stri
   });
 }
 
-/** If-Match as NRP applies it: the stored weak ETag exactly as answered, or `*`. */
-export function checkNicPrecondition(nic: NicRecord | undefined, ifMatch: string | undefined, id: string): void {
+/** If-Match as NRP applies it: the stored weak ETag exactly as answered, or `*` (NICs, load balancers, gateways). */
+export function checkNicPrecondition(
+  nic: { etag: string; id: string } | undefined,
+  ifMatch: string | undefined,
+  id: string,
+): void {
   if (ifMatch === undefined) return;
   const wanted = nrpEtagValue(ifMatch);
   if (!nic)
@@ -110,7 +115,12 @@ export function nicBodyError(state: SimState, id: string, body: JsonObject): Arm
       versionOfPool.set(canonical(pool), version);
     }
   }
-  return undefined;
+  return poolReferenceError(
+    state,
+    ipcs.map(({ name, ipc }) => ({ ipc, id: `${id}/ipConfigurations/${name}` })),
+    id,
+    ["loadBalancerBackendAddressPools", "applicationGatewayBackendAddressPools"],
+  );
 }
 
 /** The NIC as NRP answers it: ip configurations with their IDs, every child carrying the NIC's ETag. */
@@ -147,20 +157,6 @@ export function renderNic(nic: NicRecord): JsonObject {
       ...(nic.virtualMachineId ? { virtualMachine: { id: nic.virtualMachineId } } : {}),
     },
   };
-}
-
-/** IDs of the NIC ip configurations that reference the pool. */
-export function nicBackendIpConfigurationIds(state: SimState, poolId: string): string[] {
-  const key = canonical(poolId);
-  const out: string[] = [];
-  for (const nic of state.nics.values()) {
-    for (const { name, ipc } of ipConfigurations([
-      { name: nic.name, properties: { ipConfigurations: nicIpConfigs(nic.body) } },
-    ])) {
-      if (poolIdsOf(ipc).some((p) => canonical(p) === key)) out.push(`${nic.id}/ipConfigurations/${name}`);
-    }
-  }
-  return out;
 }
 
 let macCounter = 0;

@@ -1,6 +1,7 @@
 // Every setting of the simulator with its default. Where Azure's real behaviour is unknown, the setting says so.
 import type { EventGridEvent, EventSchema } from "./events";
 import type { SeedSpec } from "./seed";
+import type { SpecConformanceOptions } from "./specConformance";
 import type { PolicyNaming, RefillMode } from "./throttle";
 
 export interface ThrottlingOptions {
@@ -57,6 +58,21 @@ export interface ArmSimulatorOptions {
   /** NIC PUTs run a long-running operation (Azure-AsyncOperation, ETag header) instead of answering synchronously as
    *  recorded (201/200, Succeeded, no operation, the etag only in the body). Default false. */
   nicWriteAsync?: boolean;
+  /** Share (0 to 1) of Network RP writes that fail transiently with NRP's 429 RetryableError, drawn from the
+   *  seeded PRNG (`randomSeed + 2`) (default 0). */
+  nrpTransientFailureRate?: number;
+  /** Retry-After of NRP's RetryableError answers, seconds (default 10; NRP's value for these is not public). */
+  nrpRetryAfterSeconds?: number;
+  /** Load balancer and backend pool writes' operations, simulated ms (default `operationDurationMs`). NRP's real
+   *  durations are not public (recordings normalise them). */
+  loadBalancerWriteMs?: number;
+  /** Application gateway writes' operations, simulated ms (default `operationDurationMs`); real ones take minutes. */
+  appGatewayWriteMs?: number;
+  /** A write to a load balancer (or one of its pools) or an application gateway whose operation still runs: false
+   *  (default) answers NRP's 409 `AnotherOperationInProgress`; true cancels the running one instead
+   *  (`CanceledAndSupersededDueToAnotherOperation`, as NRP did to PutLoadBalancerOperation in
+   *  terraform-provider-azurerm issue 10178). A load balancer PUT always cancels a running pool PUT (azure-cli 21156). */
+  supersedeRunningNetworkWrite?: boolean;
   /** Schema `/_sim/events` answers in (a subscription picks one): Event Grid's (default) or CloudEvents 1.0. In-process,
    *  `control.events()` and `onEvent` give the Event Grid schema and `control.cloudEvents()` the other. */
   eventSchema?: EventSchema;
@@ -75,8 +91,9 @@ export interface ArmSimulatorOptions {
   /** Scale-out gives a new instance the lowest instance ID no instance holds, reusing those of deleted instances, as
    *  Azure may (default true); false: IDs only grow. A reborn instance starts at ETag "1" with a new `vmId`. */
   reuseInstanceIds?: boolean;
-  /** CRP moves a new VM's or instance's ETag once when its create ends, with no client write and no event (recorded:
-   *  create answers "1", the GET after the operation "2"). Default true. */
+  /** CRP moves a new top-level VM's ETag (a Flexible scale set's VM) once when its create ends, with no client write
+   *  and no event (recorded for a VM: create answers "1", the GET after the operation "2"). A Uniform instance does not
+   *  move (recorded: "1" in the VMSS VM LIST after its create ended). Default true. */
   etagBumpAfterCreate?: boolean;
   /** A PUT to an instance whose delete (or scale-in) runs: "notActive400" (default; CRP's 400 InvalidParameter "The
    *  provided instanceId N is not an active Virtual Machine Scale Set VM instanceId.", the answer recorded most) or
@@ -93,6 +110,9 @@ export interface ArmSimulatorOptions {
   otherWriterClaims?: Record<string, string>;
   /** Called on every event an ARM system topic would publish. */
   onEvent?: (e: EventGridEvent) => void;
+  /** Hold every request body and answer against these OpenAPI definitions and record what does not fit
+   *  (`control.specRecord()`); nothing is refused because of it. Default: no check. */
+  specConformance?: SpecConformanceOptions;
 }
 
 export interface Settings {
@@ -113,6 +133,11 @@ export interface Settings {
   upgradeStepMs: number;
   flexibleUpgradeRollsNetwork: boolean;
   nicWriteAsync: boolean;
+  nrpTransientFailureRate: number;
+  nrpRetryAfterSeconds: number;
+  loadBalancerWriteMs: number;
+  appGatewayWriteMs: number;
+  supersedeRunningNetworkWrite: boolean;
   eventSchema: EventSchema;
   throttlingEnforced: boolean;
   armThrottling: boolean;
@@ -149,6 +174,11 @@ export function resolveSettings(o: ArmSimulatorOptions = {}): Settings {
     upgradeStepMs: o.upgradeStepMs ?? 2000,
     flexibleUpgradeRollsNetwork: o.flexibleUpgradeRollsNetwork ?? false,
     nicWriteAsync: o.nicWriteAsync ?? false,
+    nrpTransientFailureRate: o.nrpTransientFailureRate ?? 0,
+    nrpRetryAfterSeconds: o.nrpRetryAfterSeconds ?? 10,
+    loadBalancerWriteMs: o.loadBalancerWriteMs ?? o.operationDurationMs ?? 20,
+    appGatewayWriteMs: o.appGatewayWriteMs ?? o.operationDurationMs ?? 20,
+    supersedeRunningNetworkWrite: o.supersedeRunningNetworkWrite ?? false,
     eventSchema: o.eventSchema ?? "EventGridSchema",
     throttlingEnforced: o.throttling !== undefined && o.throttling !== false,
     armThrottling: t.arm ?? true,

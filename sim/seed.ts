@@ -20,13 +20,22 @@ export interface ResourceGroupSeed {
   scaleSets?: ScaleSetSeed[];
   /** Standalone VMs, each with its NIC resources. */
   virtualMachines?: VirtualMachineSeed[];
+  /** Application gateways (before scale sets and VMs, whose ip configurations may reference their pools). */
+  applicationGateways?: ApplicationGatewaySeed[];
 }
 
 export interface VirtualMachineSeed {
   name: string;
   /** NIC resources, the primary first: `name` is the NIC resource's name. */
   nics: NicSeed[];
+  /** How the VM's GET shows its network (default "nicReferences": `networkInterfaces: [{id, properties}]` only, as a
+   *  VM made with NIC references answers; "nicConfigurations": also its `networkApiVersion` and
+   *  `networkInterfaceConfigurations`, as a VM whose NICs CRP built). */
+  networkProfile?: VmNetworkProfile;
 }
+
+/** Which shape a VM's `networkProfile` has in answers (the API specification's examples show both). */
+export type VmNetworkProfile = "nicConfigurations" | "nicReferences";
 
 export interface VirtualNetworkSeed {
   name: string;
@@ -38,8 +47,59 @@ export interface LoadBalancerSeed {
   name: string;
   /** Default "Standard". */
   sku?: string;
-  /** Backend pool names. */
-  backendPools: string[];
+  /** Backend pools: a name (a NIC-based or undecided pool, as before) or a pool with its kind and addresses. */
+  backendPools: (string | BackendPoolSeed)[];
+  /** Pools that were made by a PUT on the pool API: NRP answers those with `loadBalancerBackendAddresses` even while
+   *  NIC-based (`[]`, recorded), pools made with their load balancer and filled through NICs without it (recorded). */
+  poolsMadeWithPoolApi?: string[];
+  /** Inbound NAT pools (scale set ip configurations join them with `inboundNatPools`). */
+  inboundNatPools?: InboundNatPoolSeed[];
+  /** The virtual network (`name` in the group, or an ID) its IP-based pools' addresses must be in; learnt from the
+   *  first address otherwise. */
+  virtualNetwork?: string;
+}
+
+export interface BackendPoolSeed {
+  name: string;
+  /** "ip": lists addresses (ip configurations cannot join it); "nic": joined by ip configurations. Omitted: decided
+   *  by the first member, as for a legacy pool (an empty pool then looks the same either way). */
+  kind?: "nic" | "ip";
+  /** The pool says its kind itself (api-versions from 2023-05-01): "Manual" is IP-based, "Automatic" NIC-based.
+   *  Needs `virtualNetwork`. */
+  syncMode?: "Automatic" | "Manual";
+  /** The pool's `virtualNetwork` (`name` in the group, or an ID). */
+  virtualNetwork?: string;
+  addresses?: BackendAddressSeed[];
+}
+
+export interface BackendAddressSeed {
+  name: string;
+  ipAddress: string;
+  /** `name` or ID; or `subnet` ("vnet/subnet" or ID); neither when the pool names its virtual network. */
+  virtualNetwork?: string;
+  subnet?: string;
+  adminState?: "None" | "Up" | "Down" | "Drain";
+}
+
+export interface InboundNatPoolSeed {
+  name: string;
+  /** Default "Tcp". */
+  protocol?: "Tcp" | "Udp" | "All";
+  frontendPortRangeStart: number;
+  frontendPortRangeEnd: number;
+  backendPort: number;
+}
+
+export interface ApplicationGatewaySeed {
+  name: string;
+  /** Default Standard_v2 / Standard_v2, capacity 2. */
+  skuName?: string;
+  tier?: string;
+  capacity?: number;
+  /** Its own subnet, "vnet/subnet" or an ID (gatewayIPConfigurations); none when omitted. */
+  subnet?: string;
+  /** Pool names, or pools with `backendAddresses` (IP or FQDN). */
+  backendPools: (string | { name: string; backendAddresses?: ({ ipAddress: string } | { fqdn: string })[] })[];
 }
 
 export interface ScaleSetSeed {
@@ -55,6 +115,11 @@ export interface ScaleSetSeed {
   orchestrationMode?: "Uniform" | "Flexible";
   /** Raw wire `properties` merged into the model (upgradePolicy, virtualMachineProfile.osProfile, ...). */
   properties?: JsonObject;
+  /** Flexible: how its VMs' GETs show their network. "nicConfigurations" (default): each VM's own `networkApiVersion`
+   *  and `networkInterfaceConfigurations` beside `networkInterfaces`; "nicReferences": `networkInterfaces` only (the
+   *  API specification's example of a Flexible member); "alternating": VMs with an even ordinal (the 1st, 3rd, …)
+   *  the first, the others the second. */
+  vmNetworkProfile?: VmNetworkProfile | "alternating";
   /** A whole wire model used as it is (a recorded PUT body): `capacity`, `nics` and the rest are then ignored. */
   model?: JsonObject;
 }
@@ -76,6 +141,10 @@ export interface IpConfigurationSeed {
   subnet: string;
   /** `lb/pool` in the same resource group, or full pool IDs. */
   backendPools?: string[];
+  /** Inbound NAT pools, `lb/natPool` or IDs (scale sets only: a NIC cannot reference a NAT pool). */
+  inboundNatPools?: string[];
+  /** Application gateway backend pools, `gateway/pool` or IDs. */
+  applicationGatewayBackendPools?: string[];
 }
 
 export const DEMO_SUBSCRIPTION = "11111111-2222-3333-4444-555555555555";
@@ -191,16 +260,24 @@ export interface SeedTarget {
   addResourceGroup(subscriptionId: string, name: string, location: string): void;
   addVirtualNetwork(subscriptionId: string, resourceGroup: string, seed: VirtualNetworkSeed): void;
   addLoadBalancer(subscriptionId: string, resourceGroup: string, seed: LoadBalancerSeed): void;
-  addScaleSet(subscriptionId: string, resourceGroup: string, name: string, model: JsonObject): void;
+  addApplicationGateway(subscriptionId: string, resourceGroup: string, seed: ApplicationGatewaySeed): void;
+  addScaleSet(
+    subscriptionId: string,
+    resourceGroup: string,
+    name: string,
+    model: JsonObject,
+    vmNetworkProfile?: VmNetworkProfile | "alternating",
+  ): void;
   addVirtualMachine(
     subscriptionId: string,
     resourceGroup: string,
     name: string,
     nics: { name: string; config: JsonObject }[],
+    networkProfile?: VmNetworkProfile,
   ): void;
 }
 
-function refId(sub: string, rg: string, ref: string, provider: string, child: string): string {
+export function refId(sub: string, rg: string, ref: string, provider: string, child: string): string {
   if (ref.startsWith("/")) return ref;
   const [parent, name] = ref.split("/");
   if (!parent || !name) throw new Error(`seed: expected "parent/child" or a full ID, got "${ref}"`);
@@ -270,6 +347,20 @@ export function nicConfiguration(sub: string, rg: string, n: NicSeed): JsonObjec
                 })),
               }
             : {}),
+          ...(c.inboundNatPools && c.inboundNatPools.length > 0
+            ? {
+                loadBalancerInboundNatPools: c.inboundNatPools.map((p) => ({
+                  id: refId(sub, rg, p, "Microsoft.Network/loadBalancers", "inboundNatPools"),
+                })),
+              }
+            : {}),
+          ...(c.applicationGatewayBackendPools && c.applicationGatewayBackendPools.length > 0
+            ? {
+                applicationGatewayBackendAddressPools: c.applicationGatewayBackendPools.map((p) => ({
+                  id: refId(sub, rg, p, "Microsoft.Network/applicationGateways", "backendAddressPools"),
+                })),
+              }
+            : {}),
         },
       })),
     },
@@ -286,14 +377,22 @@ export function applySeed(spec: SeedSpec, target: SeedTarget): void {
       target.addResourceGroup(sub.id, rg.name, rg.location);
       for (const v of rg.virtualNetworks ?? []) target.addVirtualNetwork(sub.id, rg.name, v);
       for (const lb of rg.loadBalancers ?? []) target.addLoadBalancer(sub.id, rg.name, lb);
+      for (const agw of rg.applicationGateways ?? []) target.addApplicationGateway(sub.id, rg.name, agw);
       for (const ss of rg.scaleSets ?? [])
-        target.addScaleSet(sub.id, rg.name, ss.name, scaleSetModel(sub.id, rg.name, rg.location, ss));
+        target.addScaleSet(
+          sub.id,
+          rg.name,
+          ss.name,
+          scaleSetModel(sub.id, rg.name, rg.location, ss),
+          ss.vmNetworkProfile,
+        );
       for (const vm of rg.virtualMachines ?? []) {
         target.addVirtualMachine(
           sub.id,
           rg.name,
           vm.name,
           vm.nics.map((n) => ({ name: n.name, config: nicConfiguration(sub.id, rg.name, n) })),
+          vm.networkProfile,
         );
       }
     }

@@ -55,13 +55,30 @@ export interface ScaleSetRecord {
   rolloutGeneration: number;
   /** A Rolling upgrade is in progress: instance writes are refused. */
   rollingUpgrade: boolean;
+  /** Flexible: which shape its VMs' network profiles have in answers (seeded; default nicConfigurations). */
+  vmNetworkProfile?: "nicConfigurations" | "nicReferences" | "alternating";
 }
 
 export interface PoolRecord {
   id: string;
   name: string;
   etag: string;
+  /** Made by a PUT on the pool API: answered with `loadBalancerBackendAddresses` even when it is not IP-based (`[]`,
+   *  recorded); a pool made with its load balancer is answered without it unless it is IP-based (recorded). */
+  madeWithPoolApi?: boolean;
+  /** Declared by a seed or by `syncMode`: "ip" pools list addresses, "nic" pools take ip configurations. Undefined:
+   *  decided by the first member (lbModel.ts), as for a legacy pool. */
+  kind?: "nic" | "ip";
+  /** `loadBalancerBackendAddresses` as written (IP-based pools), read-only fields dropped. */
+  addresses?: JsonObject[];
+  /** The pool's other writable properties as written (`virtualNetwork`, `syncMode`, `drainPeriodInSeconds`, ...). */
+  properties?: JsonObject;
+  /** Set while a write to this pool runs; NRP shows `Updating` until its operation ends. */
+  provisioningState?: string;
 }
+
+/** An inbound NAT pool of a load balancer, in wire shape (`{ name, properties }`). */
+export type NatPoolRecord = JsonObject;
 
 export interface LoadBalancerRecord {
   id: string;
@@ -73,6 +90,28 @@ export interface LoadBalancerRecord {
   resourceGuid: string;
   skuName: string;
   pools: PoolRecord[];
+  /** Inbound NAT pools (wire shape); their members are the scale set ip configurations that reference them. */
+  natPools?: NatPoolRecord[];
+  /** The rest of the load balancer as written: `tags` and the other `properties` collections (frontends, rules, ...). */
+  body?: JsonObject;
+  /** The virtual network its IP-based pools' addresses must be in (a seed's, else learnt from a frontend, a pool's
+   *  `virtualNetwork` or the first address written). */
+  virtualNetworkId?: string;
+  provisioningState?: string;
+}
+
+/** A Network RP application gateway (appGateways.ts renders and writes it). */
+export interface AppGatewayRecord {
+  id: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  name: string;
+  location: string;
+  /** Wire-shaped, without server-owned fields: `{ tags?, identity?, zones?, properties: { sku, backendAddressPools, ... } }`. */
+  body: JsonObject;
+  etag: string;
+  resourceGuid: string;
+  provisioningState: string;
 }
 
 export interface SubnetRecord {
@@ -127,6 +166,9 @@ export interface VmRecord {
   nicIds: string[];
   /** Which of them is primary; -1: none is flagged (a VM LIST or GET then flags none). */
   primaryIndex: number;
+  /** Answers show the VM's own `networkApiVersion` and `networkInterfaceConfigurations` (else only its
+   *  `networkInterfaces` references, as the API specification's examples show some VMs). */
+  showsNicConfigurations: boolean;
   etag: number;
   vmId: string;
   timeCreated: string;
@@ -142,6 +184,7 @@ export class SimState {
   /** Network interfaces and VMs (of Flexible scale sets, or standalone), by canonical ID. */
   readonly nics = new Map<string, NicRecord>();
   readonly vms = new Map<string, VmRecord>();
+  readonly appGateways = new Map<string, AppGatewayRecord>();
 
   clear(): void {
     this.subscriptions.clear();
@@ -150,6 +193,12 @@ export class SimState {
     this.virtualNetworks.clear();
     this.nics.clear();
     this.vms.clear();
+    this.appGateways.clear();
+  }
+
+  /** Every region a resource group is in (what ARM lists as the supported locations). */
+  locations(): string[] {
+    return [...this.subscriptions.values()].flatMap((s) => [...s.resourceGroups.values()].map((g) => g.location));
   }
 
   subscription(id: string): SubscriptionRecord | undefined {

@@ -16,6 +16,9 @@ export interface StatsCounters {
   networkGets: number;
   nicGets: number;
   nicPuts: number;
+  /** Load balancer, backend pool and application gateway writes (PUT) and deletes. */
+  networkPuts: number;
+  networkDeletes: number;
   vmGets: number;
   vmLists: number;
   status412: number;
@@ -43,6 +46,8 @@ export function emptyCounters(): StatsCounters {
     networkGets: 0,
     nicGets: 0,
     nicPuts: 0,
+    networkPuts: 0,
+    networkDeletes: 0,
     vmGets: 0,
     vmLists: 0,
     status412: 0,

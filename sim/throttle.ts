@@ -3,11 +3,11 @@
 // takes a token from every bucket of its policy and is refused with 429 when one is empty, naming every empty one.
 // CRP's documentation describes the refill as tokens added every window ("perMinute", the default); "continuous" adds
 // them smoothly. ARM's own buckets (reads/writes/deletes per second, per subscription and principal, and 15 times that
-// for the whole subscription) sit in front of CRP's.
+// for the whole subscription) sit in front of CRP's and NRP's; NRP's are per subscription and region, per 5 minutes.
 
 export type ComputePolicy =
   | "CreateVMScaleSet"
-  /** A PUT that creates a scale set: its own, smaller budget, under the same name in headers. */
+  /** A PUT that creates a scale set: its own budget, under the same name in headers. */
   | "NewVMScaleSet"
   | "DeleteVMScaleSet"
   | "GetVMScaleSet"
@@ -16,13 +16,13 @@ export type ComputePolicy =
   | "UpdateVMScaleSetVM"
   | "DeleteVMScaleSetVM"
   | "GetVMScaleSetVM"
+  /** GET of a top-level VM (a Flexible scale set's, or standalone). */
+  | "GetVM"
   | "GetOperation";
 
 interface BucketLimit {
   /** Appended to the policy's name: `Resource`, `SubscriptionMaximum`, `3Min`, `30Min`. */
   suffix: string;
-  /** Enforced and named in a 429's details, but not listed in `x-ms-ratelimit-remaining-resource`. */
-  unlisted?: boolean;
   scope: "resource" | "subscription";
   bucket: number;
   /** Tokens added per window. */
@@ -45,32 +45,65 @@ const perSubscription = (bucket: number, refillPerMin: number): BucketLimit => (
   refill: refillPerMin,
   windowMs: MIN,
 });
+/** A published window per subscription and region: `size` requests, all back when the window turns. */
+const window = (minutes: 3 | 30, size: number): BucketLimit => ({
+  suffix: `${minutes}Min`,
+  scope: "subscription",
+  bucket: size,
+  refill: size,
+  windowMs: minutes * MIN,
+});
 
 /**
- * Sizes from CRP's documented tables (VMSS Update 4/12 per resource, 500/1,500 per subscription; Get 12/36, 800/2,400;
- * List and GetInstanceView 360/1,080 per subscription; VM Update 4/12, 500/1,500; VM Get 12/36, 2,000/6,000; VMSS
- * create 125/375 and delete 175/525 per subscription; Get Operation 15/45 per resource, 5,000/15,000 per subscription;
- * HighCostGetVMScaleSet30Min 1,800). Where they are silent (per-VM views, the 3-minute high-cost window) the README
- * lists the value chosen.
+ * CRP's documented per-minute table (MicrosoftDocs compute-throttling-limits.md, 2024-05): VMSS Update 4/12 per
+ * resource, 500/1,500 per subscription; Get 12/36, 800/2,400; List and GetInstanceView 360/1,080 per subscription; VM
+ * Update 4/12, 500/1,500; VM Get 12/36, 2,000/6,000; VMSS create 125/375 and delete 175/525 per subscription; Get
+ * Operation 15/45 per resource, 5,000/15,000 per subscription. The earlier recordings name these buckets
+ * `<Policy>Resource` and `<Policy>SubscriptionMaximum` (`rateLimitPolicyNames: "resourceSubscription"`).
  */
-export const COMPUTE_LIMITS: Record<ComputePolicy, BucketLimit[]> = {
+export const DOCUMENTED_LIMITS: Record<ComputePolicy, BucketLimit[]> = {
   // Updates: the recorded PUT's header names CreateVMScaleSet with 1,124 left of the subscription's bucket, so the
   // update budget (1,500) backs it, not the create one.
   CreateVMScaleSet: [perSubscription(1500, 500), perResource(12, 4)],
   NewVMScaleSet: [perSubscription(375, 125), perResource(12, 4)],
   DeleteVMScaleSet: [perSubscription(525, 175), perResource(12, 4)],
   GetVMScaleSet: [perSubscription(2400, 800), perResource(36, 12)],
-  // VMSS LIST and VMSS VM LIST share this high-cost bucket, per subscription and region only.
-  HighCostGetVMScaleSet: [
-    { suffix: "3Min", scope: "subscription", bucket: 1080, refill: 1080, windowMs: 3 * MIN },
-    { suffix: "30Min", scope: "subscription", bucket: 1800, refill: 1800, windowMs: 30 * MIN },
-  ],
-  // One token per VM in a VM LIST answer.
-  VMScaleSetVMViews: [{ suffix: "3Min", scope: "subscription", bucket: 6000, refill: 6000, windowMs: 3 * MIN }],
+  // VMSS LIST, VMSS VM LIST and VM LIST share this high-cost bucket, per subscription and region only.
+  HighCostGetVMScaleSet: [window(3, 1080), window(30, 1800)],
+  // One token per VM in a VMSS VM LIST answer.
+  VMScaleSetVMViews: [window(3, 6000)],
   UpdateVMScaleSetVM: [perSubscription(1500, 500), perResource(12, 4)],
   DeleteVMScaleSetVM: [perSubscription(1500, 500), perResource(12, 4)],
   GetVMScaleSetVM: [perSubscription(6000, 2000), perResource(36, 12)],
+  // The issue's reading of the VM table: 15 a minute (burst 45) per VM, 5,000 (15,000) per subscription.
+  GetVM: [perSubscription(15000, 5000), perResource(45, 15)],
   GetOperation: [perSubscription(15000, 5000), perResource(45, 15)],
+};
+
+/**
+ * The buckets as every public sample of CRP's answers names them, at the sizes the samples show (sim/README.md lists
+ * each with its source). Reads: `GetVMScaleSet3Min;197,GetVMScaleSet30Min;1297` (2023) is three requests into windows
+ * of 200 and 1,300. Writes: `PutVM3Min;237,PutVM30Min;1188` (azure-cli issue 15765): windows of 240 and 1,200.
+ * High-cost reads: `HighCostGetVMScaleSet30Min` allowed 1,800 (AKS troubleshooting, 2026), 3Min 180 (aks-engine issue
+ * 2295, 2019; giantswarm/azure-operator PR 741 counts on 190). A policy no sample names takes the windows of the
+ * sampled policy of its kind; the windows are per subscription and region (no sample says more). The per-resource
+ * bucket of the documented table stays, listed as `<Policy>Resource`. VM GETs and operation polls keep the documented
+ * per-minute buckets: the recorded poll names them `GetOperationResource` / `GetOperationSubscriptionMaximum`.
+ */
+const READ_WINDOWS = [window(3, 200), window(30, 1300)];
+const WRITE_WINDOWS = [window(3, 240), window(30, 1200)];
+export const PUBLISHED_LIMITS: Record<ComputePolicy, BucketLimit[]> = {
+  CreateVMScaleSet: [...WRITE_WINDOWS, perResource(12, 4)],
+  NewVMScaleSet: [...WRITE_WINDOWS, perResource(12, 4)],
+  DeleteVMScaleSet: [...WRITE_WINDOWS, perResource(12, 4)],
+  GetVMScaleSet: [...READ_WINDOWS, perResource(36, 12)],
+  HighCostGetVMScaleSet: [window(3, 180), window(30, 1800)],
+  VMScaleSetVMViews: [window(3, 6000)],
+  UpdateVMScaleSetVM: [...WRITE_WINDOWS, perResource(12, 4)],
+  DeleteVMScaleSetVM: [...WRITE_WINDOWS, perResource(12, 4)],
+  GetVMScaleSetVM: [...READ_WINDOWS, perResource(36, 12)],
+  GetVM: DOCUMENTED_LIMITS.GetVM,
+  GetOperation: DOCUMENTED_LIMITS.GetOperation,
 };
 
 /** The name a policy has in headers and 429 details. */
@@ -78,33 +111,28 @@ const HEADER_NAME: Partial<Record<ComputePolicy, string>> = { NewVMScaleSet: "Cr
 const headerName = (p: ComputePolicy): string => HEADER_NAME[p] ?? p;
 
 /**
- * How CRP's answers name its buckets. "windows" (default): every public sample names `<Policy>3Min` and
- * `<Policy>30Min` (e.g. `Microsoft.Compute/GetVMScaleSet3Min;197,Microsoft.Compute/GetVMScaleSet30Min;1297`); the
- * windows are per subscription and region. "resourceSubscription": `<Policy>Resource` and
- * `<Policy>SubscriptionMaximum`, as the earlier recordings show.
+ * How CRP's answers name and size its buckets. "windows" (default): as every public sample, `<Policy>3Min` and
+ * `<Policy>30Min` at the sizes the samples show, beside `<Policy>Resource`. "resourceSubscription": the documented
+ * per-minute table, named `<Policy>Resource` and `<Policy>SubscriptionMaximum` as the earlier recordings show.
+ * "roomyWindows": the window names at the sizes this simulator used before issue 42 (the per-minute subscription
+ * bucket as the 3-minute window, ten times it as the 30-minute one): about ten times kinder than every sample, kept
+ * for measurements that must compare with earlier ones.
  */
-export type PolicyNaming = "windows" | "resourceSubscription";
+export type PolicyNaming = "windows" | "resourceSubscription" | "roomyWindows";
 
-/**
- * A policy's buckets when its answers name windows. What backs the windows is not published: the per-subscription
- * bucket becomes the 3-minute window (its size is 3 minutes of its refill in every documented row) and a 30-minute
- * window of ten times that (the same long-run rate, never stricter than the documented one); the per-resource bucket
- * is still enforced and named in a 429's details, but not listed. Policies that have windows keep them.
- */
-function windowLimits(limits: BucketLimit[]): BucketLimit[] {
+/** The pre-issue-42 windows: the per-minute subscription bucket for 3 minutes, ten times it for 30. */
+function roomyWindows(limits: BucketLimit[]): BucketLimit[] {
   if (limits.some((l) => l.windowMs !== MIN)) return limits;
   const sub = limits.find((l) => l.scope === "subscription");
-  const own = limits.filter((l) => l.scope === "resource").map((l) => ({ ...l, unlisted: true }));
+  const own = limits.filter((l) => l.scope === "resource");
   if (!sub) return own;
-  return [
-    { suffix: "3Min", scope: "subscription", bucket: sub.bucket, refill: sub.bucket, windowMs: 3 * MIN },
-    { suffix: "30Min", scope: "subscription", bucket: sub.bucket * 10, refill: sub.bucket * 10, windowMs: 30 * MIN },
-    ...own,
-  ];
+  return [window(3, sub.bucket), window(30, sub.bucket * 10), ...own];
 }
 
 export function limitsOf(policy: ComputePolicy, naming: PolicyNaming): BucketLimit[] {
-  return naming === "windows" ? windowLimits(COMPUTE_LIMITS[policy]) : COMPUTE_LIMITS[policy];
+  if (naming === "resourceSubscription") return DOCUMENTED_LIMITS[policy];
+  if (naming === "roomyWindows") return roomyWindows(DOCUMENTED_LIMITS[policy]);
+  return PUBLISHED_LIMITS[policy];
 }
 
 export type ArmBucketKind = "reads" | "writes" | "deletes";
@@ -115,6 +143,15 @@ const ARM_LIMITS: Record<ArmBucketKind, { refillPerSec: number; bucket: number }
 };
 /** ARM's cap for a whole subscription, all principals together (request-limits-and-throttling). */
 const ARM_GLOBAL_FACTOR = 15;
+
+/**
+ * Network RP's limits, per subscription and region: 1,000 writes and deletes and 10,000 reads every 5 minutes
+ * (learn.microsoft.com request-limits-and-throttling, "Network throttling"). NRP publishes no per-resource budget and
+ * no remaining-count header.
+ */
+export type NetworkBucketKind = "reads" | "writes";
+export const NRP_LIMITS: Record<NetworkBucketKind, number> = { reads: 10_000, writes: 1_000 };
+const NRP_WINDOW_MS = 5 * MIN;
 
 /** CRP's Retry-After never says more than this (1,200 s is seen when a 30-minute bucket is empty). */
 const MAX_RETRY_AFTER_S = 1200;
@@ -172,7 +209,6 @@ class TokenBucket {
 
 export interface BucketRef {
   policy: string;
-  unlisted?: boolean;
   bucket: TokenBucket;
   allowed: number;
   windowMs: number;
@@ -228,16 +264,13 @@ export class Throttler {
       ),
       allowed: l.bucket,
       windowMs: l.windowMs,
-      ...(l.unlisted ? { unlisted: true } : {}),
     }));
   }
 
   /** Takes one token from each CRP bucket of each policy for this resource and subscription+region. */
   admitCompute(policies: ComputePolicy[], resourceKey: string, subscriptionRegionKey: string, now: number): Admission {
     const refs = policies.flatMap((p) => this.refs(p, resourceKey, subscriptionRegionKey, now));
-    const adm = this.admit(refs, now, (r) =>
-      r.unlisted ? "" : `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`,
-    );
+    const adm = this.admit(refs, now, (r) => `Microsoft.Compute/${r.policy};${Math.floor(r.bucket.available(now))}`);
     return {
       ...adm,
       charge: (policy, n) => {
@@ -280,6 +313,22 @@ export class Throttler {
       remaining: Math.floor(own.bucket.available(now)),
       globalRemaining: Math.floor(global.bucket.available(now)),
     };
+  }
+
+  /** NRP's buckets for this subscription and region: one token, or the wait until the window gives one back. */
+  admitNetwork(
+    kind: NetworkBucketKind,
+    subscriptionRegionKey: string,
+    now: number,
+  ): Omit<Admission, "charge" | "remainingHeader"> & { allowed: number } {
+    const size = NRP_LIMITS[kind];
+    const ref: BucketRef = {
+      policy: `Network${kind}`,
+      bucket: this.bucket(`nrp|${kind}|${subscriptionRegionKey}`, size, size, NRP_WINDOW_MS, now),
+      allowed: size,
+      windowMs: NRP_WINDOW_MS,
+    };
+    return { ...this.admit([ref], now, () => ""), allowed: size };
   }
 
   private admit(refs: BucketRef[], now: number, describe: (r: BucketRef) => string): Omit<Admission, "charge"> {

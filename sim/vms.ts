@@ -37,10 +37,11 @@ export function flexModelError(id: string, model: JsonObject): ArmError | undefi
   );
 }
 
-/** A VM as GET answers it; `listed`: as a LIST item, whose NIC references carry no properties (recorded). */
+/** A VM as GET answers it; `listed`: as a LIST item, whose NIC references carry no properties (recorded). A VM that
+ *  does not show its NIC configurations answers only its NIC references (its own copy stays, for CRP's rollouts). */
 export function renderVm(vm: VmRecord, listed = false): JsonObject {
   const props = getPath(vm.body, "properties");
-  const ownNetwork = getPath(vm.body, "properties", "networkProfile");
+  const ownNetwork = vm.showsNicConfigurations ? getPath(vm.body, "properties", "networkProfile") : undefined;
   return {
     id: vm.id,
     name: vm.name,
@@ -153,6 +154,12 @@ function newFlexVm(host: VmHost, ss: ScaleSetRecord, ordinal: number): VmRecord 
     scaleSetId: ss.id,
     nicIds: [],
     primaryIndex: -1,
+    showsNicConfigurations:
+      ss.vmNetworkProfile === "nicReferences"
+        ? false
+        : ss.vmNetworkProfile === "alternating"
+          ? ordinal % 2 === 0
+          : true,
     etag: 1,
     vmId: randomUUID(),
     timeCreated: host.clock.nowIso(),
@@ -279,6 +286,7 @@ export function addStandaloneVm(
   location: string,
   name: string,
   nics: { name: string; config: Json }[],
+  networkProfile: "nicConfigurations" | "nicReferences" = "nicReferences",
 ): VmRecord {
   const vm: VmRecord = {
     id: virtualMachineId(sub, rg, name),
@@ -290,10 +298,16 @@ export function addStandaloneVm(
       properties: {
         hardwareProfile: { vmSize: "Standard_D2s_v3" },
         osProfile: { computerName: name, adminUsername: "azureuser" },
+        // The NICs' configurations, as a VM whose NICs CRP built carries them (shown when the seed says so).
+        networkProfile: {
+          networkApiVersion: "2020-11-01",
+          networkInterfaceConfigurations: nics.map((n) => structuredClone(n.config)),
+        },
       },
     },
     nicIds: [],
     primaryIndex: -1,
+    showsNicConfigurations: networkProfile === "nicConfigurations",
     etag: 1,
     vmId: randomUUID(),
     timeCreated: host.clock.nowIso(),

@@ -1,8 +1,15 @@
+import { seededRandom } from "../../sim/random";
+import { planDelivery, retryWithinTtlMs, type EventGridDeliveryOptions } from "./eventGridDelivery";
+
 /**
  * Plays Event Grid between the simulator and the runtime: every ARM system event the simulator publishes is POSTed,
  * after a delay, to each Event Grid function's webhook (`aeg-event-type: Notification`, an Event Grid schema
  * array of one event, as a subscription with maxEventsPerBatch 1 delivers). A delivery answered with anything but
  * 2xx is retried a few times with a growing delay, as Event Grid retries; one that still fails is reported.
+ *
+ * With `eventGrid` set, it delivers as Event Grid really does (eventGridDelivery.ts), seeded: at least once, not in
+ * order, some events twice, some hours late on Event Grid's retry schedule, in simulated time divided by the
+ * simulator's time scale; a webhook's failure is retried on that schedule too, up to the event's time to live.
  */
 
 export interface ForwarderStats {
@@ -14,8 +21,17 @@ export interface ForwarderStats {
   pending: number;
 }
 
+export interface EventGridMode extends EventGridDeliveryOptions {
+  /** Seed of the PRNG that plans every delivery (in the order events are published). */
+  seed: number;
+  /** Simulated seconds per real second of the simulator whose events these are (default 1). */
+  timeScale?: number;
+}
+
 export interface EventForwarderOptions {
   delayMs: number;
+  /** Deliver as Event Grid does (see above) instead of once each after `delayMs`. */
+  eventGrid?: EventGridMode;
   /** Delays before each retry; Event Grid's own schedule starts at 10 s, far too slow for a laptop. */
   retryDelaysMs?: readonly number[];
   onError?: (message: string) => void;
@@ -23,7 +39,8 @@ export interface EventForwarderOptions {
 }
 
 export class EventForwarder {
-  readonly #o: Required<Omit<EventForwarderOptions, "onError">> & { onError: (m: string) => void };
+  readonly #o: Required<Omit<EventForwarderOptions, "onError" | "eventGrid">> & { onError: (m: string) => void };
+  readonly #eventGrid: (EventGridMode & { rand: () => number; scale: number }) | undefined;
   #targets: string[] | undefined;
   /**
    * Several hosts: each event goes to one of them (round robin), as Event Grid delivers to one instance behind the
@@ -44,6 +61,8 @@ export class EventForwarder {
       onError: options.onError ?? ((m) => console.error(m)),
       fetchImpl: options.fetchImpl ?? fetch,
     };
+    const eg = options.eventGrid;
+    this.#eventGrid = eg && { ...eg, rand: seededRandom(eg.seed), scale: eg.timeScale ?? 1 };
   }
 
   get stats(): ForwarderStats {
@@ -80,7 +99,16 @@ export class EventForwarder {
   }
 
   #fanOut(event: unknown): void {
-    for (const url of this.#targets ?? []) this.#schedule(event, url, this.#o.delayMs, 0);
+    for (const url of this.#targets ?? []) {
+      const eg = this.#eventGrid;
+      if (!eg) {
+        this.#schedule(event, url, this.#o.delayMs, 0);
+        continue;
+      }
+      // Each subscription delivers on its own: its own plan, the same PRNG (so a seed replays the whole run).
+      const plan = planDelivery(eg.rand, eg);
+      for (const at of plan.receivedAtMs) this.#schedule(event, url, at / eg.scale, 0);
+    }
   }
 
   /** Resolves once nothing is scheduled or in flight (or the deadline passes: false). */
@@ -120,7 +148,10 @@ export class EventForwarder {
       this.#stats.delivered++;
       return;
     }
-    const retryIn = this.#o.retryDelaysMs[attempt];
+    const eg = this.#eventGrid;
+    // Event Grid retries a delivery the webhook refused on its own schedule; else a few quick retries.
+    const egRetry = eg && retryWithinTtlMs(attempt);
+    const retryIn = eg ? (egRetry === undefined ? undefined : egRetry / eg.scale) : this.#o.retryDelaysMs[attempt];
     const id = (event as { id?: unknown })?.id;
     if (retryIn !== undefined && !this.#stopped) {
       this.#o.onError(`Event ${String(id)}: ${failure}; retrying in ${retryIn} ms`);

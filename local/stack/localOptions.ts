@@ -26,6 +26,8 @@ export const USAGE = `usage: npm run local -- [options]        (or: node dist/lo
   --data DIR           keep Azurite's data in DIR (default: in memory)   POOLSYNC_LOCAL_AZURITE_DATA
   --event-delay-ms N   delay of the simulator's ARM events to the webhook  POOLSYNC_LOCAL_EVENT_DELAY_MS default 1000
   --no-events          deliver no ARM events (as in Azure without a subscription: the timer covers)  POOLSYNC_LOCAL_EVENTS=false
+  --event-grid-seed N  deliver events as Event Grid does (at least once, out of order, some twice, some hours late
+                       on its retry schedule), planned by this seed          POOLSYNC_LOCAL_EVENT_GRID_SEED
   --host H             the runtime's listen address                       default 127.0.0.1
   --allow-remote       let --host be beyond loopback (needs POOLSYNC_LOCAL_FUNCTION_KEY)
   --hosts N            N Functions hosts (processes) on ports --port, --port+1, ...  POOLSYNC_LOCAL_HOSTS  default 1
@@ -49,8 +51,9 @@ export interface LocalOptions {
   simulator: { port: number } | undefined;
   /** Azurite to reuse or start, or undefined when AzureWebJobsStorage is a real connection string. */
   azurite: { ports: AzuritePorts; dataDir: string | undefined } | undefined;
-  /** ARM events from the simulator to the webhook: delay, or undefined for none. */
-  events: { delayMs: number } | undefined;
+  /** ARM events from the simulator to the webhook: delay (and, seeded, Event Grid's own delivery), or undefined for
+   *  none. */
+  events: { delayMs: number; eventGridSeed?: number } | undefined;
   /** App settings for the runtime (file values, environment overrides, local-mode defaults). */
   settings: Record<string, string>;
   settingsSource: string | undefined;
@@ -77,6 +80,7 @@ const LOCAL_SETTINGS = [
   "POOLSYNC_LOCAL_TABLE_PORT",
   "POOLSYNC_LOCAL_AZURITE_DATA",
   "POOLSYNC_LOCAL_EVENT_DELAY_MS",
+  "POOLSYNC_LOCAL_EVENT_GRID_SEED",
   "POOLSYNC_LOCAL_EVENTS",
   "POOLSYNC_LOCAL_HOSTS",
   "POOLSYNC_LOCAL_TEST_PRINCIPALS",
@@ -114,6 +118,7 @@ const OPTIONS = {
   "table-port": { type: "string" },
   data: { type: "string" },
   "event-delay-ms": { type: "string" },
+  "event-grid-seed": { type: "string" },
   host: { type: "string" },
   "allow-remote": { type: "boolean" },
   hosts: { type: "string" },
@@ -253,7 +258,15 @@ export function resolveLocalOptions(
       throw new UsageError(
         `--event-delay-ms / POOLSYNC_LOCAL_EVENT_DELAY_MS must be whole milliseconds (0-600000), got ${JSON.stringify(raw)}`,
       );
-    events = { delayMs };
+    const rawSeed = flag("--event-grid-seed") ?? settings.POOLSYNC_LOCAL_EVENT_GRID_SEED;
+    const seed = rawSeed === undefined || rawSeed.trim() === "" ? undefined : Number(rawSeed);
+    if (seed !== undefined && !Number.isSafeInteger(seed))
+      throw new UsageError(
+        `--event-grid-seed / POOLSYNC_LOCAL_EVENT_GRID_SEED must be a whole number, got ${JSON.stringify(rawSeed)}`,
+      );
+    events = { delayMs, ...(seed !== undefined ? { eventGridSeed: seed } : {}) };
+  } else if (flag("--event-grid-seed") !== undefined) {
+    throw new UsageError("--event-grid-seed: no events are delivered (--no-events, or ARM is not the simulator)");
   }
 
   const rawHosts = flag("--hosts") ?? settings.POOLSYNC_LOCAL_HOSTS;

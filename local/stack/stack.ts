@@ -112,6 +112,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       if (opts.events)
         forwarder = new EventForwarder({
           delayMs: opts.events.delayMs,
+          ...(opts.events.eventGridSeed !== undefined
+            ? { eventGrid: { seed: opts.events.eventGridSeed, timeScale: opts.simulatorOptions?.timeScale ?? 1 } }
+            : {}),
           onError: (m) => console.error(`[events] ${m}`),
         });
       const fw = forwarder;
@@ -185,7 +188,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         );
         lines.push(
           forwarder
-            ? `ARM events: simulator → ${webhooks.length ? webhooks.map(withoutKey).join(", ") : "(no Event Grid function)"}${hosts.length > 1 ? " (each event to one host, in turn)" : ""} after ${opts.events?.delayMs ?? 0} ms`
+            ? `ARM events: simulator → ${webhooks.length ? webhooks.map(withoutKey).join(", ") : "(no Event Grid function)"}${hosts.length > 1 ? " (each event to one host, in turn)" : ""} ${opts.events?.eventGridSeed !== undefined ? `as Event Grid delivers (seed ${opts.events.eventGridSeed}: at least once, out of order, some twice, some late on its retry schedule)` : `after ${opts.events?.delayMs ?? 0} ms`}`
             : `ARM events: off (--no-events); the reconcileStale timer covers drift`,
         );
       } else {

@@ -2,13 +2,16 @@
 // route says what the request is (for stats, throttling and interleaving) before it is handled.
 import { badRequest, emptyIfMatch, invalidInstanceId, routeNotFound, resourceNotFound } from "../errors";
 import { claimsFromToken, type Writer } from "../events";
-import { canonical, LB_TYPE, parseResourcePath, VNET_TYPE } from "../ids";
+import { canonical, parseResourcePath, VNET_TYPE } from "../ids";
 import type { Engine, WriteContext, WriteOutcome } from "../engine";
-import { renderLoadBalancer, renderPool, renderSubnet, renderVirtualNetwork } from "../network";
+import { renderSubnet, renderVirtualNetwork } from "../network";
 import { Operations } from "../operations";
 import { renderInstance, renderScaleSet } from "../scaleSets";
 import type { RequestKind } from "../stats";
+import { resolveAppGatewayRoute } from "./appGatewayRoutes";
+import { resolveLoadBalancerRoute } from "./loadBalancerRoutes";
 import { resolveNicAndVmRoute } from "./network";
+import { resolveVmssNicRoute } from "./vmssNicRoutes";
 import { json, type Reply, type RequestContext } from "./reply";
 import { page, parseBody, type Route } from "./routeKit";
 
@@ -31,6 +34,11 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
     },
   });
   if (!p) return notFound();
+  const network =
+    resolveLoadBalancerRoute(engine, ctx, p) ??
+    resolveAppGatewayRoute(engine, ctx, p) ??
+    resolveVmssNicRoute(engine, ctx, p);
+  if (network) return network;
   const nicOrVm = resolveNicAndVmRoute(engine, ctx, p);
   if (nicOrVm) return nicOrVm;
   const seg = p.providerSegments.map((s) => s.toLowerCase());
@@ -146,28 +154,6 @@ export function resolveRoute(engine: Engine, ctx: RequestContext): Route {
     return notFound();
   }
 
-  if (
-    seg[0] === "microsoft.network" &&
-    seg[1] === "loadbalancers" &&
-    (seg.length === 3 || (seg.length === 5 && seg[3] === "backendaddresspools"))
-  ) {
-    return only("GET", "networkGets", () => {
-      engine.requireResourceGroup(sub, rg);
-      const lbKey = canonical(
-        `/subscriptions/${sub}/resourceGroups/${rg}/providers/${LB_TYPE}/${p.providerSegments[2] ?? ""}`,
-      );
-      const lb = engine.state.loadBalancers.get(lbKey);
-      if (!lb) throw resourceNotFound(LB_TYPE, p.providerSegments[2] ?? "", rg);
-      if (seg.length === 3) return json(200, renderLoadBalancer(engine.state, lb), { etag: lb.etag });
-      const pool = renderPool(engine.state, lb, p.providerSegments[4] ?? "");
-      // NRP's own 404 (recorded), not ARM's ResourceNotFound: the path as requested, `details: []`.
-      if (!pool)
-        return json(404, {
-          error: { code: "NotFound", message: `Resource ${decodeURIComponent(path)} not found.`, details: [] },
-        });
-      return json(200, pool, { etag: lb.etag });
-    });
-  }
   if (
     seg[0] === "microsoft.network" &&
     seg[1] === "virtualnetworks" &&

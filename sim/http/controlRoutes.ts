@@ -1,11 +1,12 @@
 // The control API over HTTP, under /_sim/, for other processes (the local runtime, benchmarks, curl). Bodies are
 // JSON; a change another writer makes is given as a merge patch (`merge`), applied with CRP's merge rules.
 import type { SimControl } from "../control";
+import { ArmError } from "../errors";
 import type { FaultRule } from "../faults";
 import { isJsonObject, parseArmJson, type Json, type JsonObject } from "../json";
 import { mergeArm } from "../merge";
 import type { SeedSpec } from "../seed";
-import { json, type Reply } from "./reply";
+import { fromArmError, json, type Reply } from "./reply";
 
 function mergeMutation(patch: JsonObject) {
   return (r: JsonObject): void => {
@@ -51,6 +52,12 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
         return json(200, { value: control.instances(url.searchParams.get("id") ?? "") });
       case "GET /_sim/pool-members":
         return json(200, { value: control.poolMembers(url.searchParams.get("id") ?? "") });
+      case "GET /_sim/pool-state": {
+        const state = control.poolState(url.searchParams.get("id") ?? "");
+        return state ? json(200, state as unknown as JsonObject) : json(404, { error: "not found" });
+      }
+      case "POST /_sim/pool-addresses":
+        return json(200, writePoolAddresses(control, body) as unknown as JsonObject);
       case "POST /_sim/write": {
         const patch = body["merge"];
         if (!isJsonObject(patch)) throw new Error(`"merge" (object) is required`);
@@ -133,6 +140,30 @@ export function handleControl(control: SimControl, method: string, url: URL, bod
         return json(404, { error: `no control endpoint ${route}` });
     }
   } catch (e) {
+    // Another writer refused as the API would refuse it (409 while an operation runs, 412, 400): the same answer.
+    if (e instanceof ArmError) return fromArmError(e);
     return json(400, { error: (e as Error).message });
   }
+}
+
+/** `{id, add?, remove?, adminState?, ifMatch?, clientRequestId?}`: another writer's address change. */
+function writePoolAddresses(control: SimControl, body: JsonObject) {
+  const list = (key: string) => (Array.isArray(body[key]) ? (body[key] as Json[]) : undefined);
+  const add = list("add");
+  const remove = list("remove");
+  const admin = body["adminState"];
+  return control.writePoolAddresses(
+    str(body, "id"),
+    {
+      ...(add ? { add: add.filter(isJsonObject) } : {}),
+      ...(remove ? { remove: remove.filter((r): r is string => typeof r === "string") } : {}),
+      ...(isJsonObject(admin)
+        ? { adminState: Object.fromEntries(Object.entries(admin).map(([k, v]) => [k, String(v)])) }
+        : {}),
+    },
+    {
+      ...(typeof body["ifMatch"] === "string" ? { ifMatch: body["ifMatch"] } : {}),
+      ...(typeof body["clientRequestId"] === "string" ? { clientRequestId: body["clientRequestId"] } : {}),
+    },
+  );
 }

@@ -7,6 +7,7 @@ import { canonical, VM_TYPE, type ParsedResourcePath } from "../ids";
 import { resourceNotFound } from "../errors";
 import { renderNic } from "../nics";
 import { requireNic, writeNic, type NicWriteContext } from "../nicWrites";
+import { nrpOperationUrl } from "../nrpOperations";
 import { Operations, type Operation } from "../operations";
 import { claimsFromToken } from "../events";
 import { isFlexible, renderVm } from "../vms";
@@ -33,41 +34,58 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
       };
     }
     if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachines" && seg.length === 2) {
-      return get("vmLists", (c) => {
-        engine.requireSubscription(sub);
-        const all = [...engine.state.vms.values()].filter((v) => v.subscriptionId.toLowerCase() === sub.toLowerCase());
-        return page(
-          engine,
-          c,
-          all.map((v) => renderVm(v, true)),
-        );
-      });
+      return {
+        ...get("vmLists", (c) => {
+          engine.requireSubscription(sub);
+          const all = [...engine.state.vms.values()].filter(
+            (v) => v.subscriptionId.toLowerCase() === sub.toLowerCase(),
+          );
+          return page(
+            engine,
+            c,
+            all.map((v) => renderVm(v, true)),
+          );
+        }),
+        compute: true,
+        // A VM LIST is a high-cost read, the bucket the scale set LIST spends.
+        policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey: `${sub.toLowerCase()}|all` },
+      };
     }
     return undefined;
   }
   const rg = p.resourceGroup;
+  const regionKey = `${sub.toLowerCase()}|${(engine.state.resourceGroup(sub, rg)?.location ?? "").toLowerCase()}`;
   if (seg[0] === "microsoft.compute" && seg[1] === "virtualmachines") {
     if (seg.length === 2) {
-      return get("vmLists", (c) => {
-        engine.requireResourceGroup(sub, rg);
-        const inRg = [...engine.state.vms.values()].filter(
-          (v) =>
-            v.subscriptionId.toLowerCase() === sub.toLowerCase() && v.resourceGroup.toLowerCase() === rg.toLowerCase(),
-        );
-        return page(
-          engine,
-          c,
-          inRg.map((v) => renderVm(v, true)),
-        );
-      });
+      return {
+        ...get("vmLists", (c) => {
+          engine.requireResourceGroup(sub, rg);
+          const inRg = [...engine.state.vms.values()].filter(
+            (v) =>
+              v.subscriptionId.toLowerCase() === sub.toLowerCase() &&
+              v.resourceGroup.toLowerCase() === rg.toLowerCase(),
+          );
+          return page(
+            engine,
+            c,
+            inRg.map((v) => renderVm(v, true)),
+          );
+        }),
+        compute: true,
+        policy: { names: ["HighCostGetVMScaleSet"], resourceKey: key, regionKey },
+      };
     }
     if (seg.length === 3) {
-      return get("vmGets", () => {
-        engine.requireResourceGroup(sub, rg);
-        const vm = engine.state.vms.get(key);
-        if (!vm) throw resourceNotFound(VM_TYPE, p.providerSegments[2] ?? "", rg);
-        return json(200, renderVm(vm), { etag: `"${vm.etag}"` });
-      });
+      return {
+        ...get("vmGets", () => {
+          engine.requireResourceGroup(sub, rg);
+          const vm = engine.state.vms.get(key);
+          if (!vm) throw resourceNotFound(VM_TYPE, p.providerSegments[2] ?? "", rg);
+          return json(200, renderVm(vm), { etag: `"${vm.etag}"` });
+        }),
+        compute: true,
+        policy: { names: ["GetVM"], resourceKey: key, regionKey },
+      };
     }
     return undefined;
   }
@@ -145,6 +163,7 @@ function nicWriteContext(engine: Engine, c: RequestContext): NicWriteContext {
       clientIpAddress: c.clientIp,
     },
     resourceUri: decodeURIComponent(c.url.pathname).replace(/\/+$/, ""),
+    at: { base: c.base, apiVersion: c.apiVersion },
     ...(ifMatch !== undefined ? { ifMatch } : {}),
     ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}),
   };
@@ -153,7 +172,7 @@ function nicWriteContext(engine: Engine, c: RequestContext): NicWriteContext {
 /** NRP answers its writes with an Azure-AsyncOperation on its own operations resource. */
 function operationHeaders(engine: Engine, c: RequestContext, op: Operation): Record<string, string> {
   return {
-    "azure-asyncoperation": `${c.base}/subscriptions/${op.subscriptionId}/providers/Microsoft.Network/locations/${op.location}/operations/${op.id}?api-version=${encodeURIComponent(c.apiVersion)}`,
+    "azure-asyncoperation": nrpOperationUrl(c, op),
     "azure-asyncnotification": "Enabled",
     "retry-after": String(engine.settings.operationRetryAfterSeconds),
   };

@@ -2,13 +2,15 @@
 // then CRP's), the interleaved writer, the handler, ETags as the api-version has them, and the common response headers.
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import { carriesEtags, COMPUTE_API_VERSIONS, isKnownComputeApiVersion } from "../apiVersions";
+import { carriesEtags } from "../apiVersions";
 import type { SimCore } from "../core";
-import { ArmError, invalidApiVersion, missingApiVersion, unauthorized } from "../errors";
+import { ArmError, missingApiVersion, unauthorized } from "../errors";
 import { claimsFromToken } from "../events";
 import { isJsonObject, type Json, type JsonObject } from "../json";
 import type { BucketRef } from "../throttle";
 import { resolveRoute, type Route } from "./compute";
+import { apiVersionError, networkBudgetOf, registrationOf } from "./registration";
+import { transientRetryableError } from "../nrpOperations";
 import { DROP, fromArmError, json, type Answer, type Reply, type RequestContext } from "./reply";
 
 export interface RawRequest {
@@ -34,6 +36,14 @@ export async function handleArmRequest(core: SimCore, raw: RawRequest): Promise<
   };
   const answer = await answerArmRequest(core, raw, correlationId);
   if (answer === DROP) return DROP;
+  core.spec?.check({
+    method: raw.method,
+    pathname: raw.url.pathname,
+    apiVersion: raw.url.searchParams.get("api-version") ?? "",
+    requestText: raw.bodyText,
+    status: answer.status,
+    responseBody: answer.body,
+  });
   return { ...answer, headers: { ...common, ...answer.headers } };
 }
 
@@ -70,8 +80,10 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
     return reply;
   };
 
-  if (route.compute && !isKnownComputeApiVersion(apiVersion))
-    return finish(fromArmError(invalidApiVersion(apiVersion, COMPUTE_API_VERSIONS)));
+  // ARM checks the api-version against the type's registration before any provider (or fault) sees the request.
+  const registration = registrationOf(core.engine, raw.url.pathname);
+  const versionError = registration && apiVersionError(core.engine, registration, apiVersion);
+  if (versionError) return finish(fromArmError(versionError));
 
   const fault = core.faults.take(raw.method, raw.url.pathname);
   ctx.etags = !route.compute || carriesEtags(apiVersion);
@@ -83,14 +95,28 @@ async function answerArmRequest(core: SimCore, raw: RawRequest, correlationId: s
     }
   }
 
-  const throttled = admit(core, route, ctx);
+  const network = registration && networkBudgetOf(registration, raw.method);
+  const throttled = admit(core, route, ctx, network);
   if (!throttled.ok) return finish(throttled.reply);
+  // NRP's transient failures (a setting): the write is not taken, the client is told to come back.
+  if (network?.kind === "writes" && core.nrpRandom() < core.settings.nrpTransientFailureRate) {
+    throttled.refund();
+    return finish(fromArmError(transientRetryableError(core.settings.nrpRetryAfterSeconds)));
+  }
 
   // The interleaved writer changes the resource just before this write reaches it.
   if (route.writeTarget) {
     // Its write has come and gone (operation ended) before ours: ours meets its ETag, not its operation.
-    for (const mutate of core.interleaver.take(route.writeTarget))
-      core.engine.writeAs(route.writeTarget, mutate, undefined, 0);
+    const target = route.writeTarget;
+    core.interleaver.applyDue(target, (mutate) => {
+      try {
+        core.engine.writeAs(target, mutate, undefined, 0);
+        return true;
+      } catch (e) {
+        if (e instanceof ArmError) return false;
+        throw e;
+      }
+    });
     clock.runDue();
   }
 
@@ -137,8 +163,13 @@ function principalOf(token: string): string {
   return claims["oid"] ?? claims["appid"] ?? token;
 }
 
-/** ARM's subscription buckets first, then CRP's buckets for the route's policy. */
-function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
+/** ARM's subscription buckets first, then NRP's or CRP's buckets for the route. */
+function admit(
+  core: SimCore,
+  route: Route,
+  ctx: RequestContext,
+  network: ReturnType<typeof networkBudgetOf>,
+): Admitted {
   const now = core.clock.now();
   const headers: Record<string, string> = {};
   const refunds: (() => void)[] = [];
@@ -165,6 +196,15 @@ function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
     }
     refunds.push(arm.refund);
   }
+  if (network) {
+    const n = core.throttler.admitNetwork(network.kind, network.regionKey, now);
+    if (!n.ok) {
+      refunds.forEach((r) => r());
+      const wait = n.retryAfterSeconds ?? 1;
+      return { ok: false, reply: nrpThrottled(network.operation, n.allowed, wait, headers) };
+    }
+    refunds.push(n.refund);
+  }
   let chargeViews = (_n: number): void => undefined;
   if (route.policy) {
     const a = core.throttler.admitCompute(route.policy.names, route.policy.resourceKey, route.policy.regionKey, now);
@@ -181,6 +221,26 @@ function admit(core: SimCore, route: Route, ctx: RequestContext): Admitted {
     if (route.policy.names.includes("VMScaleSetVMViews")) chargeViews = (n) => a.charge("VMScaleSetVMViews", n);
   }
   return { ok: true, headers, refund: () => refunds.forEach((r) => r()), chargeViews };
+}
+
+/** NRP's 429 when a subscription's 5-minute budget is spent (Azure/azure-sdk-for-net issue 45317). */
+function nrpThrottled(operation: string, allowed: number, retryAfter: number, headers: Record<string, string>): Reply {
+  return json(
+    429,
+    {
+      error: {
+        code: "RetryableError",
+        message: "A retryable error occurred.",
+        details: [
+          {
+            code: "RetryableErrorDueToTooManyCallsToThisOperation",
+            message: `Operation ${operation} exceeded throttling limit of ${allowed} calls within last 5 minutes. The number of calls exceeds Microsoft.Network throttling limit. The call can be retried in ${retryAfter} seconds.`,
+          },
+        ],
+      },
+    },
+    { ...headers, "retry-after": String(retryAfter) },
+  );
 }
 
 /** CRP's 429 body as recorded: top-level code, one detail per empty bucket, or in ARM's error envelope when the

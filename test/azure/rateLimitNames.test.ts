@@ -27,13 +27,16 @@ describe("what CRP's write answers say is left, under both naming families", () 
   const cases = [
     {
       names: "windows" as const,
+      // The published windows (240 and 1,200 for writes) beside each resource's own bucket.
       scaleSet: [
-        ["subscription", 1499],
-        ["subscription", 14999],
+        ["subscription", 239],
+        ["subscription", 1199],
+        ["resource", 11],
       ],
       instance: [
-        ["subscription", 1499],
-        ["subscription", 14999],
+        ["subscription", 239],
+        ["subscription", 1199],
+        ["resource", 11],
       ],
     },
     {

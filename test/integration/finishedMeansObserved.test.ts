@@ -134,6 +134,7 @@ describe("a declaration is finished only from what ARM holds (issue 41)", () => 
       ];
     };
     h.sim.control.write(VMSS, addPool0);
+    h.sim.control.settle(); // the model write ends first: CRP answers an instance write during it with 409
     for (const id of ["0", "1"]) h.sim.control.write(`${VMSS}/virtualMachines/${id}`, addPool0);
     h.sim.control.settle();
 
@@ -209,9 +210,16 @@ describe("a declaration is finished only from what ARM holds (issue 41)", () => 
     const pass = host.reconcile(ref, { reason: "test", attempt: 0 });
     await slow.reached;
     sim.write(VMSS, addIpConfig("theirs", SUBNET));
+    sim.settle(); // its operation ends first: a scale meets it with 409 otherwise
     sim.scale(VMSS, 1);
     sim.settle();
     sim.scale(VMSS, 2);
+    sim.settle();
+    // The new VM starts at "1" and stays there once created (recorded); one write of its own (another writer's user
+    // data) brings it to the "2" the dead one had.
+    sim.write(`${VMSS}/virtualMachines/1`, (r) => {
+      (r["properties"] as Record<string, unknown>)["userData"] = Buffer.from("theirs").toString("base64");
+    });
     sim.settle();
     clock.advance(5 * 60_000);
     const reborn = sim.resource(`${VMSS}/virtualMachines/1`)!;

@@ -47,6 +47,9 @@ describe("an instance scaled in under the reconcile is gone, not a failure", () 
       const sim = h.sim.control;
       // Another writer scales in just before our PUT to the highest instance reaches CRP.
       const scaleIn = sim.beforeNextWrite(LAST, () => {
+        // Our writes to the other instances end first: a scale set write meets them with 409 otherwise (the other
+        // writer meets CRP's rules as we do).
+        sim.settle();
         sim.scale(VMSS, 2);
         if (c.ended) sim.clock.advance(60_000);
       });

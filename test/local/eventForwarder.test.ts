@@ -101,4 +101,47 @@ describe("EventForwarder", () => {
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.every((e) => /retrying in 10 ms$/.test(e))).toBe(true);
   });
+
+  it("as Event Grid delivers (seeded): every event at least once, some twice, out of order, some late on its retry schedule", async () => {
+    const hook = await webhook([]);
+    servers.push(hook.server);
+    // 10,000 simulated seconds per real second: Event Grid's first attempts (1 to 20 s) take 0.1 to 2 real ms, a retry
+    // after 10 s one more, its hours under a second.
+    const timeScale = 10_000;
+    const run = async (seed: number) => {
+      hook.received.length = 0;
+      const f = new EventForwarder({ delayMs: 0, eventGrid: { seed, timeScale } });
+      f.setTargets([hook.url]);
+      for (let i = 0; i < 200; i++) f.publish({ id: `e${i}` });
+      expect(await f.idle(20_000)).toBe(true);
+      return hook.received.map((r) => (r.body as Array<{ id: string }>)[0]!.id);
+    };
+    const got = await run(7);
+    const ids = Array.from({ length: 200 }, (_, i) => `e${i}`);
+    expect([...new Set(got)].sort()).toEqual([...ids].sort());
+    expect(got.length).toBeGreaterThan(200);
+    // Out of order: some event arrives before one published earlier.
+    expect(got.some((id, k) => k > 0 && Number(id.slice(1)) < Number(got[k - 1]!.slice(1)))).toBe(true);
+    // The same seed plans the same deliveries (which events come twice).
+    const twice = (list: string[]) => list.filter((id, k) => list.indexOf(id) !== k).sort();
+    expect(twice(await run(7))).toEqual(twice(got));
+  });
+
+  it("as Event Grid delivers: a webhook's refusal is retried on Event Grid's schedule, not given up after a few tries", async () => {
+    const hook = await webhook([500, 500, 500, 500, 500]);
+    servers.push(hook.server);
+    const errors: string[] = [];
+    const f = new EventForwarder({
+      delayMs: 0,
+      eventGrid: { seed: 1, timeScale: 1_000, failRate: 0, duplicateRate: 0, firstAttemptMs: { min: 0, max: 0 } },
+      onError: (m) => errors.push(m),
+    });
+    f.setTargets([hook.url]);
+    f.publish({ id: "late" });
+    expect(await f.idle(10_000)).toBe(true);
+    // Five refusals, then the sixth try at 10 + 30 + 60 + 300 + 600 simulated seconds got through.
+    expect(hook.received).toHaveLength(6);
+    expect(f.stats).toMatchObject({ delivered: 1, failed: 0 });
+    expect(errors.map((e) => /retrying in ([\d.]+) ms$/.exec(e)?.[1])).toEqual(["10", "30", "60", "300", "600"]);
+  });
 });

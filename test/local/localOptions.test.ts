@@ -102,6 +102,23 @@ describe("resolveLocalOptions", () => {
     expect(o.azurite).toBeUndefined();
   });
 
+  it("--event-grid-seed (or POOLSYNC_LOCAL_EVENT_GRID_SEED) delivers as Event Grid does, planned by that seed", () => {
+    expect(resolveLocalOptions(["--event-grid-seed", "42"], {}, example, APP).events).toEqual({
+      delayMs: 1000,
+      eventGridSeed: 42,
+    });
+    expect(resolveLocalOptions([], { POOLSYNC_LOCAL_EVENT_GRID_SEED: "7" }, example, APP).events).toEqual({
+      delayMs: 1000,
+      eventGridSeed: 7,
+    });
+    expect(() => resolveLocalOptions(["--event-grid-seed", "x"], {}, example, APP)).toThrow(
+      /--event-grid-seed \/ POOLSYNC_LOCAL_EVENT_GRID_SEED must be a whole number, got "x"/,
+    );
+    expect(() => resolveLocalOptions(["--no-events", "--event-grid-seed", "1"], {}, example, APP)).toThrow(
+      /--event-grid-seed: no events are delivered/,
+    );
+  });
+
   it("--no-events or POOLSYNC_LOCAL_EVENTS=false turns delivery off", () => {
     expect(resolveLocalOptions(["--no-events"], {}, example, APP).events).toBeUndefined();
     expect(resolveLocalOptions([], { POOLSYNC_LOCAL_EVENTS: "false" }, example, APP).events).toBeUndefined();

@@ -65,6 +65,8 @@ describe("cli", () => {
 
     expect((await control(base, "GET", "/_sim/health")).body).toEqual({ ok: true });
     await control(base, "POST", "/_sim/write", { id: VMSS_PATH, merge: { tags: { by: "other" } } });
+    // Its operation ends first: the interleaved writer (and our PATCH) would meet it with 409.
+    await control(base, "POST", "/_sim/settle");
     expect((await control(base, "GET", `/_sim/resource?id=${encodeURIComponent(VMSS_PATH)}`)).body["etag"]).toBe('"2"');
     await control(base, "POST", "/_sim/interleave", { id: VMSS_PATH, merge: { tags: { by: "interleaved" } } });
     expect(

@@ -34,6 +34,36 @@ describe("another writer", () => {
     expect(s.control.write(VMSS_PATH, () => undefined)["etag"]).toBe('"2"');
   });
 
+  it("meets the rules the app's writes meet: 409 while an operation runs (in-process and over /_sim/), or preempts it when set so", async () => {
+    const s = await start({ operationDurationMs: 60_000 });
+    expect((await patchTags(s, { ours: "1" })).status).toBe(200);
+    const theirs = (r: Record<string, unknown>) => {
+      r["tags"] = { theirs: "1" };
+    };
+    expect(() => s.control.write(VMSS_PATH, theirs)).toThrow(
+      expect.objectContaining({ status: 409, body: { error: expect.objectContaining({ code: "Conflict" }) } }),
+    );
+    // Across the scale set too: an instance write while the model write runs.
+    expect(() => s.control.write(`${VMSS_PATH}/virtualMachines/0`, theirs)).toThrow(
+      expect.objectContaining({ status: 409 }),
+    );
+    expect(() => s.control.scale(VMSS_PATH, 3)).toThrow(expect.objectContaining({ status: 409 }));
+    const overHttp = await fetch(`${s.url}/_sim/write`, {
+      method: "POST",
+      body: JSON.stringify({ id: VMSS_PATH, merge: { tags: { theirs: "1" } } }),
+    });
+    expect(overHttp.status).toBe(409);
+    expect(((await overHttp.json()) as { error: { code: string } }).error.code).toBe("Conflict");
+    expect(s.control.resource(VMSS_PATH)?.["tags"]).toEqual({ ours: "1" });
+    await s.stop();
+
+    const p = await start({ operationDurationMs: 60_000, preemptRunningOperation: true });
+    expect((await patchTags(p, { ours: "1" })).status).toBe(200);
+    p.control.write(VMSS_PATH, theirs);
+    expect(p.control.operations().map((o) => o.status)).toEqual(["Canceled", "InProgress"]);
+    expect(p.control.operations()[0]?.error).toMatchObject({ code: "OperationPreempted" });
+  });
+
   it("interleaves before the next write: If-Match gets 412 every time, a write without it loses the change", async () => {
     const s = await start();
     const client = simComputeClient(s, SUB);
@@ -145,6 +175,7 @@ describe("scaling and deleting", () => {
     s.control.write(VMSS_PATH, (r) => {
       nicsOf(r)[0].properties.ipConfigurations[0].properties.loadBalancerBackendAddressPools = [{ id: POOL_ID }];
     });
+    s.control.settle(); // another writer's scale meets a running model write with 409, as the app's would
     s.control.scale(VMSS_PATH, 4);
     const during = s.control
       .instances(VMSS_PATH)

@@ -1,6 +1,7 @@
 // Instances that go and come back, as CRP answers them (test/fixtures/azure/gone/README.md): a write to an instance on
 // its way out or gone is a 400 "not an active ... instanceId", its GET a 404; a scale-out reuses the lowest free ID
-// with a new vmId and ETag "1"; CRP moves a new instance's ETag once after its create, with no event.
+// with a new vmId and ETag "1", which stays "1" once its create ended; CRP moves a new top-level VM's ETag once after
+// its create, with no event.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -74,7 +75,7 @@ describe("a write to an instance that is being deleted or gone", () => {
 });
 
 describe("instance IDs reused, ETags that move without a write", () => {
-  it('a scale-out after a scale-in reuses the lowest free ID: a new vmId, ETag "1" at create and "2" once it ended, no event for the move', async () => {
+  it('a scale-out after a scale-in reuses the lowest free ID: a new vmId, ETag "1" at create and still "1" once it ended', async () => {
     const s = await start();
     const dead = (await arm(s.url, "GET", INSTANCE_1)).body;
     expect(dead.etag).toBe('"1"');
@@ -90,12 +91,12 @@ describe("instance IDs reused, ETags that move without a write", () => {
     const events = s.control.events().length;
     s.control.settle();
     const created = await arm(s.url, "GET", INSTANCE_1);
-    expect(created.headers.get("etag")).toBe('"2"');
+    expect(created.headers.get("etag")).toBe('"1"');
     expect(created.body.properties).toMatchObject({
       provisioningState: "Succeeded",
       vmId: creating.body.properties.vmId,
     });
-    // The scale-out's own event only: CRP's ETag move is announced by none.
+    // The scale-out's own event only.
     expect(
       s.control
         .events()
@@ -114,16 +115,24 @@ describe("instance IDs reused, ETags that move without a write", () => {
     );
   });
 
-  it('follows the recorded create: "1" in the create\'s answer, "2" in the GET after its operation (seeded instances exist already)', async () => {
+  it('follows the recordings: a VM moves from "1" to "2" once its create ended, a Uniform instance stays at "1"', async () => {
+    // cloud-provider-azure's VM cassette: the create answers "1", the GET after its operation "2".
     const created = fixture("crp-vm-create-201-etag1.body.json");
     const later = fixture("crp-vm-get-after-create-etag2.body.json");
     expect([created.etag, later.etag]).toEqual(['"1"', '"2"']);
+    // Its VMSS VM cassette: the LIST after the scale set's create ended (polled Succeeded) answers instance 0 at "1".
+    const listed = fixture("crp-vmss-vm-list-200.body.json").value[0];
+    expect([listed.properties.provisioningState, listed.etag]).toEqual(["Succeeded", '"1"']);
     const s = await start();
-    expect((await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/0`)).body.etag).toBe('"1"');
     s.control.scale(VMSS_PATH, 3);
-    expect((await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/2`)).body.etag).toBe(created.etag);
+    expect((await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/2`)).body.etag).toBe('"1"');
+    const FLEX = VMSS_PATH.replace("etag-k8s-mp-0", "etag-k8s-flex-0");
+    s.control.scale(FLEX, 3);
+    const vmId = s.control.virtualMachines(FLEX)[2]?.["id"] as string;
+    expect((await arm(s.url, "GET", vmId)).body.etag).toBe(created.etag);
     s.control.settle();
-    expect((await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/2`)).body.etag).toBe(later.etag);
+    expect((await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines/2`)).body.etag).toBe(listed.etag);
+    expect((await arm(s.url, "GET", vmId)).body.etag).toBe(later.etag);
   });
 
   it("leaves the ETag alone after a create when etagBumpAfterCreate is off, and IDs only grow with reuseInstanceIds off", async () => {

@@ -240,10 +240,15 @@ describe("throttling as CRP records it", () => {
     expect(remaining(vmGet)).toEqual({ GetVMScaleSetVMSubscriptionMaximum: "5999", GetVMScaleSetVMResource: "35" });
   });
 
-  it("names CRP's buckets as the published samples do by default (<Policy>3Min, <Policy>30Min), with ARM's global counts beside", async () => {
+  it("names CRP's buckets as the published samples do by default (<Policy>3Min, <Policy>30Min) at their sizes, beside each resource's own bucket and ARM's global counts", async () => {
     const s = await start({ operationDurationMs: 1000 });
     const get = await arm(s.url, "GET", VMSS_PATH);
-    expect(remaining(get)).toEqual({ GetVMScaleSet3Min: "2399", GetVMScaleSet30Min: "23999" });
+    // The 2023 sample `GetVMScaleSet3Min;197,GetVMScaleSet30Min;1297` is three reads into these windows.
+    expect(remaining(get)).toEqual({
+      GetVMScaleSet3Min: "199",
+      GetVMScaleSet30Min: "1299",
+      GetVMScaleSetResource: "35",
+    });
     expect(get.headers.get("x-ms-ratelimit-remaining-subscription-reads")).toBe("249");
     expect(get.headers.get("x-ms-ratelimit-remaining-subscription-global-reads")).toBe("3749"); // as recorded: 15 × 250, less this one
     const vm = await arm(s.url, "PUT", `${VMSS_PATH}/virtualMachines/0`, {
@@ -251,17 +256,26 @@ describe("throttling as CRP records it", () => {
     });
     expect(vm.headers.get("x-ms-ratelimit-remaining-subscription-global-writes")).toBe("2999");
     // Charge 0 (tags on an instance change nothing): refunded, as CRP does.
-    expect(remaining(vm)).toEqual({ UpdateVMScaleSetVM3Min: "1499", UpdateVMScaleSetVM30Min: "14999" });
+    expect(remaining(vm)).toEqual({
+      UpdateVMScaleSetVM3Min: "239",
+      UpdateVMScaleSetVM30Min: "1199",
+      UpdateVMScaleSetVMResource: "11",
+    });
     // Even a no-op instance PUT runs an operation (recorded), and an instance delete meets it with 409 across the scale
     // set.
     s.control.settle();
     const del = await arm(s.url, "DELETE", `${VMSS_PATH}/virtualMachines/1`);
     expect(del.headers.get("x-ms-ratelimit-remaining-subscription-global-deletes")).toBe("2999");
-    expect(remaining(del)).toEqual({ DeleteVMScaleSetVM3Min: "1499", DeleteVMScaleSetVM30Min: "14999" });
+    expect(remaining(del)).toEqual({
+      DeleteVMScaleSetVM3Min: "239",
+      DeleteVMScaleSetVM30Min: "1199",
+      DeleteVMScaleSetVMResource: "11",
+    });
+    // Polls keep the names and the per-minute buckets of the recorded poll.
     const poll = await arm(s.url, "GET", del.headers.get("azure-asyncoperation") ?? "");
-    expect(remaining(poll)).toEqual({ GetOperation3Min: "14999", GetOperation30Min: "149999" });
+    expect(remaining(poll)).toEqual({ GetOperationSubscriptionMaximum: "14999", GetOperationResource: "44" });
     const list = await arm(s.url, "GET", `${VMSS_PATH}/virtualMachines`);
-    expect(remaining(list)).toMatchObject({ HighCostGetVMScaleSet3Min: "1079", HighCostGetVMScaleSet30Min: "1799" });
+    expect(remaining(list)).toMatchObject({ HighCostGetVMScaleSet3Min: "179", HighCostGetVMScaleSet30Min: "1799" });
   });
 
   it("under the window names still keeps each resource's own bucket: the 13th quick write to one scale set is refused, naming it", async () => {
@@ -271,10 +285,14 @@ describe("throttling as CRP records it", () => {
     const refused = await arm(s.url, "PATCH", VMSS_PATH, { body: { tags: { n: "13" } } });
     expect(refused.status).toBe(429);
     expect(refused.body.details.map((d: { target: string }) => d.target)).toEqual(["CreateVMScaleSetResource"]);
-    expect(remaining(refused)).toEqual({ CreateVMScaleSet3Min: "1488", CreateVMScaleSet30Min: "14988" });
+    expect(remaining(refused)).toEqual({
+      CreateVMScaleSet3Min: "228",
+      CreateVMScaleSet30Min: "1188",
+      CreateVMScaleSetResource: "0",
+    });
   });
 
-  it("answers 429 naming every empty bucket, with Retry-After as CRP computes it (1,200 s when the 30-minute one is empty)", async () => {
+  it("answers 429 naming every empty bucket, with Retry-After as CRP computes it (until every empty window turns)", async () => {
     // Simulated time nearly stands still while the buckets are emptied, so nothing refills in between; ARM's own
     // read bucket (250) is left out here.
     const s = await start({ throttling: { timeScale: 0.0001, arm: false } });
@@ -282,22 +300,33 @@ describe("throttling as CRP records it", () => {
     const drain = async (n: number) => {
       for (let i = 0; i < n; i += 90) await Promise.all(Array.from({ length: Math.min(90, n - i) }, list));
     };
-    await drain(1080);
+    // 180 in 3 minutes (aks-engine issue 2295).
+    await drain(180);
     const short = await list();
     expect(short.status).toBe(429);
     expect(short.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet3Min"]);
     expect(Number(short.headers.get("retry-after"))).toBeLessThanOrEqual(180);
-    // The 30-minute window (1,800, as the 2026 AKS article's 429 shows it) runs out in the next 3 minutes.
-    s.control.clock.advance(180_000);
-    await drain(720);
+    // The 30-minute window (1,800, as the 2026 AKS article's 429 shows it) is spent by the tenth full 3-minute window.
+    for (let w = 0; w < 9; w++) {
+      s.control.clock.advance(180_000);
+      await drain(180);
+    }
     const long = await list();
     expect(long.status).toBe(429);
-    expect(long.body.details.map((d: { target: string }) => d.target)).toEqual(["HighCostGetVMScaleSet30Min"]);
-    expect(JSON.parse(long.body.details[0].message)).toMatchObject({
+    expect(long.body.details.map((d: { target: string }) => d.target)).toEqual([
+      "HighCostGetVMScaleSet3Min",
+      "HighCostGetVMScaleSet30Min",
+    ]);
+    expect(JSON.parse(long.body.details[1].message)).toMatchObject({
       operationGroup: "HighCostGetVMScaleSet30Min",
       allowedRequestCount: 1800,
     });
-    expect(long.headers.get("retry-after")).toBe("1200");
+    // 27 simulated minutes in: both windows turn at the 30th.
+    const wait = Number(long.headers.get("retry-after"));
+    expect(wait).toBeGreaterThan(170);
+    expect(wait).toBeLessThanOrEqual(180);
+    s.control.clock.advance(wait * 1000);
+    expect((await list()).status).toBe(200);
   }, 60_000);
 
   it("keys ARM's buckets by principal (JWT oid, else appid, else the token), under a 15x cap for the subscription", async () => {

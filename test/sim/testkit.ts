@@ -8,6 +8,8 @@ export const LB_PATH = `${RG_PATH}/providers/Microsoft.Network/loadBalancers/eta
 export const POOL_ID = `${LB_PATH}/backendAddressPools/etag-k8s`;
 export const SUBNET_ID = `${RG_PATH}/providers/Microsoft.Network/virtualNetworks/etag-k8s-vnet/subnets/node-subnet`;
 export const API = "api-version=2026-03-01";
+/** Network RP registers its own versions (2026-01-01: @azure/arm-network 39's); ARM refuses a Compute one there. */
+export const NETWORK_API = "api-version=2026-01-01";
 
 export interface ArmResponse {
   status: number;
@@ -25,7 +27,7 @@ export async function arm(
 ): Promise<ArmResponse> {
   const url = pathAndQuery.startsWith("http")
     ? pathAndQuery
-    : `${base}${pathAndQuery}${pathAndQuery.includes("?") ? "&" : "?"}${API}`;
+    : `${base}${pathAndQuery}${pathAndQuery.includes("?") ? "&" : "?"}${/\/providers\/Microsoft\.Network\//i.test(pathAndQuery) ? NETWORK_API : API}`;
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token !== null) headers["authorization"] = `Bearer ${opts.token ?? "t"}`;
   const body = opts.rawBody ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined);

@@ -5,21 +5,31 @@ import { soakOptions, USAGE } from "./options";
 import { formatTable, runSoak } from "./soak";
 
 async function main(): Promise<void> {
-  const { seed, minutes, maxSteps, timeScale, hosts, plan, help } = soakOptions(process.argv.slice(2));
+  const { seed, minutes, maxSteps, timeScale, hosts, eventDelivery, plan, help } = soakOptions(process.argv.slice(2));
   if (help) {
     console.log(USAGE);
     return;
   }
   console.log(
-    `soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}, ${hosts} host(s)`,
+    `soak: seed ${seed}, ${minutes} min, at most ${maxSteps} steps, simulator time x${timeScale}, ${hosts} host(s), events ${eventDelivery === "eventGrid" ? "as Event Grid delivers them" : "simple"}`,
   );
-  const r = await runSoak({ seed, minutes, maxSteps, timeScale, hosts, log: (l) => console.log(`  ${l}`) });
+  const r = await runSoak({
+    seed,
+    minutes,
+    maxSteps,
+    timeScale,
+    hosts,
+    eventDelivery,
+    log: (l) => console.log(`  ${l}`),
+  });
   console.log(`\n${r.steps} steps in ${r.realSeconds} s real (~${r.simulatedMinutes} simulated minutes)\n`);
   console.log(formatTable(r));
   console.log(`\ncounters: ${JSON.stringify(r.counters)}`);
   if (plan) console.log(`\nplan:\n${r.plan.join("\n")}`);
   if (r.violations.length > 0) {
-    console.log(`\n${r.violations.length} VIOLATION(S) (replay: npm run soak -- --seed ${seed} --minutes ${minutes}):`);
+    console.log(
+      `\n${r.violations.length} VIOLATION(S) (replay: npm run soak -- --seed ${seed} --minutes ${minutes} --hosts ${hosts}${eventDelivery === "simple" ? " --simple-events" : ""}):`,
+    );
     for (const v of r.violations) console.log(`  - ${v}`);
     process.exit(1);
   }

@@ -1,12 +1,14 @@
 import type { EventGridEvent } from "../../sim";
 import type { StaleRunSummary } from "../../src/reconcile/reconcileStale";
 import { QueueDrain } from "../../local/stack/queueDrain";
+import { planDelivery, retryWithinTtlMs } from "../../local/stack/eventGridDelivery";
 import type { Hosts, Proc } from "./hosts";
 import type { SoakRun } from "./run";
 import { MAX_DEQUEUE, VISIBILITY_S, type SoakWorld } from "./world";
 
-// Delivery to the app's current process: Event Grid's (with its faults: lost, late, duplicated, reordered, odd
-// URIs), the queue trigger's by the host's rules, and the timer's every five simulated minutes.
+// Delivery to the app's current process: Event Grid's (as it really delivers by default: at least once, out of order,
+// some twice, some hours late on its retry schedule; plus lost events and odd URIs), the queue trigger's by the
+// host's rules, and the timer's every five simulated minutes.
 
 interface Pending {
   due: number;
@@ -35,6 +37,7 @@ export class Delivery {
     const bump = (k: string, n = 1) => run.bump(k, n);
     const tryFault = run.tryFault.bind(run);
     const pendingEvents = this.pendingEvents;
+    const eventGrid = (run.opts.eventDelivery ?? "eventGrid") === "eventGrid";
     // Events: Event Grid's delivery, with its faults.
     let emitted = 0;
     let lastDeliveredSeq = -1;
@@ -54,6 +57,16 @@ export class Delivery {
       }
       if (chance(0.04)) {
         tryFault("event lost", "*");
+        return;
+      }
+      if (eventGrid) {
+        // Event Grid's own delivery: every choice from the run's PRNG, so the seed replays it.
+        const plan = planDelivery(rand);
+        if (plan.receivedAtMs.length > 1) tryFault("event duplicated", "*");
+        if ((plan.receivedAtMs[0] ?? 0) > 300_000) tryFault("event delayed past the next timer run", "*");
+        bump("event:deliveries-planned", plan.receivedAtMs.length);
+        bump("event:attempts-failed", plan.failedAttempts);
+        for (const at of plan.receivedAtMs) pendingEvents.push({ due: now + at, event, seq, tries: 0 });
         return;
       }
       if (chance(0.05)) {
@@ -86,8 +99,9 @@ export class Delivery {
               // The webhook answered 500: Event Grid retries (10 s, 30 s, 1 min, ...), for a bounded number of times
               // here.
               bump("event:delivery-failed");
-              if (p.tries < 8)
-                pendingEvents.push({ ...p, due: simClock.now() + 10_000 * 2 ** p.tries, tries: p.tries + 1 });
+              const retryIn = eventGrid ? retryWithinTtlMs(p.tries) : p.tries < 8 ? 10_000 * 2 ** p.tries : undefined;
+              if (retryIn !== undefined)
+                pendingEvents.push({ ...p, due: simClock.now() + retryIn, tries: p.tries + 1 });
               else bump("event:given-up");
             }
           }),

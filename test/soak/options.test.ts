@@ -9,6 +9,7 @@ describe("npm run soak's flags", () => {
       maxSteps: 10_000,
       timeScale: 60,
       hosts: 1,
+      eventDelivery: "eventGrid",
       plan: false,
       help: false,
     });
@@ -23,6 +24,7 @@ describe("npm run soak's flags", () => {
         "30",
         "--hosts",
         "3",
+        "--simple-events",
         "--plan",
       ]),
     ).toEqual({
@@ -31,6 +33,7 @@ describe("npm run soak's flags", () => {
       maxSteps: 300,
       timeScale: 30,
       hosts: 3,
+      eventDelivery: "simple",
       plan: true,
       help: false,
     });

@@ -46,6 +46,10 @@ export interface SoakOptions {
   timeScale?: number;
   /** Function hosts polling the queue at once, each with its own memory (pacers, coalescer); a kill takes one. */
   hosts?: number;
+  /** How ARM events reach the app: "eventGrid" (default) as Event Grid delivers them (local/stack/eventGridDelivery.ts:
+   *  at least once, out of order, some twice, some hours late on its retry schedule, in simulated time), or "simple"
+   *  (one delivery 1 to 21 s late, with the soak's own faults: a few duplicated or held past the timer). */
+  eventDelivery?: "eventGrid" | "simple";
   log?: (line: string) => void;
 }
 

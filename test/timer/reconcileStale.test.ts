@@ -29,6 +29,7 @@ describe("reconcileStale: the timer's safety net", () => {
     await h.send(declarePresent);
     await h.drain();
     h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId)); // no event reaches poolsync
+    h.sim.control.settle(); // the model write's operation ends first: an instance write meets it with 409
     h.sim.control.write(`${DEMO.scaleSetId}/virtualMachines/1`, dropPool(DEMO.poolId));
     h.sim.control.settle();
     clock.advance(TTL_MS + 1);
