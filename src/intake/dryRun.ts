@@ -11,8 +11,7 @@ export interface PlanPort {
 /**
  * `?dryRun=true` (or `1`): validate and plan, store and enqueue nothing. Anything else but false/0/absent is refused.
  */
-export function dryRunOf(query: { get(name: string): string | null }): boolean | "invalid" {
-  const raw = query.get("dryRun");
+export function dryRunOf(raw: string | null): boolean | "invalid" {
   if (raw === null || raw === "" || raw === "false" || raw === "0") return false;
   return raw === "true" || raw === "1" ? true : "invalid";
 }

@@ -10,8 +10,11 @@ import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./prob
 import { authorize, ROLES, type Caller } from "./principal";
 import { loadScaleSetView } from "./scaleSetView";
 import { dryRunDeclaration, dryRunOf, dryRunProblem } from "./dryRun";
+import { readQueryFlags, type QueryFlags } from "./queryFlags";
 
 export const MEMBERSHIPS_METHODS = ["GET", "PUT"] as const;
+const FLAGS = ["targetId", "scaleSetId", "dryRun"] as const;
+type Flags = QueryFlags<(typeof FLAGS)[number]>;
 
 type Request = BodySource & Pick<HttpRequest, "method" | "query" | "url">;
 
@@ -29,10 +32,13 @@ export async function handleMemberships(request: Request, s: IntakeServices): Pr
     });
     return problemResponse(auth.problem);
   }
-  try {
-    if (request.method === "PUT") return await declare(request, s, auth.caller);
-    if (request.method === "GET") return await show(request, s);
+  if (request.method !== "PUT" && request.method !== "GET")
     return problemResponse(methodNotAllowed(request.method, MEMBERSHIPS_METHODS));
+  const flags = readQueryFlags(request.query, FLAGS);
+  if (!flags.ok) return problemResponse(flags.problem);
+  try {
+    if (request.method === "PUT") return await declare(request, s, auth.caller, flags.value);
+    return await show(s, flags.value);
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
     s.log.error("intake.storage-error", { method: request.method, error: (err as Error).message });
@@ -43,12 +49,12 @@ export async function handleMemberships(request: Request, s: IntakeServices): Pr
   }
 }
 
-async function declare(request: Request, s: IntakeServices, caller: Caller): Promise<HttpResponseInit> {
+async function declare(request: Request, s: IntakeServices, caller: Caller, flags: Flags): Promise<HttpResponseInit> {
   const body = await readJsonBody(request);
   if (!body.ok) return problemResponse(body.problem);
   const parsed = parseDeclareRequest(body.value, s.config.scopes, s.config.bindings);
   if (!parsed.ok) return problemResponse(parsed.problem);
-  const dryRun = dryRunOf(request.query);
+  const dryRun = dryRunOf(flags.dryRun);
   if (dryRun === "invalid") return dryRunProblem();
   await s.ready();
   if (dryRun && s.plan) return dryRunDeclaration(parsed.value, caller, { plan: s.plan, now: s.clock.now });
@@ -65,11 +71,10 @@ async function declare(request: Request, s: IntakeServices, caller: Caller): Pro
   return jsonResponse(202, accepted.value, { location });
 }
 
-async function show(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
+async function show(s: IntakeServices, flags: Flags): Promise<HttpResponseInit> {
   // targetId= names a scale set or a VM; scaleSetId= (a scale set only) is kept as it always was.
-  const byTarget = request.query.get("targetId");
-  const field = byTarget !== null ? "targetId" : "scaleSetId";
-  const raw = byTarget ?? request.query.get("scaleSetId");
+  const field = flags.targetId !== null ? "targetId" : "scaleSetId";
+  const raw = flags.targetId ?? flags.scaleSetId;
   if (raw === null || raw === "") {
     return problemResponse(
       problem(

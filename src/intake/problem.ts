@@ -19,6 +19,7 @@ export type ProblemCode =
   | "missing_field"
   | "invalid_field"
   | "missing_query"
+  | "repeated_parameter"
   | "out_of_scope"
   | "unauthenticated"
   | "too_many_declarations"
