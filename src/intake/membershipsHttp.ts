@@ -20,7 +20,9 @@ type Request = BodySource & Pick<HttpRequest, "method" | "query" | "url">;
 
 /**
  * `PUT` declares (app role poolsync.Declare), `GET` shows (poolsync.Read); any other method is answered 405 with
- * Allow rather than left to a bare 404. The caller is checked first: an unknown caller learns nothing else.
+ * Allow rather than left to a bare 404. The caller is checked first: an unknown caller learns nothing else. A dry run
+ * needs both roles: it is validated as the declaration it stands for (Declare), and it answers the target's plan,
+ * which shows the declarations stored on it and what ARM holds (Read, as GET /api/plan).
  */
 export async function handleMemberships(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
   const auth = authorize(request.headers, s.config, request.method === "PUT" ? ROLES.declare : ROLES.read);
@@ -36,8 +38,18 @@ export async function handleMemberships(request: Request, s: IntakeServices): Pr
     return problemResponse(methodNotAllowed(request.method, MEMBERSHIPS_METHODS));
   const flags = readQueryFlags(request.query, FLAGS);
   if (!flags.ok) return problemResponse(flags.problem);
+  const dryRun = request.method === "PUT" ? dryRunOf(flags.value.dryRun) : false;
+  if (dryRun === "invalid") return dryRunProblem();
+  if (dryRun) {
+    const reader = authorize(request.headers, s.config, ROLES.read);
+    if (!reader.ok) {
+      const why = `${reader.problem.message} (a dry run answers the target's plan, which poolsync.Read guards)`;
+      s.log.warn("intake.unauthorized", { method: request.method, status: reader.problem.status, reason: why });
+      return problemResponse({ ...reader.problem, message: why });
+    }
+  }
   try {
-    if (request.method === "PUT") return await declare(request, s, auth.caller, flags.value);
+    if (request.method === "PUT") return await declare(request, s, auth.caller, dryRun);
     return await show(s, flags.value);
   } catch (err) {
     if (!isStorageFailure(err)) throw err;
@@ -49,15 +61,22 @@ export async function handleMemberships(request: Request, s: IntakeServices): Pr
   }
 }
 
-async function declare(request: Request, s: IntakeServices, caller: Caller, flags: Flags): Promise<HttpResponseInit> {
+async function declare(
+  request: Request,
+  s: IntakeServices,
+  caller: Caller,
+  dryRun: boolean,
+): Promise<HttpResponseInit> {
   const body = await readJsonBody(request);
   if (!body.ok) return problemResponse(body.problem);
   const parsed = parseDeclareRequest(body.value, s.config.scopes, s.config.bindings);
   if (!parsed.ok) return problemResponse(parsed.problem);
-  const dryRun = dryRunOf(flags.dryRun);
-  if (dryRun === "invalid") return dryRunProblem();
   await s.ready();
-  if (dryRun && s.plan) return dryRunDeclaration(parsed.value, caller, { plan: s.plan, now: s.clock.now });
+  if (dryRun) {
+    // Never a real declaration in its place: a host that cannot plan says so.
+    if (!s.plan) return problemResponse(problem(503, "storage_unavailable", "planning is not available on this host"));
+    return dryRunDeclaration(parsed.value, caller, { plan: s.plan, now: s.clock.now });
+  }
   const accepted = await acceptDeclaration(parsed.value, caller, {
     declarations: s.declarations,
     scheduleDeclared: s.scheduleDeclared,
