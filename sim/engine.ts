@@ -222,7 +222,7 @@ export class Engine implements SeedTarget {
     subscriptionId: string,
     resourceGroup: string,
     name: string,
-    nics: { name: string; config: JsonObject }[],
+    nics: { name: string; config: JsonObject; resourceGroup?: string }[],
   ): void {
     const rg = this.requireResourceGroup(subscriptionId, resourceGroup);
     addStandaloneVm(this, this.requireSubscription(subscriptionId).id, rg.name, rg.location, name, nics);
