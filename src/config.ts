@@ -234,6 +234,12 @@ export const SETTINGS = {
     default: "200",
     doc: "ARM requests the timer may spend in one run: each page of a resource group's scale set LIST, each GET and each VM LIST counts one.",
   }),
+  POOLSYNC_PLAN_MAX_READS: setting({
+    key: "planMaxReads",
+    schema: positiveInt(10_000),
+    default: "50",
+    doc: "ARM requests one plan (GET /api/plan, or a dry run) may make: each GET and each LIST counts one. Past it, what was not read is named in the answer (`reads.cutShort`, `reads.notRead`) and not planned.",
+  }),
   POOLSYNC_IDLE_EVICT_HOURS: setting({
     key: "idleEvictMs",
     schema: positiveInt(24 * 365).transform(toMs(3_600_000)),
