@@ -30,6 +30,16 @@ export interface Accepted {
   queued: boolean;
 }
 
+/** A new `present` beyond the target's or the caller's share of the cap (core/declarationCap): the reason names it. */
+export const overCapProblem = (reason: string): Problem => problem(429, "too_many_declarations", reason);
+
+export const supersededProblem = (stored: Pick<Declaration, "declaredAt" | "requestId">): Problem =>
+  problem(
+    409,
+    "superseded",
+    `a newer declaration for this pool and ip configuration is stored (declared at ${stored.declaredAt}, request ${stored.requestId})`,
+  );
+
 /** Why the API reconciles through the queue rather than in the request: ARM writes are slow, scarce and retried. */
 export const DECLARED_REASON = "declared via API";
 
@@ -64,7 +74,7 @@ export async function acceptDeclaration(
         declaredBy: caller.id,
         reason: refused,
       });
-      return { ok: false, problem: problem(409, "too_many_declarations", refused) };
+      return { ok: false, problem: overCapProblem(refused) };
     }
     upserted = await deps.declarations.upsert(req.target, declaration, listed);
   } catch (err) {
@@ -92,16 +102,7 @@ export async function acceptDeclaration(
       ),
     };
   }
-  if (upserted.result === "older") {
-    return {
-      ok: false,
-      problem: problem(
-        409,
-        "superseded",
-        `a newer declaration for this pool and ip configuration is stored (declared at ${upserted.stored.declaredAt}, request ${upserted.stored.requestId})`,
-      ),
-    };
-  }
+  if (upserted.result === "older") return { ok: false, problem: supersededProblem(upserted.stored) };
   let queued = true;
   try {
     await deps.scheduleDeclared(req.target, declaration.requestId, DECLARED_REASON);

@@ -1,5 +1,8 @@
-import type { Declaration, DeclaredBy } from "../core/declarations";
+import { capRefusal } from "../core/declarationCap";
+import { declarationKey, type Declaration, type DeclaredBy } from "../core/declarations";
+import type { DeclarationStore } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
+import { overCapProblem, supersededProblem } from "./acceptDeclaration";
 import type { DeclareRequest } from "./declareRequest";
 import { jsonResponse, problem, problemResponse } from "./problem";
 
@@ -18,22 +21,33 @@ export function dryRunOf(raw: string | null): boolean | "invalid" {
 
 /**
  * The declaration a real PUT would store, and the plan of the target with it in place of the stored one of its
- * key: validated exactly as a real declaration (the caller has passed the same parse, scopes, bindings and role).
+ * key: validated exactly as a real declaration (the caller has passed the same parse, scopes, bindings and role), and
+ * refused as the real one would be: beyond the cap (429, naming it), or older than the one stored (409).
  */
 export async function dryRunDeclaration(
   req: DeclareRequest,
   caller: DeclaredBy,
-  deps: PlanPort & { now: () => number },
+  deps: PlanPort & { now: () => number; declarations: Pick<DeclarationStore, "listForTarget"> },
 ): Promise<ReturnType<typeof jsonResponse>> {
   const declaration: Declaration = {
     scaleSetId: req.target.id,
     backendPoolId: req.pool.id,
     ipConfiguration: req.ipConfiguration,
+    ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
     state: req.state,
     declaredAt: new Date(deps.now()).toISOString(),
     requestId: "dry-run",
     declaredBy: { id: caller.id, name: caller.name, via: caller.via },
   };
+  const listed = await deps.declarations.listForTarget(req.target);
+  const refused = capRefusal(listed, declaration);
+  if (refused) return problemResponse(overCapProblem(refused));
+  const newer = listed.find(
+    (d) =>
+      declarationKey(d) === declarationKey(declaration) &&
+      Date.parse(d.declaredAt) > Date.parse(declaration.declaredAt),
+  );
+  if (newer) return problemResponse(supersededProblem(newer));
   const plan = await deps.plan(req.target, declaration);
   return jsonResponse(200, {
     dryRun: true,

@@ -3,6 +3,7 @@ import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { parseScaleSetId, parseTargetId } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { acceptDeclaration } from "./acceptDeclaration";
+import { armProblem } from "./armProblem";
 import { parseDeclareRequest, scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
 import { readJsonBody, type BodySource } from "./jsonBody";
@@ -52,6 +53,12 @@ export async function handleMemberships(request: Request, s: IntakeServices): Pr
     if (request.method === "PUT") return await declare(request, s, auth.caller, dryRun);
     return await show(s, flags.value);
   } catch (err) {
+    // Only a dry run reads ARM (its plan): ARM's trouble is told as such, never as storage's.
+    const arm = armProblem(err);
+    if (arm) {
+      s.log.warn("intake.arm-error", { method: request.method, status: arm.status, error: (err as Error).message });
+      return problemResponse(arm);
+    }
     if (!isStorageFailure(err)) throw err;
     s.log.error("intake.storage-error", { method: request.method, error: (err as Error).message });
     // The storage error is in the log, not the answer: it can name accounts, endpoints and request ids.
@@ -75,7 +82,11 @@ async function declare(
   if (dryRun) {
     // Never a real declaration in its place: a host that cannot plan says so.
     if (!s.plan) return problemResponse(problem(503, "storage_unavailable", "planning is not available on this host"));
-    return dryRunDeclaration(parsed.value, caller, { plan: s.plan, now: s.clock.now });
+    return dryRunDeclaration(parsed.value, caller, {
+      plan: s.plan,
+      now: s.clock.now,
+      declarations: s.declarations,
+    });
   }
   const accepted = await acceptDeclaration(parsed.value, caller, {
     declarations: s.declarations,

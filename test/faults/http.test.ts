@@ -316,8 +316,9 @@ describe("a repeated query parameter is refused, naming it (the host joins repea
   it("?DRYRUN=true in another casing is the dry run it says, never a real declaration", async () => {
     const rowsBefore = (await app.membershipRows()).length;
     const res = await fetch(`${url}?DRYRUN=true`, json(valid));
-    // No simulator behind this app: the plan cannot read ARM, but nothing may be stored either way.
-    expect(res.status).not.toBe(202);
+    // No simulator behind this app: the dry run's plan cannot read ARM (503), and nothing is stored.
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("arm_unavailable");
     expect((await app.membershipRows()).length).toBe(rowsBefore);
     expect((await app.peekQueue()).length).toBe(0);
   });
