@@ -5,7 +5,14 @@ import { isDeleting, type InstanceModel, type NicModel, type ScaleSetModel, type
 import { applyIntents, type PoolIntent } from "../core/networkProfile";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
 import type { CachedEntry, Clock, ComputePort, DeclarationStore, ModelCache, NetworkPort } from "../core/ports";
-import { parseNicId, parseVmId, sameResource, type NicRef, type ScaleSetRef, type TargetRef } from "../core/resourceIds";
+import {
+  parseNicId,
+  parseVmId,
+  sameResource,
+  type NicRef,
+  type ScaleSetRef,
+  type TargetRef,
+} from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import { crpRollsOutModel } from "../core/upgradePolicy";
 import { uncertain, viewOf } from "../core/vmNicView";
@@ -263,8 +270,7 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       }
       fromArm();
       // As the reconcile: each VM as listed (no GET of its own), its NICs from the cache or ARM.
-      for (const vm of listed)
-        if (vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id)) await planVm(vm);
+      for (const vm of listed) if (vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id)) await planVm(vm);
       return;
     }
     // Automatic/Rolling: CRP rolls the model out; the reconcile writes no instance.
