@@ -30,6 +30,7 @@ const FRESH_MODULES = [
   "test/functions/**",
   "test/intake/**",
   "test/faults/queueMessages.test.ts",
+  "test/faults/eventBatches.test.ts",
   "test/local/appMetadata.test.ts",
 ];
 
