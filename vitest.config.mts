@@ -31,6 +31,8 @@ const FRESH_MODULES = [
   "test/intake/**",
   "test/faults/queueMessages.test.ts",
   "test/faults/eventBatches.test.ts",
+  "test/faults/events.test.ts",
+  "test/faults/http.test.ts",
   "test/local/appMetadata.test.ts",
 ];
 
