@@ -30,6 +30,9 @@ const FRESH_MODULES = [
   "test/functions/**",
   "test/intake/**",
   "test/faults/queueMessages.test.ts",
+  "test/faults/eventBatches.test.ts",
+  "test/faults/events.test.ts",
+  "test/faults/http.test.ts",
   "test/local/appMetadata.test.ts",
 ];
 

@@ -226,7 +226,7 @@ export class Engine implements SeedTarget {
     subscriptionId: string,
     resourceGroup: string,
     name: string,
-    nics: { name: string; config: JsonObject }[],
+    nics: { name: string; config: JsonObject; resourceGroup?: string }[],
     networkProfile?: "nicConfigurations" | "nicReferences",
   ): void {
     const rg = this.requireResourceGroup(subscriptionId, resourceGroup);

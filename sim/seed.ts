@@ -126,6 +126,8 @@ export interface ScaleSetSeed {
 
 export interface NicSeed {
   name: string;
+  /** A standalone VM's NIC resource in another resource group of the VM's subscription (Azure allows it). */
+  resourceGroup?: string;
   primary?: boolean;
   enableAcceleratedNetworking?: boolean;
   enableIPForwarding?: boolean;
@@ -272,7 +274,7 @@ export interface SeedTarget {
     subscriptionId: string,
     resourceGroup: string,
     name: string,
-    nics: { name: string; config: JsonObject }[],
+    nics: { name: string; config: JsonObject; resourceGroup?: string }[],
     networkProfile?: VmNetworkProfile,
   ): void;
 }
@@ -391,7 +393,11 @@ export function applySeed(spec: SeedSpec, target: SeedTarget): void {
           sub.id,
           rg.name,
           vm.name,
-          vm.nics.map((n) => ({ name: n.name, config: nicConfiguration(sub.id, rg.name, n) })),
+          vm.nics.map((n) => ({
+            name: n.name,
+            config: nicConfiguration(sub.id, rg.name, n),
+            ...(n.resourceGroup ? { resourceGroup: n.resourceGroup } : {}),
+          })),
           vm.networkProfile,
         );
       }

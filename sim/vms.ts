@@ -97,14 +97,15 @@ export function newNic(
   name: string,
   config: Json,
   primary?: boolean,
+  resourceGroup = vm.resourceGroup,
 ): NicRecord {
   const p = getPath(config, "properties");
   const props = isJsonObject(p) ? p : {};
   const ipcs = Array.isArray(props["ipConfigurations"]) ? props["ipConfigurations"] : [];
   const nic: NicRecord = {
-    id: networkInterfaceId(vm.subscriptionId, vm.resourceGroup, name),
+    id: networkInterfaceId(vm.subscriptionId, resourceGroup, name),
     subscriptionId: vm.subscriptionId,
-    resourceGroup: vm.resourceGroup,
+    resourceGroup,
     name,
     location: vm.location,
     body: {
@@ -285,7 +286,7 @@ export function addStandaloneVm(
   rg: string,
   location: string,
   name: string,
-  nics: { name: string; config: Json }[],
+  nics: { name: string; config: Json; resourceGroup?: string }[],
   networkProfile: "nicConfigurations" | "nicReferences" = "nicReferences",
 ): VmRecord {
   const vm: VmRecord = {
@@ -317,7 +318,8 @@ export function addStandaloneVm(
   // The seed's primary flag, or the only NIC; several unflagged NICs leave the VM without one (a test of clients).
   vm.primaryIndex = primaryOfConfigs(nics.map((n) => n.config));
   vm.nicIds = nics.map(
-    (n, i) => newNic(host, vm, n.name, n.config, vm.primaryIndex < 0 ? undefined : vm.primaryIndex === i).id,
+    (n, i) =>
+      newNic(host, vm, n.name, n.config, vm.primaryIndex < 0 ? undefined : vm.primaryIndex === i, n.resourceGroup).id,
   );
   host.state.vms.set(canonical(vm.id), vm);
   return vm;

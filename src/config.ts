@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseBindings } from "./core/bindings";
+import { weakKeyReason } from "./core/keyStrength";
 import { parseScope, type Scope } from "./core/scopes";
 
 /**
@@ -125,10 +126,22 @@ const toMs = (unit: number) => (n: number) => Math.round(n * unit);
 /** At least this many characters of POOLSYNC_CACHE_KEY. */
 export const MIN_KEY_CHARS = 32;
 
+/**
+ * Empty is allowed (a random key per process); anything else must look random (src/core/keyStrength.ts): a weak key
+ * lets whoever guesses it forge cache rows, the bodies poolsync writes to ARM with its identity. The key itself is
+ * never echoed (SettingSpec.template "secret").
+ */
 const cacheKey = z
   .string()
   .trim()
-  .refine((v) => v === "" || v.length >= MIN_KEY_CHARS, `must be at least ${MIN_KEY_CHARS} characters (random)`);
+  .superRefine((v, ctx) => {
+    const weak = v === "" ? undefined : weakKeyReason(v, MIN_KEY_CHARS);
+    if (weak)
+      ctx.addIssue({
+        code: "custom",
+        message: `is weak: it ${weak}; use at least ${MIN_KEY_CHARS} random characters (e.g. openssl rand -base64 48), or leave it empty for a random key per process`,
+      });
+  });
 
 /** Setting name → its declaration. Config, loadConfig and docs/settings.md are derived from these. */
 export const SETTINGS = {
@@ -234,6 +247,12 @@ export const SETTINGS = {
     default: "200",
     doc: "ARM requests the timer may spend in one run: each page of a resource group's scale set LIST, each GET and each VM LIST counts one.",
   }),
+  POOLSYNC_PLAN_MAX_READS: setting({
+    key: "planMaxReads",
+    schema: positiveInt(10_000),
+    default: "50",
+    doc: "ARM requests one plan (GET /api/plan, or a dry run) may make: each GET and each LIST counts one. Past it, what was not read is named in the answer (`reads.cutShort`, `reads.notRead`) and not planned.",
+  }),
   POOLSYNC_IDLE_EVICT_HOURS: setting({
     key: "idleEvictMs",
     schema: positiveInt(24 * 365).transform(toMs(3_600_000)),
@@ -317,7 +336,7 @@ export const SETTINGS = {
     schema: cacheKey,
     default: "",
     template: "secret",
-    doc: "HMAC key of cache rows, the same on every host (docs/bindings.md); empty = a random key per process, so a host reads only the rows it stored.",
+    doc: "HMAC key of cache rows, the same on every host (docs/bindings.md): at least 32 random characters, and a weak one (a placeholder such as changeme, a repeated pattern, a run like abcd…, too few bits by its character counts) is refused at load; empty = a random key per process, so a host reads only the rows it stored.",
   }),
   POOLSYNC_PRINCIPAL_STRIPPED_BY: setting({
     key: "principalStrippedBy",

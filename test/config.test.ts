@@ -1,3 +1,4 @@
+import { randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config";
 
@@ -93,5 +94,57 @@ describe("config", () => {
     expect(() => loadConfig({ ...base, POOLSYNC_SCOPES: "/subscriptions/nope" })).toThrow(
       'POOLSYNC_SCOPES="/subscriptions/nope" "/subscriptions/nope": subscription "nope" is not a GUID',
     );
+  });
+});
+
+describe("POOLSYNC_CACHE_KEY", () => {
+  const refusal = (key: string) => {
+    try {
+      loadConfig({ ...base, POOLSYNC_CACHE_KEY: key });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const message = (err as Error).message;
+      // The setting is named, the key itself never shown.
+      expect(message).not.toContain(key);
+      return message.split("\n").find((l) => l.includes("POOLSYNC_CACHE_KEY"));
+    }
+    return undefined;
+  };
+  const advice =
+    "; use at least 32 random characters (e.g. openssl rand -base64 48), or leave it empty for a random key per process";
+
+  it.each([
+    ["too short", "k3Jq9vX2mPz8", "is 12 characters long; it must be at least 32 random characters"],
+    [
+      "a placeholder",
+      "please-CHANGE_ME-before-production!!",
+      'looks like a placeholder (it contains "changeme"), not a random key',
+    ],
+    [
+      "a sample value",
+      "<your-secret-cache-key-goes-here-ok>",
+      'looks like a placeholder (it contains "secret"), not a random key',
+    ],
+    ["one character", "a".repeat(40), "repeats a 1-character pattern"],
+    ["a short pattern repeated", "0123456789abcdef".repeat(2), "repeats a 16-character pattern"],
+    ["a run", "abcdefghijklmnopqrstuvwxyz012345", 'is mostly one run of 26 characters (like "aaaa" or "abcd")'],
+    [
+      "few bits",
+      "ab".repeat(12) + "ba".repeat(4) + "aab",
+      "has about 34 bits of entropy by its character counts, fewer than 64",
+    ],
+  ])("%s is refused at load, naming the setting and why", (_name, key, why) => {
+    expect(refusal(key)).toBe(`- POOLSYNC_CACHE_KEY is weak: it ${why}${advice}`);
+  });
+
+  it("random keys pass: base64, hex, two GUIDs (the template's default), the local runtime's; empty means a key per process", () => {
+    for (const key of [
+      randomBytes(24).toString("base64"),
+      randomBytes(16).toString("hex"),
+      `${randomUUID()}${randomUUID()}`,
+      randomBytes(48).toString("base64url"),
+      "",
+    ])
+      expect(loadConfig({ ...base, POOLSYNC_CACHE_KEY: key }).cacheKey).toBe(key);
   });
 });

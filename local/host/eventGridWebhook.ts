@@ -5,6 +5,10 @@ import { sysBindingData, toHostTriggerMetadata, toHostTypedData } from "./typedD
 /** The path the Event Grid extension listens on under the host (`func start` and Azure alike). */
 export const EVENT_GRID_WEBHOOK_PATH = "/runtime/webhooks/eventgrid";
 
+/** Event Grid's own limits on one delivery: at most 5,000 events, and at most 1 MB (its batch size is 1–1,024 KB). */
+export const EVENT_GRID_MAX_BATCH_EVENTS = 5000;
+export const EVENT_GRID_MAX_BATCH_BYTES = 1_048_576;
+
 export interface EventGridTarget {
   bindingName: string;
   invoke: (input: InvocationInput) => Promise<unknown>;
@@ -27,6 +31,9 @@ export interface WebhookResponse {
  *   failed (Event Grid then redelivers the whole batch), else 202;
  * - `Unsubscribe`: 202; any other or no header: 400.
  * A body that is not a JSON object or array is a 400 here (the extension throws, which the host reports as 500).
+ * One difference on purpose: a notification above Event Grid's own limits (more than 5,000 events, or more than 1 MB)
+ * is 413 here, before anything is invoked. Event Grid never sends one, so such a POST comes from someone else; the
+ * host in Azure would invoke up to its 100 MiB body limit. Event Grid does not retry a 413.
  */
 export async function handleEventGridWebhook(
   functionName: string | null,
@@ -46,6 +53,11 @@ export async function handleEventGridWebhook(
   if (kind !== "subscriptionvalidation" && kind !== "notification") {
     return { status: kind === "unsubscribe" ? 202 : 400 };
   }
+  const bytes = Buffer.byteLength(body, "utf8");
+  if (kind === "notification" && bytes > EVENT_GRID_MAX_BATCH_BYTES)
+    return tooLarge(
+      `The batch is ${bytes} bytes; Event Grid sends at most ${EVENT_GRID_MAX_BATCH_BYTES} bytes in one.`,
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -67,6 +79,10 @@ export async function handleEventGridWebhook(
   }
 
   const events: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+  if (events.length > EVENT_GRID_MAX_BATCH_EVENTS)
+    return tooLarge(
+      `The batch holds ${events.length} events; Event Grid sends at most ${EVENT_GRID_MAX_BATCH_EVENTS} in one.`,
+    );
   const results = await Promise.allSettled(
     events.map((event) => target.invoke(eventInvocation(functionName, target.bindingName, event))),
   );
@@ -80,6 +96,10 @@ export async function handleEventGridWebhook(
     };
   }
   return { status: 202 };
+}
+
+function tooLarge(message: string): WebhookResponse {
+  return { status: 413, headers: { "content-type": "text/plain; charset=utf-8" }, body: message };
 }
 
 function badRequest(message: string): WebhookResponse {

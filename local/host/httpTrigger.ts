@@ -63,8 +63,17 @@ export function toRpcHttpRequest(
   for (const [k, v] of Object.entries(headers)) {
     if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(", ") : v;
   }
+  // As the host's ToRpcHttp: ASP.NET Core's query collection is keyed case-insensitively (the first casing names the
+  // key) and a repeated parameter's values arrive joined with "," (StringValues.ToString()).
   const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) if (!(k in query)) query[k] = v;
+  const keyOf = new Map<string, string>();
+  for (const [k, v] of url.searchParams) {
+    const key = keyOf.get(k.toLowerCase());
+    if (key === undefined) {
+      keyOf.set(k.toLowerCase(), k);
+      query[k] = v;
+    } else query[key] = `${query[key]},${v}`;
+  }
   return { method, url: url.toString(), headers: flat, query, params, body: { bytes: body } };
 }
 

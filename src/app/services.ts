@@ -47,6 +47,7 @@ import { historyLog, passHistoryLog } from "../reconcile/historyLog";
 import { pruneHistory } from "./pruneHistory";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
+import type { DeclaredResult } from "../core/targetPasses";
 import type { IntakeDeclare } from "../intake/acceptDeclaration";
 import { jsonLogger } from "./logger";
 import { eventAttributes, recordEventOutcome, timedStaleRun } from "./observe";
@@ -83,6 +84,8 @@ export interface Services {
   coalescer: Coalescer<ReconcileTrigger, ReconcileReport>;
   /** Stores a declaration that came by HTTP (batched with others of its target) and schedules its pass. */
   declare: IntakeDeclare;
+  /** What storing a declaration would answer (a dry run), writing nothing. */
+  previewDeclare(ref: TargetRef, d: Declaration): Promise<DeclaredResult>;
   /** Creates the tables and queues if missing (the deployment creates them; Azurite starts empty). */
   ready(): Promise<void>;
   reconcile(ref: TargetRef, trigger: ReconcileTrigger): Promise<ReconcileReport>;
@@ -323,6 +326,17 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
     coalescer: runner.coalescer,
     declare: (req) => batcher.declare({ ...req, runsLeading: false, busy: false }),
+    previewDeclare: async (ref, d) => {
+      const out = await declareTarget(
+        store,
+        ref,
+        [{ declaration: d, claimant: d.requestId }],
+        undefined,
+        undefined,
+        true,
+      );
+      return out.results[0]!;
+    },
     ready() {
       readyPromise ??= Promise.all([
         ensureTable(targetsTable),

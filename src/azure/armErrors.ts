@@ -76,7 +76,9 @@ export function classifyArmError(err: unknown, what: string): PoolsyncError {
   const f = factsOf(err);
   const text = `${what}: ${f.status ?? "no answer"} ${f.code ?? ""} ${f.message}`.replace(/\s+/g, " ").trim();
   if (f.status === 412) return new PreconditionFailedError(text, 412, f.code);
-  if (f.status === 429) return new ThrottledError(text, retryAfterMs(f.retryAfter, 60_000), 429, f.code);
+  // Whether ARM named a wait at all: the HTTP API passes ARM's Retry-After on, never a default of poolsync's.
+  const given = Number.isFinite(retryAfterMs(f.retryAfter, Number.NaN));
+  if (f.status === 429) return new ThrottledError(text, retryAfterMs(f.retryAfter, 60_000), 429, f.code, given);
   if (f.status === 404) return new NotFoundError(text, 404, f.code);
   if (f.status === 400 && INSTANCE_NOT_ACTIVE.test(f.message)) return new NotFoundError(text, 400, f.code);
   if (f.status === 409) {
@@ -84,7 +86,7 @@ export function classifyArmError(err: unknown, what: string): PoolsyncError {
     return new ConflictError(text, retryAfterMs(f.retryAfter, DEFAULT_CONFLICT_RETRY_MS), 409, f.code);
   }
   if (f.status === undefined || f.status === 408 || f.status >= 500) {
-    return new TransientError(text, retryAfterMs(f.retryAfter, DEFAULT_TRANSIENT_RETRY_MS), f.status, f.code);
+    return new TransientError(text, retryAfterMs(f.retryAfter, DEFAULT_TRANSIENT_RETRY_MS), f.status, f.code, given);
   }
   return new FatalError(text, f.status, f.code);
 }

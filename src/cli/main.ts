@@ -6,6 +6,7 @@ import type { StatusReport } from "../intake/statusReport";
 import { ApiError, callApi, UnreachableError, type ClientOptions } from "./client";
 import { formatDryRun, formatPlan } from "./planText";
 import { formatAccepted, formatPoison, formatScaleSetView, formatStatus } from "./format";
+import { jsonForTerminal, terminalSafe, terminalSafeJson } from "./terminalText";
 
 /**
  * `poolsync declare|status|poison`: a thin client of the HTTP API (docs/api.md), so it works against any deployment.
@@ -78,7 +79,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   try {
     args = parse(argv);
   } catch (err) {
-    io.err(`poolsync: ${(err as Error).message}\n\n${USAGE}`);
+    io.err(`poolsync: ${terminalSafe((err as Error).message)}\n\n${USAGE}`);
     return EXIT.usage;
   }
   const { values, positionals } = args;
@@ -108,7 +109,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     } catch {
       throw new UsageError(`--url "${client.url}" is not a URL`);
     }
-    const print = (json: unknown, text: () => string) => io.out(values.json ? JSON.stringify(json, null, 2) : text());
+    // Whatever the API answers is someone else's text: printed inert (src/cli/terminalText.ts).
+    const print = <T>(json: T, text: (safe: T) => string, asJson: unknown = json) =>
+      io.out(values.json ? jsonForTerminal(asJson) : text(terminalSafeJson(json)));
 
     if (command === "declare") {
       const scaleSetId = values["scale-set"];
@@ -130,18 +133,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
         const dry = (await callApi(client, "PUT", "api/memberships?dryRun=true", body)) as Parameters<
           typeof formatDryRun
         >[0];
-        print(dry, () => formatDryRun(dry));
+        print(dry, formatDryRun);
         return EXIT.ok;
       }
       const accepted = (await callApi(client, "PUT", "api/memberships", body)) as Accepted;
-      print(accepted, () => formatAccepted(accepted));
+      print(accepted, formatAccepted);
     } else if (command === "plan") {
       const targetId = positionals[1];
       if (!targetId) throw new UsageError("plan needs a target ID (a scale set or VM)");
       const plan = (await callApi(client, "GET", `api/plan?targetId=${encodeURIComponent(targetId)}`)) as Parameters<
         typeof formatPlan
       >[0];
-      print(plan, () => formatPlan(plan));
+      print(plan, formatPlan);
     } else if (command === "status") {
       const scaleSetId = values["scale-set"];
       const targetId = values.target;
@@ -151,27 +154,27 @@ export async function main(argv: string[], io: Io): Promise<number> {
             ? `targetId=${encodeURIComponent(targetId)}`
             : `scaleSetId=${encodeURIComponent(scaleSetId ?? "")}`;
         const view = (await callApi(client, "GET", `api/memberships?${query}`)) as ScaleSetView;
-        print(view, () => formatScaleSetView(view));
+        print(view, formatScaleSetView);
       } else {
         const report = (await callApi(client, "GET", "api/status")) as StatusReport;
-        print(report, () => formatStatus(report));
+        print(report, formatStatus);
       }
     } else {
       const report = (await callApi(client, "GET", "api/status?poison=1")) as StatusReport;
-      print(report.poison ?? [], () => formatPoison(report.queue.poisonName, report.poison ?? [], report.queue.poison));
+      print(report, (r) => formatPoison(r.queue.poisonName, r.poison ?? [], r.queue.poison), report.poison ?? []);
     }
     return EXIT.ok;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`poolsync: ${err.message}\n\n${USAGE}`);
+      io.err(`poolsync: ${terminalSafe(err.message)}\n\n${USAGE}`);
       return EXIT.usage;
     }
     if (err instanceof ApiError) {
-      io.err(`poolsync: ${err.status} ${err.code}: ${err.message}`);
+      io.err(`poolsync: ${err.status} ${terminalSafe(err.code)}: ${terminalSafe(err.message)}`);
       return EXIT.apiError;
     }
     if (err instanceof UnreachableError) {
-      io.err(`poolsync: ${err.message}`);
+      io.err(`poolsync: ${terminalSafe(err.message)}`);
       return EXIT.unreachable;
     }
     throw err;

@@ -13,6 +13,7 @@ interface PlanLike {
   skipped?: { backendPoolId: string; ipConfiguration: string; reason: string }[];
   unplaceable?: { backendPoolId: string; ipConfiguration: string; reason: string }[];
   basedOn: { source: string; oldestAgeMs: number };
+  reads?: { made: number; limit: number; cutShort: boolean; notRead?: string[]; notReadCount?: number };
 }
 
 export function formatPlan(p: PlanLike): string {
@@ -32,6 +33,15 @@ export function formatPlan(p: PlanLike): string {
     lines.push(`  not written: ${s.backendPoolId} (${s.ipConfiguration || "primary"}): ${s.reason}`);
   for (const u of p.unplaceable ?? [])
     lines.push(`  would fail: ${u.backendPoolId} (${u.ipConfiguration || "primary"}): ${u.reason}`);
+  const r = p.reads;
+  if (r?.cutShort) {
+    const count = r.notReadCount ?? r.notRead?.length ?? 0;
+    lines.push(
+      `  partial plan: the bound of ${r.limit} ARM reads (POOLSYNC_PLAN_MAX_READS) left ${count} resource${count === 1 ? "" : "s"} unread and unplanned:`,
+    );
+    for (const id of r.notRead ?? []) lines.push(`    not read: ${id}`);
+    if (count > (r.notRead?.length ?? 0)) lines.push(`    and ${count - (r.notRead?.length ?? 0)} more`);
+  }
   return lines.join("\n");
 }
 

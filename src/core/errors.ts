@@ -28,6 +28,8 @@ export class ThrottledError extends PoolsyncError {
     readonly retryAfterMs: number,
     status = 429,
     code?: string,
+    /** False when ARM named no wait and retryAfterMs is poolsync's own default. */
+    readonly retryAfterGiven = true,
   ) {
     super(message, status, code);
   }
@@ -64,6 +66,8 @@ export class TransientError extends PoolsyncError {
     readonly retryAfterMs: number,
     status?: number,
     code?: string,
+    /** False when ARM named no wait and retryAfterMs is poolsync's own default. */
+    readonly retryAfterGiven = true,
   ) {
     super(message, status, code);
   }

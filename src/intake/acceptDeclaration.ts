@@ -36,6 +36,17 @@ export interface Accepted {
   queued: boolean;
 }
 
+/** A declaration beyond one of the target's caps (core/declarationCap): the reason names it and the cap. */
+export const overCapProblem = (cap: string, reason: string): Problem =>
+  problem(429, "too_many_declarations", `${reason} (cap: ${cap})`, undefined, { "retry-after": "60" });
+
+export const supersededProblem = (stored: Pick<Declaration, "declaredAt" | "requestId">): Problem =>
+  problem(
+    409,
+    "superseded",
+    `a newer declaration for this pool and ip configuration is stored (declared at ${stored.declaredAt}, request ${stored.requestId})`,
+  );
+
 /** Why the API reconciles through the queue rather than in the request: ARM writes are slow, scarce and retried. */
 export const DECLARED_REASON = "declared via API";
 
@@ -100,23 +111,9 @@ export async function acceptDeclaration(
       cap: stored.cap,
       reason: stored.reason,
     });
-    return {
-      ok: false,
-      problem: problem(429, "too_many_declarations", `${stored.reason} (cap: ${stored.cap})`, undefined, {
-        "retry-after": "60",
-      }),
-    };
+    return { ok: false, problem: overCapProblem(stored.cap, stored.reason) };
   }
-  if (stored.result === "older") {
-    return {
-      ok: false,
-      problem: problem(
-        409,
-        "superseded",
-        `a newer declaration for this pool and ip configuration is stored (declared at ${stored.stored.declaredAt}, request ${stored.stored.requestId})`,
-      ),
-    };
-  }
+  if (stored.result === "older") return { ok: false, problem: supersededProblem(stored.stored) };
   // Stored; its pass was scheduled with it (the store is the durable intent: a lost enqueue is the timer's to redo).
   const queued = stored.scheduled !== undefined || stored.result === "unchanged";
   deps.log.info("intake.declared", {

@@ -14,15 +14,15 @@ export async function handleHistory(
   request: Pick<HttpRequest, "method" | "query" | "headers">,
   s: IntakeServices,
 ): Promise<HttpResponseInit> {
-  const target = readTargetQuery(request, s, HISTORY_METHODS);
+  const target = readTargetQuery(request, s, HISTORY_METHODS, ["limit", "cursor"]);
   if (!target.ok) return target.response;
-  const limitText = request.query.get("limit");
+  const limitText = target.flags.limit;
   const limit = limitText === null ? 50 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_ENTRIES)
     return problemResponse(
       problem(400, "invalid_field", `limit: must be a whole number from 1 to ${HISTORY_MAX_ENTRIES}`, "limit"),
     );
-  const cursor = request.query.get("cursor") ?? undefined;
+  const cursor = target.flags.cursor ?? undefined;
   if (cursor !== undefined && !/^h\|\d{13}\|[0-9a-f]{8}$/.test(cursor))
     return problemResponse(problem(400, "invalid_field", "cursor: not one this API gave", "cursor"));
   if (!s.history) return problemResponse(problem(503, "storage_unavailable", "history is not available on this host"));

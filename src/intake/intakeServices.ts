@@ -4,6 +4,9 @@ import type { DriftStore } from "../core/drift";
 import type { TargetHistory } from "../core/history";
 import type { PlanPort } from "./dryRun";
 import type { StatusDeps } from "./statusReport";
+import type { TargetRef } from "../core/resourceIds";
+import type { Declaration } from "../core/declarations";
+import type { DeclaredResult } from "../core/targetPasses";
 import type { IntakeDeclare } from "./acceptDeclaration";
 
 /**
@@ -31,6 +34,8 @@ export interface IntakeServices {
   history?: Pick<TargetHistory, "page">;
   /** Stores a declaration (batched with others of its target) and schedules its pass. */
   declare: IntakeDeclare;
+  /** What storing a declaration would answer (a dry run's caps and ordering), writing nothing. */
+  previewDeclare(ref: TargetRef, d: Declaration): Promise<DeclaredResult>;
   /** Creates the tables and queues if missing. */
   ready(): Promise<void>;
 }

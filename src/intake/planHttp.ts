@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { armProblem } from "./armProblem";
 import type { PlanPort } from "./dryRun";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
 import { jsonResponse, problem, problemResponse } from "./problem";
@@ -21,10 +22,15 @@ export async function handlePlan(
     await s.ready();
     return jsonResponse(200, await s.plan(target.ref));
   } catch (err) {
+    const arm = armProblem(err);
+    if (arm) {
+      s.log.warn("plan.arm-error", { targetId: target.ref.id, status: arm.status, error: (err as Error).message });
+      return problemResponse(arm);
+    }
     if (!isStorageFailure(err)) throw err;
     s.log.error("plan.error", { targetId: target.ref.id, error: (err as Error).message });
     return problemResponse(
-      problem(503, "storage_unavailable", "storage or ARM is unavailable; try again", undefined, {
+      problem(503, "storage_unavailable", "storage is unavailable; try again", undefined, {
         "retry-after": "5",
       }),
     );

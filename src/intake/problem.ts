@@ -10,6 +10,8 @@ export interface Problem {
   message: string;
   field?: string;
   headers?: Record<string, string>;
+  /** ARM's own answer, when ARM's trouble is why (the plan's reads): its status and error code. */
+  arm?: { status?: number; code?: string };
 }
 
 export type ProblemCode =
@@ -19,6 +21,7 @@ export type ProblemCode =
   | "missing_field"
   | "invalid_field"
   | "missing_query"
+  | "repeated_parameter"
   | "out_of_scope"
   | "unauthenticated"
   | "too_many_declarations"
@@ -29,7 +32,10 @@ export type ProblemCode =
   | "unsupported_media_type"
   | "superseded"
   | "contended"
-  | "storage_unavailable";
+  | "storage_unavailable"
+  | "arm_error"
+  | "arm_unavailable"
+  | "arm_throttled";
 
 export function problem(
   status: number,
@@ -44,7 +50,14 @@ export function problem(
 export function problemResponse(p: Problem): HttpResponseInit {
   return jsonResponse(
     p.status,
-    { error: { code: p.code, message: p.message, ...(p.field !== undefined ? { field: p.field } : {}) } },
+    {
+      error: {
+        code: p.code,
+        message: p.message,
+        ...(p.field !== undefined ? { field: p.field } : {}),
+        ...(p.arm ? { arm: p.arm } : {}),
+      },
+    },
     p.headers,
   );
 }

@@ -6,6 +6,7 @@ import { scopeProblem } from "./declareRequest";
 import { isStorageFailure, type IntakeServices } from "./intakeServices";
 import { jsonResponse, methodNotAllowed, problem, problemResponse } from "./problem";
 import { authorize, ROLES } from "./principal";
+import { readQueryFlags } from "./queryFlags";
 import { renderStatusPage, STATUS_PAGE_CSP } from "./statusPage";
 import { statusReport } from "./statusReport";
 
@@ -27,10 +28,13 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
   }
   if (request.method !== undefined && request.method !== "GET")
     return problemResponse(methodNotAllowed(request.method, STATUS_METHODS));
-  const page = wantsHtml(request.headers.get("accept"), request.query.get("format"));
+  const read = readQueryFlags(request.query, ["targetId", "scaleSetId", "format", "poison"]);
+  if (!read.ok) return problemResponse(read.problem);
+  const flags = read.value;
+  const page = wantsHtml(request.headers.get("accept"), flags.format);
   // ?targetId= (a scale set or a VM) beside ?scaleSetId=, as GET /api/memberships takes them.
-  const field = request.query.get("targetId") ? "targetId" : "scaleSetId";
-  const rawScaleSet = request.query.get(field);
+  const field = flags.targetId ? "targetId" : "scaleSetId";
+  const rawScaleSet = flags[field];
   let scaleSet;
   if (rawScaleSet) {
     const ref = field === "targetId" ? parseTargetId(rawScaleSet) : parseScaleSetId(rawScaleSet);
@@ -55,12 +59,13 @@ export async function handleStatus(request: Request, s: IntakeServices): Promise
         ...(s.drifts ? { drifts: s.drifts } : {}),
         ...(s.history ? { history: s.history } : {}),
       },
-      { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(request.query.get("poison")) },
+      { ...(scaleSet ? { scaleSet } : {}), includePoison: page || truthy(flags.poison) },
     );
     if (!page) return jsonResponse(200, report);
     // The JSON link keeps the query but never a function key (?code=): a page is copied, shared and screenshotted.
     const json = new URL(request.url);
-    for (const name of [...json.searchParams.keys()]) if (name.toLowerCase() === "code") json.searchParams.delete(name);
+    for (const name of [...json.searchParams.keys()])
+      if (["code", "format"].includes(name.toLowerCase())) json.searchParams.delete(name);
     json.searchParams.set("format", "json");
     return {
       status: 200,

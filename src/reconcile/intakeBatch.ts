@@ -36,6 +36,8 @@ interface Waiting {
  */
 export class IntakeBatcher {
   private readonly pending = new Map<string, Waiting[]>();
+  /** Targets with a batch being stored: what arrives meanwhile waits for it, then goes as the next batch. */
+  private readonly storing = new Set<string>();
 
   constructor(
     private readonly intake: TargetIntake,
@@ -44,17 +46,26 @@ export class IntakeBatcher {
 
   declare(req: DeclareRequest): Promise<DeclareAnswer> {
     return new Promise<DeclareAnswer>((resolve, reject) => {
-      let group = this.pending.get(req.ref.key);
+      const key = req.ref.key;
+      let group = this.pending.get(key);
       if (!group) {
-        const mine: Waiting[] = [];
-        group = mine;
-        this.pending.set(req.ref.key, mine);
-        setImmediate(() => {
-          if (this.pending.get(req.ref.key) === mine) this.pending.delete(req.ref.key);
-          void this.flush(mine);
-        });
+        group = [];
+        this.pending.set(key, group);
+        // One batch of a target at a time in this process: its transactions never race each other.
+        if (!this.storing.has(key)) setImmediate(() => this.next(key));
       }
       group.push({ req, resolve, reject });
+    });
+  }
+
+  private next(key: string): void {
+    const group = this.pending.get(key);
+    if (!group) return;
+    this.pending.delete(key);
+    this.storing.add(key);
+    void this.flush(group).finally(() => {
+      this.storing.delete(key);
+      if (this.pending.has(key)) this.next(key);
     });
   }
 

@@ -1,28 +1,33 @@
 import type { Config } from "../config";
 import { toIntent, type Declaration, type Outcome, type StoredDeclaration } from "../core/declarations";
-import { isDeleting, type InstanceModel, type NicModel, type ScaleSetModel } from "../core/models";
+import { BeingDeletedError, NotFoundError, RefusedError } from "../core/errors";
+import { isDeleting, type InstanceModel, type NicModel, type ScaleSetModel, type VmModel } from "../core/models";
 import { applyIntents, type PoolIntent } from "../core/networkProfile";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
 import type { CachedEntry, Clock, ComputePort, DeclarationStore, ModelCache, NetworkPort } from "../core/ports";
 import {
   parseNicId,
+  parseVmId,
   sameResource,
   type NicRef,
   type ScaleSetRef,
   type TargetRef,
-  parseVmId,
 } from "../core/resourceIds";
+import { inScopes, type Scope } from "../core/scopes";
 import { crpRollsOutModel } from "../core/upgradePolicy";
+import { uncertain, viewOf } from "../core/vmNicView";
 import { activeDeclarations } from "./activeDeclarations";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf } from "./vmMembership";
 import { usable } from "./vmNics";
-import { uncertain, viewOf } from "../core/vmNicView";
 
 /**
  * What a reconcile of a target would write now, without writing anything: ARM is only read, and only where the
  * reconcile would read it (a fresh cache row is used as the reconcile uses it); no cache row, outcome or message is
- * written. The edit is the reconcile's own (core/networkProfile's applyIntents, through core/plan).
+ * written. The edit is the reconcile's own (core/networkProfile's applyIntents, through core/plan). Two limits the
+ * reconcile has too: nothing outside POOLSYNC_SCOPES is read (a VM's NIC elsewhere refuses the target, as the
+ * reconcile fails it), and at most POOLSYNC_PLAN_MAX_READS ARM requests: anyone with poolsync.Read may ask for a
+ * plan, and a Flexible scale set of a thousand VMs would otherwise cost a thousand NIC GETs per request.
  */
 
 export interface TargetPlan {
@@ -35,6 +40,18 @@ export interface TargetPlan {
   /** Declarations that cannot be placed (no such ip configuration), with why: the reconcile would fail them. */
   unplaceable: { backendPoolId: string; ipConfiguration: string; reason: string }[];
   basedOn: { source: "cache" | "arm" | "mixed" | "none"; oldestAgeMs: number };
+  reads: PlanReads;
+}
+
+/** The ARM requests a plan made (each GET and each LIST, however many pages, counts one) and what its bound left out. */
+export interface PlanReads {
+  made: number;
+  limit: number;
+  /** True when the bound stopped a read the plan needed: `writes` then lack what `notRead` names. */
+  cutShort: boolean;
+  /** What was not read (the first few), and how many in all. */
+  notRead?: string[];
+  notReadCount?: number;
 }
 
 export interface PlanDeps {
@@ -43,7 +60,43 @@ export interface PlanDeps {
   declarations: Pick<DeclarationStore, "listForTarget">;
   cache: Pick<ModelCache, "enabled" | "readPartition" | "readEntry">;
   clock: Clock;
-  config: Pick<Config, "scopes" | "bindings" | "cacheTtlMs">;
+  config: Pick<Config, "scopes" | "bindings" | "cacheTtlMs" | "planMaxReads">;
+}
+
+/** How many of the resources the bound left out are named in the answer. */
+const NOT_READ_SHOWN = 20;
+
+/** The read the bound refused, thrown to the resource that needed it: that resource is not planned. */
+class ReadCut extends Error {}
+
+/** Counts the plan's ARM requests against POOLSYNC_PLAN_MAX_READS. */
+class ReadBound {
+  private made = 0;
+  private readonly notRead: string[] = [];
+  constructor(private readonly limit: number) {}
+
+  async read<T>(call: () => Promise<T>): Promise<T> {
+    if (this.made >= this.limit) throw new ReadCut();
+    this.made++;
+    return call();
+  }
+
+  /** `id` was not planned because a read it needed was cut; true if the error was such a cut. */
+  cut(err: unknown, id: string): boolean {
+    if (!(err instanceof ReadCut)) return false;
+    this.notRead.push(id);
+    return true;
+  }
+
+  report(): PlanReads {
+    const cutShort = this.notRead.length > 0;
+    return {
+      made: this.made,
+      limit: this.limit,
+      cutShort,
+      ...(cutShort ? { notRead: this.notRead.slice(0, NOT_READ_SHOWN), notReadCount: this.notRead.length } : {}),
+    };
+  }
 }
 
 /** A recorder that keeps what the reconcile would record in memory: a plan writes no outcome. */
@@ -68,6 +121,29 @@ function withExtra(stored: StoredDeclaration[], extra: Declaration | undefined, 
   ];
 }
 
+/**
+ * A VM's NIC IDs as the reconcile accepts them (src/reconcile/vmNics.ts): each parsed, inside POOLSYNC_SCOPES and in
+ * the VM's own subscription, checked before any of them is read; else the target is refused with the reconcile's
+ * reason.
+ */
+function nicRefsInScope(vm: VmModel, scopes: readonly Scope[]): NicRef[] {
+  const vmSubscription = vm.id.split("/")[2]?.toLowerCase();
+  return vm.nicIds.map((id) => {
+    const r = parseNicId(id);
+    if (!r.ok) throw new RefusedError(`NIC ${id} of ${vm.id}: ${r.reason}`);
+    if (
+      !inScopes(scopes, r.value.subscriptionId, r.value.resourceGroup) ||
+      r.value.subscriptionId.toLowerCase() !== vmSubscription
+    )
+      throw new RefusedError(
+        `NIC ${id} of ${vm.id} is outside POOLSYNC_SCOPES or the VM's subscription: poolsync reads and writes nothing there`,
+      );
+    return r.value;
+  });
+}
+
+const isGone = (err: unknown) => err instanceof NotFoundError || err instanceof BeingDeletedError;
+
 export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declaration): Promise<TargetPlan> {
   const now = deps.clock.now();
   const declarations = withExtra(await deps.declarations.listForTarget(ref), extra, new Date(now).toISOString());
@@ -80,8 +156,10 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     now,
   );
   const intents = active.map(toIntent);
+  const bound = new ReadBound(deps.config.planMaxReads);
   const bases: BasedOn[] = [];
   const based = (b: BasedOn) => (bases.push(b), b);
+  const fromArm = () => based({ source: "arm", ageMs: 0 });
   const fromCache = <M>(e: CachedEntry<M> | undefined): e is CachedEntry<M> & { model: M } =>
     usable(e, now, deps.config.cacheTtlMs);
   const writes: PlannedWrite[] = [];
@@ -99,24 +177,33 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       if (!o.ok) unplace(only[k] as number, `${where}: ${o.reason}`);
     });
 
-  const planVm = async (vmId: string) => {
-    const vmRef = parseVmId(vmId);
-    if (!vmRef.ok) return;
-    // As the reconcile: one GET of the VM (its NIC list), never from the cache.
-    const vm = await deps.compute.getVm(vmRef.value);
-    based({ source: "arm", ageMs: 0 });
+  const nicOf = async (r: NicRef): Promise<[NicModel, BasedOn]> => {
+    const e = await deps.cache.readEntry(r);
+    if (fromCache(e)) return [e.model as NicModel, { source: "cache", ageMs: now - e.readAt }];
+    return [await bound.read(() => deps.network.getNic(r)), { source: "arm", ageMs: 0 }];
+  };
+  /** A VM's NICs planned together: the oldest of what they were read from. */
+  const nicBase = (bs: BasedOn[]): BasedOn =>
+    bs.reduce<BasedOn>((a, b) => (b.ageMs > a.ageMs || b.source === "cache" ? b : a), { source: "arm", ageMs: 0 });
+
+  /** The writes on one VM's NICs: nothing read outside the scopes, nothing planned unless every NIC was read. */
+  const planVm = async (vm: VmModel) => {
     if (isDeleting(vm.provisioningState)) return;
-    const nicRefs = vm.nicIds.flatMap((id) => {
-      const r = parseNicId(id);
-      return r.ok ? [r.value] : [];
-    });
+    const nicRefs = nicRefsInScope(vm, deps.config.scopes);
     const nics: NicModel[] = [];
     const nicBases: BasedOn[] = [];
-    for (const r of nicRefs) {
-      const [nic, b] = await nicOf(r);
-      nics.push(nic);
-      nicBases.push(b);
+    try {
+      for (const r of nicRefs) {
+        const [nic, b] = await nicOf(r);
+        nics.push(nic);
+        nicBases.push(b);
+      }
+    } catch (err) {
+      // As the reconcile: a VM (or its NIC) gone meanwhile is skipped, not a failure.
+      if (isGone(err) || bound.cut(err, vm.id)) return;
+      throw err;
     }
+    nicBases.forEach(based);
     const mapped = viewOf(vm, nics);
     const where = `VM ${vm.id.split("/").pop() ?? vm.id}`;
     // As the reconcile: what cannot be placed on this VM's NICs with certainty is not written but failed, with why.
@@ -137,19 +224,21 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       ),
     );
   };
-  const nicOf = async (r: NicRef): Promise<[NicModel, BasedOn]> => {
-    const e = await deps.cache.readEntry(r);
-    if (fromCache(e)) return [e.model as NicModel, based({ source: "cache", ageMs: now - e.readAt })];
-    return [await deps.network.getNic(r), based({ source: "arm", ageMs: 0 })];
-  };
-  /** A VM's NICs planned together: the oldest of what they were read from. */
-  const nicBase = (bs: BasedOn[]): BasedOn =>
-    bs.reduce<BasedOn>((a, b) => (b.ageMs > a.ageMs || b.source === "cache" ? b : a), { source: "arm", ageMs: 0 });
 
-  if (intents.length > 0) {
-    if (ref.kind === "vm") await planVm(ref.id);
-    else await planScaleSet(ref);
-  }
+  const planVmTarget = async (vmId: string) => {
+    const vmRef = parseVmId(vmId);
+    if (!vmRef.ok) return;
+    let vm: VmModel;
+    try {
+      // As the reconcile: one GET of the VM (its NIC list), never from the cache.
+      vm = await bound.read(() => deps.compute.getVm(vmRef.value));
+    } catch (err) {
+      if (bound.cut(err, vmId)) return;
+      throw err;
+    }
+    fromArm();
+    await planVm(vm);
+  };
 
   async function planScaleSet(ss: ScaleSetRef): Promise<void> {
     const partition = await deps.cache.readPartition(ss);
@@ -159,17 +248,29 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       model = partition.scaleSet.model;
       modelBase = based({ source: "cache", ageMs: now - partition.scaleSet.readAt });
     } else {
-      model = await deps.compute.getScaleSet(ss);
-      modelBase = based({ source: "arm", ageMs: 0 });
+      try {
+        model = await bound.read(() => deps.compute.getScaleSet(ss));
+      } catch (err) {
+        if (bound.cut(err, ss.id)) return;
+        throw err;
+      }
+      modelBase = fromArm();
     }
     placed(model.nics, "model");
     writes.push(...planResource("model", [model.id], [model.etag], model.nics, intents, modelBase));
     const mode = orchestrationModeOf(model);
     if (mode === "Flexible") {
-      const vms = (await deps.compute.listVms(ss)).filter(
-        (vm) => vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id),
-      );
-      for (const vm of vms) await planVm(vm.id);
+      let listed: VmModel[];
+      try {
+        listed = await bound.read(() => deps.compute.listVms(ss));
+      } catch (err) {
+        if (bound.cut(err, `${ss.id.replace(/\/providers\/.*$/i, "")}/providers/Microsoft.Compute/virtualMachines`))
+          return;
+        throw err;
+      }
+      fromArm();
+      // As the reconcile: each VM as listed (no GET of its own), its NICs from the cache or ARM.
+      for (const vm of listed) if (vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id)) await planVm(vm);
       return;
     }
     // Automatic/Rolling: CRP rolls the model out; the reconcile writes no instance.
@@ -188,12 +289,29 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       base = based({ source: "cache", ageMs: Math.max(...entries.map((e) => now - e.readAt)) });
     } else {
       // As the reconcile: a write is never planned from a cached instance body (its ID may have been reused).
-      instances = await deps.compute.listInstances(ss);
-      base = based({ source: "arm", ageMs: 0 });
+      try {
+        instances = await bound.read(() => deps.compute.listInstances(ss));
+      } catch (err) {
+        if (bound.cut(err, `${ss.id}/virtualMachines`)) return;
+        throw err;
+      }
+      base = fromArm();
     }
     for (const i of instances)
       if (!isDeleting(i.provisioningState))
         writes.push(...planResource("instance", [i.id], [i.etag], i.nics, intents, base));
+  }
+
+  if (intents.length > 0) {
+    try {
+      if (ref.kind === "vm") await planVmTarget(ref.id);
+      else await planScaleSet(ref);
+    } catch (err) {
+      // A NIC the reconcile may not touch: it fails every declaration it is writing with this reason, and so the
+      // plan names them; what it planned before (a Flexible model, earlier VMs) is what the reconcile writes first.
+      if (!(err instanceof RefusedError)) throw err;
+      active.forEach((_, i) => unplace(i, err.message));
+    }
   }
 
   const sources = new Set(bases.map((b) => b.source));
@@ -207,5 +325,6 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       source: sources.size === 0 ? "none" : sources.size > 1 ? "mixed" : ([...sources][0] as "cache" | "arm"),
       oldestAgeMs: Math.max(0, ...bases.map((b) => b.ageMs)),
     },
+    reads: bound.report(),
   };
 }

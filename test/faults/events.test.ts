@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TargetCache } from "../../src/azure/targets/targetCache";
-import type { TargetStore } from "../../src/azure/targets/targetStore";
 import { DEMO } from "../support/harness";
 import { cloudEvent, eventGridEvent } from "../support/armEventSamples";
 import { scaleSetRef } from "../support/refs";
-import { INTAKE_WEBHOOK_KEY, startIntakeApp, targetsOf, waitFor, type IntakeApp } from "../intake/support";
+import { startIntakeApp, type IntakeApp } from "../intake/support";
+import { declaredDemo, type EventWebhook } from "./eventWebhook";
 
 /**
  * Adversarial ARM events through the local runtime's Event Grid webhook (the host's path, the built
@@ -18,64 +18,18 @@ const WRITE = "Microsoft.Compute/virtualMachineScaleSets/write";
 const VM_WRITE = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write";
 
 let app: IntakeApp;
-let hook: string;
+let hook: EventWebhook;
 let cache: TargetCache;
-let store: TargetStore;
 const ref = scaleSetRef(DEMO.scaleSetId);
-
-const post = (body: unknown) =>
-  fetch(hook, {
-    method: "POST",
-    headers: { "content-type": "application/json", "aeg-event-type": "Notification" },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-
-/** The declaration applied (the queue trigger runs), so every row is cached and fresh; the queue empty. */
-async function freshRows(): Promise<void> {
-  await app.queue.clearMessages().catch(() => undefined);
-  await app.queue.sendMessage(
-    Buffer.from(
-      JSON.stringify({ v: 1, kind: "reconcile", scaleSetId: DEMO.scaleSetId, reason: "test: refresh", attempt: 1 }),
-    ).toString("base64"),
-  );
-  await waitFor(
-    async () => (await app.queue.getProperties()).approximateMessagesCount ?? 0,
-    (n) => n === 0,
-    "the reconcile taken",
-  );
-  // A new debounce window for each case: forget when the last event-triggered reconcile was claimed.
-  await store.updateControl(ref, (c) => ({ state: { ...c, debounceAt: 0 }, result: undefined }));
-  await waitFor(
-    () => cache.readPartition(ref),
-    (p) => p.scaleSet?.stale === false && p.instances.size === 2 && [...p.instances.values()].every((e) => !e.stale),
-    "fresh cache rows",
-  );
-}
+const post = (body: unknown) => hook.post(body);
+const freshRows = () => hook.freshRows();
 
 const eventsLogged = () => app.appLogs.filter((l) => l.event === "event" || l.event === "event.malformed");
 
 beforeAll(async () => {
   app = await startIntakeApp({ reconcile: true, env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "30" } });
-  hook = `${app.url}/runtime/webhooks/eventgrid?functionName=onResourceEvent&code=${INTAKE_WEBHOOK_KEY}`;
-  ({ cache, store } = targetsOf(app));
-  await app.queue.createIfNotExists();
-  await app.queue.sendMessage(
-    Buffer.from(
-      JSON.stringify({
-        v: 1,
-        kind: "declare",
-        scaleSetId: DEMO.scaleSetId,
-        backendPoolId: DEMO.poolId,
-        state: "present",
-        requestId: "events-suite",
-      }),
-    ).toString("base64"),
-  );
-  await waitFor(
-    () => app.membershipRows(),
-    (r) => r.some((x) => x.outcomeKind === "applied"),
-    "the declaration applied",
-  );
+  hook = await declaredDemo(app, "events-suite");
+  cache = hook.cache;
   await freshRows();
 }, 60_000);
 afterAll(async () => {

@@ -287,3 +287,53 @@ describe("a function key in the page's URL", () => {
     expect(page).toContain('<a href="/api/status?poison=1&amp;format=json">JSON</a>');
   });
 });
+
+describe("a repeated query parameter is refused, naming it (the host joins repeated values with commas)", () => {
+  const refusal = (name: string, times = 2) => ({
+    error: {
+      code: "repeated_parameter",
+      message: `${name}: given ${times} times; give it once (a repeated parameter is refused, not guessed at)`,
+      field: name,
+    },
+  });
+
+  it.each([
+    ["?dryRun=false&dryRun=true", "dryRun"],
+    ["?dryRun=true&dryRun=false", "dryRun"],
+    ["?dryRun=false&DryRun=true", "dryRun"],
+    ["?dryRun=false,true", "dryRun"],
+    ["?targetId=x&scaleSetId=y&targetId=z", "targetId"],
+  ])("PUT /api/memberships%s → 400 naming %s; nothing stored or queued", async (query, name) => {
+    const rowsBefore = (await app.membershipRows()).length;
+    const queuedBefore = (await app.peekQueue()).length;
+    const res = await fetch(`${url}${query}`, json(valid));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual(refusal(name));
+    expect((await app.membershipRows()).length).toBe(rowsBefore);
+    expect((await app.peekQueue()).length).toBe(queuedBefore);
+  });
+
+  it("?DRYRUN=true in another casing is the dry run it says, never a real declaration", async () => {
+    const rowsBefore = (await app.membershipRows()).length;
+    const res = await fetch(`${url}?DRYRUN=true`, json(valid));
+    // No simulator behind this app: the dry run's plan cannot read ARM (503), and nothing is stored.
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("arm_unavailable");
+    expect((await app.membershipRows()).length).toBe(rowsBefore);
+    expect((await app.peekQueue()).length).toBe(0);
+  });
+
+  const ss = encodeURIComponent(DEMO.scaleSetId);
+  it.each([
+    ["/api/memberships, scaleSetId twice", `/api/memberships?scaleSetId=${ss}&scaleSetId=${ss}`, "scaleSetId"],
+    ["/api/status, poison twice", "/api/status?poison=1&poison=0", "poison"],
+    ["/api/status, format in two casings", "/api/status?format=json&Format=html", "format"],
+    ["/api/plan, targetId twice", `/api/plan?targetId=${ss}&targetId=${ss}`, "targetId"],
+    ["/api/history, limit twice", `/api/history?targetId=${ss}&limit=5&limit=500`, "limit"],
+    ["/api/history, cursor twice", `/api/history?targetId=${ss}&cursor=a&cursor=b`, "cursor"],
+  ])("GET %s → 400 naming it", async (_name, path, name) => {
+    const res = await fetch(`${app.url}${path}`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual(refusal(name));
+  });
+});

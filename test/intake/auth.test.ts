@@ -13,6 +13,7 @@ const DECLARER = asPrincipal("0000bbbb-0000-0000-0000-00000000000b", "Dan Declar
   "poolsync.Declare",
   "poolsync.Read",
 ]);
+const DECLARE_ONLY = asPrincipal("0000cccc-0000-0000-0000-00000000000c", "Dora DeclareOnly", ["poolsync.Declare"]);
 const LB = DEMO.poolId.replace(/\/backendAddressPools\/[^/]+$/, "");
 const OTHER_POOL = `${LB}/backendAddressPools/public-ingress`;
 const BINDING = `/subscriptions/*/resourceGroups/etag/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0 => ${DEMO.poolId}`;
@@ -21,8 +22,15 @@ let app: IntakeApp;
 let url: string;
 
 beforeAll(async () => {
+  // The simulator answers the plans' reads; the queue trigger stays off, so nothing declared is applied.
   app = await startIntakeApp({
-    env: { POOLSYNC_AUTH: "entra", POOLSYNC_BINDINGS: BINDING, POOLSYNC_DECLARE_WINDOW_SECONDS: "0" },
+    reconcile: true,
+    env: {
+      POOLSYNC_AUTH: "entra",
+      POOLSYNC_BINDINGS: BINDING,
+      POOLSYNC_DECLARE_WINDOW_SECONDS: "0",
+      "AzureWebJobs.applyBackendPools.Disabled": "true",
+    },
   });
   url = app.url;
 });
@@ -99,6 +107,35 @@ describe("app roles", () => {
     expect(view.memberships.map((m) => m.declaredBy)).toEqual([who]);
     const page = await (await fetch(`${url}/api/status?format=html`, { headers: READER })).text();
     expect(page).toContain('by <span title="0000bbbb-0000-0000-0000-00000000000b">Dan Declarer</span>');
+  });
+
+  it("a plan needs poolsync.Read, on GET /api/plan and as a dry run's answer alike: a Declare-only caller gets none", async () => {
+    const target = encodeURIComponent(DEMO.scaleSetId);
+    const plan = await fetch(`${url}/api/plan?targetId=${target}`, { headers: DECLARE_ONLY });
+    expect(plan.status).toBe(403);
+    expect(await errorOf(plan)).toEqual({
+      code: "missing_role",
+      message: "Dora DeclareOnly (0000cccc-0000-0000-0000-00000000000c) lacks the app role poolsync.Read",
+    });
+    const init = json(VALID_DECLARATION);
+    const dry = (who: Record<string, string>) =>
+      fetch(`${url}/api/memberships?dryRun=true`, {
+        ...init,
+        headers: { ...(init.headers as Record<string, string>), ...who },
+      });
+    const declareOnly = await dry(DECLARE_ONLY);
+    expect(declareOnly.status).toBe(403);
+    expect(await errorOf(declareOnly)).toEqual({
+      code: "missing_role",
+      message:
+        "Dora DeclareOnly (0000cccc-0000-0000-0000-00000000000c) lacks the app role poolsync.Read (a dry run answers the target's plan, which poolsync.Read guards)",
+    });
+    // Read alone is no dry run either (it stands for a declaration); both roles get the plan.
+    expect((await errorOf(await dry(READER))).message).toMatch(/lacks the app role poolsync\.Declare$/);
+    const both = await dry(DECLARER);
+    expect(both.status).toBe(200);
+    expect(((await both.json()) as { plan: { targetId: string } }).plan.targetId).toBe(DEMO.scaleSetId);
+    expect(app.sim!.control.stats().puts).toBe(0);
   });
 
   it("a malformed test principal is refused by the platform stand-in, before the app", async () => {

@@ -215,3 +215,56 @@ describe("the function key", () => {
     );
   });
 });
+
+describe("text from storage, ARM or the queue is printed inert", () => {
+  // Retitle the window, clear the screen, colour, an 8-bit CSI, a hyperlink, a right-to-left override, a forged line.
+  const HOSTILE =
+    "\u001b]0;owned\u0007\u001b[2J\u001b[31mred\u009b0m \u001b]8;;https://evil.example\u001b\\click\u001b]8;;\u001b\\ \u202eesrever\r\nforged: line";
+  // What a terminal could obey: C0 but the newline, DEL, C1, bidi overrides and isolates.
+  // eslint-disable-next-line no-control-regex
+  const OBEYED = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+  it("poison prints a queued message's text without its escape sequences or line breaks; --json keeps it exact", async () => {
+    await app.queue.sendMessage(Buffer.from(HOSTILE, "utf8").toString("base64"));
+    const r = await waitFor(
+      () => poolsync("poison"),
+      (x) => x.stdout.includes("forged"),
+      "the hostile message to be poisoned",
+    );
+    expect(r.code).toBe(EXIT.ok);
+    expect(r.stdout).not.toMatch(OBEYED);
+    expect(r.stdout).toContain("  received: red click esrever forged: line\n");
+    expect(r.stdout).not.toMatch(/^forged/m);
+    const j = await poolsync("poison", "--json");
+    expect(j.stdout).not.toMatch(OBEYED);
+    expect((JSON.parse(j.stdout) as Array<{ received: string }>).map((m) => m.received)).toContain(HOSTILE);
+  });
+
+  it("status prints ARM's reason for a failed declaration without the escape sequences ARM's message held", async () => {
+    app.sim!.control.injectFault({
+      method: "PUT",
+      path: "/virtualMachineScaleSets/etag-k8s-mp-0$",
+      status: 400,
+      times: 4,
+      body: { error: { code: "InvalidParameter", message: HOSTILE } },
+    });
+    const declared = await poolsync(
+      "declare",
+      "--scale-set",
+      DEMO.scaleSetId,
+      "--pool",
+      DEMO.poolId,
+      "--state",
+      "absent",
+    );
+    expect(declared.code).toBe(EXIT.ok);
+    const s = await waitFor(
+      () => poolsync("status", "--scale-set", DEMO.scaleSetId),
+      (x) => x.stdout.includes("forged"),
+      "the declaration to fail with ARM's reason",
+    );
+    expect(s.stdout).not.toMatch(OBEYED);
+    expect(s.stdout).toContain("red click esrever forged: line");
+    expect(s.stdout).not.toMatch(/^forged/m);
+  });
+});

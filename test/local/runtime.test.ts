@@ -138,6 +138,12 @@ describe("HTTP functions", () => {
     expect(await res.json()).toEqual({ id: "42", method: "PUT", q: "hi", body: "payload", header: "h" });
   });
 
+  it("hands the query over as the host does: keys in any casing are one, repeated values joined with commas", async () => {
+    const res = await fetch(`${rt.url}/api/items/42?q=hi&Q=there&q=again`, { method: "PUT", body: "" });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ q: "hi,there,again" });
+  });
+
   it("the default route is the function name; methods not declared are no route (404)", async () => {
     const hello = await fetch(`${rt.url}/api/fixtureHello?name=you`);
     expect(hello.status).toBe(200);

@@ -12,7 +12,8 @@ import { declarationHistory, historyEntity } from "./historyRows";
 import { CONTROL_ROW, declarationRowKey, targetPartition } from "./rowKeys";
 import type { TargetStore } from "./targetStore";
 
-const MAX_TRIES = 8;
+/** Transactions one batch tries before it answers "contended" (other hosts declaring on the same target). */
+const MAX_TRIES = 16;
 
 /**
  * Stores declarations of one target in one transaction with its control row: each row created, replaced (newer) or
@@ -28,6 +29,8 @@ export async function declareTarget(
   window: WindowRequest | undefined,
   /** Called before the first declaration of a target not yet in the timer's index is stored. */
   index?: (ref: TargetRef) => Promise<void>,
+  /** Only say what storing would answer (a dry run): nothing is written. */
+  preview = false,
 ): Promise<DeclareOutcome> {
   const partitionKey = targetPartition(ref);
   const keys = [...new Set(batch.map((b) => declarationRowKey(b.declaration)))];
@@ -79,7 +82,7 @@ export async function declareTarget(
       claim = c.claim;
       if (c.state) control = c.state;
     }
-    if (control === read.control && writes.size === 0) return { results, claim };
+    if (preview || (control === read.control && writes.size === 0)) return { results, claim };
     if (control.indexedDueAt === 0 && index) {
       // The timer's index learns of the target before its first declaration is stored: an index row whose target
       // ends up without one costs the timer one look.
@@ -99,8 +102,9 @@ export async function declareTarget(
       if (!(err instanceof TargetConflict)) throw err;
       if (attempt + 1 >= MAX_TRIES)
         throw new DeclarationContendedError(`declarations of ${ref.id} kept changing under us; try again`);
-      // Others declared on the same target meanwhile: back off a little, at random, before reading again.
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * (attempt + 1))));
+      // Others declared on the same target meanwhile: back off, at random and longer each time (up to half a second),
+      // before reading again, so that contenders spread out instead of colliding again.
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(500, 10 * 2 ** attempt))));
     }
   }
 }

@@ -32,28 +32,39 @@ export class TargetDeclarations implements DeclarationStore {
 
   /** Upserts of one target in the same turn of the event loop: one transaction (parallel callers do not race). */
   private readonly pending = new Map<string, Waiting[]>();
+  /** Targets with a batch being stored: what arrives meanwhile goes as the next batch. */
+  private readonly storing = new Set<string>();
 
   /** Stores a declaration outside the intake (no declare window, nothing scheduled); over a cap it throws. */
   async upsert(target: TargetRef, d: Declaration): Promise<{ result: UpsertResult; stored: StoredDeclaration }> {
     const r = await new Promise<DeclaredResult>((done, fail) => {
       let group = this.pending.get(target.key);
       if (!group) {
-        const mine: Waiting[] = [];
-        group = mine;
-        this.pending.set(target.key, mine);
-        setImmediate(() => {
-          if (this.pending.get(target.key) === mine) this.pending.delete(target.key);
-          const batch = mine.map((w) => ({ declaration: w.d, claimant: w.d.requestId }));
-          declareTarget(this.store, target, batch, undefined, this.index).then(
-            (out) => mine.forEach((w, i) => w.done(out.results[i]!)),
-            (err: unknown) => mine.forEach((w) => w.fail(err)),
-          );
-        });
+        group = [];
+        this.pending.set(target.key, group);
+        if (!this.storing.has(target.key)) setImmediate(() => this.next(target));
       }
       group.push({ d, done, fail });
     });
     if (r.result === "refused") throw new Error(`refused: ${r.reason}`);
     return r;
+  }
+
+  private next(target: TargetRef): void {
+    const group = this.pending.get(target.key);
+    if (!group) return;
+    this.pending.delete(target.key);
+    this.storing.add(target.key);
+    const batch = group.map((w) => ({ declaration: w.d, claimant: w.d.requestId }));
+    void declareTarget(this.store, target, batch, undefined, this.index)
+      .then(
+        (out) => group.forEach((w, i) => w.done(out.results[i]!)),
+        (err: unknown) => group.forEach((w) => w.fail(err)),
+      )
+      .finally(() => {
+        this.storing.delete(target.key);
+        if (this.pending.has(target.key)) this.next(target);
+      });
   }
 
   async listForTarget(target: TargetRef): Promise<StoredDeclaration[]> {
