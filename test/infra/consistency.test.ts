@@ -105,9 +105,13 @@ describe("app settings follow src/config.ts SETTINGS", () => {
 
   it("storage is identity-based with the user-assigned identity, which DefaultAzureCredential also picks", () => {
     expect(settings.has("AzureWebJobsStorage")).toBe(false);
-    expect(resolveVariables(main, settings.get("AzureWebJobsStorage__accountName"))).toBe(
-      resolveVariables(main, onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").name),
-    );
+    // Each service's endpoint as the account reports it (the cloud's own suffix, the name its private DNS zone
+    // answers for), not an account name the host would complete with the public cloud's suffix.
+    expect(settings.has("AzureWebJobsStorage__accountName")).toBe(false);
+    for (const service of ["blob", "queue", "table"])
+      expect(settings.get(`AzureWebJobsStorage__${service}ServiceUri`)).toBe(
+        `[reference(variables('storageId'), '2023-05-01').primaryEndpoints.${service}]`,
+      );
     expect(settings.get("AzureWebJobsStorage__credential")).toBe("managedidentity");
     const clientId = settings.get("AzureWebJobsStorage__clientId");
     expect(clientId).toMatch(/^\[reference\(variables\('identityId'\), '[\d-]+'\)\.clientId\]$/);
