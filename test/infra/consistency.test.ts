@@ -99,8 +99,11 @@ describe("app settings follow src/config.ts SETTINGS", () => {
     expect(stale).toEqual([]);
   });
 
-  it("ARM_ENDPOINT is Azure's Resource Manager", () => {
-    expect(settings.get("ARM_ENDPOINT")).toBe("https://management.azure.com");
+  it("the cloud is the one the template is deployed to; ARM_ENDPOINT is left to it", () => {
+    // environment().name is AzureCloud, AzureUSGovernment or AzureChinaCloud: POOLSYNC_CLOUD's own names.
+    expect(settings.get("POOLSYNC_CLOUD")).toBe("[environment().name]");
+    expect(SETTINGS.POOLSYNC_CLOUD.template).toBe("cloud");
+    expect(settings.get("ARM_ENDPOINT")).toBe("");
   });
 
   it("storage is identity-based with the user-assigned identity, which DefaultAzureCredential also picks", () => {
