@@ -161,6 +161,11 @@ describe("host.json", () => {
     expect(validate(broken)).toBe(false);
   });
 
+  it("sends the host's own logs and traces the OpenTelemetry way (telemetryMode), a value the schema checks", () => {
+    expect(host.telemetryMode).toBe("OpenTelemetry");
+    expect(validate({ ...host, telemetryMode: "OTel" })).toBe(false);
+  });
+
   it("never samples away a trace (the arm.write audit lines), nor a request or an exception", () => {
     const sampling = host.logging.applicationInsights.samplingSettings;
     expect(sampling.excludedTypes.split(";").sort()).toEqual(["Exception", "Request", "Trace"]);
