@@ -484,8 +484,14 @@ describe("parameters file (azd's, for infra/main.bicep)", () => {
 });
 
 describe("no real identifiers in infra/", () => {
-  it("every GUID is a placeholder of zeros or a built-in role definition", () => {
-    const allowed = new Set<string>([...Object.values(BUILT_IN_ROLES), "00000000-0000-0000-0000-000000000000"]);
+  it("every GUID is a placeholder of zeros, a built-in role definition or one of poolsync's app role ids", () => {
+    // app-roles.json's ids are poolsync's own app role ids, made up for it (the registration keeps them fixed).
+    const appRoleIds = readJson<{ id: string }[]>("app-roles.json").map((r) => r.id);
+    const allowed = new Set<string>([
+      ...Object.values(BUILT_IN_ROLES),
+      ...appRoleIds,
+      "00000000-0000-0000-0000-000000000000",
+    ]);
     // Our templates and docs only: infra/schemas is Microsoft's published schemas, copied as they are.
     for (const file of readdirSync(INFRA_DIR, { withFileTypes: true })
       .filter((e) => e.isFile())
