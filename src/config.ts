@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseBindings } from "./core/bindings";
 import { parseScope, type Scope } from "./core/scopes";
-import { CLOUD_NAMES, CLOUDS, type AzureCloud } from "./azure/clouds";
+import { CLOUD_NAMES, CLOUDS, type AzureCloud } from "./core/clouds";
 
 /**
  * Every setting poolsync reads, validated once, with its default. A missing or malformed setting fails at start

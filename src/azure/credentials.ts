@@ -2,7 +2,7 @@ import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/core-
 import { DefaultAzureCredential, ManagedIdentityCredential } from "@azure/identity";
 import type { Config } from "../config";
 
-export { armScope } from "./clouds";
+export { armScope } from "../core/clouds";
 
 /**
  * A fixed bearer token: the ARM simulator accepts any, and nothing real is ever sent to it. It remembers the scopes

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { continuationFor } from "../../src/azure/armOriginPolicy";
 import { ArmCompute } from "../../src/azure/compute";
 import { armScope, StaticTokenCredential } from "../../src/azure/credentials";
-import { CLOUDS } from "../../src/azure/clouds";
+import { CLOUDS } from "../../src/core/clouds";
 import { FatalError } from "../../src/core/errors";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { armEdgeOptions } from "../../src/app/services";
-import { CLOUDS, CLOUD_NAMES } from "../../src/azure/clouds";
+import { CLOUDS, CLOUD_NAMES } from "../../src/core/clouds";
 import { ArmCompute } from "../../src/azure/compute";
 import { credentialOptions, StaticTokenCredential } from "../../src/azure/credentials";
 import { loadConfig } from "../../src/config";

@@ -62,7 +62,9 @@ describe("poolsync plan and declare --dry-run", () => {
     const r = await poolsync("plan", DEMO.scaleSetId);
     expect(r.code).toBe(EXIT.ok);
     expect(r.stdout.trim()).toMatch(
-      new RegExp(`^plan for ${DEMO.scaleSetId}: nothing to write \\(0 declarations; based on nothing read, oldest 0 s old\\)$`),
+      new RegExp(
+        `^plan for ${DEMO.scaleSetId}: nothing to write \\(0 declarations; based on nothing read, oldest 0 s old\\)$`,
+      ),
     );
     const bad = await poolsync("plan");
     expect(bad.code).toBe(EXIT.usage);
