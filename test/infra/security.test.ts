@@ -95,7 +95,7 @@ describe("network isolation, by parameter", () => {
     expect(storage.allowSharedKeyAccess).toBe(false);
   });
 
-  it("storage denies every other network once the app reaches it privately; listed IPs may still pass its firewall", () => {
+  it("storage denies every other network once the app reaches it privately (trusted services excepted); listed IPs may still pass", () => {
     expect(main.parameters?.storageAllowAllNetworks).toMatchObject({ type: "bool", defaultValue: false });
     expect(main.parameters?.storageAllowedIpRanges).toMatchObject({ type: "array", defaultValue: [] });
     expect(storage.networkAcls).toMatchObject({
@@ -108,7 +108,9 @@ describe("network isolation, by parameter", () => {
     expect(main.variables?.storagePublic).toBe(
       "[or(parameters('storageAllowAllNetworks'), not(variables('isolated')))]",
     );
-    expect(storage.publicNetworkAccess).toBe("[variables('storagePublicNetworkAccess')]");
+    // Enabled, behind the firewall: with public access Disabled the trusted-services exception no longer applies, and
+    // Event Grid's dead-letters (a trusted service, with its own identity) could not be written.
+    expect(storage.publicNetworkAccess).toBe("Enabled");
   });
 
   it("the Event Grid dead-letter container is emptied after deadLetterRetentionInDays", () => {

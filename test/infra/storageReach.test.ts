@@ -74,7 +74,13 @@ describe("the app reaches blob, queue and table storage", () => {
     expect(paths(main, {})).toEqual({ blob: "private endpoint", queue: "private endpoint", table: "private endpoint" });
     const resources = deploy(main, REQUIRED);
     const storage = resources.find((r) => r.type === "Microsoft.Storage/storageAccounts") as Deployed;
-    expect((storage.body.properties as any).publicNetworkAccess).toBe("Disabled");
+    // The public endpoint admits no network: only trusted Azure services (Event Grid's dead-letters) pass.
+    expect((storage.body.properties as any).networkAcls).toEqual({
+      defaultAction: "Deny",
+      bypass: "AzureServices",
+      virtualNetworkRules: [],
+      ipRules: [],
+    });
     const vnet = resources.find((r) => r.type === "Microsoft.Network/virtualNetworks") as Deployed;
     const app = (vnet.body.properties as any).subnets.find((s: any) => s.properties.delegations?.length);
     expect(app.properties.delegations[0].properties.serviceName).toBe("Microsoft.App/environments");
