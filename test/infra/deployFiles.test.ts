@@ -206,6 +206,27 @@ describe("scripts/deploymentParameters.mjs (the workflow's parameters from azd's
   });
 });
 
+describe("the deploy identity's rights for the workflow (azd postprovision, scripts/azd-deploy-identity-roles.sh)", () => {
+  const azure = yaml("azure.yaml");
+  const hook = text_("scripts/azd-deploy-identity-roles.sh");
+
+  it("runs after every provision, only when the workflow is wanted, on poolsync's resource group alone", () => {
+    expect(azure.hooks.postprovision.run).toBe("sh scripts/azd-deploy-identity-roles.sh");
+    expect(hook).toMatch(/azd env get-value POOLSYNC_GITHUB_OIDC_SUBJECT[\s\S]*exit 0/);
+    expect(hook).toContain(
+      'scope="/subscriptions/$(azd env get-value AZURE_SUBSCRIPTION_ID)/resourceGroups/$(azd env get-value AZURE_RESOURCE_GROUP)"',
+    );
+    expect(text_("infra/main.bicep")).toMatch(/^output POOLSYNC_DEPLOY_CLIENT_ID string = /m);
+  });
+
+  it("may assign exactly the roles main.json assigns: the condition's list is main.json's variables.roles", () => {
+    const listed = (/^ROLES="([^"]+)"$/m.exec(hook)?.[1] ?? "").split(/,\s*/).sort();
+    expect(listed).toEqual(Object.values(main.variables?.roles as Record<string, string>).sort());
+    expect(hook).toContain('--condition "$condition" --condition-version 2.0');
+    expect(hook.match(/GuidEquals \{\$ROLES\}/g)).toHaveLength(2);
+  });
+});
+
 describe("the app registration (azd preprovision, scripts/azd-app-registration.sh)", () => {
   const azure = yaml("azure.yaml");
   const hook = text_("scripts/azd-app-registration.sh");
