@@ -1,10 +1,12 @@
-// azd's entry point (azure.yaml): a thin wrapper that deploys infra/main.json, the template test/infra validates
-// offline, into a resource group of its own, and grants poolsync its ARM role on each resource-group scope of
-// poolsyncScopes with infra/access.json.
+// azd's entry point (azure.yaml): a thin wrapper that deploys infra/main.json, the template test/infra checks offline
+// (ARM schemas, the REST API specification of each api-version, every KQL query, the path to storage), into a
+// resource group of its own, and grants poolsync its ARM role on each resource-group scope of poolsyncScopes with
+// infra/access.json. It holds no resource of its own on purpose: main.json is the source (infra/README.md says why).
 //
-// NOT COMPILED HERE: the Bicep compiler cannot run on this project's machines. test/infra/deployFiles.test.ts checks
-// only its text: every main.json parameter is declared and passed through unchanged, and main.parameters.json names
-// only parameters declared here. Run `az bicep build --file infra/main.bicep` after changing it.
+// NOT COMPILED HERE: the Bicep compiler cannot run on this project's machines (azd fetches its own where you run
+// `azd up`). test/infra/deployFiles.test.ts checks only its text: every main.json parameter is declared and passed
+// through unchanged, and main.parameters.json names only parameters declared here. Run
+// `az bicep build --file infra/main.bicep` after changing it.
 targetScope = 'subscription'
 
 @minLength(1)

@@ -70,6 +70,14 @@ describe("infra/main.bicep (not compiled here: the Bicep compiler cannot run on 
     expect(bicep).toContain("NOT COMPILED HERE: the Bicep compiler cannot run on this project's machines");
   });
 
+  it("stays a thin wrapper: the resource group, main.json and access.json, and nothing of its own to check", () => {
+    expect([...bicep.matchAll(/^resource (\w+) '([^']+)'/gm)].map((m) => m[2])).toEqual([
+      "Microsoft.Resources/resourceGroups@2024-03-01",
+    ]);
+    expect([...bicep.matchAll(/^module \w+ '([^']+)'/gm)].map((m) => m[1])).toEqual(["main.json", "access.json"]);
+    expect(bicep).not.toMatch(/^(extension|import|using) /m);
+  });
+
   it("declares every main.json parameter with its type, and passes each one to main.json", () => {
     for (const [name, p] of Object.entries(main.parameters ?? {})) {
       // Bicep writes a securestring as @secure() on a string.
