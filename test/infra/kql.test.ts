@@ -1,5 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- these tests walk untyped template JSON */
 import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "./armSchema";
 import { analyzeKql, NUMERIC, type KqlColumn } from "./kql";
 import { readJson, resourcesOfType, type ArmTemplate } from "./templateChecks";
 
@@ -84,6 +87,16 @@ describe("the workbook's tiles and the log alerts' queries (Kusto language servi
 
   it("every log alert parses, binds and yields its measure column as a number", () => {
     expect(alertProblems(main)).toEqual([]);
+  });
+});
+
+describe("the KQL docs/operations.md gives operators", () => {
+  const doc = readFileSync(join(REPO_ROOT, "docs", "operations.md"), "utf8");
+  const blocks = [...doc.matchAll(/```kusto\n([\s\S]*?)```/g)].map((m) => (m[1] as string).trim());
+
+  it("every query parses and binds against the Application Insights tables", () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    expect(blocks.flatMap((q) => analyzeKql(q).errors.map((e) => `${q.split("\n")[0]}: ${e}`))).toEqual([]);
   });
 });
 
