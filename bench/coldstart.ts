@@ -12,8 +12,19 @@ import { DEMO_SEED, DEMO_SUBSCRIPTION, startArmSimulator } from "../sim";
 import { percentile } from "./stats";
 import type { ProbeInputs, ProbeResult } from "./coldstartProbe";
 
-/** One function per trigger kind: HTTP, Event Grid, queue (the one that calls ARM), timer. */
-export const COLDSTART_FUNCTIONS = ["status", "onResourceEvent", "applyBackendPools", "reconcileStale"] as const;
+/**
+ * Every function the app registers (all seven: four HTTP, Event Grid, queue, timer), each one's first invocation in a
+ * process of its own. bench/coldstart.test.ts keeps the list equal to src/functions.
+ */
+export const COLDSTART_FUNCTIONS = [
+  "status",
+  "memberships",
+  "plan",
+  "history",
+  "onResourceEvent",
+  "applyBackendPools",
+  "reconcileStale",
+] as const;
 
 export interface PackageFigures {
   label: string;
@@ -160,6 +171,7 @@ export async function runColdStart(
     const rg = `/subscriptions/${DEMO_SUBSCRIPTION}/resourceGroups/etag`;
     const scaleSetId = `${rg}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0`;
     const inputs: ProbeInputs = {
+      scaleSetId,
       queueMessage: JSON.stringify({
         v: 1,
         kind: "declare",
@@ -196,6 +208,7 @@ export async function runColdStart(
             PATH: process.env.PATH ?? "",
             AzureWebJobsStorage: storage,
             POOLSYNC_SCOPES: `/subscriptions/${DEMO_SUBSCRIPTION}`,
+            POOLSYNC_BINDINGS: "*",
             ARM_ENDPOINT: sim.url,
             POOLSYNC_ARM_CREDENTIAL: "static",
             POOLSYNC_ARM_STATIC_TOKEN: "sim-token",
@@ -251,12 +264,14 @@ export function renderColdStart(r: ColdStartResult): string {
   const ms = (v: number) => v.toFixed(0);
   const lines = [
     MARK_START,
-    "## Cold start (issue 28)",
+    "## Cold start (issues 28 and 44)",
     "",
-    `\`npm run bench -- --only=coldstart\`, ${r.generatedAt}, Node ${r.node}, medians of ${r.runs} runs; each figure is a fresh`,
-    "process loading the unpacked deployment zip as the Functions Node.js worker does (the `@azure/functions-core`",
-    "stand-in, then every file of package.json's `main`), then handling that function's first invocation (HTTP GET",
-    "status, an ARM write event, a declare message reconciled against the ARM simulator, a timer tick) on Azurite.",
+    `\`npm run bench -- --only=coldstart --baseline <ref>\`, ${r.generatedAt}, Node ${r.node}, medians of ${r.runs} runs; each`,
+    "figure is a fresh process loading the unpacked deployment zip as the Functions Node.js worker does (the",
+    "`@azure/functions-core` stand-in, then every file of package.json's `main`: all seven functions register), then",
+    "handling one function's first invocation on Azurite: a GET of each of the four HTTP functions, an ARM write",
+    "event, a declare message reconciled against the ARM simulator, a timer tick. Every function of the app, each in",
+    "processes of its own; both packages side by side in one run, alternating which goes first.",
     "",
     "| package | zip | files |",
     "| --- | ---: | ---: |",
@@ -284,8 +299,8 @@ export function renderColdStart(r: ColdStartResult): string {
     const ratio = reg(current.label) / reg(base.label);
     lines.push(
       "",
-      `Registration of all functions, median of all ${r.runs * COLDSTART_FUNCTIONS.length} processes of each package: ${ms(reg(current.label))} ms against ${ms(reg(base.label))} ms, ${(ratio * 100).toFixed(0)} % of the baseline ` +
-        `(target at most 33 %); zip ${mib(current.zipBytes)} and ${current.files} files (targets 5 MiB, 300 files).`,
+      `Registration of all ${COLDSTART_FUNCTIONS.length} functions, median of all ${r.runs * COLDSTART_FUNCTIONS.length} processes of each package: ${ms(reg(current.label))} ms against ${ms(reg(base.label))} ms, ${(ratio * 100).toFixed(0)} % of ${base.label} ` +
+        `(issue 28's target, at most 33 % of the unbundled package of 2558e6a, was met at 31 %); zip ${mib(current.zipBytes)} and ${current.files} files (targets 5 MiB, 300 files).`,
     );
   }
   lines.push(MARK_END, "");

@@ -42,7 +42,16 @@ export interface ProbeInputs {
   queueMessage: string;
   /** An ARM event for the Event Grid trigger. */
   event: Record<string, unknown>;
+  /** The target the HTTP functions that read one (memberships, plan, history) are asked about. */
+  scaleSetId: string;
 }
+
+/** The first GET of each HTTP function: its query, if it needs one to answer 200. */
+const HTTP_QUERY: Record<string, (inputs: ProbeInputs) => string> = {
+  memberships: (i) => `?scaleSetId=${encodeURIComponent(i.scaleSetId)}`,
+  plan: (i) => `?targetId=${encodeURIComponent(i.scaleSetId)}`,
+  history: (i) => `?targetId=${encodeURIComponent(i.scaleSetId)}`,
+};
 
 function bindingName(fn: CapturedFunction): { name: string; type: string } {
   const entry = Object.entries(fn.metadata.bindings).find(
@@ -56,7 +65,8 @@ function inputFor(fn: CapturedFunction, inputs: ProbeInputs): InvocationInput {
   const { name, type } = bindingName(fn);
   switch (type) {
     case "httpTrigger": {
-      const url = new URL(`http://127.0.0.1:7071/api/${fn.metadata.name}`);
+      const query = HTTP_QUERY[fn.metadata.name]?.(inputs) ?? "";
+      const url = new URL(`http://127.0.0.1:7071/api/${fn.metadata.name}${query}`);
       return {
         inputData: [
           { name, data: { http: toRpcHttpRequest("GET", url, { accept: "application/json" }, Buffer.alloc(0), {}) } },

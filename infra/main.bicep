@@ -1,10 +1,12 @@
-// azd's entry point (azure.yaml): a thin wrapper that deploys infra/main.json, the template test/infra validates
-// offline, into a resource group of its own, and grants poolsync its ARM role on each resource-group scope of
-// poolsyncScopes with infra/access.json.
+// azd's entry point (azure.yaml): a thin wrapper that deploys infra/main.json, the template test/infra checks offline
+// (ARM schemas, the REST API specification of each api-version, every KQL query, the path to storage), into a
+// resource group of its own, and grants poolsync its ARM role on each resource-group scope of poolsyncScopes with
+// infra/access.json. It holds no resource of its own on purpose: main.json is the source (infra/README.md says why).
 //
-// NOT COMPILED HERE: the Bicep compiler cannot run on this project's machines. test/infra/deployFiles.test.ts checks
-// only its text: every main.json parameter is declared and passed through unchanged, and main.parameters.json names
-// only parameters declared here. Run `az bicep build --file infra/main.bicep` after changing it.
+// NOT COMPILED HERE: the Bicep compiler cannot run on this project's machines (azd fetches its own where you run
+// `azd up`). test/infra/deployFiles.test.ts checks only its text: every main.json parameter is declared and passed
+// through unchanged, and main.parameters.json names only parameters declared here. Run
+// `az bicep build --file infra/main.bicep` after changing it.
 targetScope = 'subscription'
 
 @minLength(1)
@@ -35,10 +37,13 @@ param authClientId string
 @description('Tenant of that app registration; default the subscription\'s.')
 param authTenantId string = ''
 
-@description('Network isolation: resource ID of a subnet delegated to Microsoft.App/environments with the Microsoft.Storage service endpoint. Set, the app is VNet-integrated and the storage account accepts that subnet (and trusted Azure services, for Event Grid\'s dead-letters). Storage denies every other network unless storageAllowAllNetworks or storageAllowedIpRanges say otherwise (infra/README.md, Storage network).')
+@description('Make a virtual network for the app: its delegated subnet, private endpoints for blob, queue and table storage with their private DNS zones, storage\'s public endpoint off (infra/README.md). false: no network; storage takes every network (Entra ID only).')
+param vnetEnabled bool = true
+
+@description('Bring your own network: a subnet delegated to Microsoft.App/environments with the Microsoft.Storage service endpoint. Set, no network is made; storage admits this subnet through its service endpoint.')
 param appSubnetId string = ''
 
-@description('Let the storage account accept connections from any network (still Entra ID only: shared keys are off). Off by default: storage accepts only appSubnetId and storageAllowedIpRanges, and with neither its public endpoint is disabled (add private endpoints yourself).')
+@description('Let the storage account accept connections from any network even though the app reaches it privately (still Entra ID only). Off by default.')
 param storageAllowAllNetworks bool = false
 
 @description('Public IPv4 addresses or CIDR ranges (e.g. a self-hosted deployment runner) that may reach the storage account through its firewall.')
@@ -89,10 +94,6 @@ param alwaysReady array = []
 @description('Flex Consumption zone redundancy: instances spread over availability zones (region must support it; needs zone-redundant storage for the host, and at least 2 always-ready instances per group to survive a zone outage). Set only at plan creation.')
 param zoneRedundant bool = false
 
-@allowed(['Recreate', 'RollingUpdate'])
-@description('Flex Consumption site update strategy: Recreate (all instances restarted on a deployment or setting change; in-flight executions end) or RollingUpdate (preview: instances drained and replaced in batches, no downtime).')
-param siteUpdateStrategy string = 'Recreate'
-
 @minValue(30)
 @maxValue(730)
 @description('Log Analytics retention.')
@@ -135,6 +136,7 @@ module app 'main.json' = {
     poolsyncCacheKey: poolsyncCacheKey
     authClientId: authClientId
     authTenantId: empty(authTenantId) ? null : authTenantId
+    vnetEnabled: vnetEnabled
     appSubnetId: appSubnetId
     storageAllowAllNetworks: storageAllowAllNetworks
     storageAllowedIpRanges: storageAllowedIpRanges
@@ -149,7 +151,6 @@ module app 'main.json' = {
     instanceMemoryMB: instanceMemoryMB
     alwaysReady: alwaysReady
     zoneRedundant: zoneRedundant
-    siteUpdateStrategy: siteUpdateStrategy
     logRetentionInDays: logRetentionInDays
     alertEmail: alertEmail
     alertsEnabled: alertsEnabled

@@ -1,6 +1,6 @@
 // Builds dist/poolsync.zip, the Flex Consumption deployment package: host.json, a package.json whose `main` names the
-// bundle, the bundle (dist/main.js), the ARM SDKs' bundles beside it (see LAZY_PACKAGES) and the licences of what the
-// bundles hold, nothing else. Run it as `npm run package` (which builds first).
+// entry (dist/index.js: source maps on, then the bundle), the bundle (dist/main.js) and its source map, the ARM SDKs'
+// bundles beside it (see LAZY_PACKAGES) and the licences of what the bundles hold, nothing else. Run it as `npm run package` (which builds first).
 //
 // Why a bundle (esbuild, one entry) rather than the compiled files plus a traced node_modules (@vercel/nft): the cold
 // start is spent resolving and reading about a thousand module files (the Azure SDKs are many small ones); a trace
@@ -24,7 +24,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { once } from "node:events";
 import { ZipFile } from "yazl";
 
@@ -41,8 +41,19 @@ export interface PackageSummary {
 /** The licence texts of the packages bundled, beside the bundle (their notices must travel with their code). */
 export const NOTICES_PATH = "dist/THIRD_PARTY_LICENSES.txt";
 
-/** Where the bundle sits in the package; the package's package.json `main` names it. */
+/** Where the bundle sits in the package. */
 export const BUNDLE_PATH = "dist/main.js";
+
+/** The bundle's source map, beside it: a production stack trace names src/*.ts and its line, not main.js:1:2879000. */
+export const SOURCE_MAP_PATH = `${BUNDLE_PATH}.map`;
+
+/**
+ * What the package's package.json `main` names: turns Node's source-map support on, then loads the bundle. Node reads
+ * a script's source map only if the support was on when the script loaded, so it cannot be the bundle's own first
+ * line.
+ */
+export const ENTRY_PATH = "dist/index.js";
+const ENTRY = `"use strict";\n// Stack traces through ${SOURCE_MAP_PATH}: src/*.ts and its lines.\nprocess.setSourceMapsEnabled(true);\nmodule.exports = require("./main.js");\n`;
 
 /**
  * The ARM SDKs, bundled each on its own beside the main bundle, where `require("@azure/arm-compute")` finds it
@@ -100,14 +111,14 @@ function notices(root: string, inputs: readonly string[]): string {
 }
 
 /**
- * The package's package.json: the repository's, with `main` naming the bundle and no dependencies (they are inside
+ * The package's package.json: the repository's, with `main` naming the entry (then the bundle) and no dependencies (they are inside
  * it; nothing must install anything on the instance).
  */
 function packageJson(root: string): string {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, unknown>;
   const keep = ["name", "version", "private", "description", "license", "type", "engines"];
   const out: Record<string, unknown> = Object.fromEntries(keep.filter((k) => k in pkg).map((k) => [k, pkg[k]]));
-  out.main = BUNDLE_PATH;
+  out.main = ENTRY_PATH;
   return JSON.stringify(out, null, 2) + "\n";
 }
 
@@ -148,6 +159,21 @@ function productionModules(root: string): string {
 }
 
 /**
+ * The bundle's map with each source named as it is in the repository, relative to the map (`../src/app/x.ts`): on
+ * the instance a frame reads `<wwwroot>/src/app/x.ts:12:7`, not the temporary build folder's path.
+ */
+function sourceMapFromRepository(mapFile: string, buildDir: string): string {
+  const map = JSON.parse(readFileSync(mapFile, "utf8")) as { sources: string[] };
+  const mapDir = dirname(mapFile);
+  map.sources = map.sources.map((source) => {
+    const fromBuild = relative(buildDir, resolve(mapDir, source)).split(sep).join("/");
+    // Compiled app files' maps point from dist/src/x.js back to src/x.ts; packages keep their own names.
+    return fromBuild.startsWith("..") ? source : `../${fromBuild}`;
+  });
+  return JSON.stringify(map);
+}
+
+/**
  * Stages and zips the package. `dist/src` must be built (`tsc -b`): the bundle is made from the compiled function
  * entry files (the same JavaScript `func start` runs), each required in turn by one entry, with the production
  * dependencies as the lock file installed them.
@@ -172,7 +198,8 @@ export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSum
   let inputs: string[];
   try {
     for (const file of ["package.json", "package-lock.json"]) copyInto(buildDir, join(root, file), file);
-    for (const file of filesUnder(appDir).filter((f) => f.endsWith(".js")))
+    // The compiled files' own source maps come along: esbuild chains them, so the bundle's map leads to src/*.ts.
+    for (const file of filesUnder(appDir).filter((f) => f.endsWith(".js") || f.endsWith(".js.map")))
       copyInto(buildDir, file, relative(root, file));
     symlinkSync(productionModules(root), join(buildDir, "node_modules"), "dir");
     writeFileSync(join(staging, "host.json"), readFileSync(join(root, "host.json")));
@@ -204,7 +231,12 @@ export async function buildPackage(root: string = REPO_ROOT): Promise<PackageSum
       },
       outfile: join(staging, BUNDLE_PATH),
       external: ["@azure/functions-core", ...LAZY_PACKAGES],
+      // Positions only (no source texts): the map stays smaller, and the instance never needs the sources themselves.
+      sourcemap: "linked",
+      sourcesContent: false,
     });
+    writeFileSync(join(staging, SOURCE_MAP_PATH), sourceMapFromRepository(join(staging, SOURCE_MAP_PATH), buildDir));
+    writeFileSync(join(staging, ENTRY_PATH), ENTRY);
     const lazy = await Promise.all(
       LAZY_PACKAGES.map((name) =>
         build({

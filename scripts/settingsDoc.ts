@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as prettier from "prettier";
 import { SETTINGS, type SettingSpec } from "../src/config";
+import { CLOUDS } from "../src/core/clouds";
 
 export const SETTINGS_DOC = join(__dirname, "..", "docs", "settings.md");
 
@@ -26,11 +27,29 @@ function defaultOf(spec: SettingSpec): string {
   return `\`${spec.default}\``;
 }
 
+/** What POOLSYNC_CLOUD picks, from src/core/clouds.ts. */
+function cloudsSection(): string {
+  const rows = Object.values(CLOUDS).map(
+    (c) =>
+      `| \`${c.name}\` | ${c.resourceManager} | \`${c.resourceManagerAudience}/.default\` | ${c.authorityHost} | \`${c.storageSuffix}\` |`,
+  );
+  return `## Clouds
+
+\`POOLSYNC_CLOUD\` picks every cloud-specific endpoint at once, so they cannot disagree (\`src/core/clouds.ts\`). In
+Azure the template sets it to the cloud it is deployed to (\`environment().name\`). \`ARM_ENDPOINT\` overrides only
+where requests go (the simulator locally); tokens are still asked for the cloud's audience.
+
+| \`POOLSYNC_CLOUD\` | Resource Manager | token scope | authority host | storage suffix |
+| --- | --- | --- | --- | --- |
+${rows.join("\n")}
+`;
+}
+
 export async function renderSettingsDoc(): Promise<string> {
   const rows = Object.entries(SETTINGS as Record<string, SettingSpec>).map(
     ([name, spec]) => `| \`${name}\` | ${defaultOf(spec)} | ${cell(spec.doc)} |`,
   );
-  const text = `${INTRO}\n| setting | default | meaning |\n| --- | --- | --- |\n${rows.join("\n")}\n`;
+  const text = `${INTRO}\n| setting | default | meaning |\n| --- | --- | --- |\n${rows.join("\n")}\n\n${cloudsSection()}`;
   const options = (await prettier.resolveConfig(SETTINGS_DOC)) ?? {};
   return prettier.format(text, { ...options, filepath: SETTINGS_DOC });
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseBindings } from "./core/bindings";
 import { weakKeyReason } from "./core/keyStrength";
 import { parseScope, type Scope } from "./core/scopes";
+import { CLOUD_NAMES, CLOUDS, type AzureCloud } from "./core/clouds";
 
 /**
  * Every setting poolsync reads, validated once, with its default. A missing or malformed setting fails at start
@@ -106,15 +107,15 @@ const bindings = z.string().transform((v, ctx) => {
 /**
  * One declaration of a setting: the Config field it fills (`key`), how its text is read (`schema`, ending in the
  * field's value), its `default` (undefined = required) and what it means (`doc`, the table in docs/settings.md).
- * `template` says why infra/main.json does not set it to the default: `secret` (the template provisions it itself)
- * or `unset` (left to the platform or the operator).
+ * `template` says why infra/main.json does not set it to the default: `secret` (the template provisions it itself),
+ * `unset` (left to the platform or the operator) or `cloud` (the template sets the cloud it is deployed to).
  */
 export interface SettingSpec<K extends string = string, S extends z.ZodType = z.ZodType> {
   key: K;
   schema: S;
   default: string | undefined;
   doc: string;
-  template?: "secret" | "unset";
+  template?: "secret" | "unset" | "cloud";
 }
 
 function setting<const K extends string, S extends z.ZodType>(spec: SettingSpec<K, S>): SettingSpec<K, S> {
@@ -163,11 +164,18 @@ export const SETTINGS = {
     default: "entra",
     doc: "entra = callers authenticated by App Service authentication (Microsoft Entra ID), roles `poolsync.Read` (status, show) and `poolsync.Declare` (declare) read from `x-ms-client-principal`; key = the documented fallback: a function key, whose holders may do everything (docs/api.md).",
   }),
+  POOLSYNC_CLOUD: setting({
+    key: "cloudName",
+    schema: z.enum(CLOUD_NAMES),
+    default: "AzureCloud",
+    template: "cloud",
+    doc: "The Azure cloud: AzureCloud, AzureUSGovernment or AzureChinaCloud. Picks Resource Manager's endpoint (unless ARM_ENDPOINT says otherwise), the audience of its tokens, the Microsoft Entra authority host and the storage suffix of `AzureWebJobsStorage__accountName`. The template sets it from the cloud it is deployed to.",
+  }),
   ARM_ENDPOINT: setting({
-    key: "armEndpoint",
-    schema: httpUrl,
-    default: "https://management.azure.com",
-    doc: "Azure Resource Manager endpoint; the simulator's URL locally.",
+    key: "armEndpointOverride",
+    schema: z.union([z.literal(""), httpUrl]),
+    default: "",
+    doc: "Azure Resource Manager endpoint; empty = POOLSYNC_CLOUD's (https://management.azure.com, https://management.usgovcloudapi.net, https://management.chinacloudapi.cn); the simulator's URL locally. Tokens are asked for POOLSYNC_CLOUD's audience either way.",
   }),
   POOLSYNC_ARM_CREDENTIAL: setting({
     key: "armCredential",
@@ -363,7 +371,14 @@ type Settings = typeof SETTINGS;
 /** Each setting's value, under its key. */
 export type SettingValues = { -readonly [N in SettingName as Settings[N]["key"]]: z.output<Settings[N]["schema"]> };
 
-export type Config = Omit<SettingValues, "armCredential" | "principalStrippedBy"> & {
+export type Config = Omit<
+  SettingValues,
+  "armCredential" | "principalStrippedBy" | "armEndpointOverride" | "cloudName"
+> & {
+  /** POOLSYNC_CLOUD: Resource Manager's audience, the authority host, the storage suffix. */
+  cloud: AzureCloud;
+  /** ARM_ENDPOINT, or the cloud's Resource Manager. */
+  armEndpoint: string;
   /** "auto" resolved (see POOLSYNC_ARM_CREDENTIAL). */
   armCredential: "default" | "managedIdentity" | "static";
   /**
@@ -387,7 +402,11 @@ export type StorageConnection =
 
 export const STORAGE_CONNECTION = "AzureWebJobsStorage";
 
-function readStorage(env: Record<string, string | undefined>, problems: string[]): StorageConnection | undefined {
+function readStorage(
+  env: Record<string, string | undefined>,
+  storageSuffix: string,
+  problems: string[],
+): StorageConnection | undefined {
   const cs = env[STORAGE_CONNECTION];
   if (cs && cs.trim() !== "") {
     const value = cs.trim() === "UseDevelopmentStorage=true" ? DEVELOPMENT_STORAGE : cs.trim();
@@ -400,10 +419,10 @@ function readStorage(env: Record<string, string | undefined>, problems: string[]
   const account = env[`${STORAGE_CONNECTION}__accountName`]?.trim();
   const tableServiceUri =
     env[`${STORAGE_CONNECTION}__tableServiceUri`]?.trim() ||
-    (account ? `https://${account}.table.core.windows.net` : undefined);
+    (account ? `https://${account}.table.${storageSuffix}` : undefined);
   const queueServiceUri =
     env[`${STORAGE_CONNECTION}__queueServiceUri`]?.trim() ||
-    (account ? `https://${account}.queue.core.windows.net` : undefined);
+    (account ? `https://${account}.queue.${storageSuffix}` : undefined);
   if (!tableServiceUri || !queueServiceUri) {
     problems.push(
       `${STORAGE_CONNECTION} is required: a connection string, or ${STORAGE_CONNECTION}__accountName for a managed identity`,
@@ -466,13 +485,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   const values: Record<string, unknown> = {};
   for (const name of Object.keys(SETTINGS) as SettingName[]) values[SETTINGS[name].key] = read(env, name, problems);
-  const storage = readStorage(env, problems);
+  const cloud = CLOUDS[(values.cloudName as SettingValues["cloudName"] | undefined) ?? "AzureCloud"];
+  const storage = readStorage(env, cloud.storageSuffix, problems);
   if (problems.length > 0 || storage === undefined) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
   }
-  const { armCredential, principalStrippedBy, ...v } = values as SettingValues;
+  const {
+    armCredential,
+    principalStrippedBy,
+    armEndpointOverride,
+    cloudName: _cloud,
+    ...rest
+  } = values as SettingValues;
+  const v = { ...rest, armEndpoint: armEndpointOverride || cloud.resourceManager };
   return {
     ...v,
+    cloud,
     // The principal header is trusted only where something strips a client's own copy: App Service authentication
     // (WEBSITE_AUTH_ENABLED=True), or a platform the operator names (POOLSYNC_PRINCIPAL_STRIPPED_BY). Anywhere else
     // (func start, the Functions image on another host) anyone could send it, so the API refuses every call instead.

@@ -23,6 +23,17 @@ export function scopeOf(context: InvocationContext): InvocationScope {
 }
 
 /**
+ * One request per invocation. Application Insights counts a SERVER or CONSUMER span as a request: with
+ * `telemetryMode: OpenTelemetry` (host.json) the host records the invocation's request itself and hands the worker its
+ * trace context, so the worker's own span is INTERNAL beneath it. Without a trace context from the host (the local
+ * runtime, a host with telemetry off) nobody else records the invocation, and the worker's span is the request.
+ */
+export function invocationSpanKind(triggerType: string | undefined, hostTraced: boolean): SpanKind {
+  if (hostTraced) return SpanKind.INTERNAL;
+  return triggerType === "httpTrigger" ? SpanKind.SERVER : SpanKind.CONSUMER;
+}
+
+/**
  * Every handler runs inside its invocation's scope (AsyncLocalStorage) and the host's trace context, so the logger and
  * the spans of deep code belong to the invocation without anything passed by hand.
  */
@@ -35,7 +46,7 @@ export function registerInvocationHook(app: HookRegistrar): void {
       ? propagation.extract(otelContext.active(), { traceparent: tc.traceParent, tracestate: tc.traceState ?? "" })
       : undefined;
     const name = pre.invocationContext.functionName;
-    const kind = pre.invocationContext.options?.trigger?.type === "httpTrigger" ? SpanKind.SERVER : SpanKind.CONSUMER;
+    const kind = invocationSpanKind(pre.invocationContext.options?.trigger?.type, traced !== undefined);
     // One span per invocation (a child of the host's when it sends one): what the handler does hangs under it.
     const invoke = (...args: Parameters<typeof handler>) =>
       inSpan(

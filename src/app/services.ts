@@ -110,12 +110,12 @@ export interface ServiceOverrides {
 }
 
 /** What both ARM edges take from the settings: endpoint, credential, extra CA, timeouts, operation polling. */
-function armEdgeOptions(config: Config, clock: Clock) {
+export function armEdgeOptions(config: Config, clock: Clock) {
   return {
     endpoint: config.armEndpoint,
     ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
     credential: armCredential(config),
-    scope: armScope(config.armEndpoint),
+    scope: armScope(config.cloud),
     clock,
     requestTimeoutMs: config.armTimeoutMs,
     operationMaxWaitMs: config.operationMaxWaitMs,

@@ -22,6 +22,8 @@ import {
 export interface Telemetry {
   switches: TelemetrySwitches;
   forceFlush(): Promise<void>;
+  /** Spans and logs only: what the batch processors hold (metrics keep their interval). */
+  flushSpansAndLogs(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -157,11 +159,19 @@ export function startTelemetry(
   const credential = [...switches.metrics, ...switches.traces, ...switches.logs].includes("azuremonitor")
     ? credentialFor(env)
     : undefined;
-  const providers: Array<{ forceFlush(): Promise<void>; shutdown(): Promise<void> }> = [];
+  type Provider = { forceFlush(): Promise<void>; shutdown(): Promise<void> };
+  const providers: Provider[] = [];
+  const spansAndLogs: Provider[] = [];
   if (switches.metrics.length) providers.push(startMetrics(switches, resource, credential));
-  if (switches.traces.length) providers.push(startTraces(switches, resource, credential));
+  if (switches.traces.length) {
+    const traces = startTraces(switches, resource, credential);
+    providers.push(traces);
+    spansAndLogs.push(traces);
+  }
   if (switches.logs.length) {
-    providers.push(startLogs(switches, resource, credential));
+    const logs = startLogs(switches, resource, credential);
+    providers.push(logs);
+    spansAndLogs.push(logs);
     if (functionsModule) {
       const { AzureFunctionsInstrumentationESM } =
         require("@azure/functions-opentelemetry-instrumentation") as typeof import("@azure/functions-opentelemetry-instrumentation");
@@ -183,6 +193,9 @@ export function startTelemetry(
     switches,
     forceFlush: async () => {
       await Promise.all(providers.map((p) => p.forceFlush()));
+    },
+    flushSpansAndLogs: async () => {
+      await Promise.all(spansAndLogs.map((p) => p.forceFlush()));
     },
     shutdown: async () => {
       await Promise.all(providers.map((p) => p.shutdown()));

@@ -6,6 +6,9 @@ import type { MembershipWithDrift } from "../intake/driftView";
 import { driftLine } from "./driftText";
 import { vmNicLines } from "./vmNicText";
 
+/** "1 scale set", "2 scale sets". */
+const count = (n: number, one: string): string => `${n} ${one}${n === 1 ? "" : "s"}`;
+
 /**
  * Plain text for a terminal: one line per fact, the IDs in full (they are what a person copies into the next command).
  */
@@ -45,7 +48,7 @@ export function formatScaleSetView(v: ScaleSetView): string {
   if (!v.cacheEnabled) lines.push("  model: cache disabled, nothing observed");
   else if (v.model.cached)
     lines.push(
-      `  model ETag ${v.model.etag} read ${v.model.readAt}${v.model.stale ? ` (stale: ${v.model.staleReason ?? "marked"})` : ""}`,
+      `  model ETag ${v.model.etag} read ${v.model.readAt}${v.model.stale ? ` (re-read next: ${v.model.staleReason ?? "marked"})` : ""}`,
     );
   else lines.push("  model: not cached yet");
   if (v.memberships.length === 0) lines.push("  no declarations");
@@ -83,7 +86,7 @@ export function formatStatus(r: StatusReport): string {
   const lines = [
     `declarations  ${r.declarations.total}${outcomes ? ` (${outcomes})` : ""}`,
     r.cache.enabled
-      ? `cache rows    ${r.cache.rows} (${r.cache.scaleSets} scale sets, ${r.cache.instances} instances; ${r.cache.stale} stale, ${r.cache.expired} past the ${r.cache.ttlSeconds} s TTL)`
+      ? `cache rows    ${r.cache.rows} (${count(r.cache.scaleSets, "scale set")}, ${count(r.cache.instances, "instance")}; ${r.cache.stale} marked for a re-read, ${r.cache.expired} past the ${r.cache.ttlSeconds} s TTL)`
       : "cache         disabled",
     `queue         ${r.queue.depth} on ${r.queue.name}; ${r.queue.poison} poison on ${r.queue.poisonName}`,
     `412s          ${r.recent.preconditionFailures.length} recorded; throttles ${r.recent.throttles.length} recorded`,

@@ -1,5 +1,13 @@
 /** A plan (GET /api/plan, or a dry run's) for the terminal: one line per write, then each ip configuration's change. */
 
+/** What a plan was computed from, in words (the cache, ARM, some of each, or nothing read). */
+const BASED_ON: Record<string, string> = {
+  cache: "the cache",
+  arm: "ARM",
+  mixed: "the cache and ARM",
+  none: "nothing read",
+};
+
 interface PlanLike {
   targetId: string;
   declarations: number;
@@ -18,7 +26,7 @@ interface PlanLike {
 
 export function formatPlan(p: PlanLike): string {
   const lines = [
-    `plan for ${p.targetId}: ${p.writes.length === 0 ? "nothing to write" : `${p.writes.length} write${p.writes.length === 1 ? "" : "s"}`} (${p.declarations} declaration${p.declarations === 1 ? "" : "s"}; based on ${p.basedOn.source}, oldest ${Math.round(p.basedOn.oldestAgeMs / 1000)} s old)`,
+    `plan for ${p.targetId}: ${p.writes.length === 0 ? "nothing to write" : `${p.writes.length} write${p.writes.length === 1 ? "" : "s"}`} (${p.declarations} declaration${p.declarations === 1 ? "" : "s"}; based on ${BASED_ON[p.basedOn.source] ?? p.basedOn.source}, oldest ${Math.round(p.basedOn.oldestAgeMs / 1000)} s old)`,
   ];
   for (const w of p.writes) {
     lines.push(

@@ -19,11 +19,11 @@ export function vmNicLines(v: ScaleSetView): string[] {
     `  NICs (${v.vms.length} VM${v.vms.length === 1 ? "" : "s"}${v.vmsTruncated ? ", more not shown" : ""}):`,
   ];
   for (const vm of v.vms) {
-    lines.push(`    VM ${last(vm.vmId)}${vm.stale ? ` (stale: ${vm.staleReason ?? "marked"})` : ""}`);
+    lines.push(`    VM ${last(vm.vmId)}${vm.stale ? ` (re-read next: ${vm.staleReason ?? "marked"})` : ""}`);
     for (const nic of vm.nics) {
       const marks = [
         nic.primary ? "primary" : "",
-        nic.stale ? `stale: ${nic.staleReason ?? "marked"}` : "",
+        nic.stale ? `re-read next: ${nic.staleReason ?? "marked"}` : "",
         ...drifts
           .filter((d) => d.resourceId.toLowerCase() === nic.nicId.toLowerCase())
           .map((d) => `drift by ${d.by.name}${d.repairedAt ? `, repaired ${d.repairedAt}` : ", not repaired"}`),

@@ -163,11 +163,11 @@ function scaleSetSection(v: ScaleSetView, now: number): Safe {
     : ref.ok && ref.value.kind === "vm"
       ? vm
         ? html`VM ETag <code>${vm.etag ?? ""}</code> read ${ago(vm.readAt, now)} ·
-            ${vm.nics.length === 1 ? "1 NIC" : `${vm.nics.length} NICs`}${vm.stale ? html` <span class="badge warn" title="${vm.staleReason ?? ""}">stale: ${vm.staleReason ?? "marked stale"}</span>` : ""}`
+            ${vm.nics.length === 1 ? "1 NIC" : `${vm.nics.length} NICs`}${vm.stale ? html` <span class="badge warn" title="${vm.staleReason ?? ""}">re-read next: ${vm.staleReason ?? "marked"}</span>` : ""}`
         : html`<span class="badge idle">VM not cached yet</span>`
       : model.cached
         ? html`model ETag <code>${model.etag}</code> read
-            ${ago(model.readAt, now)}${model.capacity !== undefined ? ` · capacity ${model.capacity}` : ""}${model.stale ? html` <span class="badge warn" title="${model.staleReason ?? ""}">stale: ${model.staleReason ?? "marked stale"}</span>` : ""}`
+            ${ago(model.readAt, now)}${model.capacity !== undefined ? ` · capacity ${model.capacity}` : ""}${model.stale ? html` <span class="badge warn" title="${model.staleReason ?? ""}">re-read next: ${model.staleReason ?? "marked"}</span>` : ""}`
         : html`<span class="badge idle">model not cached yet</span>`;
   const others = v.observedPools.filter((p) => !p.declared);
   return html`<section aria-label="${ref.ok && ref.value.kind === "vm" ? "VM" : "scale set"} ${name}">
@@ -267,7 +267,7 @@ export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = 
             ${card("Declarations", d.total, outcomeDetail || "none yet")}
             ${card("Failed or refused", d.byOutcome.failed + d.byOutcome.refused, "need attention", d.byOutcome.failed + d.byOutcome.refused > 0)}
             ${card("Cache rows", r.cache.rows, r.cache.enabled ? `${plural(r.cache.scaleSets, "scale set", "scale sets")} · ${plural(r.cache.instances, "instance", "instances")}${censusNote(r.cache)}` : "cache disabled")}
-            ${card("Stale entries", r.cache.stale + r.cache.expired, `${r.cache.stale} marked · ${r.cache.expired} past ${r.cache.ttlSeconds} s TTL`)}
+            ${card("To re-read", r.cache.stale + r.cache.expired, `${r.cache.stale} marked (an event, a 412 or poolsync's own write) · ${r.cache.expired} past the ${r.cache.ttlSeconds} s TTL`)}
             ${card("Queue depth", r.queue.depth, r.queue.name)}
             ${card("Poison", r.queue.poison, r.queue.poisonName, r.queue.poison > 0)}
           </div>

@@ -1,13 +1,24 @@
 import { metrics, type Attributes, type ObservableGauge } from "@opentelemetry/api";
 
 /**
- * Gauges: the last value seen, reported at each export. Fed by what the code learns anyway (ARM's remaining-budget
- * headers, the timer's queue and declaration reads), never by a read of its own at export time.
+ * Gauges: the last value seen, reported at each export for as long as it is fresh. Fed by what the code learns anyway
+ * (ARM's remaining-budget headers, the timer's queue and declaration reads), never by a read of its own at export
+ * time. A value not seen again within GAUGE_LIFETIME_MS stops being reported and is forgotten: a subscription no
+ * longer written, or a timer that stopped, must not keep its last value on the charts for ever.
  */
 
+/** Three timer periods (5 minutes each): long enough that a value fed by every timer run never lapses. */
+export const GAUGE_LIFETIME_MS = 15 * 60_000;
+
 type Key = string;
-const values = new Map<string, Map<Key, { value: number; attrs: Attributes }>>();
+const values = new Map<string, Map<Key, { value: number; attrs: Attributes; at: number }>>();
 let registered: unknown;
+let now: () => number = Date.now;
+
+/** The clock the gauges age their values by (tests give their own). */
+export function setGaugeClock(clock: () => number): void {
+  now = clock;
+}
 
 const GAUGES: Array<[name: string, description: string, unit: string]> = [
   [
@@ -29,7 +40,11 @@ function ensureRegistered(): void {
   for (const [name, description, unit] of GAUGES) {
     const gauge: ObservableGauge = meter.createObservableGauge(name, { description, unit });
     gauge.addCallback((result) => {
-      for (const { value, attrs } of values.get(name)?.values() ?? []) result.observe(value, attrs);
+      const byKey = values.get(name);
+      for (const [key, { value, attrs, at }] of byKey ?? []) {
+        if (now() - at > GAUGE_LIFETIME_MS) byKey?.delete(key);
+        else result.observe(value, attrs);
+      }
     });
   }
 }
@@ -38,7 +53,7 @@ function set(name: string, value: number, attrs: Attributes = {}): void {
   ensureRegistered();
   let byKey = values.get(name);
   if (!byKey) values.set(name, (byKey = new Map()));
-  byKey.set(JSON.stringify(attrs), { value, attrs });
+  byKey.set(JSON.stringify(attrs), { value, attrs, at: now() });
 }
 
 /** `bucket` as ARM or CRP names it: `subscription-reads`, `subscription-writes`, or CRP's policy name. */
@@ -54,4 +69,5 @@ export const setTimerLastSuccess = (atMs: number) => set("poolsync.timer.last_su
 export function resetGauges(): void {
   values.clear();
   registered = undefined;
+  now = Date.now;
 }

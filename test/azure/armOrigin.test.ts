@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { continuationFor } from "../../src/azure/armOriginPolicy";
 import { ArmCompute } from "../../src/azure/compute";
 import { armScope, StaticTokenCredential } from "../../src/azure/credentials";
+import { CLOUDS } from "../../src/core/clouds";
 import { FatalError } from "../../src/core/errors";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
@@ -135,7 +136,7 @@ describe("the ARM token goes only to ARM_ENDPOINT", () => {
       endpoint: front.url,
       ca: readFileSync(path.join(TLS_DIR, "cert.pem"), "utf8"),
       credential: new StaticTokenCredential("not-a-real-token"),
-      scope: armScope(front.url),
+      scope: armScope(CLOUDS.AzureCloud),
       clock: manualClock(),
       requestTimeoutMs: 10_000,
       operationMaxWaitMs: 10_000,

@@ -99,15 +99,22 @@ describe("app settings follow src/config.ts SETTINGS", () => {
     expect(stale).toEqual([]);
   });
 
-  it("ARM_ENDPOINT is Azure's Resource Manager", () => {
-    expect(settings.get("ARM_ENDPOINT")).toBe("https://management.azure.com");
+  it("the cloud is the one the template is deployed to; ARM_ENDPOINT is left to it", () => {
+    // environment().name is AzureCloud, AzureUSGovernment or AzureChinaCloud: POOLSYNC_CLOUD's own names.
+    expect(settings.get("POOLSYNC_CLOUD")).toBe("[environment().name]");
+    expect(SETTINGS.POOLSYNC_CLOUD.template).toBe("cloud");
+    expect(settings.get("ARM_ENDPOINT")).toBe("");
   });
 
   it("storage is identity-based with the user-assigned identity, which DefaultAzureCredential also picks", () => {
     expect(settings.has("AzureWebJobsStorage")).toBe(false);
-    expect(resolveVariables(main, settings.get("AzureWebJobsStorage__accountName"))).toBe(
-      resolveVariables(main, onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").name),
-    );
+    // Each service's endpoint as the account reports it (the cloud's own suffix, the name its private DNS zone
+    // answers for), not an account name the host would complete with the public cloud's suffix.
+    expect(settings.has("AzureWebJobsStorage__accountName")).toBe(false);
+    for (const service of ["blob", "queue", "table"])
+      expect(settings.get(`AzureWebJobsStorage__${service}ServiceUri`)).toBe(
+        `[reference(variables('storageId'), '2023-05-01').primaryEndpoints.${service}]`,
+      );
     expect(settings.get("AzureWebJobsStorage__credential")).toBe("managedidentity");
     const clientId = settings.get("AzureWebJobsStorage__clientId");
     expect(clientId).toMatch(/^\[reference\(variables\('identityId'\), '[\d-]+'\)\.clientId\]$/);
@@ -477,8 +484,14 @@ describe("parameters file (azd's, for infra/main.bicep)", () => {
 });
 
 describe("no real identifiers in infra/", () => {
-  it("every GUID is a placeholder of zeros or a built-in role definition", () => {
-    const allowed = new Set<string>([...Object.values(BUILT_IN_ROLES), "00000000-0000-0000-0000-000000000000"]);
+  it("every GUID is a placeholder of zeros, a built-in role definition or one of poolsync's app role ids", () => {
+    // app-roles.json's ids are poolsync's own app role ids, made up for it (the registration keeps them fixed).
+    const appRoleIds = readJson<{ id: string }[]>("app-roles.json").map((r) => r.id);
+    const allowed = new Set<string>([
+      ...Object.values(BUILT_IN_ROLES),
+      ...appRoleIds,
+      "00000000-0000-0000-0000-000000000000",
+    ]);
     // Our templates and docs only: infra/schemas is Microsoft's published schemas, copied as they are.
     for (const file of readdirSync(INFRA_DIR, { withFileTypes: true })
       .filter((e) => e.isFile())

@@ -79,36 +79,38 @@ describe("the HTTP API behind Microsoft Entra ID", () => {
 describe("network isolation, by parameter", () => {
   const storage = onlyResourceOfType(main, "Microsoft.Storage/storageAccounts").properties as Record<string, unknown>;
 
-  it("with appSubnetId the app is VNet-integrated and storage admits that subnet", () => {
+  // Which path the app takes to storage for each choice of parameters is followed in storageReach.test.ts; these
+  // are the knobs and the defaults that must not drift.
+  it("by default a network of its own (vnetEnabled); a subnet of one's own (appSubnetId) replaces it", () => {
+    expect(main.parameters?.vnetEnabled).toMatchObject({ type: "bool", defaultValue: true });
     expect(main.parameters?.appSubnetId?.defaultValue).toBe("");
-    expect(main.variables?.isolated).toBe("[not(empty(parameters('appSubnetId')))]");
+    expect(main.variables?.createNetwork).toBe("[and(parameters('vnetEnabled'), empty(parameters('appSubnetId')))]");
     expect(site.properties?.virtualNetworkSubnetId).toBe(
-      "[if(variables('isolated'), parameters('appSubnetId'), null())]",
+      "[if(variables('isolated'), variables('appSubnetResourceId'), null())]",
     );
     expect(storage.networkAcls).toMatchObject({
       bypass: "AzureServices",
       virtualNetworkRules: "[variables('storageVirtualNetworkRules')]",
     });
-    expect(main.variables?.storageVirtualNetworkRules).toBe(
-      "[if(variables('isolated'), createArray(createObject('id', parameters('appSubnetId'), 'action', 'Allow')), createArray())]",
-    );
     expect(storage.allowSharedKeyAccess).toBe(false);
   });
 
-  it("storage accepts no network unless told: default deny, public endpoint off when nothing is allowed (issue 26)", () => {
+  it("storage denies every other network once the app reaches it privately (trusted services excepted); listed IPs may still pass", () => {
     expect(main.parameters?.storageAllowAllNetworks).toMatchObject({ type: "bool", defaultValue: false });
     expect(main.parameters?.storageAllowedIpRanges).toMatchObject({ type: "array", defaultValue: [] });
     expect(storage.networkAcls).toMatchObject({
-      defaultAction: "[if(parameters('storageAllowAllNetworks'), 'Allow', 'Deny')]",
+      defaultAction: "[if(variables('storagePublic'), 'Allow', 'Deny')]",
       ipRules: "[variables('storageIpRules')]",
     });
     expect(main.variables?.storageIpRules).toBe(
       "[map(parameters('storageAllowedIpRanges'), lambda('range', createObject('value', lambdaVariables('range'), 'action', 'Allow')))]",
     );
-    expect(storage.publicNetworkAccess).toBe("[if(variables('storageReachable'), 'Enabled', 'Disabled')]");
-    expect(main.variables?.storageReachable).toBe(
-      "[or(parameters('storageAllowAllNetworks'), variables('isolated'), not(empty(parameters('storageAllowedIpRanges'))))]",
+    expect(main.variables?.storagePublic).toBe(
+      "[or(parameters('storageAllowAllNetworks'), not(variables('isolated')))]",
     );
+    // Enabled, behind the firewall: with public access Disabled the trusted-services exception no longer applies, and
+    // Event Grid's dead-letters (a trusted service, with its own identity) could not be written.
+    expect(storage.publicNetworkAccess).toBe("Enabled");
   });
 
   it("the Event Grid dead-letter container is emptied after deadLetterRetentionInDays", () => {

@@ -143,7 +143,9 @@ describe("poolsync status and poison", () => {
     const r = await poolsync("status");
     expect(r.code).toBe(EXIT.ok);
     expect(r.stdout).toMatch(/^declarations {2}1 \(1 applied\)$/m);
-    expect(r.stdout).toMatch(/^cache rows {4}3 \(1 scale sets, 2 instances; \d stale, 0 past the 600 s TTL\)$/m);
+    expect(r.stdout).toMatch(
+      /^cache rows {4}3 \(1 scale set, 2 instances; \d marked for a re-read, 0 past the 600 s TTL\)$/m,
+    );
     const j = await poolsync("status", "--json");
     expect(JSON.parse(j.stdout)).toMatchObject({
       declarations: { total: 1 },

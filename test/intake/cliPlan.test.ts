@@ -48,7 +48,7 @@ describe("poolsync plan and declare --dry-run", () => {
     expect(lines[0]).toBe("dry run: nothing stored, queued or written");
     expect(lines[1]).toBe(`would store: present ${DEMO.poolId} on ${DEMO.scaleSetId}`);
     expect(lines[2]).toMatch(
-      new RegExp(`^plan for ${DEMO.scaleSetId}: 3 writes \\(1 declaration; based on arm, oldest 0 s old\\)$`),
+      new RegExp(`^plan for ${DEMO.scaleSetId}: 3 writes \\(1 declaration; based on ARM, oldest 0 s old\\)$`),
     );
     expect(lines[3]).toMatch(/^ {2}model \/subscriptions\/\S+\/etag-k8s-mp-0 {2}If-Match "\d+" {2}\(arm, 0 s old\)$/);
     expect(lines[4]).toBe(`    etag-k8s-mp-0-nic-0/ipConfig0  + ${DEMO.poolId.toLowerCase()}`);
@@ -62,7 +62,9 @@ describe("poolsync plan and declare --dry-run", () => {
     const r = await poolsync("plan", DEMO.scaleSetId);
     expect(r.code).toBe(EXIT.ok);
     expect(r.stdout.trim()).toMatch(
-      new RegExp(`^plan for ${DEMO.scaleSetId}: nothing to write \\(0 declarations; based on none, oldest 0 s old\\)$`),
+      new RegExp(
+        `^plan for ${DEMO.scaleSetId}: nothing to write \\(0 declarations; based on nothing read, oldest 0 s old\\)$`,
+      ),
     );
     const bad = await poolsync("plan");
     expect(bad.code).toBe(EXIT.usage);

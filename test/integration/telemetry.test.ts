@@ -1,5 +1,5 @@
 import { InvocationContext, type PreInvocationContext } from "@azure/functions";
-import { context, SpanKind, trace } from "@opentelemetry/api";
+import { context, metrics, SpanKind, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { registerInvocationHook } from "../../src/app/invocationHook";
@@ -9,6 +9,13 @@ import { dropPool } from "../../sim/wire";
 import { eventGridEvent } from "../support/armEventSamples";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { startInMemoryTelemetry, total } from "../support/otel";
+import { GAUGE_LIFETIME_MS, resetGauges, setBudgetRemaining, setGaugeClock } from "../../src/telemetry/gauges";
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
 
 /**
  * Every metric and span of issue 27 on the real path: Azurite, the ARM simulator, the real SDKs, with the in-memory
@@ -192,6 +199,45 @@ describe("OpenTelemetry on the real path", () => {
     expect(await h.services.handleResourceEvent(event)).toBe("invalidated+reconcile");
     await h.drainUntilEmpty(20_000);
     expect(total(await otel.points("poolsync.drift.repaired"), { source: "event" })).toBe(1);
+  });
+});
+
+describe("gauges with a lifetime", () => {
+  // Azure Monitor's exporter takes gauges as DELTA (selectAggregationTemporality): each export holds only what the
+  // callback observed then. The suite's reader is CUMULATIVE, which keeps every point it ever saw, so this test reads
+  // through a DELTA reader of its own, as Azure Monitor would, and gives the suite's provider back after.
+  afterEach(() => {
+    setGaugeClock(Date.now);
+    metrics.disable();
+    metrics.setGlobalMeterProvider(otel.meterProvider);
+    resetGauges();
+  });
+
+  it("a value not seen again within GAUGE_LIFETIME_MS stops being exported; a new one is exported again", async () => {
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.DELTA);
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    metrics.disable();
+    metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+    resetGauges();
+    let now = 1_000_000_000;
+    setGaugeClock(() => now);
+    const exported = async () => {
+      exporter.reset();
+      await reader.forceFlush();
+      return exporter
+        .getMetrics()
+        .flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics))
+        .filter((m) => m.descriptor.name === "poolsync.arm.budget.remaining")
+        .flatMap((m) => m.dataPoints.map((p) => p.value));
+    };
+    setBudgetRemaining("subscription-writes", "00000000-0000-0000-0000-0000000000bb", 1190);
+    expect(await exported()).toEqual([1190]);
+    now += GAUGE_LIFETIME_MS;
+    expect(await exported()).toEqual([1190]);
+    now += 1;
+    expect(await exported()).toEqual([]);
+    setBudgetRemaining("subscription-writes", "00000000-0000-0000-0000-0000000000bb", 1199);
+    expect(await exported()).toEqual([1199]);
   });
 });
 

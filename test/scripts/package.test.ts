@@ -10,10 +10,12 @@ import {
   buildPackage,
   bundledPackageDirs,
   BUNDLE_PATH,
+  ENTRY_PATH,
   LAZY_PACKAGES,
   lazyBundlePath,
   NOTICES_PATH,
   REPO_ROOT,
+  SOURCE_MAP_PATH,
   type PackageSummary,
 } from "../../scripts/package";
 
@@ -71,12 +73,12 @@ afterAll(() => {
 });
 
 describe("npm run package (dist/poolsync.zip)", () => {
-  it("holds host.json, a package.json whose main is the bundle, the bundle and its licences, nothing else", () => {
-    const bundles = [BUNDLE_PATH, ...LAZY_PACKAGES.map(lazyBundlePath)];
+  it("holds host.json, a package.json whose main is the entry, the bundle with its source map and its licences, nothing else", () => {
+    const bundles = [BUNDLE_PATH, SOURCE_MAP_PATH, ENTRY_PATH, ...LAZY_PACKAGES.map(lazyBundlePath)];
     expect([...entries.keys()].sort()).toEqual([NOTICES_PATH, ...bundles, "host.json", "package.json"].sort());
     expect(summary.files).toBe(entries.size);
     const shipped = JSON.parse(entries.get("package.json")!.toString("utf8")) as Record<string, unknown>;
-    expect(shipped.main).toBe(BUNDLE_PATH);
+    expect(shipped.main).toBe(ENTRY_PATH);
     expect(shipped).not.toHaveProperty("dependencies");
     expect(shipped).not.toHaveProperty("devDependencies");
     expect(entries.get("host.json")!.toString("utf8")).toBe(readFileSync(join(REPO_ROOT, "host.json"), "utf8"));
@@ -153,5 +155,28 @@ describe("npm run package (dist/poolsync.zip)", () => {
     });
     const registered = [...`${stdout}${stderr}`.matchAll(/register function "([^"]+)"/g)].map((m) => m[1]).sort();
     expect(registered).toEqual(FUNCTIONS);
+  });
+
+  it("a stack trace of the loaded package names the TypeScript source: the map is shipped, used, and leads to src/", async () => {
+    // A place in the bundle known to come from src/app/telemetryStart.ts: the text of its start-failed event.
+    const bundle = entries.get(BUNDLE_PATH)!.toString("utf8");
+    const at = bundle.indexOf('"telemetry.start-failed"');
+    expect(at).toBeGreaterThan(0);
+    const line = bundle.slice(0, at).split("\n").length - 1;
+    const column = at - (bundle.lastIndexOf("\n", at) + 1);
+    const main = (JSON.parse(entries.get("package.json")!.toString("utf8")) as { main: string }).main;
+    const probe = `require("./${main}");
+      const map = require("node:module").findSourceMap(require("node:path").resolve(${JSON.stringify(BUNDLE_PATH)}));
+      const entry = map && map.findEntry(${line}, ${column});
+      console.log(JSON.stringify({ found: !!map, source: entry && entry.originalSource, line: entry && entry.originalLine }));`;
+    const { stdout } = await run(process.execPath, ["-e", probe], {
+      cwd: unpacked,
+      env: { PATH: process.env.PATH ?? "" },
+    });
+    const found = JSON.parse(stdout.trim().split("\n").pop()!) as { found: boolean; source: string; line: number };
+    expect(found.found).toBe(true);
+    expect(found.source).toMatch(/\/src\/app\/telemetryStart\.ts$/);
+    const tsLine = readFileSync(join(REPO_ROOT, "src", "app", "telemetryStart.ts"), "utf8").split("\n")[found.line];
+    expect(tsLine).toContain('"telemetry.start-failed"');
   });
 });

@@ -33,6 +33,7 @@ export function startInMemoryTelemetry() {
   instrumentAzureSdk();
 
   return {
+    meterProvider,
     spans: (): ReadableSpan[] => spanExporter.getFinishedSpans(),
     /** Every data point of the named metric, from one collection now (cumulative since start). */
     async points(name: string): Promise<Array<DataPoint<unknown>>> {
