@@ -231,6 +231,12 @@ export const SETTINGS = {
     default: "10",
     doc: "Instance writes in flight at once for one scale set (each instance has its own CRP budget; the shared ones are paced).",
   }),
+  POOLSYNC_WRITE_DOUBT_SECONDS: setting({
+    key: "writeDoubtMs",
+    schema: positiveInt(86_400).transform(toMs(1000)),
+    default: "120",
+    doc: "A write whose answer never came (a timeout, a dropped connection, a 5xx) may still reach ARM for this long: while the resource keeps the ETag it was conditional on, no declaration about it is reported finished.",
+  }),
   POOLSYNC_INSTANCE_BODY_MAX_AGE_SECONDS: setting({
     key: "instanceBodyMaxAgeMs",
     schema: positiveInt(3_600).transform(toMs(1000)),

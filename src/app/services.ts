@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
 import type { Clock, ComputePort, Logger, NetworkPort, ProblemLog, ReconcileProblem } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
-import type { ControlBounds } from "../core/control";
+import { doubtRemainingMs, type ControlBounds, type WriteInDoubt } from "../core/control";
 import { ArmCompute } from "../azure/compute";
 import { ArmNetwork } from "../azure/network";
 import { ReadPacer } from "../azure/readPacing";
@@ -275,6 +275,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         },
         log: passLog,
         lease,
+        doubts: {
+          record: (d: WriteInDoubt) => open.recordDoubt(d),
+          remainingMs: (id: string, etag: string) =>
+            doubtRemainingMs(open.control.doubts, id, etag, clock.now(), config.writeDoubtMs),
+        },
       };
       return ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps);
     },
@@ -285,6 +290,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     leaseTtlMs: config.reconcileLeaseMs,
     writeFlightMs,
+    writeDoubtMs: config.writeDoubtMs,
     newHolderId: randomUUID,
     // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
     handover: {
