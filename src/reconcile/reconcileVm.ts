@@ -79,7 +79,7 @@ export async function reconcileVm(
     const doubt = doubtHoldMs(deps, result.resources);
     await Promise.all(
       active.map((d, i) =>
-        doubt > 0 && finishes(d, each[i]!) ? undefined : outcomes.record(d, each[i] as Omit<Outcome, "at">),
+        doubt > 0 && finishes(d, each[i]!) ? Promise.resolve() : outcomes.record(d, each[i] as Omit<Outcome, "at">),
       ),
     );
     drift.observe(vmDriftView(result));
