@@ -226,7 +226,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return [...logged, ...rest].sort((a, b) => b.at.localeCompare(a.at)).slice(0, max);
     },
   };
-  const timerState = new TimerStateTable(sharedTable);
+  const timerState = new TimerStateTable(sharedTable, clock.now);
   const unheld = new UnheldEventTable(sharedTable);
   const censusSummary = new CensusSummaryTable(sharedTable);
   const queue = new StorageWorkQueue(
