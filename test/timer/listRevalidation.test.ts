@@ -322,7 +322,7 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
     clock.advance(TTL_MS + 1);
     const [first, held, ...idle] = ids(perGroup).map(scaleSetRef);
     const readBefore = (await h.services.cache.readPartition(held!)).scaleSet?.readAt;
-    const passes = new StoreTargetPasses(h.services.store, { ownerOf: () => Promise.resolve(undefined) });
+    const passes = new StoreTargetPasses(h.services.store);
     const take = await passes.acquire(held!, "another-host", 60_000, false, false);
     expect(take.kind).toBe("acquired");
     h.sim.control.resetStats();
