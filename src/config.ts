@@ -199,13 +199,13 @@ export const SETTINGS = {
     key: "membershipsTable",
     schema: tableName,
     default: "memberships",
-    doc: "Table of declared memberships (the durable intent).",
+    doc: "The targets table: one partition per target, holding its declarations (the durable intent), control row, cache rows and history.",
   }),
   POOLSYNC_CACHE_TABLE: setting({
     key: "cacheTable",
     schema: tableName,
     default: "etagcache",
-    doc: "Table of cached scale set / instance models with their ARM ETags.",
+    doc: "The shared table: what is not one target's (resource owners, the problem log, the timer's state, write budgets). The name is the one the ETag cache had before the one-partition-per-target layout.",
   }),
   POOLSYNC_CACHE_ENABLED: setting({
     key: "cacheEnabled",
@@ -493,6 +493,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const name of Object.keys(SETTINGS) as SettingName[]) values[SETTINGS[name].key] = read(env, name, problems);
   const cloud = CLOUDS[(values.cloudName as SettingValues["cloudName"] | undefined) ?? "AzureCloud"];
   const storage = readStorage(env, cloud.storageSuffix, problems);
+  // The targets table's partitions are targets' keys; the shared table's old-layout sweep deletes such partitions.
+  if (
+    typeof values.membershipsTable === "string" &&
+    String(values.membershipsTable).toLowerCase() === String(values.cacheTable).toLowerCase()
+  )
+    problems.push(
+      "POOLSYNC_CACHE_TABLE: must name another table than POOLSYNC_MEMBERSHIPS_TABLE (the targets table and the shared table are kept apart)",
+    );
   if (problems.length > 0 || storage === undefined) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
   }

@@ -45,6 +45,8 @@ import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary"
 import { reconcileVm } from "../reconcile/reconcileVm";
 import { historyLog, passHistoryLog } from "../reconcile/historyLog";
 import { pruneHistory } from "./pruneHistory";
+import { sweepOldLayout } from "./sweepOldLayout";
+import { OldLayoutSweeper } from "../azure/oldLayoutSweep";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
 import type { DeclaredResult } from "../core/targetPasses";
@@ -200,6 +202,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const events = new StoreTargetEvents(store, owners);
   const drifts = new TargetDriftTable(store);
   const problemLog = new ProblemLogTable(sharedTable);
+  const oldLayout = new OldLayoutSweeper(sharedTable, targetsTable, clock.now);
   const problems = {
     record: (ref: TargetRef, p: ReconcileProblem) => problemLog.record(ref, p),
     trim: () => problemLog.trim(),
@@ -420,6 +423,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
               config,
             });
             await pruneHistory(history, clock, log);
+            await sweepOldLayout(oldLayout, log);
             await problems
               .trim()
               .catch((err: unknown) => log.warn("timer.problems-trim-failed", { error: (err as Error).message }));
