@@ -114,7 +114,15 @@ describe("npm run local: declarations are stored while every scale set's pass ru
       (n) => n === SCALE_SETS,
       90_000,
     );
-    const puts = await Promise.all(IDS.map(async (id) => (await sim.stats(id)).puts ?? 0));
-    expect(puts.filter((n) => n < 1 || n > 2)).toEqual([]);
+    // A model PUT refused with 412 is no write: CRP moves the scale set's ETag seconds after an instance write (the
+    // first pass's), so a second pass that reaches its model write after that meets it, re-reads and writes once.
+    const writes = await Promise.all(
+      IDS.map(async (id) => {
+        const [all, instance] = await Promise.all([sim.stats(id), sim.stats(`${id}/virtualMachines/0`)]);
+        const refused = (all.status412 ?? 0) - (instance.status412 ?? 0);
+        return { id: id.split("/").pop(), landed: (all.puts ?? 0) - refused, refused };
+      }),
+    );
+    expect(writes.filter((w) => w.landed < 1 || w.landed > 2 || w.refused > 1)).toEqual([]);
   }, 240_000);
 });
