@@ -1,5 +1,6 @@
 import type { Services } from "../src/app/services";
 import { parseScaleSetId } from "../src/core/resourceIds";
+import type { Refusal } from "./poolsyncRun";
 import type { Change } from "./world";
 
 /**
@@ -12,7 +13,10 @@ export interface Unconverged {
   scaleSetId: string;
   poolId: string;
   state: Change["state"];
-  /** The declaration's last outcome as poolsync stored it; "no declaration" for a peer or a row that is gone. */
+  /**
+   * The declaration's last outcome as poolsync stored it; "refused" for one refused at intake (the caller was told:
+   * the message went to the poison queue with its reason); "no declaration" for a peer or a row that is gone.
+   */
   outcome: string;
   reason: string | undefined;
   /**
@@ -30,6 +34,7 @@ export async function accountFor(
   changes: Change[],
   services: Pick<Services, "declarations"> | undefined,
   declared: Change[] = [],
+  refusals: readonly Refusal[] = [],
 ): Promise<Unconverged[]> {
   const out: Unconverged[] = [];
   const missing = new Set(changes.map((c) => c.id));
@@ -39,6 +44,7 @@ export async function accountFor(
     const rows = services && ref.ok ? await services.declarations.listForTarget(ref.value) : [];
     const row = rows.find((d) => d.backendPoolId.toLowerCase() === c.poolId.toLowerCase());
     const outcome = row?.outcome;
+    const refusal = row ? undefined : refusalOf(c, refusals);
     // Later in declaration (arrival) order, which is not id order in the steady workload.
     const at = declared.findIndex((d) => d.id === c.id);
     const later =
@@ -55,10 +61,24 @@ export async function accountFor(
       state: c.state,
       outcome: outcome
         ? `${outcome.kind}${row && row.state !== c.state ? ` (row now declares ${row.state})` : ""}`
-        : "no declaration",
-      reason: outcome && "reason" in outcome ? String(outcome.reason) : undefined,
+        : refusal
+          ? "refused"
+          : "no declaration",
+      reason: outcome && "reason" in outcome ? String(outcome.reason) : refusal?.reason,
       ...(later ? { supersededBy: { id: later.id, state: later.state, converged: !missing.has(later.id) } } : {}),
     });
   }
   return out;
+}
+
+/** The last refusal of this change's pool on its scale set in its state: the change was refused, not lost. */
+export function refusalOf(c: Change, refusals: readonly Refusal[]): Refusal | undefined {
+  return refusals
+    .filter(
+      (r) =>
+        r.scaleSetId.toLowerCase() === c.scaleSetId.toLowerCase() &&
+        r.backendPoolId.toLowerCase() === c.poolId.toLowerCase() &&
+        r.state === c.state,
+    )
+    .at(-1);
 }

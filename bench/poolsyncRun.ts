@@ -56,6 +56,14 @@ export class TableCounter {
   }
 }
 
+/** A declare message poolsync refused at intake, as its `message.refused` warning names it. */
+export interface Refusal {
+  scaleSetId: string;
+  backendPoolId: string;
+  state: string;
+  reason: string;
+}
+
 export interface TraceLine {
   kind: "stored" | "model written" | "instance written";
   at: number;
@@ -72,6 +80,7 @@ export function countingLogger(): Logger & {
   writesAt: number[];
   declaredAt: number[];
   trace: TraceLine[];
+  refusals: Refusal[];
 } {
   const counts: Record<string, number> = {};
   const samples: Record<string, string[]> = {};
@@ -82,6 +91,8 @@ export function countingLogger(): Logger & {
   const declaredAt: number[] = [];
   /** The lines a change's timeline is made of (declaration stored, ARM write answered), real ms: latency trace. */
   const trace: TraceLine[] = [];
+  /** Declarations refused at intake (the caller is told: poison queue and a warning), so none is counted as lost. */
+  const refusals: Refusal[] = [];
   const bump = (k: string, sample?: string) => {
     counts[k] = (counts[k] ?? 0) + 1;
     if (sample !== undefined) {
@@ -119,7 +130,16 @@ export function countingLogger(): Logger & {
         `arm.write:${/^\w+/.exec(outcome === "ok" ? "ok" : (/: (\d{3}) /.exec(outcome)?.[1] ?? outcome))?.[0] ?? "?"}`,
         outcome === "ok" ? undefined : outcome,
       );
-    } else bump(`${level}:${event}`, level === "info" ? undefined : JSON.stringify(fields));
+    } else {
+      if (event === "message.refused" && fields.backendPoolId !== undefined)
+        refusals.push({
+          scaleSetId: String(fields.scaleSetId),
+          backendPoolId: String(fields.backendPoolId),
+          state: String(fields.state),
+          reason: String(fields.reason),
+        });
+      bump(`${level}:${event}`, level === "info" ? undefined : JSON.stringify(fields));
+    }
   };
   return {
     counts,
@@ -128,6 +148,7 @@ export function countingLogger(): Logger & {
     writesAt,
     declaredAt,
     trace,
+    refusals,
     info: push("info"),
     warn: push("warn"),
     error: push("error"),

@@ -1,5 +1,5 @@
 import { SETTINGS } from "../src/config";
-import { accountFor } from "./accounting";
+import { accountFor, refusalOf } from "./accounting";
 import { QUEUE_DECLARER } from "../src/core/declarations";
 import { MAX_DECLARATIONS_PER_CALLER } from "../src/core/declarationCap";
 import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
@@ -222,6 +222,8 @@ export interface ContentionSize {
 
 export interface ContentionResult extends ArmCounts {
   lostOurs: number;
+  /** Changes whose last declaration poolsync refused at intake (the caller told why): not applied, not lost. */
+  refused: number;
   lostTheirs: number;
   theirOps: number;
   converged: number;
@@ -323,18 +325,22 @@ export async function runContention(
     await writers.stop();
     await idleWithin(s.run, 180_000);
     sim.control.settle();
-    const lostOurs = missing();
     const theirs = writers.lostUpdates();
     // Every change accounted for: the last declared change of each pool that does not hold on the model and every
-    // member, with its declaration's outcome (the earlier changes of a pool are superseded by design here).
+    // member, with its declaration's outcome (the earlier changes of a pool are superseded by design here). One
+    // refused at intake (the caller told, with the reason) is not lost: counted apart.
     const last = new Map<string, Change>();
     for (const c of changes) last.set(c.poolId.toLowerCase(), c);
     const notHolding = [...last.values()].filter((c) => !satisfied(sim, c));
-    const unconverged = await accountFor(notHolding, s.poolsync?.services);
+    const refusals = s.poolsync?.logs.refusals ?? [];
+    const unconverged = await accountFor(notHolding, s.poolsync?.services, [], refusals);
+    const refused = notHolding.filter((c) => refusalOf(c, refusals) !== undefined).length;
+    const lostOurs = Math.max(0, missing() - refused);
     return {
       strategy,
       ...armCounts(sim),
       lostOurs,
+      refused,
       unconverged,
       lostTheirs: theirs.lost,
       theirOps: theirs.ops,

@@ -149,7 +149,13 @@ async function handleValid(
     if (answer.result === "refused") {
       const refusal = `${answer.reason} (cap: ${answer.cap})`;
       await deps.poison(body, refusal);
-      deps.log.warn("message.refused", { messageId: meta.id, reason: refusal });
+      deps.log.warn("message.refused", {
+        messageId: meta.id,
+        scaleSetId: ref.value.id,
+        backendPoolId: message.backendPoolId,
+        state: message.state,
+        reason: refusal,
+      });
       return { result: "poisoned", reason: refusal };
     }
     if (answer.result === "older")

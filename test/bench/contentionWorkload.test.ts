@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { accountFor } from "../../bench/accounting";
 import { contentionChanges } from "../../bench/workloads";
 import { prng } from "../../bench/stats";
 import { MAX_DECLARATIONS_PER_CALLER } from "../../src/core/declarationCap";
@@ -32,5 +33,28 @@ describe("the contention workload's changes", () => {
       expect(most).toBeLessThan(MAX_DECLARATIONS_PER_CALLER);
       expect(changes.filter((c) => c.state === "absent").length).toBeGreaterThanOrEqual(60);
     }
+  });
+});
+
+describe("the accounting of a change poolsync refused at intake", () => {
+  it("says refused, with the reason the caller was given, not that the declaration is missing", async () => {
+    const change = {
+      id: 183,
+      scaleSetId:
+        "/subscriptions/00000000-0000-4000-8000-000000000183/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-0",
+      poolId:
+        "/subscriptions/00000000-0000-4000-8000-000000000183/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/pool-115",
+      state: "present" as const,
+    };
+    const refusal = {
+      scaleSetId: change.scaleSetId.toUpperCase(),
+      backendPoolId: change.poolId,
+      state: "present",
+      reason: "caller queue holds 50 present declarations on this target (cap: 50)",
+    };
+    const [other] = await accountFor([{ ...change, id: 184, state: "absent" }], undefined, [], [refusal]);
+    expect(other).toMatchObject({ outcome: "no declaration" });
+    const [refused] = await accountFor([change], undefined, [], [refusal]);
+    expect(refused).toMatchObject({ id: 183, outcome: "refused", reason: refusal.reason });
   });
 });

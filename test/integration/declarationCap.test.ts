@@ -117,6 +117,10 @@ describe("the declaration cap at intake", () => {
     await h.drain();
     const poisoned = await h.poisonMessages();
     expect(poisoned.map((p) => p.reason)).toEqual([expect.stringMatching(/holds 200 present declarations/)]);
+    // The warning names what was refused, so an operator (and the benchmark's accounting) can tell which change.
+    expect(h.logs.lines.filter((l) => l.event === "message.refused")).toEqual([
+      expect.objectContaining({ scaleSetId: vmss, backendPoolId: real, state: "present" }),
+    ]);
     const rows = await h.services.declarations.listForTarget(ref);
     expect(rows.find((d) => d.ipConfiguration === "ipConfig0")).toBeUndefined();
     expect(rows.find((d) => d.ipConfiguration === "cleanup")?.outcome.kind).not.toBe("refused");
