@@ -1,10 +1,10 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
 // timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json's batchSize and
 // newBatchThreshold), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
 import { QueueDrain } from "../local/stack/queueDrain";
 import { QueueClient } from "@azure/storage-queue";
-import type { PipelinePolicy } from "@azure/core-rest-pipeline";
-import type { TableClient } from "@azure/data-tables";
+import type { PipelinePolicy, PipelineRequest } from "@azure/core-rest-pipeline";
 import { loadConfig } from "../src/config";
 import { createServices, type Services } from "../src/app/services";
 import type { Clock, Logger } from "../src/core/ports";
@@ -39,21 +39,58 @@ export interface PoolsyncOptions {
   clockAheadMs?: () => number;
 }
 
-/** Counts the round trips of a Table client (a batch transaction is one). */
+/** Set while the benchmark hands an ARM event to a host, so that the event's own Table work can be told apart. */
+const eventPhase = new AsyncLocalStorage<boolean>();
+
+/**
+ * Counts the Table round trips of every Table client of every host (a batch transaction is one): given to
+ * createServices as a storage policy, so the targets table and the shared table are both counted, once each. Writes
+ * (every request but a GET) are also counted by the partition they name, to see which partitions a workload loads.
+ */
 export class TableCounter {
   ops = 0;
+  /** Of `ops`, those made while handling an ARM event (its own work, not the reconcile it may wake). */
+  eventOps = 0;
   readonly byMethod: Record<string, number> = {};
-  attach(client: TableClient, label: string): void {
-    const policy: PipelinePolicy = {
-      name: `benchTableCounter-${label}`,
-      sendRequest: (req, next) => {
-        this.ops++;
-        this.byMethod[`${label} ${req.method}`] = (this.byMethod[`${label} ${req.method}`] ?? 0) + 1;
-        return next(req);
-      },
-    };
-    client.pipeline.addPolicy(policy, { afterPhase: "Retry" });
+  readonly partitionWrites = new Map<string, number>();
+  readonly policy: PipelinePolicy = {
+    name: "benchTableCounter",
+    sendRequest: (req, next) => {
+      const url = new URL(req.url);
+      // The same policies reach the queue clients: only the Table endpoint's requests are counted.
+      if (url.host !== this.tableHost) return next(req);
+      this.ops++;
+      if (eventPhase.getStore() === true) this.eventOps++;
+      const table = /^\/[^/]+\/([A-Za-z0-9]+)/.exec(url.pathname)?.[1] ?? "?";
+      this.byMethod[`${table} ${req.method}`] = (this.byMethod[`${table} ${req.method}`] ?? 0) + 1;
+      if (req.method !== "GET") {
+        const pk = partitionOf(req);
+        this.partitionWrites.set(pk, (this.partitionWrites.get(pk) ?? 0) + 1);
+      }
+      return next(req);
+    },
+  };
+  private readonly tableHost: string;
+  /** `storage`: the connection string whose TableEndpoint the app uses. */
+  constructor(storage: string) {
+    const endpoint = /TableEndpoint=([^;]+)/.exec(storage)?.[1];
+    if (!endpoint) throw new Error("the benchmark's storage connection string names no TableEndpoint");
+    this.tableHost = new URL(endpoint).host;
   }
+  reset(): void {
+    this.ops = 0;
+    this.eventOps = 0;
+    this.partitionWrites.clear();
+    for (const k of Object.keys(this.byMethod)) delete this.byMethod[k];
+  }
+}
+
+/** The partition a Table write names: in its URL's key, or the body's first PartitionKey (an insert, a batch). */
+function partitionOf(req: PipelineRequest): string {
+  const inUrl = /PartitionKey='([^']*)'/.exec(decodeURIComponent(new URL(req.url).pathname));
+  if (inUrl) return inUrl[1]!;
+  const body = typeof req.body === "string" ? req.body : "";
+  return /"PartitionKey":"([^"]*)"/.exec(body)?.[1] ?? /PartitionKey='([^']*)'/.exec(body)?.[1] ?? "?";
 }
 
 /** A declare message poolsync refused at intake, as its `message.refused` warning names it. */
@@ -183,15 +220,17 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     ...opts.env,
   };
   const config = loadConfig(env);
+  const tables = new TableCounter(opts.storage);
   const hosts = Array.from({ length: Math.max(1, opts.hosts ?? 1) }, () =>
-    createServices(config, { clock, log: logs, random: opts.random, timeScale: sim.control.clock.timeScale }),
+    createServices(config, {
+      clock,
+      log: logs,
+      random: opts.random,
+      timeScale: sim.control.clock.timeScale,
+      storagePolicies: [tables.policy],
+    }),
   );
   const services = hosts[0] as Services;
-  const tables = new TableCounter();
-  for (const h of hosts) {
-    tables.attach(h.declarations.table, "memberships");
-    tables.attach(h.cache.table, "etagcache");
-  }
   await services.ready();
   const counters = {
     closeAbandoned: 0,
@@ -266,7 +305,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
         eventsInflight++;
         void sim.control.clock
           .sleep(opts.eventDelayMs)
-          .then(() => (hosts[nextHost++ % hosts.length] as Services).handleResourceEvent(e))
+          .then(() => eventPhase.run(true, () => (hosts[nextHost++ % hosts.length] as Services).handleResourceEvent(e)))
           .then(
             () => counters.events++,
             () => counters.eventErrors++,
