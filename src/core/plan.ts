@@ -1,4 +1,4 @@
-import { applyIntents, type NicConfiguration, type PoolIntent } from "./networkProfile";
+import { allPoolReferences, applyIntents, type NicConfiguration, type PoolIntent } from "./networkProfile";
 
 /**
  * What a reconcile would write, pure: the same edit the reconcile makes (applyIntents), seen as writes per resource
@@ -32,7 +32,7 @@ export interface PlannedWrite {
 
 const poolIds = (nic: NicConfiguration | undefined, ipc: string) =>
   new Set(
-    (nic?.ipConfigurations?.find((c) => c.name === ipc)?.loadBalancerBackendAddressPools ?? []).map((p) =>
+    allPoolReferences(nic?.ipConfigurations?.find((c) => c.name === ipc) ?? { name: ipc }).map((p) =>
       String(p.id ?? "").toLowerCase(),
     ),
   );

@@ -1,6 +1,6 @@
 import { ipSelectorText, toIntent, type StoredDeclaration } from "../core/declarations";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
-import { intentSatisfied, type NicConfiguration } from "../core/networkProfile";
+import { allPoolReferences, intentSatisfied, type NicConfiguration } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, CachedVmNics } from "../core/ports";
 import { parseTargetId } from "../core/resourceIds";
 import type { Observation, SyncState } from "./observation";
@@ -120,7 +120,7 @@ export function poolsOf(nics: readonly NicConfiguration[]): Omit<ObservedPool, "
   const out: Omit<ObservedPool, "declared">[] = [];
   for (const nic of nics) {
     for (const ip of nic.ipConfigurations ?? []) {
-      for (const p of ip.loadBalancerBackendAddressPools ?? []) {
+      for (const p of allPoolReferences(ip)) {
         if (typeof p.id === "string")
           out.push({ nicConfiguration: nic.name, ipConfiguration: ip.name, backendPoolId: p.id });
       }

@@ -93,7 +93,7 @@ function observedBadge(o: Observation, declared: string): Safe {
 
 function poolLabel(id: string): Safe {
   const p = parseBackendPoolId(id);
-  const label = p.ok ? `${p.value.loadBalancer} / ${p.value.name}` : id;
+  const label = p.ok ? `${p.value.parent} / ${p.value.name}` : id;
   return html`<strong>${label}</strong>${resourceId(id, 2)}`;
 }
 

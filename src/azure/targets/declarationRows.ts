@@ -9,6 +9,8 @@ import {
   type StoredDeclaration,
 } from "../../core/declarations";
 import { declarationRowKey } from "./rowKeys";
+import { adminInstancesSchema } from "../../core/messages";
+import { ADMIN_STATES } from "../../core/poolKinds";
 
 /**
  * A declaration row as stored, the same columns every earlier version wrote (an upgraded app reads them in place). A
@@ -41,6 +43,11 @@ export interface DeclarationEntity {
   retryAt: string;
   attempts: number;
   removedAt?: string;
+  /** Issue 43, each only when set (rows written before it have none, and decode the same). */
+  adminState?: string;
+  /** JSON array of instance IDs or VM names. */
+  adminInstances?: string;
+  movedTo?: string;
 }
 
 const OUTCOME_KINDS = ["pending", "applied", "failed", "refused", "target-deleted", "target-deleting"] as const;
@@ -74,7 +81,29 @@ const schema = z.object({
   retryAt: optionalTime.optional(),
   attempts: z.number().int().min(0).max(1_000_000).optional(),
   removedAt: optionalTime.optional(),
+  adminState: z.enum(ADMIN_STATES).optional(),
+  adminInstances: z
+    .string()
+    .max(32_000)
+    .transform((text, ctx) => {
+      const parsed = adminInstancesSchema.safeParse(safeJson(text));
+      if (!parsed.success) {
+        ctx.addIssue({ code: "custom", message: "not a list of instances" });
+        return z.NEVER;
+      }
+      return parsed.data;
+    })
+    .optional(),
+  movedTo: id.optional(),
 });
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
 
 export type DecodedDeclaration =
   { ok: true; declaration: StoredDeclaration; removedAt: string | undefined } | { ok: false; reason: string };
@@ -110,6 +139,9 @@ export function decodeDeclaration(row: Record<string, unknown>, _now: number): D
       name: r.declaredByName || "unknown",
       via: (["entra", "key", "queue"].includes(r.declaredVia ?? "") ? r.declaredVia : "key") as DeclaredBy["via"],
     },
+    ...(r.adminState ? { adminState: r.adminState } : {}),
+    ...(r.adminInstances ? { adminInstances: r.adminInstances } : {}),
+    ...(r.movedTo ? { movedTo: r.movedTo } : {}),
     outcome,
     attempts: r.attempts ?? 0,
     rowEtag: r.etag,
@@ -152,6 +184,9 @@ export function declarationEntity(partitionKey: string, d: Declaration, at: stri
     declaredById: d.declaredBy.id,
     declaredByName: d.declaredBy.name,
     declaredVia: d.declaredBy.via,
+    ...(d.adminState !== undefined ? { adminState: d.adminState } : {}),
+    ...(d.adminInstances !== undefined ? { adminInstances: JSON.stringify(d.adminInstances) } : {}),
+    ...(d.movedTo !== undefined ? { movedTo: d.movedTo } : {}),
     attempts: 0,
     ...outcomeColumns({ kind: "pending", at }),
   };
