@@ -90,6 +90,7 @@ describe("the app's registered functions (what the host indexes)", () => {
       "applyBackendPools",
       "history",
       "memberships",
+      "moveMembership",
       "onResourceEvent",
       "plan",
       "reconcileStale",
