@@ -180,3 +180,10 @@ export async function handleMove(
     );
   }
 }
+
+/** `…/memberships/<anything but move>`: no such route. */
+export function unknownAction(action: string): HttpResponseInit {
+  return problemResponse(
+    problem(404, "not_found", `memberships/${action.slice(0, 64)}: no such route (PUT /api/memberships/move moves)`),
+  );
+}
