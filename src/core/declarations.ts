@@ -66,6 +66,11 @@ export interface Outcome {
   appliedEverywhere?: boolean;
   /** When the timer may try a failed declaration again. */
   retryAt?: string;
+  /**
+   * "pool": applied on an IP-based pool, which lists the target's addresses itself (issue 43): the ip configurations
+   * the status views read from the cache say nothing of it, the outcome is what ARM answered the pool write.
+   */
+  via?: "pool";
 }
 
 export interface StoredDeclaration extends Declaration {

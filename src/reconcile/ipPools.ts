@@ -163,6 +163,7 @@ function appliedOn(d: StoredDeclaration, pool: BackendPoolModel, unplacedReason?
   if (unplacedReason) return { kind: "failed", reason: unplacedReason };
   return {
     kind: "applied",
+    via: "pool",
     appliedEtag: pool.etag,
     ...(d.state === "absent" ? { appliedEverywhere: true } : {}),
   };

@@ -48,6 +48,8 @@ export interface DeclarationEntity {
   /** JSON array of instance IDs or VM names. */
   adminInstances?: string;
   movedTo?: string;
+  /** "pool" when applied on an IP-based pool's own address list; absent or "" otherwise. */
+  appliedVia?: string;
 }
 
 const OUTCOME_KINDS = ["pending", "applied", "failed", "refused", "target-deleted", "target-deleting"] as const;
@@ -95,6 +97,7 @@ const schema = z.object({
     })
     .optional(),
   movedTo: id.optional(),
+  appliedVia: z.enum(["", "pool"]).optional(),
 });
 
 function safeJson(text: string): unknown {
@@ -125,6 +128,7 @@ export function decodeDeclaration(row: Record<string, unknown>, _now: number): D
   if (r.appliedEtag) outcome.appliedEtag = r.appliedEtag;
   if (r.appliedEverywhere) outcome.appliedEverywhere = true;
   if (r.retryAt) outcome.retryAt = r.retryAt;
+  if (r.appliedVia === "pool") outcome.via = "pool";
   const selector = fromIpSelectorText(r.ipConfiguration);
   const declaration: StoredDeclaration = {
     scaleSetId: r.scaleSetId,
@@ -156,7 +160,7 @@ export function outcomeColumns(
   o: Outcome,
 ): Pick<
   DeclarationEntity,
-  "outcomeKind" | "outcomeReason" | "appliedEtag" | "outcomeAt" | "appliedEverywhere" | "retryAt"
+  "outcomeKind" | "outcomeReason" | "appliedEtag" | "outcomeAt" | "appliedEverywhere" | "retryAt" | "appliedVia"
 > {
   return {
     outcomeKind: o.kind,
@@ -165,6 +169,8 @@ export function outcomeColumns(
     outcomeAt: o.at,
     appliedEverywhere: o.appliedEverywhere ?? false,
     retryAt: o.retryAt ?? "",
+    // Always written: outcomes are merged into the row, and a later outcome must clear an earlier one's.
+    appliedVia: o.via ?? "",
   };
 }
 
