@@ -334,7 +334,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     queue,
     drifts,
     history,
-    plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
+    plan: (ref, extra) =>
+      planTarget(ref, { compute, network, declarations, cache, clock, config, poolKinds: pools.kinds }, extra),
     coalescer: runner.coalescer,
     declare: (req) => batcher.declare({ ...req, runsLeading: false, busy: false }),
     previewDeclare: async (ref, d) => {

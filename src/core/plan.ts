@@ -5,7 +5,8 @@ import { allPoolReferences, applyIntents, type NicConfiguration, type PoolIntent
  * and, per ip configuration, the pools it would gain and lose. Nothing here reads or writes anything.
  */
 
-export type PlannedKind = "model" | "instance" | "nic";
+/** `pool`: an IP-based pool's own address list (issue 43), written with If-Match on its load balancer's ETag. */
+export type PlannedKind = "model" | "instance" | "nic" | "pool";
 
 export interface IpConfigChange {
   nicConfiguration: string;
@@ -27,6 +28,8 @@ export interface PlannedWrite {
   /** The ETag the write would be conditioned on (If-Match). */
   ifMatch: string;
   ipConfigurations: IpConfigChange[];
+  /** A pool write: the addresses it would add and remove (`<ip> (<name>)`). */
+  addresses?: { gain: string[]; lose: string[] };
   basedOn: BasedOn;
 }
 

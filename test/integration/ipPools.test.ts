@@ -152,3 +152,39 @@ describe("IP-based pools (issue 43)", () => {
     expect(d?.outcome).toMatchObject({ kind: "failed", reason: expect.stringContaining("adminState:") });
   });
 });
+
+describe("the plan of an IP-based pool (issue 43)", () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.stop();
+    h = undefined;
+  });
+
+  it("plans one pool write with the addresses it would add, on the pool's ETag; a dry run writes nothing", async () => {
+    h = await startHarness({
+      sim: { seed: poolKindWorld({ capacity: 2 }) },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}`, POOLSYNC_GATHER_MILLISECONDS: "0" },
+    });
+    await h.services.declarations.upsert(
+      target(KINDS.scaleSet),
+      declaration(KINDS.scaleSet, KINDS.ipPool, "present", { adminState: "Down" }),
+    );
+    h.sim.control.resetStats();
+    const plan = await h.services.plan(target(KINDS.scaleSet));
+    expect(plan.writes).toEqual([
+      {
+        kind: "pool",
+        id: KINDS.ipPool,
+        ifMatch: h.sim.control.poolState(KINDS.ipPool)?.etag,
+        ipConfigurations: [],
+        addresses: {
+          gain: [expect.stringMatching(/^10\.1\.0\.4 \(poolsync-/), expect.stringMatching(/^10\.1\.0\.5 \(poolsync-/)],
+          lose: [],
+        },
+        basedOn: { source: "arm", ageMs: 0 },
+      },
+    ]);
+    expect(h.sim.control.stats().networkPuts).toBe(0);
+    expect(ours(h)).toEqual([]);
+  });
+});
