@@ -18,6 +18,8 @@ export const KINDS = {
   loadBalancer: `${net}/loadBalancers/lb`,
   ipPool: `${net}/loadBalancers/lb/backendAddressPools/ips`,
   ipPool2: `${net}/loadBalancers/lb/backendAddressPools/ips-2`,
+  /** IP-based by its first address (another writer's), as a classic pool says it: no syncMode, no network of its own. */
+  classicIpPool: `${net}/loadBalancers/lb/backendAddressPools/ips-classic`,
   nicPool: `${net}/loadBalancers/lb/backendAddressPools/nics`,
   nicPool2: `${net}/loadBalancers/lb/backendAddressPools/nics-2`,
   natPool: `${net}/loadBalancers/lb/inboundNatPools/ssh`,
@@ -57,6 +59,10 @@ export function poolKindWorld(opts: { capacity?: number; vms?: number } = {}): S
                 backendPools: [
                   { name: "ips", syncMode: "Manual", virtualNetwork: "vnet" },
                   { name: "ips-2", syncMode: "Manual", virtualNetwork: "vnet" },
+                  {
+                    name: "ips-classic",
+                    addresses: [{ name: "by-hand", ipAddress: "10.1.200.9", virtualNetwork: "vnet" }],
+                  },
                   "nics",
                   "nics-2",
                 ],

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { PoolAddress } from "./models";
+import type { BackendPoolModel, PoolAddress } from "./models";
 import { selectIpConfiguration, type IpConfigSelector, type NicConfiguration } from "./networkProfile";
 import type { AdminState } from "./poolKinds";
 
@@ -93,6 +93,8 @@ export function wantedAddresses(
       continue;
     }
     const subnet = (ip["subnet"] as { id?: unknown } | undefined)?.id;
+    // An address names its virtual network, as Azure documents the IP-based pool (the subnet's network).
+    const network = typeof subnet === "string" ? subnet.replace(/\/subnets\/[^/]+$/i, "") : undefined;
     const admin =
       intent.adminState !== undefined && (intent.adminInstances === undefined || adminFor.has(lower(m.member)))
         ? intent.adminState
@@ -100,7 +102,7 @@ export function wantedAddresses(
     wanted.push({
       name: addressName(prefix, m.member),
       ipAddress: address,
-      ...(typeof subnet === "string" ? { subnetId: subnet } : {}),
+      ...(network !== undefined ? { virtualNetworkId: network } : {}),
       ...(admin !== undefined ? { adminState: admin } : {}),
     });
   }
@@ -114,13 +116,16 @@ function owner(name: string, contributions: readonly Contribution[]): Contributi
   return contributions.find((c) => lower(name).startsWith(lower(c.prefix)));
 }
 
-/** An address of ours as wanted, keeping what we do not own of the entry as read (an admin state nobody declared). */
+/**
+ * An address of ours as wanted, keeping what we do not own of the entry as read: an admin state nobody declared, and
+ * where it says it lives (an address's network follows from its IP; how NRP echoes it is NRP's business).
+ */
 function merged(current: PoolAddress, want: PoolAddress): PoolAddress {
+  const located = current.virtualNetworkId !== undefined || current.subnetId !== undefined;
   return {
     ...current,
-    name: current.name,
     ipAddress: want.ipAddress,
-    ...(want.subnetId !== undefined ? { subnetId: want.subnetId, virtualNetworkId: undefined } : {}),
+    ...(located ? {} : { virtualNetworkId: want.virtualNetworkId }),
     adminState: want.adminState ?? current.adminState,
   };
 }
@@ -128,9 +133,19 @@ function merged(current: PoolAddress, want: PoolAddress): PoolAddress {
 const equalAddress = (a: PoolAddress, b: PoolAddress) =>
   a.name === b.name &&
   lower(a.ipAddress) === lower(b.ipAddress) &&
-  lower(a.subnetId) === lower(b.subnetId) &&
+  lower(a.adminState) === lower(b.adminState) &&
   lower(a.virtualNetworkId) === lower(b.virtualNetworkId) &&
-  lower(a.adminState) === lower(b.adminState);
+  lower(a.subnetId) === lower(b.subnetId);
+
+/**
+ * The contribution as this pool takes it: a pool that names its own virtual network (syncMode pools) refuses an
+ * address that names one too, so its addresses name none.
+ */
+export function fitToPool(c: Contribution, pool: Pick<BackendPoolModel, "pool">): Contribution {
+  const network = (pool.pool["virtualNetwork"] as { id?: unknown } | undefined)?.id;
+  if (typeof network !== "string") return c;
+  return { ...c, wanted: c.wanted.map(({ virtualNetworkId: _, subnetId: __, ...rest }) => rest) };
+}
 
 /**
  * The pool's addresses with every contribution applied, or undefined when nothing changes. Addresses under no

@@ -7,7 +7,13 @@ import {
   type Outcome,
   type StoredDeclaration,
 } from "../core/declarations";
-import { declarationAddressPrefix, planAddresses, wantedAddresses, type PoolMember } from "../core/ipPoolAddresses";
+import {
+  declarationAddressPrefix,
+  fitToPool,
+  planAddresses,
+  wantedAddresses,
+  type PoolMember,
+} from "../core/ipPoolAddresses";
 import { BeingDeletedError, NotFoundError, RefusedError } from "../core/errors";
 import {
   isDeleting,
@@ -424,7 +430,10 @@ async function planIpPools(
       // A move's removal is planned as the reconcile makes it: after the pool it moves to holds the members.
       return d.movedTo !== undefined ? [] : [{ prefix, wanted: want.wanted }];
     });
-    const edit = planAddresses(pool.addresses, contributions);
+    const edit = planAddresses(
+      pool.addresses,
+      contributions.map((c) => fitToPool(c, pool)),
+    );
     if (!edit) continue;
     const text = (a: PoolAddress) => `${a.ipAddress ?? "?"} (${a.name})`;
     const had = new Set(pool.addresses.map((a) => a.name.toLowerCase()));

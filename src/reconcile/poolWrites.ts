@@ -1,5 +1,5 @@
 import { NotFoundError, PreconditionFailedError, RefusedError, ThrottledError } from "../core/errors";
-import { planAddresses, type Contribution } from "../core/ipPoolAddresses";
+import { fitToPool, planAddresses, type Contribution } from "../core/ipPoolAddresses";
 import type { BackendPoolModel, PoolAddress } from "../core/models";
 import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef, NicRef } from "../core/resourceIds";
@@ -167,7 +167,10 @@ export class PoolWrites {
         id: pool.id,
         logFields: { poolId: pool.id, target: "pool", nicId: pool.id },
         plan: (current) => {
-          const edit = planAddresses(current.addresses, contributions);
+          const edit = planAddresses(
+            current.addresses,
+            contributions.map((c) => fitToPool(c, current)),
+          );
           return edit ? { edit, pools: addressChanges(current.addresses, edit) } : undefined;
         },
         write: (current, addresses, opts) =>

@@ -3,6 +3,7 @@ import {
   addressName,
   contributionHeld,
   declarationAddressPrefix,
+  fitToPool,
   planAddresses,
   targetAddressPrefix,
   wantedAddresses,
@@ -11,7 +12,8 @@ import {
 import { parseSelector } from "../../src/core/networkProfile";
 
 const T = "/subscriptions/x/resourcegroups/rg/providers/microsoft.compute/virtualmachinescalesets/ss";
-const SUBNET = "/subscriptions/x/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s";
+const VNET = "/subscriptions/x/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v";
+const SUBNET = `${VNET}/subnets/s`;
 const member = (id: string, v4: string, v6?: string): PoolMember => ({
   member: id,
   nics: [
@@ -43,8 +45,8 @@ describe("IP-based pool addresses (issue 43)", () => {
     const members = [member("0", "10.0.1.4", "fd00::4"), member("1", "10.0.1.5", "fd00::5")];
     const v4 = wantedAddresses(prefix, { ...intent, adminState: "Down", adminInstances: ["1"] }, members);
     expect(v4.wanted).toEqual([
-      { name: `${prefix}0`, ipAddress: "10.0.1.4", subnetId: SUBNET },
-      { name: `${prefix}1`, ipAddress: "10.0.1.5", subnetId: SUBNET, adminState: "Down" },
+      { name: `${prefix}0`, ipAddress: "10.0.1.4", virtualNetworkId: VNET },
+      { name: `${prefix}1`, ipAddress: "10.0.1.5", virtualNetworkId: VNET, adminState: "Down" },
     ]);
     const v6 = wantedAddresses(prefix, { ...intent, selector: parseSelector("@IPv6") }, members);
     expect(v6.wanted.map((a) => a.ipAddress)).toEqual(["fd00::4", "fd00::5"]);
@@ -58,7 +60,7 @@ describe("IP-based pool addresses (issue 43)", () => {
     const current = [theirs, gone, otherTarget];
     const { wanted } = wantedAddresses(prefix, intent, [member("0", "10.0.1.4")]);
     const next = planAddresses(current, [{ prefix, wanted }]);
-    expect(next).toEqual([theirs, otherTarget, { name: `${prefix}0`, ipAddress: "10.0.1.4", subnetId: SUBNET }]);
+    expect(next).toEqual([theirs, otherTarget, { name: `${prefix}0`, ipAddress: "10.0.1.4", virtualNetworkId: VNET }]);
     expect(planAddresses(next!, [{ prefix, wanted }])).toBeUndefined();
     expect(contributionHeld(next!, { prefix, wanted })).toBe(true);
     expect(contributionHeld(current, { prefix, wanted })).toBe(false);
@@ -75,11 +77,18 @@ describe("IP-based pool addresses (issue 43)", () => {
 
   it("repairs an admin state someone set back, keeps one nobody declared", () => {
     const { wanted } = wantedAddresses(prefix, { ...intent, adminState: "Down" }, [member("0", "10.0.1.4")]);
-    const reset = [{ name: `${prefix}0`, ipAddress: "10.0.1.4", subnetId: SUBNET, adminState: "None" }];
+    const reset = [{ name: `${prefix}0`, ipAddress: "10.0.1.4", virtualNetworkId: VNET, adminState: "None" }];
     expect(planAddresses(reset, [{ prefix, wanted }])?.[0]?.adminState).toBe("Down");
     const plain = wantedAddresses(prefix, intent, [member("0", "10.0.1.4")]).wanted;
     const setByThem = [{ ...reset[0]!, adminState: "Up" }];
     expect(planAddresses(setByThem, [{ prefix, wanted: plain }])).toBeUndefined();
+  });
+
+  it("names no virtual network in a pool that names its own (NRP refuses both)", () => {
+    const { wanted } = wantedAddresses(prefix, intent, [member("0", "10.0.1.4")]);
+    const fitted = fitToPool({ prefix, wanted }, { pool: { virtualNetwork: { id: VNET } } });
+    expect(fitted.wanted).toEqual([{ name: `${prefix}0`, ipAddress: "10.0.1.4" }]);
+    expect(fitToPool({ prefix, wanted }, { pool: {} }).wanted).toEqual(wanted);
   });
 
   it("a move's removal takes only the members the new pool holds", () => {

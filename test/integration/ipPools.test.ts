@@ -94,6 +94,18 @@ describe("IP-based pools (issue 43)", () => {
     expect(gone?.outcome).toMatchObject({ kind: "applied", appliedEverywhere: true });
   });
 
+  it("a classic pool is IP-based by its first address; poolsync's addresses name their virtual network there", async () => {
+    h = await start();
+    const report = await declareAndPass(h, declaration(KINDS.vm(1), KINDS.classicIpPool, "present"));
+    expect(report.result).toBe("applied");
+    expect(addresses(h, KINDS.classicIpPool)).toEqual([
+      expect.objectContaining({ name: "by-hand", ipAddress: "10.1.200.9" }),
+      expect.objectContaining({ name: expect.stringMatching(/^poolsync-/), virtualNetwork: KINDS.vnet }),
+    ]);
+    // The VM's NIC was not written: the pool lists the address.
+    expect(h.sim.control.stats().nicPuts).toBe(0);
+  });
+
   it("a write that meets another writer's change (412) reads again and keeps both", async () => {
     h = await start();
     h.sim.control.beforeNextWrite(KINDS.ipPool, (pool) => {
