@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
 import type { Clock, ComputePort, Logger, NetworkPort, ProblemLog, ReconcileProblem } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
-import type { ControlBounds } from "../core/control";
+import { doubtRemainingMs, type ControlBounds, type WriteInDoubt } from "../core/control";
 import { ArmCompute } from "../azure/compute";
 import { ArmNetwork } from "../azure/network";
 import { ReadPacer } from "../azure/readPacing";
@@ -46,6 +46,8 @@ import { PoolWrites } from "../reconcile/poolWrites";
 import { PoolKindsKnown } from "../reconcile/poolKindsKnown";
 import { historyLog, passHistoryLog } from "../reconcile/historyLog";
 import { pruneHistory } from "./pruneHistory";
+import { sweepOldLayout } from "./sweepOldLayout";
+import { OldLayoutSweeper } from "../azure/oldLayoutSweep";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
 import type { DeclaredResult } from "../core/targetPasses";
@@ -201,6 +203,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const events = new StoreTargetEvents(store, owners);
   const drifts = new TargetDriftTable(store);
   const problemLog = new ProblemLogTable(sharedTable);
+  const oldLayout = new OldLayoutSweeper(sharedTable, targetsTable, clock.now);
   const problems = {
     record: (ref: TargetRef, p: ReconcileProblem) => problemLog.record(ref, p),
     trim: () => problemLog.trim(),
@@ -227,7 +230,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return [...logged, ...rest].sort((a, b) => b.at.localeCompare(a.at)).slice(0, max);
     },
   };
-  const timerState = new TimerStateTable(sharedTable);
+  const timerState = new TimerStateTable(sharedTable, clock.now);
   const unheld = new UnheldEventTable(sharedTable);
   const censusSummary = new CensusSummaryTable(sharedTable);
   const queue = new StorageWorkQueue(
@@ -286,6 +289,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         },
         log: passLog,
         lease,
+        doubts: {
+          record: (d: WriteInDoubt) => open.recordDoubt(d),
+          remainingMs: (id: string, etag: string) =>
+            doubtRemainingMs(open.control.doubts, id, etag, clock.now(), config.writeDoubtMs),
+        },
       };
       return reconcileTarget(ref, trigger, { ...deps, pools });
     },
@@ -296,6 +304,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     leaseTtlMs: config.reconcileLeaseMs,
     writeFlightMs,
+    writeDoubtMs: config.writeDoubtMs,
     newHolderId: randomUUID,
     // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
     handover: {
@@ -426,6 +435,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
               config,
             });
             await pruneHistory(history, clock, log);
+            await sweepOldLayout(oldLayout, log);
             await problems
               .trim()
               .catch((err: unknown) => log.warn("timer.problems-trim-failed", { error: (err as Error).message }));

@@ -215,6 +215,9 @@ export class SharedWriteBudget {
         grants[host] = g;
         for (const k of SHARED_BUDGET_KINDS) othersHeld[k] += g.tokens[k] ?? 0;
       }
+      // Others can hold no more than a bucket holds: a row claiming more (planted, or a bug) would otherwise turn into
+      // a deficit that takes hours to refill, when the grants themselves lapse within a hold.
+      for (const k of SHARED_BUDGET_KINDS) othersHeld[k] = Math.min(othersHeld[k], SHARED_BUDGET_SPECS[k].capacity);
       const buckets = { ...row.buckets };
       const grant = noTokens();
       // As many as the writes waiting here (a batch at most): while the bucket is refilling, a reservation of the one

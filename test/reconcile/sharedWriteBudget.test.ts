@@ -194,4 +194,24 @@ describe("shared write budget (hosts over one table)", () => {
     expect(row.buckets).toEqual({});
     expect(row.grants).toEqual({ y: { until: 1_000_500, tokens: {} } });
   });
+
+  it("grants planted for hundreds of hosts hold a write back for no longer than they last, not for hours", async () => {
+    const table = await newTable();
+    const now = () => 1_000_000;
+    // Each fake host holds a whole bucket of every kind until just under the believable lapse (a minute ahead).
+    const full = { arm: 200, "vmss-sub": 1_500, "vm-sub": 1_500 };
+    const grants = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [`p${i}`, { until: now() + 59_000, tokens: full }]),
+    );
+    await client(table).createEntity({
+      partitionKey: BUDGETS_PARTITION,
+      rowKey: SUB,
+      buckets: JSON.stringify({}),
+      grants: JSON.stringify(grants),
+    });
+    const wait = await host(table, now, "us").take(instanceRef(ref(0), "0"));
+    expect(wait).toBeGreaterThan(0);
+    // A bucket's worth at most, refilled (CRP's subscription bucket: a minute's lump), not 300 buckets' deficit.
+    expect(wait).toBeLessThanOrEqual(60_000);
+  });
 });
