@@ -1,4 +1,11 @@
-import { declarationKey, ipSelectorText, selectorOf, type Outcome, type StoredDeclaration } from "../core/declarations";
+import {
+  declarationKey,
+  finishes,
+  ipSelectorText,
+  selectorOf,
+  type Outcome,
+  type StoredDeclaration,
+} from "../core/declarations";
 import {
   declarationAddressPrefix,
   wantedAddresses,
@@ -25,7 +32,14 @@ import { settleFailure } from "./reconcileFailure";
 import { orchestrationModeOf } from "./vmMembership";
 import { checkedNicRefs } from "./vmNics";
 import type { PoolWrites, PoolWriteResult } from "./poolWrites";
-import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
+import {
+  DOUBT_REASON,
+  doubtHoldMs,
+  reporter,
+  type ReconcileDeps,
+  type ReconcileReport,
+  type ReconcileTrigger,
+} from "./vocabulary";
 
 /**
  * A target's declarations into IP-based load balancer pools (issue 43): the pool lists the members' addresses
@@ -80,6 +94,7 @@ export async function reconcileIpPools(
     const ordered = [...byPool.values()].sort((a, b) => Number(movesOut(a)) - Number(movesOut(b)));
     const after = new Map<string, BackendPoolModel>();
     let written = 0;
+    let doubt = 0;
     for (const { pool, ds } of ordered) {
       const shares = ds.map((d) => shareOf(ref, d, members, after));
       const usable = shares.filter((s): s is Share & { contribution: Contribution } => s.contribution !== undefined);
@@ -90,18 +105,27 @@ export async function reconcileIpPools(
         contributions: usable.map((s) => s.contribution),
         ...(deps.lease ? { lease: deps.lease } : {}),
         log: deps.log,
+        ...(deps.doubts ? { doubts: deps.doubts } : {}),
       });
       countCalls(stats, result);
       if (result.wrote) written++;
       after.set(pool.key, result.model);
+      // A pool write of ours that may still land (its load balancer keeps the ETag it was made on) holds back every
+      // finish judged on this pool until it cannot.
+      const poolDoubt = doubtHoldMs(deps, [{ id: pool.id, etag: result.model.etag }]);
+      doubt = Math.max(doubt, poolDoubt);
       await mapLimit(usable, 8, async (s) => {
         const held = contributionHeld(result.model.addresses, s.contribution);
         if (!held) return outcomes.record(s.d, failed(notHeldReason(pool, s)));
         await noteDrift(ref, s, result, deps);
-        return outcomes.record(s.d, appliedOn(s.d, result.model, s.unplacedReason));
+        const next = appliedOn(s.d, result.model, s.unplacedReason);
+        if (poolDoubt > 0 && finishes(s.d, next)) return;
+        return outcomes.record(s.d, next);
       });
     }
-    return report(written > 0 ? "applied" : "unchanged", total);
+    return report(written > 0 ? "applied" : "unchanged", total, {
+      ...(doubt > 0 ? { requeueAfterMs: doubt, reason: DOUBT_REASON } : {}),
+    });
   } catch (err) {
     return settleFailure(err, { target: ref, trigger, active, declarations: total, outcomes, report }, deps);
   }

@@ -5,6 +5,7 @@ import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef, NicRef } from "../core/resourceIds";
 import { ifMatchWrite, type IfMatchDeps } from "./ifMatchWrite";
 import type { LeaseGuard } from "./leaseGuard";
+import type { WriteDoubts } from "./vocabulary";
 
 /**
  * The writes of IP-based load balancer pools (issue 43), one pool at a time per process and coalesced across
@@ -24,6 +25,8 @@ export interface PoolShare {
   lease?: Pick<LeaseGuard, "ensureHeld">;
   /** The pass's own logger: the write's `arm.write` line goes to each target it served (its history). */
   log: Logger;
+  /** The pass's writes in doubt: a pool write whose answer never came is recorded with every pass it served. */
+  doubts?: Pick<WriteDoubts, "record">;
 }
 
 export interface PoolWriteResult {
@@ -179,7 +182,11 @@ export class PoolWrites {
         row: NO_ROW,
       },
       before,
-      { ...this.deps, log },
+      {
+        ...this.deps,
+        log,
+        doubts: { record: (d) => live.forEach((w) => w.share.doubts?.record(d)) },
+      },
     );
     if (result.kind === "gone") throw new RefusedError(`backend pool ${pool.id} does not exist`);
     return { model: result.model, before, wrote: result.kind === "written" };
