@@ -241,9 +241,16 @@ describe("npm run local: every pool kind, with a concurrent foreign writer (issu
     const after = await sim.stats(KINDS.scaleSet);
     expect((after.puts ?? 0) - (before.puts ?? 0)).toBe(1);
     expect((after.instancePuts ?? 0) - (before.instancePuts ?? 0)).toBe(2);
-    const ms = await outcomes(KINDS.scaleSet);
-    const of = (pool: string) => ms.find((m) => m.backendPoolId.toLowerCase() === pool.toLowerCase());
-    expect(of(KINDS.nicPool)).toMatchObject({ declared: "absent", outcome: { kind: "applied" } });
-    expect(of(KINDS.nicPool2)).toMatchObject({ declared: "present", outcome: { kind: "applied" } });
+    // The outcomes go in with the pass's commit, after its writes: ARM may show the move before the API does.
+    const of = (ms: Awaited<ReturnType<typeof outcomes>>, pool: string) =>
+      ms.find((m) => m.backendPoolId.toLowerCase() === pool.toLowerCase());
+    const ms = await waitFor(
+      "both halves of the move applied",
+      () => outcomes(KINDS.scaleSet),
+      (list) => [KINDS.nicPool, KINDS.nicPool2].every((p) => of(list, p)?.outcome.kind === "applied"),
+      60_000,
+    );
+    expect(of(ms, KINDS.nicPool)).toMatchObject({ declared: "absent", outcome: { kind: "applied" } });
+    expect(of(ms, KINDS.nicPool2)).toMatchObject({ declared: "present", outcome: { kind: "applied" } });
   });
 });
