@@ -12,10 +12,17 @@ function result(ours: { lostOurs: number; lostTheirs: number; burstWrites: numbe
     commit: "abc1234",
     node: "v22.23.3",
     machine: { cpus: 2, platform: "linux x64" },
-    size: { changes: 60, targets: 20, writers: 3, burst: 50 },
+    size: { changes: 60, targets: 20, writers: 3, writerGapsMs: [150], burst: 50 },
     contention: [
-      { strategy: "poolsync", lostOurs: ours.lostOurs, lostTheirs: ours.lostTheirs, ...c },
-      { strategy: "last-writer-wins", lostOurs: 0, lostTheirs: 7, ...c },
+      {
+        strategy: "poolsync",
+        writerGapMs: 150,
+        lostOurs: ours.lostOurs,
+        lostTheirs: ours.lostTheirs,
+        lostOutcomes: ours.lostOurs > 0 ? { "failed: gave up after 8 re-enqueued attempts": ours.lostOurs } : {},
+        ...c,
+      },
+      { strategy: "last-writer-wins", writerGapMs: 150, lostOurs: 0, lostTheirs: 7, lostOutcomes: {}, ...c },
     ],
     burst: [
       { strategy: "poolsync", poolWrites: ours.burstWrites, ...b },
@@ -28,10 +35,11 @@ function result(ours: { lostOurs: number; lostTheirs: number; burstWrites: numbe
 describe("the IP-based pool section of RESULTS.md", () => {
   it("says whether issue 43's targets were met, from poolsync's row only", () => {
     expect(renderIpPools(result({ lostOurs: 0, lostTheirs: 0, burstWrites: 1 }))).toMatch(
-      /0 lost on either side — met .*one pool write — met \(1 PUT, 50\/50/,
+      /0 lost on either side — writers every 150 ms: met .*one pool write — met \(1 PUT, 50\/50/,
     );
-    const missed = renderIpPools(result({ lostOurs: 0, lostTheirs: 2, burstWrites: 3 }));
-    expect(missed).toMatch(/0 lost on either side — \*\*missed\*\* \(ours 0, theirs 2 of 100\)/);
+    const missed = renderIpPools(result({ lostOurs: 1, lostTheirs: 2, burstWrites: 3 }));
+    expect(missed).toMatch(/writers every 150 ms: \*\*missed\*\* \(ours 1, theirs 2 of 100\)/);
+    expect(missed).toContain("| 1 failed: gave up after 8 re-enqueued attempts |");
     expect(missed).toMatch(/one pool write — \*\*missed\*\* \(3 PUT/);
   });
 
