@@ -37,13 +37,18 @@ describe("write pacing inside CRP's budget", () => {
         sim: { throttling: true, rateLimitPolicyNames: names },
         env: { POOLSYNC_GATHER_MILLISECONDS: "0" },
       });
+      const started = h.sim.control.clock.now();
       const reports = await toggle13(h);
       expect(h.sim.control.stats()).toMatchObject({ status429: 0 });
       // A 412 (CRP's ETag bump seconds after our instance writes) spends a token too, so which toggle waits depends on
-      // timing; that one waits, and no more than the bucket's 12 PUTs went out, always.
-      expect(h.sim.control.stats(DEMO.scaleSetId).puts).toBeLessThanOrEqual(12);
+      // timing; that one waits, and no more PUTs went out than the bucket's 12 and what it refilled meanwhile (4 a
+      // minute: a loaded machine took over a minute for the 13 toggles once, and the 13th then went out in budget).
+      // CRP refills a whole minute's tokens at each minute since the bucket's first request (sim/throttle.ts).
+      const refills = Math.floor((h.sim.control.clock.now() - started) / 60_000);
+      expect(h.sim.control.stats(DEMO.scaleSetId).puts).toBeLessThanOrEqual(12 + 4 * refills);
       const deferred = reports.find((r) => r.result === "requeued" && r.reason?.includes("pacing: write budget"));
-      expect(deferred?.requeueAfterMs).toBeGreaterThan(10_000);
+      // Within one minute nothing refilled, so the 13th waited.
+      if (refills === 0) expect(deferred?.requeueAfterMs).toBeGreaterThan(10_000);
     },
   );
 
