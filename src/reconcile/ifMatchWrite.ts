@@ -176,7 +176,7 @@ async function learnThrottle<T>(target: PacedTarget, deps: IfMatchDeps, write: (
   try {
     return await write();
   } catch (err) {
-    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs);
+    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs, err.message);
     throw err;
   }
 }
