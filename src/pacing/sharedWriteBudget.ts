@@ -277,7 +277,9 @@ export class SharedWriteBudget {
       for (const kind of kinds) {
         if (kind === "arm") continue;
         const own = SHARED_WINDOWS.filter((x) => x.kind === kind);
-        const room = Math.min(...own.map((x) => windowLimit(x.spec) - windows[x.key]!.count(now)));
+        // The carried tokens were taken out of the count above but are counted again at the new lapse: they are part
+        // of what the window must still hold, or every reservation that carries tokens overshoots by as many.
+        const room = Math.min(...own.map((x) => windowLimit(x.spec) - windows[x.key]!.count(now))) - carried[kind];
         grant[kind] = Math.max(0, Math.min(this.batch - carried[kind], Math.floor(room)));
         if (!needed.includes(kind)) continue;
         if (carried[kind] + grant[kind] < 1)
