@@ -199,13 +199,13 @@ export const SETTINGS = {
     key: "membershipsTable",
     schema: tableName,
     default: "memberships",
-    doc: "Table of declared memberships (the durable intent).",
+    doc: "The targets table: one partition per target, holding its declarations (the durable intent), control row, cache rows and history.",
   }),
   POOLSYNC_CACHE_TABLE: setting({
     key: "cacheTable",
     schema: tableName,
     default: "etagcache",
-    doc: "Table of cached scale set / instance models with their ARM ETags.",
+    doc: "The shared table: what is not one target's (resource owners, the problem log, the timer's state, write budgets). The name is the one the ETag cache had before the one-partition-per-target layout.",
   }),
   POOLSYNC_CACHE_ENABLED: setting({
     key: "cacheEnabled",
@@ -230,6 +230,12 @@ export const SETTINGS = {
     schema: positiveInt(64),
     default: "10",
     doc: "Instance writes in flight at once for one scale set (each instance has its own CRP budget; the shared ones are paced).",
+  }),
+  POOLSYNC_WRITE_DOUBT_SECONDS: setting({
+    key: "writeDoubtMs",
+    schema: positiveInt(86_400).transform(toMs(1000)),
+    default: "120",
+    doc: "A write whose answer never came (a timeout, a dropped connection, a 5xx) may still reach ARM for this long: while the resource keeps the ETag it was conditional on, no declaration about it is reported finished.",
   }),
   POOLSYNC_INSTANCE_BODY_MAX_AGE_SECONDS: setting({
     key: "instanceBodyMaxAgeMs",
@@ -487,6 +493,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const name of Object.keys(SETTINGS) as SettingName[]) values[SETTINGS[name].key] = read(env, name, problems);
   const cloud = CLOUDS[(values.cloudName as SettingValues["cloudName"] | undefined) ?? "AzureCloud"];
   const storage = readStorage(env, cloud.storageSuffix, problems);
+  // The targets table's partitions are targets' keys; the shared table's old-layout sweep deletes such partitions.
+  if (
+    typeof values.membershipsTable === "string" &&
+    String(values.membershipsTable).toLowerCase() === String(values.cacheTable).toLowerCase()
+  )
+    problems.push(
+      "POOLSYNC_CACHE_TABLE: must name another table than POOLSYNC_MEMBERSHIPS_TABLE (the targets table and the shared table are kept apart)",
+    );
   if (problems.length > 0 || storage === undefined) {
     throw new ConfigError(`poolsync settings are invalid:\n- ${problems.join("\n- ")}`);
   }

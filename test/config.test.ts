@@ -90,6 +90,12 @@ describe("config", () => {
     expect(message).toContain("AzureWebJobsStorage is required");
   });
 
+  it("refuses one table for both the targets and the shared store: the shared table's upgrade sweep deletes target-shaped partitions", () => {
+    expect(() =>
+      loadConfig({ ...base, POOLSYNC_MEMBERSHIPS_TABLE: "poolsync", POOLSYNC_CACHE_TABLE: "PoolSync" }),
+    ).toThrow(/POOLSYNC_CACHE_TABLE: must name another table than POOLSYNC_MEMBERSHIPS_TABLE/);
+  });
+
   it("refuses a scope that is not a subscription or resource group", () => {
     expect(() => loadConfig({ ...base, POOLSYNC_SCOPES: "/subscriptions/nope" })).toThrow(
       'POOLSYNC_SCOPES="/subscriptions/nope" "/subscriptions/nope": subscription "nope" is not a GUID',

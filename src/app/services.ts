@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
 import type { Clock, ComputePort, Logger, NetworkPort, ProblemLog, ReconcileProblem } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
-import type { ControlBounds } from "../core/control";
+import { doubtRemainingMs, type ControlBounds, type WriteInDoubt } from "../core/control";
 import { ArmCompute } from "../azure/compute";
 import { ArmNetwork } from "../azure/network";
 import { ReadPacer } from "../azure/readPacing";
@@ -45,6 +45,8 @@ import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary"
 import { reconcileVm } from "../reconcile/reconcileVm";
 import { historyLog, passHistoryLog } from "../reconcile/historyLog";
 import { pruneHistory } from "./pruneHistory";
+import { sweepOldLayout } from "./sweepOldLayout";
+import { OldLayoutSweeper } from "../azure/oldLayoutSweep";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
 import type { DeclaredResult } from "../core/targetPasses";
@@ -200,6 +202,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const events = new StoreTargetEvents(store, owners);
   const drifts = new TargetDriftTable(store);
   const problemLog = new ProblemLogTable(sharedTable);
+  const oldLayout = new OldLayoutSweeper(sharedTable, targetsTable, clock.now);
   const problems = {
     record: (ref: TargetRef, p: ReconcileProblem) => problemLog.record(ref, p),
     trim: () => problemLog.trim(),
@@ -226,7 +229,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return [...logged, ...rest].sort((a, b) => b.at.localeCompare(a.at)).slice(0, max);
     },
   };
-  const timerState = new TimerStateTable(sharedTable);
+  const timerState = new TimerStateTable(sharedTable, clock.now);
   const unheld = new UnheldEventTable(sharedTable);
   const censusSummary = new CensusSummaryTable(sharedTable);
   const queue = new StorageWorkQueue(
@@ -278,6 +281,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         },
         log: passLog,
         lease,
+        doubts: {
+          record: (d: WriteInDoubt) => open.recordDoubt(d),
+          remainingMs: (id: string, etag: string) =>
+            doubtRemainingMs(open.control.doubts, id, etag, clock.now(), config.writeDoubtMs),
+        },
       };
       return ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps);
     },
@@ -288,6 +296,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log,
     leaseTtlMs: config.reconcileLeaseMs,
     writeFlightMs,
+    writeDoubtMs: config.writeDoubtMs,
     newHolderId: randomUUID,
     // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
     handover: {
@@ -421,6 +430,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
             // the reconciles (a sweep of thousands of scale sets would otherwise spend a window on its own).
             const summary = await (readPacer ? readPacer.background(run) : run());
             await pruneHistory(history, clock, log);
+            await sweepOldLayout(oldLayout, log);
             await problems
               .trim()
               .catch((err: unknown) => log.warn("timer.problems-trim-failed", { error: (err as Error).message }));

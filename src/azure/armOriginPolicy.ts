@@ -52,6 +52,11 @@ export function continuationFor(link: string | undefined, armEndpoint: string, l
   }
   if (url.origin !== new URL(armEndpoint).origin) return undefined;
   if (url.username || url.password || url.hash) return undefined;
-  const path = decodeURIComponent(url.pathname).replace(/\/+$/, "").toLowerCase();
+  let path: string;
+  try {
+    path = decodeURIComponent(url.pathname).replace(/\/+$/, "").toLowerCase();
+  } catch {
+    return undefined; // a bad %-escape: not a link ARM gave
+  }
   return path === listPath.replace(/\/+$/, "").toLowerCase() ? link : undefined;
 }

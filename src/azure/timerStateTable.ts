@@ -6,23 +6,33 @@ import { statusOf } from "./tableErrors";
 const TIMER_PARTITION = "~timer";
 const TIMER_ROW = "state";
 
-/** What the timer remembers between runs: one row in the cache table's "~timer" partition. */
+/**
+ * The longest the timer is put off by a stored 429's Retry-After: ARM's longest that poolsync honours (armErrors.ts).
+ * A later notBefore is not one poolsync stored (a planted value, a clock that jumped) and puts nothing off.
+ */
+const MAX_NOT_BEFORE_MS = 6 * 3_600_000;
+
+/** What the timer remembers between runs: one row in the shared table's "~timer" partition. Storage content is input. */
 export class TimerStateTable implements TimerStateStore {
-  constructor(readonly table: TableClient) {}
+  constructor(
+    readonly table: TableClient,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async read(): Promise<TimerState> {
     try {
-      const row = await this.table.getEntity<{
-        notBefore?: number;
-        cursor?: string;
-        resume?: string;
-        lastRun?: string;
-      }>(TIMER_PARTITION, TIMER_ROW);
+      const row = await this.table.getEntity<Record<string, unknown>>(TIMER_PARTITION, TIMER_ROW);
+      const notBefore = Number(row["notBefore"]);
+      const resume = parseJson(row["resume"]) as { group?: unknown; nextLink?: unknown } | undefined;
+      const lastRun = parseJson(row["lastRun"]) as TimerState["lastRun"] | undefined;
       return {
-        notBefore: Number(row.notBefore ?? 0),
-        cursor: row.cursor ?? "",
-        ...(row.resume ? { resume: parseJson(row.resume) as TimerState["resume"] } : {}),
-        ...(row.lastRun ? { lastRun: parseJson(row.lastRun) as TimerState["lastRun"] } : {}),
+        notBefore:
+          Number.isFinite(notBefore) && notBefore > 0 && notBefore <= this.now() + MAX_NOT_BEFORE_MS ? notBefore : 0,
+        cursor: typeof row["cursor"] === "string" ? row["cursor"].slice(0, 1_024) : "",
+        ...(typeof resume?.group === "string" && typeof resume.nextLink === "string"
+          ? { resume: { group: resume.group, nextLink: resume.nextLink } }
+          : {}),
+        ...(lastRun && typeof lastRun === "object" && Number.isFinite(Number(lastRun.at)) ? { lastRun } : {}),
       };
     } catch (err) {
       if (statusOf(err) === 404) return { notBefore: 0, cursor: "" };
@@ -45,8 +55,9 @@ export class TimerStateTable implements TimerStateStore {
   }
 }
 
-/** A row another version wrote badly must not stop the timer: it then starts its LISTs from the first page. */
-function parseJson(text: string): unknown {
+/** A row another version wrote badly, or a planted one, must not stop the timer: it then starts from scratch. */
+function parseJson(text: unknown): unknown {
+  if (typeof text !== "string") return undefined;
   try {
     return JSON.parse(text);
   } catch {

@@ -342,3 +342,22 @@ export function expireDoubts(s: ControlState, now: number, maxAgeMs: number): Co
   const kept = s.doubts.filter((d) => now - d.at < maxAgeMs);
   return kept.length === s.doubts.length ? s : { ...s, doubts: kept };
 }
+
+/**
+ * How long a write to `resourceId` whose answer never came may still land on the state at `etag`: until its doubt
+ * expires, while the resource still holds the ETag that write was conditional on (once the ETag moved, it never
+ * lands). 0: nothing of ours can still change it.
+ */
+export function doubtRemainingMs(
+  doubts: readonly WriteInDoubt[],
+  resourceId: string,
+  etag: string,
+  now: number,
+  maxAgeMs: number,
+): number {
+  const id = resourceId.toLowerCase();
+  let remaining = 0;
+  for (const d of doubts)
+    if (d.resourceId.toLowerCase() === id && d.ifMatch === etag) remaining = Math.max(remaining, d.at + maxAgeMs - now);
+  return Math.max(0, remaining);
+}

@@ -125,7 +125,10 @@ export interface GroupRow {
   staleAt: number;
   readAt: number;
   rowEtag: string;
-  /** One of our writes is in flight (or died mid-way): only its own answer, or its own reconcile, may refresh it. */
+  /**
+   * A pass holds its lease, so one of our writes may be in flight: a LIST from before that write, stored over it,
+   * would look fresher than the write's own answer. Only its own pass may refresh it.
+   */
   writing: boolean;
 }
 
@@ -200,11 +203,6 @@ export interface ModelCache {
    * Table ETag, the base for storing what a re-read after this invalidation finds (undefined when disabled).
    */
   markStale(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<string | undefined>;
-  /**
-   * As markStale, but only where a row exists: an event about something poolsync holds nothing for must not make a
-   * row (anyone can send one for a made-up ID). Returns whether a row was marked.
-   */
-  markStaleIfCached(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<boolean>;
   /**
    * Marks the row stale before we write ARM, remembering the write's client request id: a crash mid-write leaves
    * the row stale, and the event of this very write is recognised as ours. Returns the base for storing its answer.

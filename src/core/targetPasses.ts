@@ -1,4 +1,4 @@
-import type { ControlState, WindowClaim } from "./control";
+import type { ControlState, WindowClaim, WriteInDoubt } from "./control";
 import type { Declaration, StoredDeclaration } from "./declarations";
 import type { DriftStore, LastWriters } from "./drift";
 import type { HistoryEntry } from "./history";
@@ -24,6 +24,8 @@ export interface OpenPass {
   readonly writers: Pick<LastWriters, "read">;
   /** A history entry, committed with the pass. */
   recordHistory(entry: HistoryEntry): void;
+  /** A write whose answer never came, kept in the control row with the pass's commit. */
+  recordDoubt(doubt: WriteInDoubt): void;
   /** Pushes the lease's expiry on; false when it is no longer ours. */
   renew(ttlMs: number): Promise<boolean>;
   /**

@@ -239,6 +239,9 @@ export class SharedWriteBudget {
         grants[host] = g;
         othersHeldArm += g.tokens.arm ?? 0;
       }
+      // Others can hold no more than a bucket holds: a row claiming more (planted, or a bug) would otherwise turn into
+      // a deficit that takes hours to refill, when the grants themselves lapse within a hold.
+      othersHeldArm = Math.min(othersHeldArm, SHARED_BUCKET_SPECS.arm.capacity);
       const grant = noTokens();
       // As many as the writes waiting here (a batch at most): while the bucket is refilling, a reservation of the one
       // token there is a Table round trip per write, and two hosts racing for it lose most of theirs.

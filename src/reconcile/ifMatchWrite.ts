@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import { describeError, PreconditionFailedError, ThrottledError } from "../core/errors";
+import { describeError, PreconditionFailedError, ThrottledError, TransientError } from "../core/errors";
 import type { Clock, Logger, WriteOptions } from "../core/ports";
 import { requireEtag } from "../core/etagGuard";
 import { preconditionBackoffMs } from "../core/retryPolicy";
@@ -7,6 +7,7 @@ import { Requeue } from "./requeue";
 import type { WritePacer } from "../pacing/writePacer";
 import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import type { LeaseGuard } from "./leaseGuard";
+import type { WriteDoubts } from "./vocabulary";
 
 /**
  * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,
@@ -63,6 +64,8 @@ export interface IfMatchDeps {
   config: Pick<Config, "maxPreconditionRetries" | "pacingMaxWaitMs">;
   /** The pass's lease: a write goes out only while it is known to outlast the write (LeaseGuard). */
   lease?: Pick<LeaseGuard, "ensureHeld">;
+  /** Where a write whose answer never came is recorded (it may still land while its ETag holds). */
+  doubts?: Pick<WriteDoubts, "record">;
 }
 
 export type IfMatchResult<M> = { kind: "written"; model: M } | { kind: "unchanged"; model: M } | { kind: "gone" };
@@ -96,6 +99,7 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
     requireEtag(target.id, current.etag);
     // An invalidation after this point (someone else's write) makes the store of our answer lose, as it should.
     const base = await target.row.beginWrite(clientRequestId);
+    const sentAt = deps.clock.now();
     try {
       const after = await learnThrottle(target.paced, deps, () =>
         target.write(current, plan.edit, { ifMatch: current.etag, clientRequestId }),
@@ -106,6 +110,9 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
       return { kind: "written", model: after };
     } catch (err) {
       deps.log.info("arm.write", { ...line, outcome: describeError(err) });
+      // No answer, or a 5xx: ARM may have taken it, and may still apply it while the ETag holds.
+      if (err instanceof TransientError)
+        deps.doubts?.record({ resourceId: target.id, ifMatch: current.etag, at: sentAt });
       if (target.gone?.(err)) return goneFrom(target);
       if (!(err instanceof PreconditionFailedError)) throw err;
       if (attempt >= deps.config.maxPreconditionRetries) {

@@ -2,7 +2,7 @@ import type { ControlState } from "../core/control";
 import type { Clock, Logger, ProblemLog, WorkQueue } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import type { OpenPass, TargetPasses } from "../core/targetPasses";
-import { windowPending } from "../core/control";
+import { expireDoubts, windowPending } from "../core/control";
 import { Coalescer } from "./coalescer";
 import { leasedReconcile, type LeaseHandover, type Settled } from "./leasedReconcile";
 import type { LeaseGuard } from "./leaseGuard";
@@ -47,6 +47,8 @@ export interface RunnerDeps {
   leaseTtlMs: number;
   /** The longest a sent ARM write may take to reach ARM, on `clock` (see LeaseGuard). */
   writeFlightMs: number;
+  /** How long a write whose answer never came is kept in doubt (POOLSYNC_WRITE_DOUBT_SECONDS). */
+  writeDoubtMs?: number;
   newHolderId: () => string;
   /** What one lease holder hands the next (the target's write budgets). */
   handover?: LeaseHandover;
@@ -242,7 +244,7 @@ export class ReconcileRunner {
     const attempt = trigger.attempt + 1;
     return {
       control: (s: ControlState): ControlState => ({
-        ...s,
+        ...expireDoubts(s, now, this.deps.writeDoubtMs ?? 0),
         ...(problem ? { lastProblem: problem } : {}),
         // A re-enqueued chain ends with a pass that asks nothing more: the timer must not see it as still running.
         attempt:

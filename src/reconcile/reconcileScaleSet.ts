@@ -19,6 +19,8 @@ import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
 import {
+  DOUBT_REASON,
+  doubtHoldMs,
   observedSinceOf,
   reporter,
   type ReconcileDeps,
@@ -166,14 +168,18 @@ export async function reconcileScaleSet(
       const observed = modelObserved && vms.every((v) => v.observed);
       if (!observed && observedSince === undefined && held.some((i, k) => finishes(active[i]!, each[k]!)))
         return proveFresh(ref, trigger, passStartedAt, deps, drift);
+      const doubt = doubtHoldMs(deps, [model, ...vms.flatMap((v) => v.resources)]);
       await mapLimit(
         held.map((i, k) => [active[i]!, each[k]!] as const),
         8,
-        ([d, o]) => record(d, o),
+        // A write of ours that may still land on one of these holds back every finish until it cannot.
+        ([d, o]) => (doubt > 0 && finishes(d, o) ? Promise.resolve() : record(d, o)),
       );
       drift.observe(vms.flatMap(vmDriftView));
       await drift.settle(true);
-      return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
+      return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, {
+        ...(doubt > 0 ? { requeueAfterMs: doubt, reason: DOUBT_REASON } : {}),
+      });
     }
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
@@ -247,10 +253,12 @@ export async function reconcileScaleSet(
       active.some((d, i) => next[i] !== undefined && finishes(d, next[i]!))
     )
       return proveFresh(ref, trigger, passStartedAt, deps, drift);
+    const doubt = doubtHoldMs(deps, [model, ...live]);
     await mapLimit(
       active.map((d, i) => [d, next[i]] as const),
       8,
-      ([d, o]) => (o ? record(d, o) : Promise.resolve()),
+      // A write of ours that may still land on one of these holds back every finish until it cannot.
+      ([d, o]) => (o && !(doubt > 0 && finishes(d, o)) ? record(d, o) : Promise.resolve()),
     );
     await drift.settle(true);
     const recheck =
@@ -259,6 +267,7 @@ export async function reconcileScaleSet(
       ...(recheck
         ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" }
         : {}),
+      ...(doubt > 0 ? { requeueAfterMs: Math.max(doubt, recheck ? ROLLOUT_RECHECK_MS : 0), reason: DOUBT_REASON } : {}),
       ...(instanceFailures.length > 0 ? { instanceFailures } : {}),
     });
   } catch (err) {

@@ -10,6 +10,8 @@ import { OutcomeRecorder } from "./recordOutcomes";
 import { rememberVm, vmOutcomes } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
 import {
+  DOUBT_REASON,
+  doubtHoldMs,
   observedSinceOf,
   reporter,
   type ReconcileDeps,
@@ -73,10 +75,18 @@ export async function reconcileVm(
       await drift.settle(false);
       return reconcileVm(ref, { ...trigger, provenSince: passStartedAt }, deps);
     }
-    await Promise.all(active.map((d, i) => outcomes.record(d, each[i] as Omit<Outcome, "at">)));
+    // A write of ours that may still land on one of its NICs holds back every finish until it cannot.
+    const doubt = doubtHoldMs(deps, result.resources);
+    await Promise.all(
+      active.map((d, i) =>
+        doubt > 0 && finishes(d, each[i]!) ? Promise.resolve() : outcomes.record(d, each[i] as Omit<Outcome, "at">),
+      ),
+    );
     drift.observe(vmDriftView(result));
     await drift.settle(true);
-    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length);
+    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, {
+      ...(doubt > 0 ? { requeueAfterMs: doubt, reason: DOUBT_REASON } : {}),
+    });
   } catch (err) {
     await drift.settle(false);
     return settleFailure(

@@ -71,6 +71,8 @@ export interface VmNicResult {
    * view may finish a declaration.
    */
   observed: boolean;
+  /** Each NIC as last seen (its ID and ETag): what a write of ours still in doubt could change. */
+  resources: Array<{ id: string; etag: string }>;
 }
 
 export function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
@@ -113,11 +115,12 @@ export async function writeVmNics(
     outcomes: outcomesOn(view, intents),
     // A VM that went away is judged by ARM's own answer (its 404, or Deleting).
     observed: gone || observed.every(Boolean),
+    resources: gone ? [] : nics.map((n) => ({ id: n.id, etag: n.etag })),
   });
+  const nics: NicModel[] = [];
   const none: VmView = { nics: [], unplaced: [], noPrimary: false };
   if (isDeleting(vm.provisioningState)) return done(none, 0, true);
   const refs = checkedNicRefs(vm, deps.config.scopes);
-  const nics: NicModel[] = [];
   try {
     await mapLimit(
       refs.map((ref, i) => ({ ref, i })),

@@ -1,4 +1,5 @@
 import type { LeaseGuard } from "./leaseGuard";
+import type { WriteInDoubt } from "../core/control";
 import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
@@ -42,6 +43,15 @@ export interface ReconcileDeps {
   drift?: DriftDeps;
   /** The pass's lease, checked before each write (absent outside a leased pass: plans, tests of one pass). */
   lease?: Pick<LeaseGuard, "ensureHeld">;
+  /** The target's writes in doubt: recorded with the pass's commit, and holding back what they could undo. */
+  doubts?: WriteDoubts;
+}
+
+/** Writes whose answer never came: they may still land while the resource keeps the ETag they were made on. */
+export interface WriteDoubts {
+  record(d: WriteInDoubt): void;
+  /** How long a write of ours may still change `resourceId` at `etag` (0: none can). */
+  remainingMs(resourceId: string, etag: string): number;
 }
 
 export type ReconcileResult =
@@ -179,3 +189,18 @@ const logFields = (r: ReconcileReport) => ({ ...r, scaleSetId: r.targetId });
 
 /** The trigger as the report and the log show it (a leading pass says so, as it always has). */
 const triggerText = (t: ReconcileTrigger) => (t.leading ? `leading: ${t.reason}` : t.reason);
+
+/**
+ * How long the declarations judged on these resources must wait before being reported finished: a write of ours whose
+ * answer never came may still land on one of them (0: none can).
+ */
+export function doubtHoldMs(
+  deps: Pick<ReconcileDeps, "doubts">,
+  resources: ReadonlyArray<{ id: string; etag: string }>,
+): number {
+  if (!deps.doubts) return 0;
+  return resources.reduce((m, r) => Math.max(m, deps.doubts!.remainingMs(r.id, r.etag)), 0);
+}
+
+/** The reason a pass gives when it holds back a finish for a write of its own that may still land. */
+export const DOUBT_REASON = "a write of ours whose answer never came may still land: finishing waits for it";

@@ -1,7 +1,7 @@
 import { InvocationContext, type PreInvocationContext } from "@azure/functions";
 import { context, metrics, SpanKind, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { registerInvocationHook } from "../../src/app/invocationHook";
 import { jsonLogger } from "../../src/app/logger";
 import { createServices } from "../../src/app/services";
@@ -23,6 +23,9 @@ import {
  */
 
 let otel: ReturnType<typeof startInMemoryTelemetry>;
+afterAll(async () => {
+  await otel.stop();
+});
 beforeAll(() => {
   otel = startInMemoryTelemetry();
 });

@@ -256,4 +256,25 @@ describe("shared write budget (hosts over one table)", () => {
     expect(row.buckets).toEqual({});
     expect(row.grants).toEqual({ y: { until: 1_000_500, tokens: {} } });
   });
+
+  it("grants planted for hundreds of hosts hold a write back for no longer than they last, not for hours", async () => {
+    const table = await newTable();
+    const now = () => 1_000_000;
+    // Each fake host holds a whole bucket of ARM's (180) and a whole instance window (1,200 in 30 minutes: the windows
+    // are counted in the row's slots, not its grants) until just under the believable lapse (a minute ahead).
+    const full = { arm: 180, "vm-sub": 1_200 };
+    const grants = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [`p${i}`, { until: now() + 59_000, tokens: full }]),
+    );
+    await client(table).createEntity({
+      partitionKey: BUDGETS_PARTITION,
+      rowKey: SUB,
+      buckets: JSON.stringify({}),
+      grants: JSON.stringify(grants),
+    });
+    const wait = await host(table, now, "us").take(instanceRef(ref(0), "0"));
+    expect(wait).toBeGreaterThan(0);
+    // A bucket's worth at most, refilled (ARM's: 10 a second), not 300 buckets' deficit (hours).
+    expect(wait).toBeLessThanOrEqual(60_000);
+  });
 });

@@ -138,6 +138,8 @@ export async function startWorld(run: SoakRun): Promise<SoakWorld> {
     // A pass writes only with a request timeout's worth of lease left (LeaseGuard): 120 simulated s here, so the lease
     // is longer than twice that.
     POOLSYNC_RECONCILE_LEASE_SECONDS: "300",
+    // The slow-answer fault applies a write 3.5 real seconds (210 simulated) after it was sent: it stays in doubt longer.
+    POOLSYNC_WRITE_DOUBT_SECONDS: "600",
     // This world deletes and recreates an instance in seconds (3 s operations); Azure takes minutes.
     POOLSYNC_INSTANCE_BODY_MAX_AGE_SECONDS: "5",
     POOLSYNC_OPERATION_POLL_SECONDS: "2",

@@ -9,6 +9,7 @@ import { SIM_CA_FILE } from "../../devkit/simulator";
 import { decodeQueueBody } from "./queueBody";
 import { outcomesOf, QueueDrain } from "../../local/stack/queueDrain";
 import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
+import type { QueueHostOptions } from "../../local/host/hostConfig";
 
 /** The demo world's IDs (made up, as the simulator's demo seed defines them). */
 export const DEMO = {
@@ -55,6 +56,8 @@ export interface HarnessOptions {
   cacheEnabled?: boolean;
   /** Extra Table pipeline policies (a test that plays a concurrent writer between two Table calls). */
   storagePolicies?: ServiceOverrides["storagePolicies"];
+  /** Overrides of host.json's queue settings for drain (a failed message visible again at once: visibilityTimeoutMs 0). */
+  hostQueues?: Partial<QueueHostOptions>;
 }
 
 /** Cache on or off for the whole suite (invariant 5: every test passes with it disabled, at more reads). */
@@ -124,7 +127,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
     async drain({ batchSize = 16, maxRounds = 50 } = {}) {
       const trigger = new QueueDrain(queue, poison, (body, meta) => services.handleQueueMessage(body, meta), {
-        options: { batchSize },
+        options: { ...opts.hostQueues, batchSize },
         log: (line) => logs.warn("host.queue", { line }),
       });
       return outcomesOf(await trigger.drain(maxRounds));

@@ -18,7 +18,9 @@ import { instrumentAzureSdk } from "../../src/app/telemetry";
 
 /**
  * OpenTelemetry as src/app/telemetry.ts starts it, with in-memory exporters: the global meter, tracer, context manager
- * and propagator, and the Azure SDK instrumentation. Once per test file (each file runs in its own worker).
+ * and propagator, and the Azure SDK instrumentation. Once per test file, and stopped after it: files of the shared
+ * worker run one after another in one process, where a global left set would give every later file's work a span
+ * (an enqueue's reason would carry a traceparent its test does not expect).
  */
 export function startInMemoryTelemetry() {
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -34,6 +36,15 @@ export function startInMemoryTelemetry() {
 
   return {
     meterProvider,
+    /** Puts back the no-op globals. */
+    async stop(): Promise<void> {
+      trace.disable();
+      context.disable();
+      propagation.disable();
+      metrics.disable();
+      await tracerProvider.shutdown();
+      await meterProvider.shutdown();
+    },
     spans: (): ReadableSpan[] => spanExporter.getFinishedSpans(),
     /** Every data point of the named metric, from one collection now (cumulative since start). */
     async points(name: string): Promise<Array<DataPoint<unknown>>> {

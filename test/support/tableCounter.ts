@@ -2,8 +2,9 @@ import { Agent, createServer, request, type IncomingMessage, type ServerResponse
 import type { AddressInfo } from "node:net";
 
 /**
- * An HTTP hop in front of Azurite's Table endpoint that passes every request through unchanged and counts them: how
- * many in all, and the most in flight at once. What storage sees of the app, measured where it arrives.
+ * An HTTP hop in front of Azurite's Table endpoint that passes every request through and counts them: how many in
+ * all, and the most in flight at once. What storage sees of the app, measured where it arrives. A test may also have
+ * it answer a request as a busy or slow storage front end would (`fault`).
  */
 export interface TableCounter {
   /** The connection string's `TableEndpoint` to give the app: this hop, with Azurite's account path. */
@@ -12,8 +13,23 @@ export interface TableCounter {
   /** The most requests in flight at once since the last reset. */
   maxInFlight(): number;
   reset(): void;
+  /** Decides, per request, whether storage misbehaves for it; undefined passes every request through. */
+  fault: ((req: { method: string; path: string }) => TableFault | undefined) | undefined;
   stop(): Promise<void>;
 }
+
+/**
+ * `busy`: answered 503 ServerBusy at once, never reaching Azurite (the front end refused it, as Azure documents).
+ * `slow`: reaches Azurite and takes effect, but its answer is held back `ms` (longer than the client waits).
+ */
+export type TableFault = { kind: "busy" } | { kind: "slow"; ms: number };
+
+const SERVER_BUSY = JSON.stringify({
+  "odata.error": {
+    code: "ServerBusy",
+    message: { lang: "en-US", value: "The server is busy." },
+  },
+});
 
 export async function startTableCounter(tableEndpoint: string): Promise<TableCounter> {
   const target = new URL(tableEndpoint);
@@ -21,6 +37,7 @@ export async function startTableCounter(tableEndpoint: string): Promise<TableCou
   let total = 0;
   let inFlight = 0;
   let max = 0;
+  const held = new Set<NodeJS.Timeout>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     total++;
     inFlight++;
@@ -32,6 +49,13 @@ export async function startTableCounter(tableEndpoint: string): Promise<TableCou
       inFlight--;
     };
     res.on("close", finish);
+    const fault = counter.fault?.({ method: req.method ?? "", path: req.url ?? "" });
+    if (fault?.kind === "busy") {
+      req.resume();
+      res.writeHead(503, { "content-type": "application/json", "x-ms-error-code": "ServerBusy" });
+      res.end(SERVER_BUSY);
+      return;
+    }
     const upstream = request(
       {
         host: target.hostname,
@@ -42,8 +66,17 @@ export async function startTableCounter(tableEndpoint: string): Promise<TableCou
         agent,
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        const pass = () => {
+          if (res.destroyed) return answer.resume();
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        };
+        if (fault?.kind !== "slow") return pass();
+        const timer = setTimeout(() => {
+          held.delete(timer);
+          pass();
+        }, fault.ms);
+        held.add(timer);
       },
     );
     upstream.on("error", () => {
@@ -54,17 +87,20 @@ export async function startTableCounter(tableEndpoint: string): Promise<TableCou
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
-  return {
+  const counter: TableCounter = {
     endpoint: `http://127.0.0.1:${port}${target.pathname}`,
     requests: () => total,
     maxInFlight: () => max,
     reset: () => {
       max = inFlight;
     },
+    fault: undefined,
     stop: async () => {
+      for (const t of held) clearTimeout(t);
       server.closeAllConnections();
       agent.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return counter;
 }

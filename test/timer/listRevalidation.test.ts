@@ -6,6 +6,7 @@ import { statusReport } from "../../src/intake/statusReport";
 import { SETTLE_MS } from "../../src/reconcile/groupRead";
 import { manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
+import { StoreTargetPasses } from "../../src/azure/targets/targetPasses";
 import { groupsWorld, groupsWorldIds, poolId, WIDE_SUBSCRIPTION } from "../../devkit/worlds";
 
 /**
@@ -313,5 +314,23 @@ describe("reconcileStale: revalidation by LIST of the resource group", () => {
       stale: true,
       staleReason: "test: an instance write just now",
     });
+  }, 120_000);
+
+  it("a reconcile's group read leaves a neighbour whose pass holds its lease: that pass's write may be in flight", async () => {
+    const perGroup = [4];
+    const clock = await declareAndApply(perGroup, 1);
+    clock.advance(TTL_MS + 1);
+    const [first, held, ...idle] = ids(perGroup).map(scaleSetRef);
+    const readBefore = (await h.services.cache.readPartition(held!)).scaleSet?.readAt;
+    const passes = new StoreTargetPasses(h.services.store);
+    const take = await passes.acquire(held!, "another-host", 60_000, false, false);
+    expect(take.kind).toBe("acquired");
+    h.sim.control.resetStats();
+
+    await h.services.reconcile(first!, { reason: "test", attempt: 0 });
+    expect(h.logs.lines.find((e) => e.event === "reconcile.groupList")).toMatchObject({ due: 2, refreshed: 2 });
+    expect((await h.services.cache.readPartition(held!)).scaleSet?.readAt).toBe(readBefore);
+    for (const ref of idle)
+      expect((await h.services.cache.readPartition(ref)).scaleSet).toMatchObject({ readAt: clock.now() });
   }, 120_000);
 });

@@ -148,14 +148,6 @@ export class PassCache implements ModelCache {
     return Promise.resolve(entry?.rowEtag);
   }
 
-  markStaleIfCached(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<boolean> {
-    if (!this.enabled) return Promise.resolve(false);
-    const { rowKey, entry } = this.rowOf(ref);
-    if (!entry) return Promise.resolve(false);
-    this.writes.markStale(rowKey, staleColumns(reason, this.store.now()));
-    return Promise.resolve(true);
-  }
-
   /**
    * Nothing to mark: our writes' own events are recognised by their client request IDs (core/requestIds.ts), a crash
    * mid-write leaves the row as read (the next write meets a 412 and re-reads), and a declaration is finished only

@@ -147,24 +147,6 @@ export class TargetCache implements ModelCache, VmNicRows {
     return place ? this.mark(place, reason) : undefined;
   }
 
-  async markStaleIfCached(ref: ScaleSetRef | InstanceRef | CachedResourceRef, reason: string): Promise<boolean> {
-    if (!this.enabled) return false;
-    const place = await this.placeOf(ref);
-    if (!place) return false;
-    try {
-      // If-Match "*": a merge that never creates the row.
-      await this.store.table.updateEntity(
-        { partitionKey: place.partitionKey, rowKey: place.rowKey, ...staleColumns(reason, this.store.now()) },
-        "Merge",
-        { etag: "*" },
-      );
-      return true;
-    } catch (err) {
-      if (statusOf(err) === 404) return false;
-      throw err;
-    }
-  }
-
   async beginWrite(ref: ScaleSetRef | InstanceRef | CachedResourceRef): Promise<string | undefined> {
     return (await this.readEntry(ref))?.rowEtag;
   }

@@ -44,10 +44,11 @@ export class TargetLeases {
           return { kind: "held", firstToAsk: take.firstToAsk, expiresAt: take.expiresAt };
         }
         const state = close ? closeWindow(take.state) : take.state;
-        const { control: etag } = await this.store.commit(snapshot.partitionKey, [], {
-          state,
-          base: snapshot.controlEtag,
-        });
+        const written = await this.store
+          .commit(snapshot.partitionKey, [], { state, base: snapshot.controlEtag })
+          .catch((err: unknown) => this.landedAnyway(ref, holder, err));
+        if ("snapshot" in written) return written;
+        const etag = written.control;
         return {
           kind: "acquired",
           snapshot: { ...snapshot, control: state, controlEtag: etag },
@@ -58,6 +59,29 @@ export class TargetLeases {
         if (!(err instanceof TargetConflict) || attempt + 1 >= MAX_TRIES) throw err;
       }
     }
+  }
+
+  /**
+   * A lease write whose answer never came (the client's timeout, a 5xx after the SDK's retries) may have landed:
+   * read the partition back, and if the lease is ours it did, so the pass goes on with what it reads now instead of
+   * leaving a lease nobody holds to run out. Anything else is the write's own error (TargetConflict: lost the race).
+   */
+  private async landedAnyway(
+    ref: TargetRef,
+    holder: string,
+    err: unknown,
+  ): Promise<TargetLeaseTake & { kind: "acquired" }> {
+    if (err instanceof TargetConflict) throw err;
+    const snapshot = await this.store.readTarget(ref).catch(() => {
+      throw err;
+    });
+    if (snapshot.control.lease.holder !== holder || snapshot.control.lease.expiresAt <= this.store.now()) throw err;
+    return {
+      kind: "acquired",
+      snapshot,
+      control: { state: snapshot.control, etag: snapshot.controlEtag },
+      ...(snapshot.control.lease.handover ? { handover: snapshot.control.lease.handover } : {}),
+    };
   }
 
   /** Pushes the expiry on, keeping `control` current; false when the lease is no longer ours. */

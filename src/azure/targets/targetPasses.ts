@@ -1,4 +1,4 @@
-import { FREE_LEASE, type ControlState } from "../../core/control";
+import { addDoubts, FREE_LEASE, type ControlState, type WriteInDoubt } from "../../core/control";
 import type { Drift, DriftStore, LastWriters, SeenWriter } from "../../core/drift";
 import type { HistoryEntry } from "../../core/history";
 import type { OpenPass, PassTake, TargetPasses } from "../../core/targetPasses";
@@ -65,6 +65,7 @@ export class StoreTargetPasses implements TargetPasses {
       drifts: new PassDrifts(writes, snapshot),
       writers: new PartitionWriters(store, ref),
       recordHistory: (entry: HistoryEntry) => writes.create(historyEntity(snapshot.partitionKey, entry, store.now())),
+      recordDoubt: (doubt: WriteInDoubt) => writes.patchControl((c) => addDoubts(c, [doubt])),
       renew: (ttlMs: number) => this.leases.renew(ref, holder, ttlMs, control),
       commit: (change) => writes.commit(change),
       reopen,
