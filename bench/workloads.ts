@@ -472,11 +472,16 @@ export function burstBound(
   const modelD = profile.scaleSetWriteMs ?? profile.operationDurationMs;
   const crpMinutes = (n: number, bucket: number, perMin: number) =>
     n <= bucket ? 0 : Math.ceil((n - bucket) / perMin) * 60;
+  // CRP's subscription windows at the sizes the simulator meters by default (sim/throttle.ts PUBLISHED_LIMITS: model
+  // and instance writes 240 per 3 minutes and 1,200 per 30): an ideal client spends a window's worth at once and the
+  // next when the window has turned.
+  const crpWindows = (n: number, size: number, windowS: number) =>
+    n <= size ? 0 : Math.ceil((n - size) / size) * windowS;
   const parts = {
     perResourceModel: crpMinutes(1, 12, 4),
     perResourceInstance: crpMinutes(1, 12, 4),
-    crpSubscriptionVmssUpdate: crpMinutes(modelWrites, 1500, 500),
-    crpSubscriptionVmUpdate: crpMinutes(instanceWrites, 1500, 500),
+    crpSubscriptionVmssUpdate: Math.max(crpWindows(modelWrites, 240, 180), crpWindows(modelWrites, 1200, 1800)),
+    crpSubscriptionVmUpdate: Math.max(crpWindows(instanceWrites, 240, 180), crpWindows(instanceWrites, 1200, 1800)),
     armWrites: Math.max(0, modelWrites + instanceWrites - 200) / 10,
     // At least a GET and a LIST per scale set and one operation poll per write (ARM counts polls as reads).
     armReads: Math.max(0, 2 * modelWrites + modelWrites + instanceWrites - 250) / 25,
@@ -490,7 +495,7 @@ export function burstBound(
   return {
     boundS,
     parts: { ...parts, tailS: tail, criticalPathS: criticalPath, writes: modelWrites + instanceWrites, pollMs },
-    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, ARM reads (${3 * modelWrites}+${instanceWrites}−250)/25 s = ${parts.armReads.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP subscription ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency ${tail.toFixed(1)} s)`,
+    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, ARM reads (${3 * modelWrites}+${instanceWrites}−250)/25 s = ${parts.armReads.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP windows (instance writes ${instanceWrites} in 240 per 3 min) ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency ${tail.toFixed(1)} s)`,
   };
 }
 
