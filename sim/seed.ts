@@ -215,9 +215,6 @@ export const DEMO_SEED: SeedSpec = {
               name: "etag-k8s-flex-0",
               capacity: 2,
               orchestrationMode: "Flexible",
-              // Both shapes the API specification shows: the first VM answers its NIC configurations, the second only
-              // its NIC references.
-              vmNetworkProfile: "alternating",
               nics: [
                 {
                   name: "etag-k8s-flex-0-nic-0",
