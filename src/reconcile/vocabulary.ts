@@ -1,5 +1,5 @@
 import type { LeaseGuard } from "./leaseGuard";
-import type { WriteInDoubt } from "../core/control";
+import type { WriteDoubts } from "../core/control";
 import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
@@ -47,12 +47,9 @@ export interface ReconcileDeps {
   doubts?: WriteDoubts;
 }
 
-/** Writes whose answer never came: they may still land while the resource keeps the ETag they were made on. */
-export interface WriteDoubts {
-  record(d: WriteInDoubt): void;
-  /** How long a write of ours may still change `resourceId` at `etag` (0: none can). */
-  remainingMs(resourceId: string, etag: string): number;
-}
+// In core/control beside WriteInDoubt, so that ifMatchWrite need not import this file (which imports driftWatch,
+// which imports vmNics, which imports ifMatchWrite: a cycle).
+export type { WriteDoubts } from "../core/control";
 
 export type ReconcileResult =
   | "applied"
