@@ -246,12 +246,15 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
    * passes go back to the queue.
    */
   const intake = new IntakeGauge(clock, LEADS_WITH_MESSAGES_IN_HAND, config.declareWindowMs / 2);
-  const pacer = new WritePacer(clock.now, config.pacingEnabled);
+  const lateness = () => readPacer?.latenessMs() ?? 0;
+  const pacer = new WritePacer(clock.now, config.pacingEnabled, lateness);
   // The subscription-wide budgets are reserved in storage before they are spent, so two hosts never spend one token.
   const sharedBudget = config.pacingEnabled
-    ? new SharedWriteBudget(new SharedBudgetTable(sharedTable, clock.now), clock.now, randomUUID(), (sub, kind) =>
-        pacer.known(sub, kind),
-      )
+    ? new SharedWriteBudget(new SharedBudgetTable(sharedTable, clock.now), clock.now, randomUUID(), {
+        armLeft: (sub) => pacer.known(sub),
+        counted: (sub, kind, suffix) => pacer.counted(sub, kind, suffix),
+        latenessMs: lateness,
+      })
     : undefined;
   const reconcileDeps = {
     compute,
@@ -423,17 +426,21 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       return inSpan("poolsync.timer", {}, () =>
         timedStaleRun(
           async () => {
-            const summary = await reconcileStale({
-              compute,
-              cache,
-              timerState,
-              declarations,
-              queue,
-              attempts: { list: () => store.listAttempts() },
-              clock,
-              log,
-              config,
-            });
+            const run = () =>
+              reconcileStale({
+                compute,
+                cache,
+                timerState,
+                declarations,
+                queue,
+                attempts: { list: () => store.listAttempts() },
+                clock,
+                log,
+                config,
+              });
+            // The refresh reads in the background: at most half of each of CRP's read windows, the rest stays for
+            // the reconciles (a sweep of thousands of scale sets would otherwise spend a window on its own).
+            const summary = await (readPacer ? readPacer.background(run) : run());
             await pruneHistory(history, clock, log);
             await sweepOldLayout(oldLayout, log);
             await problems

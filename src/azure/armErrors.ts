@@ -36,9 +36,10 @@ interface ErrorFacts {
   retryAfter: string | undefined;
 }
 
-function factsOf(err: unknown): ErrorFacts {
+function factsOf(err: unknown, answered?: string): ErrorFacts {
   if (isRestError(err)) {
-    const body = err.response?.bodyAsText;
+    // The SDKs' long-running calls throw without the body (code and message only): the caller may have kept it.
+    const body = err.response?.bodyAsText ?? answered;
     let code = err.code;
     let message = err.message;
     if (body) {
@@ -50,9 +51,13 @@ function factsOf(err: unknown): ErrorFacts {
         };
         code = parsed.error?.code ?? parsed.code ?? code;
         message = parsed.error?.message ?? parsed.message ?? message;
-        // Network RP's 412 says only "Precondition failed."; the ETags are in its detail.
-        const detail = parsed.error?.details?.find((d) => d.code === "PreconditionFailedEtagMismatch");
-        if (detail?.message) message = `${message} ${detail.message}`;
+        // Network RP's 412 says only "Precondition failed."; the ETags are in its detail. Its 429 RetryableError says
+        // only "A retryable error occurred.": the detail tells its budget spent from a referenced resource being written.
+        const detail = parsed.error?.details?.find(
+          (d) => d.code === "PreconditionFailedEtagMismatch" || (code === "RetryableError" && d.code),
+        );
+        if (detail?.message)
+          message = `${message} ${code === "RetryableError" ? `${detail.code}: ` : ""}${detail.message}`;
       } catch {
         // not JSON: keep the SDK's own text
       }
@@ -71,9 +76,10 @@ function factsOf(err: unknown): ErrorFacts {
  */
 const INSTANCE_NOT_ACTIVE = /is not an active Virtual Machine Scale Set VM instanceId/i;
 
-export function classifyArmError(err: unknown, what: string): PoolsyncError {
+/** `answered`: the failed answer's body, where the SDK's error lost it (a long-running call's first answer). */
+export function classifyArmError(err: unknown, what: string, answered?: string): PoolsyncError {
   if (err instanceof PoolsyncError) return err;
-  const f = factsOf(err);
+  const f = factsOf(err, answered);
   const text = `${what}: ${f.status ?? "no answer"} ${f.code ?? ""} ${f.message}`.replace(/\s+/g, " ").trim();
   if (f.status === 412) return new PreconditionFailedError(text, 412, f.code);
   // Whether ARM named a wait at all: the HTTP API passes ARM's Retry-After on, never a default of poolsync's.

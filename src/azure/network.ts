@@ -105,17 +105,21 @@ export class ArmNetwork implements NetworkPort {
     const body = { ...base.nic, ipConfigurations } as NetworkInterface;
     const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
     let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
+    let refused: string | undefined;
     try {
       // submitted(): the PUT alone; its operation is polled below on the operation resource, not by the SDK.
       await this.client(ref.subscriptionId)
         .networkInterfaces.createOrUpdate(ref.resourceGroup, ref.name, body, {
           abortSignal: this.signal(),
           requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
-          onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
+          onResponse: (r) => {
+            if (r.status >= 400) refused = r.bodyAsText ?? undefined;
+            else answer ??= { headers: r.headers, body: r.parsedBody };
+          },
         })
         .submitted();
     } catch (err) {
-      throw classifyArmError(err, what);
+      throw classifyArmError(err, what, refused);
     }
     await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
       getThroughPipeline(this.client(ref.subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),

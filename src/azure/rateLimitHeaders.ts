@@ -65,6 +65,8 @@ export function observationsOf(
             out.push({
               kind: p.kind,
               scope: /^resource$/i.test(m[1] as string) ? "resource" : "subscription",
+              ...(/^3Min$/i.test(m[1] as string) ? { window: "3Min" as const } : {}),
+              ...(/^30Min$/i.test(m[1] as string) ? { window: "30Min" as const } : {}),
               target: target.value,
               remaining,
             });

@@ -1,51 +1,186 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
+import {
+  BACKGROUND_SHARE,
+  CRP_PER_RESOURCE,
+  CRP_PER_SUBSCRIPTION,
+  CRP_WINDOWS,
+  knownPolicy,
+  NRP_WINDOWS,
+  plannable,
+  splitPolicyName,
+  type CrpReadPolicy,
+} from "../core/armBudgets";
 import { ThrottledError } from "../core/errors";
 import type { Clock } from "../core/ports";
-import { emptyUntil, READ_BUDGET, refill, take, waitForToken, type BucketState } from "../core/tokenBucket";
+import { SlidingWindow, type WindowSpec } from "../core/slidingWindow";
+import {
+  emptyUntil,
+  READ_BUDGET,
+  refill,
+  take,
+  waitForToken,
+  type BucketSpec,
+  type BucketState,
+} from "../core/tokenBucket";
 import { retryAfterMs } from "./armErrors";
+import { readChargeOf, type ReadCharge } from "./readCharges";
+import { parseRemainingResource } from "./rateLimitHeaders";
 
 /**
- * Keeps this process's ARM reads (GETs, LISTs and operation polls alike) inside ARM's per-subscription read
- * bucket: a read waits for its token rather than earn a 429. A 429 that comes anyway (other clients share the
- * bucket) closes what it names until Retry-After: a CRP 429 names its policies (`details[].target`, e.g.
- * `GetVMScaleSet3Min`, `HighCostGetVMScaleSet30Min`), and then closes only reads of the same kind (method and path with
- * the names left out), or of the same resource for a `…Resource` policy; a 429 naming none (ARM's own subscription
- * bucket) closes every read of the subscription. A wait longer than `maxWaitMs` is not slept out inside the invocation:
- * the read fails at once as throttled, with the wait as its Retry-After, so the reconcile re-enqueues itself (and the
- * timer records when to come back). A wait is abandoned as soon as the request is aborted (its timeout).
+ * Keeps this process's ARM reads (GETs, LISTs and operation polls alike) inside every budget they are charged to, so
+ * that a read waits for its turn rather than earn a 429:
+ * - ARM's read bucket of the subscription and principal (250, then 25 a second);
+ * - CRP's windows per subscription (`GetVMScaleSet3Min`/`30Min` for a scale set GET, `HighCostGetVMScaleSet…` for
+ *   every LIST of scale sets, instances or VMs, …), counted as sliding windows (core/slidingWindow.ts), and CRP's
+ *   bucket of each resource (`…Resource`);
+ * - NRP's 10,000 reads every 5 minutes per subscription (NICs, load balancers, a scale set's NICs).
+ * What the answers say is left (`x-ms-ratelimit-remaining-subscription-reads`, `x-ms-ratelimit-remaining-resource`)
+ * counts every host's reads: the pacer plans on no more. NRP says nothing; ARM's bucket, which every NRP read also
+ * spends, refills 7,750 in five minutes, below NRP's 10,000, so the hosts of one principal stay inside NRP's together.
+ *
+ * A read made in `background` (the timer's refresh) may spend only half of each CRP window: the rest stays for the
+ * reconciles, which read what they are about to write.
+ *
+ * A 429 that comes anyway (other clients share the buckets) closes what it names until Retry-After: a CRP 429 names
+ * its policies (`details[].target`), and then closes only reads of the same kind (method and path with the names left
+ * out), or of the same resource for a `…Resource` policy; a 429 naming none (ARM's own subscription bucket) closes every
+ * read of the subscription. A wait longer than `maxWaitMs` is not slept out inside the invocation: the read fails at
+ * once as throttled, with the wait as its Retry-After, so the reconcile re-enqueues itself (and the timer records when
+ * to come back). A wait is abandoned as soon as the request is aborted (its timeout).
  */
 export class ReadPacer {
   private readonly states = new Map<string, BucketState>();
   /** Reads a named CRP bucket closed: key (readKey) → until when. */
   private readonly closed = new Map<string, number>();
+  /** CRP's and NRP's windows by `sub|name` (`GetVMScaleSet3Min`, `nrpReads`). */
+  private readonly windows = new Map<string, SlidingWindow>();
+  /** CRP's per-resource and per-minute subscription buckets by `policy|scope|key`. */
+  private readonly buckets = new Map<string, BucketState & { spec: BucketSpec }>();
+  private readonly background_ = new AsyncLocalStorage<true>();
+  private takes = 0;
+  /** The slowest of the recent requests, decaying (see latenessMs). */
+  private late = 0;
 
   constructor(
     private readonly clock: Clock,
     private readonly maxWaitMs = Number.POSITIVE_INFINITY,
   ) {}
 
+  /**
+   * How long a request takes on this clock lately (the slowest of the recent ones): a window counts each request that
+   * much longer, since the server may count it that much later than we did. Milliseconds on a real clock; on the
+   * benchmark's time-scaled one, each real one is many.
+   */
+  latenessMs(): number {
+    return this.late;
+  }
+
+  /** One request's round trip on this clock (the write pacer's are measured at the edge and reported here too). */
+  observeRoundTrip(ms: number): void {
+    this.late = Math.max(ms, this.late * 0.98);
+  }
+
+  /** Runs `work` as background reading: its reads spend at most BACKGROUND_SHARE of each CRP window. */
+  background<T>(work: () => Promise<T>): Promise<T> {
+    return this.background_.run(true, work);
+  }
+
   private state(sub: string): BucketState {
     return this.states.get(sub) ?? { tokens: READ_BUDGET.capacity, at: this.clock.now() };
+  }
+
+  private window(sub: string, name: string, spec: WindowSpec): SlidingWindow {
+    const key = `${sub}|${name}`;
+    let w = this.windows.get(key);
+    if (!w) {
+      w = new SlidingWindow(spec);
+      this.windows.set(key, w);
+    }
+    w.setLateness(this.late);
+    return w;
+  }
+
+  /** Every window a read of this charge counts in, with what it may plan on of it. */
+  private windowsOf(c: ReadCharge): Array<{ name: string; w: SlidingWindow; limit: number }> {
+    const background = this.background_.getStore() === true;
+    const out: Array<{ name: string; w: SlidingWindow; limit: number }> = [];
+    if (c.crp) {
+      for (const [suffix, spec] of Object.entries(CRP_WINDOWS[c.crp])) {
+        const limit = background ? Math.floor(spec.size * BACKGROUND_SHARE) : plannable(spec);
+        out.push({ name: `${c.crp}${suffix}`, w: this.window(c.subscriptionId, `${c.crp}${suffix}`, spec), limit });
+      }
+    }
+    if (c.nrp) {
+      const spec = NRP_WINDOWS.reads;
+      out.push({ name: "Network reads", w: this.window(c.subscriptionId, "nrpReads", spec), limit: plannable(spec) });
+    }
+    return out;
+  }
+
+  /** CRP's per-resource and per-minute subscription buckets a read of this charge takes a token from. */
+  private bucketsOf(c: ReadCharge): Array<{ name: string; key: string; spec: BucketSpec }> {
+    const out: Array<{ name: string; key: string; spec: BucketSpec }> = [];
+    if (!c.crp) return out;
+    const own = CRP_PER_RESOURCE[c.crp];
+    if (own && c.resource) out.push({ name: `${c.crp}Resource`, key: `${c.crp}|resource|${c.resource}`, spec: own });
+    const sub = CRP_PER_SUBSCRIPTION[c.crp];
+    if (sub) out.push({ name: `${c.crp}SubscriptionMaximum`, key: `${c.crp}|sub|${c.subscriptionId}`, spec: sub });
+    return out;
+  }
+
+  private bucket(key: string, spec: BucketSpec): BucketState {
+    return this.buckets.get(key) ?? { tokens: spec.capacity, at: this.clock.now() };
+  }
+
+  /** The longest wait any budget of this read asks for, and which budget that is. */
+  private waitFor(sub: string, path: string | undefined, now: number): { ms: number; why: string } {
+    let ms = waitForToken(READ_BUDGET, this.state(sub), now);
+    let why = "ARM's read budget";
+    const more = (wait: number, name: string) => {
+      if (wait > ms) {
+        ms = wait;
+        why = name;
+      }
+    };
+    if (path === undefined) return { ms, why };
+    const c = readChargeOf(path);
+    more(this.closedFor(path, now, c?.nrp ? sub : undefined), "an earlier 429's Retry-After");
+    if (!c) return { ms, why };
+    for (const { name, w, limit } of this.windowsOf(c)) more(w.waitMs(now, 1, limit), `the ${name} window`);
+    for (const { name, key, spec } of this.bucketsOf(c)) more(waitForToken(spec, this.bucket(key, spec), now), name);
+    return { ms, why };
   }
 
   async acquire(sub: string, signal?: AbortSignalLike, path?: string): Promise<void> {
     for (;;) {
       if (signal?.aborted) throw aborted();
-      const now = this.clock.now();
-      const wait = Math.max(
-        waitForToken(READ_BUDGET, this.state(sub), now),
-        path === undefined ? 0 : this.closedFor(path, now),
-      );
-      if (wait === 0) break;
-      if (wait > this.maxWaitMs) {
+      const wait = this.waitFor(sub, path, this.clock.now());
+      if (wait.ms === 0) break;
+      if (wait.ms > this.maxWaitMs) {
         throw new ThrottledError(
-          `reads of subscription ${sub} are paced for ${Math.ceil(wait / 1000)} s (ARM's read budget, or an earlier 429's Retry-After)`,
-          wait,
+          `reads of subscription ${sub} are paced for ${Math.ceil(wait.ms / 1000)} s (${wait.why})`,
+          wait.ms,
         );
       }
-      await untilAborted(this.clock.sleep(wait), signal);
+      await untilAborted(this.clock.sleep(wait.ms), signal);
     }
-    this.states.set(sub, take(READ_BUDGET, this.state(sub), this.clock.now()));
+    // Checked and spent in one synchronous step: reads woken by the same refill must not all see its last token.
+    const now = this.clock.now();
+    this.states.set(sub, take(READ_BUDGET, this.state(sub), now));
+    const c = path === undefined ? undefined : readChargeOf(path);
+    if (!c) return;
+    for (const { w } of this.windowsOf(c)) w.add(now);
+    for (const { key, spec } of this.bucketsOf(c))
+      this.buckets.set(key, { ...take(spec, this.bucket(key, spec), now), spec });
+    if (++this.takes % 256 === 0) this.sweep(now);
+  }
+
+  /** Windows with nothing counted and buckets back at capacity are what unknown ones are: forgotten. */
+  private sweep(now: number): void {
+    for (const [key, w] of this.windows) if (w.empty(now)) this.windows.delete(key);
+    for (const [key, s] of this.buckets)
+      if (s.at <= now && refill(s.spec, s, now).tokens >= s.spec.capacity) this.buckets.delete(key);
   }
 
   /** ARM's own count of the subscription's reads left (every host's reads in it): plan on no more than that. */
@@ -58,6 +193,36 @@ export class ReadPacer {
       this.states.set(sub, { tokens: Math.max(-READ_BUDGET.capacity, remaining), at: s.at });
   }
 
+  /**
+   * CRP's count of what is left of each bucket a read was charged to (`x-ms-ratelimit-remaining-resource` of a GET):
+   * the windows count every host's reads beyond this one's, and the resource's own bucket is lowered to it.
+   */
+  learnResource(path: string, header: string): void {
+    const c = readChargeOf(path);
+    if (!c) return;
+    const now = this.clock.now();
+    for (const [name, remaining] of parseRemainingResource(header)) {
+      const split = splitPolicyName(name);
+      const policy = split && knownPolicy(split.policy);
+      if (!split || !policy || !(policy in CRP_PER_RESOURCE || policy in CRP_WINDOWS)) continue;
+      if (split.scope === "3Min" || split.scope === "30Min") {
+        const spec = CRP_WINDOWS[policy][split.scope];
+        if (spec) this.window(c.subscriptionId, `${policy}${split.scope}`, spec).learnRemaining(now, remaining);
+        continue;
+      }
+      // A resource's own bucket is this read's resource only when the header speaks of this read's policy.
+      if (policy !== c.crp) continue;
+      const read = policy as CrpReadPolicy;
+      const spec = split.scope === "Resource" ? CRP_PER_RESOURCE[read] : CRP_PER_SUBSCRIPTION[read];
+      const key =
+        split.scope === "Resource" ? c.resource && `${read}|resource|${c.resource}` : `${read}|sub|${c.subscriptionId}`;
+      if (!spec || !key) continue;
+      const s = refill(spec, this.bucket(key, spec), now);
+      if (s.at <= now && remaining < s.tokens)
+        this.buckets.set(key, { tokens: Math.max(-spec.capacity, remaining), at: s.at, spec });
+    }
+  }
+
   throttled(sub: string, retryAfter: number): void {
     this.states.set(sub, emptyUntil(this.clock.now() + retryAfter));
   }
@@ -68,9 +233,9 @@ export class ReadPacer {
     this.closed.set(key, Math.max(this.closed.get(key) ?? 0, this.clock.now() + retryAfter));
   }
 
-  private closedFor(path: string, now: number): number {
+  private closedFor(path: string, now: number, nrpOf?: string): number {
     let wait = 0;
-    for (const key of [resourceKey(path), shapeKey(path)]) {
+    for (const key of [resourceKey(path), shapeKey(path), ...(nrpOf ? [nrpKey(nrpOf)] : [])]) {
       const until = this.closed.get(key);
       if (until === undefined) continue;
       if (until <= now) this.closed.delete(key);
@@ -79,7 +244,7 @@ export class ReadPacer {
     return wait;
   }
 
-  /** The pipeline policy: every GET to a subscription's resources goes through its bucket. */
+  /** The pipeline policy: every GET to a subscription's resources goes through its budgets. */
   policy(): PipelinePolicy {
     return {
       name: "poolsyncReadPacing",
@@ -88,11 +253,18 @@ export class ReadPacer {
         const sub = request.method === "GET" ? /\/subscriptions\/([^/?]+)/i.exec(path)?.[1]?.toLowerCase() : undefined;
         if (!sub) return next(request);
         await this.acquire(sub, request.abortSignal, path);
+        const sent = this.clock.now();
         const response = await next(request);
+        this.observeRoundTrip(this.clock.now() - sent);
+        const crp = response.headers.get("x-ms-ratelimit-remaining-resource");
+        if (crp) this.learnResource(path, crp);
         if (response.status === 429) {
           const wait = retryAfterMs(response.headers.get("retry-after"), 60_000);
           const buckets = namedBuckets(response.bodyAsText);
           if (buckets.length > 0) this.throttledBucket(path, buckets, wait);
+          // NRP's budget is one for all its reads of the subscription (and says nothing of ARM's).
+          else if (readChargeOf(path)?.nrp && /RetryableError/.test(response.bodyAsText ?? ""))
+            this.closed.set(nrpKey(sub), Math.max(this.closed.get(nrpKey(sub)) ?? 0, this.clock.now() + wait));
           else this.throttled(sub, wait);
         }
         return response;
@@ -100,6 +272,9 @@ export class ReadPacer {
     };
   }
 }
+
+/** Every read NRP answers in a subscription, as one key. */
+const nrpKey = (sub: string) => `nrp:${sub}`;
 
 /** The resource a read is about, as one key (case-insensitive, as ARM's paths are). */
 const resourceKey = (path: string) => `resource:${decodeURIComponent(path).toLowerCase().replace(/\/+$/, "")}`;

@@ -1,8 +1,9 @@
 import type { TableClient } from "@azure/data-tables";
 import type { BucketState } from "../core/tokenBucket";
 import {
+  SHARED_BUCKET_SPECS,
   SHARED_BUDGET_KINDS,
-  SHARED_BUDGET_SPECS,
+  SHARED_WINDOWS,
   type SharedBudgetKind,
   type SharedBudgetRow,
   type SharedBudgetStore,
@@ -11,12 +12,13 @@ import {
 import { statusOf } from "./tableErrors";
 
 /**
- * The write budgets every host shares, one row per subscription in the cache table's "~budgets" partition. Every
+ * The write budgets every host shares, one row per subscription in the shared table's "~budgets" partition. Every
  * write is conditional on the row's Table ETag, so two hosts never reserve the same tokens. The row is storage content,
  * hence input: a bucket that is not a finite count within its size, or starts further ahead than a host's clock could
- * put it, is read as absent (full, which the next answer's headers correct); a grant that is not a count within a
- * bucket's size or lapses further ahead than a reservation lives is dropped. It can neither close the budget for
- * ever nor open more than a full bucket.
+ * put it, is read as absent (full, which the next answer's headers correct); a window's slot that is not a count within
+ * the window's size, or lies further ahead, is dropped; a grant that is not a count within a budget's size or lapses
+ * further ahead than a reservation lives is dropped. It can neither close the budget for ever nor open more than a
+ * full bucket or window.
  */
 export const BUDGETS_PARTITION = "~budgets";
 
@@ -27,8 +29,16 @@ interface BudgetEntity {
   partitionKey: string;
   rowKey: string;
   buckets: string;
+  /** Absent in rows written before the windows were shared. */
+  windows?: string;
   grants: string;
 }
+
+/** The most tokens any one kind counts (a grant of more is not one a host made). */
+const MAX_KIND = (kind: SharedBudgetKind): number =>
+  kind === "arm"
+    ? SHARED_BUCKET_SPECS.arm.capacity
+    : Math.max(...SHARED_WINDOWS.filter((w) => w.kind === kind).map((w) => w.spec.size));
 
 const isCount = (x: unknown, max: number): x is number =>
   typeof x === "number" && Number.isFinite(x) && Math.abs(x) <= max;
@@ -48,11 +58,32 @@ function asObject(text: string | undefined): Record<string, unknown> {
 export function checkedBuckets(text: string | undefined, now: number): SharedBudgetRow["buckets"] {
   const out: SharedBudgetRow["buckets"] = {};
   const parsed = asObject(text);
-  for (const kind of SHARED_BUDGET_KINDS) {
-    const { tokens, at } = (parsed[kind] ?? {}) as { tokens?: unknown; at?: unknown };
-    if (!isCount(tokens, SHARED_BUDGET_SPECS[kind].capacity) || !isCount(at, Number.MAX_SAFE_INTEGER)) continue;
-    if (at > now + MAX_AHEAD_MS) continue;
-    out[kind] = { tokens, at } satisfies BucketState;
+  const { tokens, at } = (parsed.arm ?? {}) as { tokens?: unknown; at?: unknown };
+  if (!isCount(tokens, SHARED_BUCKET_SPECS.arm.capacity) || !isCount(at, Number.MAX_SAFE_INTEGER)) return out;
+  if (at > now + MAX_AHEAD_MS) return out;
+  out.arm = { tokens, at } satisfies BucketState;
+  return out;
+}
+
+/**
+ * The windows' slot counts: a slot that is not `[time, count]` within the window's size, or further ahead than a
+ * reservation's lapse could put it, is dropped (a window then counts less, which the next answers' counts correct).
+ */
+export function checkedWindows(text: string | undefined, now: number): SharedBudgetRow["windows"] {
+  const out: SharedBudgetRow["windows"] = {};
+  const parsed = asObject(text);
+  for (const { key, spec } of SHARED_WINDOWS) {
+    const raw = parsed[key];
+    if (!Array.isArray(raw)) continue;
+    const slots: Array<[number, number]> = [];
+    for (const slot of raw.slice(0, 1_000)) {
+      if (!Array.isArray(slot) || slot.length !== 2) continue;
+      const [at, n] = slot as unknown[];
+      if (!isCount(at, Number.MAX_SAFE_INTEGER) || at > now + MAX_AHEAD_MS || !isCount(n, spec.size) || n <= 0)
+        continue;
+      slots.push([at, n]);
+    }
+    if (slots.length > 0) out[key] = slots;
   }
   return out;
 }
@@ -66,7 +97,7 @@ export function checkedGrants(text: string | undefined, now: number): SharedBudg
     const given = (typeof tokens === "object" && tokens !== null ? tokens : {}) as Record<string, unknown>;
     for (const kind of SHARED_BUDGET_KINDS) {
       const n = given[kind];
-      if (isCount(n, SHARED_BUDGET_SPECS[kind].capacity) && n > 0) counts[kind as SharedBudgetKind] = n;
+      if (isCount(n, MAX_KIND(kind)) && n > 0) counts[kind] = n;
     }
     out[host] = { until, tokens: counts };
   }
@@ -83,9 +114,14 @@ export class SharedBudgetTable implements SharedBudgetStore {
     try {
       const e = await this.table.getEntity<BudgetEntity>(BUDGETS_PARTITION, subscriptionId);
       const now = this.now();
-      return { buckets: checkedBuckets(e.buckets, now), grants: checkedGrants(e.grants, now), etag: e.etag };
+      return {
+        buckets: checkedBuckets(e.buckets, now),
+        windows: checkedWindows(e.windows, now),
+        grants: checkedGrants(e.grants, now),
+        etag: e.etag,
+      };
     } catch (err) {
-      if (statusOf(err) === 404) return { buckets: {}, grants: {}, etag: undefined };
+      if (statusOf(err) === 404) return { buckets: {}, windows: {}, grants: {}, etag: undefined };
       throw err;
     }
   }
@@ -99,6 +135,7 @@ export class SharedBudgetTable implements SharedBudgetStore {
       partitionKey: BUDGETS_PARTITION,
       rowKey: subscriptionId,
       buckets: JSON.stringify(row.buckets),
+      windows: JSON.stringify(row.windows),
       grants: JSON.stringify(row.grants),
     };
     try {

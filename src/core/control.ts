@@ -44,6 +44,13 @@ export interface WriteInDoubt {
   at: number;
 }
 
+/** Writes whose answer never came: they may still land while the resource keeps the ETag they were made on. */
+export interface WriteDoubts {
+  record(d: WriteInDoubt): void;
+  /** How long a write of ours may still change `resourceId` at `etag` (0: none can). */
+  remainingMs(resourceId: string, etag: string): number;
+}
+
 /** The target's declarations, counted where they change, so that a cap holds under any parallelism. */
 export interface DeclarationCounts {
   present: number;

@@ -1,4 +1,4 @@
-import type { NicModel, VmModel } from "./models";
+import type { NicModel, VmModel, VmNicConfiguration } from "./models";
 import { applyIntents, type IntentOutcome, type NicConfiguration, type PoolIntent } from "./networkProfile";
 
 /**
@@ -25,16 +25,28 @@ const sameNames = (a: readonly string[], b: readonly string[]) => {
   return x.length === y.length && x.every((v, i) => v === y[i]);
 };
 
+/** A scale set model's NIC configurations as a VM's own are described: what its Flexible VMs' NICs were built from. */
+export function modelNicConfigurations(nics: readonly NicConfiguration[]): VmNicConfiguration[] {
+  return nics.map((n) => ({
+    name: n.name,
+    primary: n.primary,
+    ipConfigurationNames: (n.ipConfigurations ?? []).map((c) => c.name),
+  }));
+}
+
 /**
  * Maps a VM's NICs from what Azure states, never from NIC names (a Flexible VM's NICs are not named after its
  * configurations, cloud-provider-azure issues 2670 and 4823): the primary NIC is the one flagged primary (by the VM
  * or the NIC itself), or the only one; a NIC of a Flexible VM is the one of the VM's own NIC configurations with its
- * primary flag and its ip configuration names. A NIC that matches none, or several, is left unplaced with the reason.
+ * primary flag and its ip configuration names. A Flexible VM that answers only its NIC references (the API
+ * specification's other shape) is mapped on its scale set model's NIC configurations (`modelConfigs`), from which CRP
+ * built its NICs, by the same rule. A NIC that matches none, or several, is left unplaced with the reason.
  */
-export function viewOf(vm: VmModel, nics: readonly NicModel[]): VmView {
+export function viewOf(vm: VmModel, nics: readonly NicModel[], modelConfigs?: readonly VmNicConfiguration[]): VmView {
   const flagged = nics.findIndex((n) => lower(n.id) === lower(vm.primaryNicId) || n.nic["primary"] === true);
   const primary = flagged >= 0 ? flagged : nics.length === 1 ? 0 : -1;
-  const configs = vm.nicConfigurations ?? [];
+  const own = vm.nicConfigurations ?? [];
+  const configs = own.length > 0 ? own : vm.scaleSetId !== undefined ? (modelConfigs ?? []) : [];
   const configPrimary = (i: number) => configs[i]?.primary === true || configs.length === 1;
   const unplaced: string[] = [];
   const vmName = vm.id.split("/").pop() ?? vm.id;

@@ -6,6 +6,7 @@ import { parseTargetId, type PoolKind } from "../core/resourceIds";
 import { poolKindOfId } from "../core/poolKinds";
 import type { Observation, SyncState } from "./observation";
 import { observeOnVm, vmNicsViews, type VmNicsView, type VmObservation } from "./vmNicState";
+import { modelNicConfigurations } from "../core/vmNicView";
 
 /**
  * Declared vs observed for one scale set, from the memberships rows and the ETag cache only: the status views never
@@ -206,6 +207,9 @@ export function observeScaleSet(
   const declaredPools = new Set(
     declarations.filter((d) => d.state === "present").map((d) => d.backendPoolId.toLowerCase()),
   );
+  // A Flexible VM that answers only its NIC references is mapped on the model's NIC configurations, as the reconcile
+  // maps it.
+  const modelConfigs = modelEntry?.model ? modelNicConfigurations(modelEntry.model.nics) : undefined;
   const memberships = [...declarations]
     .sort(
       (a, b) => a.backendPoolId.localeCompare(b.backendPoolId) || a.ipConfiguration.localeCompare(b.ipConfiguration),
@@ -214,7 +218,7 @@ export function observeScaleSet(
       if (d.outcome.via === "pool") return poolMembership(d);
       const model = isVm ? NO_MODEL : observe(modelEntry, d, o);
       const perInstance = instances.map(([instanceId, entry]) => ({ instanceId, ...observe(entry, d, o) }));
-      const perVm = vmNics?.vms.flatMap((vm) => observeOnVm(vm, d, o) ?? []);
+      const perVm = vmNics?.vms.flatMap((vm) => observeOnVm(vm, d, o, modelConfigs) ?? []);
       // A VM not cached yet is not "in sync": nothing at all is known of it.
       const vmUnknown: Observation[] =
         isVm && (perVm ?? []).length === 0
@@ -244,7 +248,7 @@ export function observeScaleSet(
     observedPools: m
       ? poolsOf(m.nics).map((p) => ({ ...p, declared: declaredPools.has(p.backendPoolId.toLowerCase()) }))
       : [],
-    ...(vmNics ? { vms: vmNicsViews(vmNics.vms, declarations, o) } : {}),
+    ...(vmNics ? { vms: vmNicsViews(vmNics.vms, declarations, o, modelConfigs) } : {}),
     ...(vmNics?.truncated ? { vmsTruncated: true } : {}),
   };
 }

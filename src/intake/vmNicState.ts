@@ -1,5 +1,5 @@
 import { toIntent, type StoredDeclaration } from "../core/declarations";
-import type { NicModel } from "../core/models";
+import type { NicModel, VmNicConfiguration } from "../core/models";
 import { allPoolReferences, intentSatisfied } from "../core/networkProfile";
 import type { CachedEntry, CachedVmNics } from "../core/ports";
 import { uncertain, viewOf } from "../core/vmNicView";
@@ -75,6 +75,8 @@ export function vmNicsViews(
   vms: readonly CachedVmNics[],
   declarations: readonly StoredDeclaration[],
   o: FreshnessOptions,
+  /** A Flexible scale set model's NIC configurations (a VM answering only its NIC references is mapped on them). */
+  modelConfigs?: readonly VmNicConfiguration[],
 ): VmNicsView[] {
   const declared = new Set(declarations.filter((d) => d.state === "present").map((d) => d.backendPoolId.toLowerCase()));
   return vms.flatMap(({ vm, nics }) => {
@@ -84,6 +86,7 @@ export function vmNicsViews(
     const mapped = viewOf(
       model,
       known.map((n) => n.entry.model),
+      modelConfigs,
     ).nics;
     return [
       {
@@ -121,7 +124,12 @@ export function vmNicsViews(
 }
 
 /** Whether one VM holds one declaration: unknown while a NIC is not cached or the NIC it lands on is uncertain. */
-export function observeOnVm(vm: CachedVmNics, d: StoredDeclaration, o: FreshnessOptions): VmObservation | undefined {
+export function observeOnVm(
+  vm: CachedVmNics,
+  d: StoredDeclaration,
+  o: FreshnessOptions,
+  modelConfigs?: readonly VmNicConfiguration[],
+): VmObservation | undefined {
   if (!vm.vm.model) return undefined;
   const vmId = vm.vm.model.id;
   const entries = [vm.vm, ...vm.nics.flatMap((n) => (n.entry ? [n.entry] : []))].map((e) => freshnessOf(e, o));
@@ -138,6 +146,7 @@ export function observeOnVm(vm: CachedVmNics, d: StoredDeclaration, o: Freshness
   const view = viewOf(
     vm.vm.model,
     vm.nics.filter(readable).map((n) => n.entry.model),
+    modelConfigs,
   );
   const intent = toIntent(d);
   const doubt = uncertain(view, intent);

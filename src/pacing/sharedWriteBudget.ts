@@ -1,22 +1,30 @@
+import { plannable as windowLimit } from "../core/armBudgets";
+import { SlidingWindow } from "../core/slidingWindow";
 import { refill, waitForToken, WRITE_BUDGETS, type BucketSpec, type BucketState } from "../core/tokenBucket";
 import type { InstanceRef, NicRef, ScaleSetRef } from "../core/resourceIds";
+import { WINDOW_SPECS, type WindowKind } from "./writePacer";
 
 /**
- * The subscription-wide write budgets (ARM's write bucket, CRP's per-subscription scale set and instance buckets) as
- * every host shares them: one row in storage per subscription, from which a host reserves a batch of tokens with a
- * conditional write before it spends them. Two hosts therefore never spend the same token, where the write pacer alone
- * learns another host's spending only from the next answer's headers (two hosts starting together both spend the last
- * tokens). What ARM's answers say remains still corrects the row: a reservation never plans on more than the host's
- * pacer learnt from them (`known`), and writes that lower figure back for every host.
+ * The subscription-wide write budgets (ARM's write bucket, CRP's windows of model and instance writes, NRP's 5-minute
+ * write budget) as every host shares them: one row in storage per subscription, from which a host reserves a batch of
+ * tokens with a conditional write before it spends them. Two hosts therefore never spend the same token, where the
+ * write pacer alone learns another host's spending only from the next answer's headers (two hosts starting together
+ * both spend the last tokens), and NRP's answers say nothing at all. What the answers say still corrects the row: a
+ * reservation never plans on more than the host's pacer learnt from them, and writes that back for every host.
  *
- * A reservation lives `holdMs`; what its host has not spent by then is lost to it. The row lists every live
- * reservation (host → tokens, until), and a bucket is never counted fuller than its size less those: a host may still
- * spend a reservation made when the bucket was full, after the bucket refilled, so the row keeps room for it. A host
- * that dies holding a reservation loses it when it lapses (`holdMs`, 10 s), and the room comes back then.
+ * ARM's bucket is a token bucket in the row. The windows are sliding counts (core/slidingWindow.ts) in the row: a
+ * reservation is counted in them as spent at its lapse, the latest moment it may be spent, so no fixed window of any
+ * phase sees more than the window's size; what a host carries into its next reservation moves with it.
+ *
+ * A reservation lives `holdMs`; what its host has not spent by then is lost to it. For ARM's bucket the row lists every
+ * live reservation (host → tokens, until), and the bucket is never counted fuller than its size less those: a host may
+ * still spend a reservation made when the bucket was full, after the bucket refilled, so the row keeps room for it. A
+ * host that dies holding a reservation loses it when it lapses (`holdMs`, 10 s), and the room comes back then (a
+ * window's, once the window has passed).
  */
-
-export type SharedBudgetKind = "arm" | "vmss-sub" | "vm-sub";
-export const SHARED_BUDGET_KINDS: readonly SharedBudgetKind[] = ["arm", "vmss-sub", "vm-sub"];
+export type SharedBudgetKind = "arm" | WindowKind;
+export const SHARED_BUDGET_KINDS: readonly SharedBudgetKind[] = ["arm", "vmss-sub", "vm-sub", "nrp"];
+const WINDOW_KINDS: readonly WindowKind[] = ["vmss-sub", "vm-sub", "nrp"];
 
 export type KindCounts = Partial<Record<SharedBudgetKind, number>>;
 
@@ -26,9 +34,11 @@ export interface SharedGrant {
   tokens: KindCounts;
 }
 
-/** A subscription's shared buckets as stored, with the row's ETag for the conditional write. */
+/** A subscription's shared budgets as stored, with the row's ETag for the conditional write. */
 export interface SharedBudgetRow {
-  buckets: Partial<Record<SharedBudgetKind, BucketState>>;
+  buckets: Partial<Record<"arm", BucketState>>;
+  /** Sliding windows as slot counts (`[slot start, requests]`), by `kind|window` (`vm-sub|3Min`). */
+  windows: Record<string, Array<[number, number]>>;
   /** Live reservations by host. */
   grants: Record<string, SharedGrant>;
   etag: string | undefined;
@@ -41,18 +51,24 @@ export interface SharedBudgetStore {
   write(subscriptionId: string, row: Omit<SharedBudgetRow, "etag">, etag: string | undefined): Promise<string | false>;
 }
 
-export const SHARED_BUDGET_SPECS: Record<SharedBudgetKind, BucketSpec> = {
-  arm: WRITE_BUDGETS.armWrites,
-  "vmss-sub": WRITE_BUDGETS.subscriptionScaleSetUpdates,
-  "vm-sub": WRITE_BUDGETS.subscriptionInstanceUpdates,
-};
+export const SHARED_BUCKET_SPECS: Record<"arm", BucketSpec> = { arm: WRITE_BUDGETS.armWrites };
 
-/** The shared buckets one write spends: ARM's, and CRP's subscription bucket of its kind (NICs: ARM's only). */
+/** The row's window names and sizes: `vm-sub|3Min` → 240 per 3 minutes, and so on. */
+export const SHARED_WINDOWS: Array<{
+  kind: WindowKind;
+  key: string;
+  suffix: string;
+  spec: { size: number; windowMs: number };
+}> = WINDOW_KINDS.flatMap((kind) =>
+  Object.entries(WINDOW_SPECS[kind]).map(([suffix, spec]) => ({ kind, key: `${kind}|${suffix}`, suffix, spec })),
+);
+
+/** The shared budgets one write spends: ARM's, and the subscription window of its kind (CRP's or NRP's). */
 export function sharedKindsOf(target: ScaleSetRef | InstanceRef | NicRef): {
   subscriptionId: string;
   kinds: SharedBudgetKind[];
 } {
-  if (target.kind === "nic") return { subscriptionId: target.subscriptionId.toLowerCase(), kinds: ["arm"] };
+  if (target.kind === "nic") return { subscriptionId: target.subscriptionId.toLowerCase(), kinds: ["arm", "nrp"] };
   if (target.kind === "instance")
     return { subscriptionId: target.scaleSet.subscriptionId.toLowerCase(), kinds: ["arm", "vm-sub"] };
   return { subscriptionId: target.subscriptionId.toLowerCase(), kinds: ["arm", "vmss-sub"] };
@@ -60,7 +76,7 @@ export function sharedKindsOf(target: ScaleSetRef | InstanceRef | NicRef): {
 
 /**
  * What a reservation asks for beside the kinds the waiting write needs: a scale set's model write is followed by its
- * instances' writes, so it tops up the instance bucket too, and one round trip serves the whole pass.
+ * instances' writes, so it tops up the instance window too, and one round trip serves the whole pass.
  */
 function topUpKinds(needed: SharedBudgetKind[]): SharedBudgetKind[] {
   return needed.includes("vmss-sub") ? [...needed, "vm-sub"] : needed;
@@ -75,6 +91,13 @@ export interface SharedBudgetOptions {
   maxRounds?: number;
 }
 
+/** What a host's write pacer knows that the row may not: ARM's count left, its window counts, requests' lateness. */
+export interface PacerKnowledge {
+  armLeft(subscriptionId: string): number | undefined;
+  counted(subscriptionId: string, kind: WindowKind, suffix: string): number | undefined;
+  latenessMs(): number;
+}
+
 interface Held {
   tokens: Record<SharedBudgetKind, number>;
   until: number;
@@ -83,7 +106,7 @@ interface Held {
 /** A reservation's answer: 0 when the host now holds what the write needs, else how long until the row has it. */
 type Reserved = number;
 
-const noTokens = (): Record<SharedBudgetKind, number> => ({ arm: 0, "vmss-sub": 0, "vm-sub": 0 });
+const noTokens = (): Record<SharedBudgetKind, number> => ({ arm: 0, "vmss-sub": 0, "vm-sub": 0, nrp: 0 });
 
 /** The longest a reservation waits for the bucket to hold as many tokens as the writes waiting for them. */
 const BATCH_WAIT_MS = 2_000;
@@ -131,8 +154,8 @@ export class SharedWriteBudget {
     private readonly now: () => number,
     /** This host's name in the row's grants (unique per process). */
     readonly hostId: string,
-    /** What this host's pacer knows is left of a shared bucket (lowered by ARM's answers), if it knows. */
-    private readonly known: (subscriptionId: string, kind: SharedBudgetKind) => number | undefined = () => undefined,
+    /** What this host's pacer knows of the shared budgets (from ARM's and CRP's answers), if anything. */
+    private readonly known: Partial<PacerKnowledge> = {},
     opts: SharedBudgetOptions = {},
   ) {
     this.batch = opts.batch ?? 10;
@@ -207,51 +230,88 @@ export class SharedWriteBudget {
       }
       const now = this.now();
       const mine = this.held.get(subscriptionId);
-      const carried = mine && mine.until > now ? { ...mine.tokens } : noTokens();
+      const alive = mine && mine.until > now ? mine : undefined;
+      const carried = alive ? { ...alive.tokens } : noTokens();
       const grants: Record<string, SharedGrant> = {};
-      const othersHeld = noTokens();
+      let othersHeldArm = 0;
       for (const [host, g] of Object.entries(row.grants)) {
         if (host === this.hostId || g.until <= now) continue;
         grants[host] = g;
-        for (const k of SHARED_BUDGET_KINDS) othersHeld[k] += g.tokens[k] ?? 0;
+        othersHeldArm += g.tokens.arm ?? 0;
       }
       // Others can hold no more than a bucket holds: a row claiming more (planted, or a bug) would otherwise turn into
       // a deficit that takes hours to refill, when the grants themselves lapse within a hold.
-      for (const k of SHARED_BUDGET_KINDS) othersHeld[k] = Math.min(othersHeld[k], SHARED_BUDGET_SPECS[k].capacity);
-      const buckets = { ...row.buckets };
+      othersHeldArm = Math.min(othersHeldArm, SHARED_BUCKET_SPECS.arm.capacity);
       const grant = noTokens();
       // As many as the writes waiting here (a batch at most): while the bucket is refilling, a reservation of the one
       // token there is a Table round trip per write, and two hosts racing for it lose most of theirs.
       const want = Math.max(1, Math.min(this.batch, this.waiting.get(subscriptionId) ?? 1));
       let wait = 0;
-      for (const k of topUpKinds(needed)) {
-        const spec = SHARED_BUDGET_SPECS[k];
-        const state = plannable(spec, row.buckets[k], othersHeld[k], now, this.known(subscriptionId, k));
-        buckets[k] = state;
-        grant[k] = Math.max(0, Math.min(this.batch - carried[k], Math.floor(state.tokens)));
-        if (!needed.includes(k)) continue;
-        if (carried[k] + grant[k] < 1) wait = Math.max(wait, waitForToken(spec, state, now), 1);
-        else if (carried[k] + grant[k] < want) {
-          // Worth waiting for only when the bucket refills soon (ARM's: 10 a second); CRP's refill a minute's lump.
-          const soon = waitForTokens(spec, state, now, want - carried[k]);
+      const kinds = topUpKinds(needed);
+      // ARM's bucket.
+      const buckets = { ...row.buckets };
+      if (kinds.includes("arm")) {
+        const spec = SHARED_BUCKET_SPECS.arm;
+        const state = plannable(spec, row.buckets.arm, othersHeldArm, now, this.known.armLeft?.(subscriptionId));
+        buckets.arm = state;
+        grant.arm = Math.max(0, Math.min(this.batch - carried.arm, Math.floor(state.tokens)));
+        if (carried.arm + grant.arm < 1) wait = Math.max(wait, waitForToken(spec, state, now), 1);
+        else if (carried.arm + grant.arm < want) {
+          // Worth waiting for only when the bucket refills soon (ARM's: 10 a second).
+          const soon = waitForTokens(spec, state, now, want - carried.arm);
           if (soon <= BATCH_WAIT_MS) wait = Math.max(wait, soon);
         }
+      }
+      // The windows: what is counted in them, with this host's carried tokens taken out (they move to the new lapse)
+      // and what this host's pacer learnt beyond the row's count added as spent now.
+      const windows: Record<string, SlidingWindow> = {};
+      for (const { kind, key, suffix, spec } of SHARED_WINDOWS) {
+        const w = new SlidingWindow(spec);
+        // A write goes out after its reservation and one Table round trip (its cache row marked), then takes its own
+        // round trip to reach ARM.
+        w.setLateness((this.known.latenessMs?.() ?? 0) + this.slowestRoundTripMs);
+        w.load(row.windows[key] ?? [], now);
+        if (alive && carried[kind] > 0) w.remove(alive.until, carried[kind]);
+        const learnt = this.known.counted?.(subscriptionId, kind, suffix);
+        const counted = w.count(now);
+        if (learnt !== undefined && learnt > counted) w.add(now, learnt - counted);
+        windows[key] = w;
+      }
+      for (const kind of kinds) {
+        if (kind === "arm") continue;
+        const own = SHARED_WINDOWS.filter((x) => x.kind === kind);
+        // The carried tokens were taken out of the count above but are counted again at the new lapse: they are part
+        // of what the window must still hold, or every reservation that carries tokens overshoots by as many.
+        const room = Math.min(...own.map((x) => windowLimit(x.spec) - windows[x.key]!.count(now))) - carried[kind];
+        grant[kind] = Math.max(0, Math.min(this.batch - carried[kind], Math.floor(room)));
+        if (!needed.includes(kind)) continue;
+        if (carried[kind] + grant[kind] < 1)
+          wait = Math.max(wait, ...own.map((x) => windows[x.key]!.waitMs(now, 1, windowLimit(x.spec))), 1);
       }
       // Nothing to reserve for this write: no round trip (the next reservation writes the correction, if any).
       if (wait > 0) return wait;
       const tokens = noTokens();
-      for (const k of SHARED_BUDGET_KINDS) {
-        tokens[k] = carried[k] + grant[k];
-        const s = buckets[k];
-        if (s && grant[k] > 0) buckets[k] = { tokens: s.tokens - grant[k], at: s.at };
-      }
+      for (const k of SHARED_BUDGET_KINDS) tokens[k] = carried[k] + grant[k];
+      if (buckets.arm && grant.arm > 0) buckets.arm = { tokens: buckets.arm.tokens - grant.arm, at: buckets.arm.at };
       // A reservation must outlive the round trip that makes it, with time to spend it: on this clock a Table call
       // may take seconds (a host under load, or the benchmark's time-scaled clock, where 100 real ms are 15 s).
       const until = now + Math.max(this.holdMs, 4 * this.slowestRoundTripMs);
-      grants[this.hostId] = { until, tokens: Object.fromEntries(SHARED_BUDGET_KINDS.map((k) => [k, tokens[k]])) };
-      const etag = await this.timed(() => this.store.write(subscriptionId, { buckets, grants }, row.etag));
+      const stored: Record<string, Array<[number, number]>> = {};
+      for (const { kind, key } of SHARED_WINDOWS) {
+        // Counted as spent when the reservation lapses: no window can see it spent any later.
+        windows[key]!.add(until, tokens[kind]);
+        const entries = windows[key]!.entries(now);
+        if (entries.length > 0) stored[key] = entries;
+      }
+      grants[this.hostId] = {
+        until,
+        tokens: Object.fromEntries(SHARED_BUDGET_KINDS.filter((k) => tokens[k] > 0).map((k) => [k, tokens[k]])),
+      };
+      const etag = await this.timed(() =>
+        this.store.write(subscriptionId, { buckets, windows: stored, grants }, row.etag),
+      );
       if (etag !== false) {
-        this.lastRow.set(subscriptionId, { buckets, grants, etag });
+        this.lastRow.set(subscriptionId, { buckets, windows: stored, grants, etag });
         // Spent meanwhile (the carried tokens were still spendable while the write was in flight) stays spent.
         const spentMeanwhile = noTokens();
         const during = this.held.get(subscriptionId);

@@ -7,7 +7,7 @@ import { Requeue } from "./requeue";
 import type { WritePacer } from "../pacing/writePacer";
 import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import type { LeaseGuard } from "./leaseGuard";
-import type { WriteDoubts } from "./writeDoubts";
+import type { WriteDoubts } from "../core/control";
 
 /**
  * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,
@@ -183,7 +183,7 @@ async function learnThrottle<T>(target: PacedTarget, deps: IfMatchDeps, write: (
   try {
     return await write();
   } catch (err) {
-    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs);
+    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs, err.message);
     throw err;
   }
 }

@@ -23,6 +23,7 @@ import {
   type PoolAddress,
   type ScaleSetModel,
   type VmModel,
+  type VmNicConfiguration,
 } from "../core/models";
 import { applyIntents, type PoolIntent } from "../core/networkProfile";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
@@ -39,7 +40,7 @@ import {
 } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
 import { crpRollsOutModel } from "../core/upgradePolicy";
-import { uncertain, viewOf } from "../core/vmNicView";
+import { modelNicConfigurations, uncertain, viewOf } from "../core/vmNicView";
 import { activeDeclarations } from "./activeDeclarations";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf } from "./vmMembership";
@@ -219,7 +220,7 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     bs.reduce<BasedOn>((a, b) => (b.ageMs > a.ageMs || b.source === "cache" ? b : a), { source: "arm", ageMs: 0 });
 
   /** The writes on one VM's NICs: nothing read outside the scopes, nothing planned unless every NIC was read. */
-  const planVm = async (vm: VmModel) => {
+  const planVm = async (vm: VmModel, modelConfigs?: readonly VmNicConfiguration[]) => {
     if (isDeleting(vm.provisioningState)) return;
     const nicRefs = nicRefsInScope(vm, deps.config.scopes);
     const nics: NicModel[] = [];
@@ -236,7 +237,7 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       throw err;
     }
     nicBases.forEach(based);
-    const mapped = viewOf(vm, nics);
+    const mapped = viewOf(vm, nics, modelConfigs);
     const where = `VM ${vm.id.split("/").pop() ?? vm.id}`;
     // As the reconcile: what cannot be placed on this VM's NICs with certainty is not written but failed, with why.
     const certain = intents.flatMap((intent, i) => {
@@ -302,7 +303,9 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
       }
       fromArm();
       // As the reconcile: each VM as listed (no GET of its own), its NICs from the cache or ARM.
-      for (const vm of listed) if (vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id)) await planVm(vm);
+      const configs = modelNicConfigurations(model.nics);
+      for (const vm of listed)
+        if (vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ss.id)) await planVm(vm, configs);
       return;
     }
     // Automatic/Rolling: CRP rolls the model out; the reconcile writes no instance.

@@ -5,7 +5,7 @@ import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef, NicRef } from "../core/resourceIds";
 import { ifMatchWrite, type IfMatchDeps } from "./ifMatchWrite";
 import type { LeaseGuard } from "./leaseGuard";
-import type { WriteDoubts } from "./writeDoubts";
+import type { WriteDoubts } from "../core/control";
 
 /**
  * The writes of IP-based load balancer pools (issue 43), one pool at a time per process and coalesced across

@@ -59,7 +59,9 @@ export async function settleFailure(
   }
   const retry = retryOf(err, trigger);
   if (retry) {
-    if (trigger.attempt + 1 > deps.config.maxAttempts) {
+    // A wait the budgets or ARM asked for (our pacing, a 429, a 409 while another operation runs) is no failure: it
+    // comes back after it as often as it takes. Only failures count towards giving up.
+    if (trigger.attempt + 1 > deps.config.maxAttempts && !isWait(err)) {
       const reason = `gave up after ${trigger.attempt} re-enqueued attempts: ${retry.why}`;
       await outcomes.recordAll(failing, outcomes.failed(reason, deps.config.failedRetryMs));
       return report("failed", declarations, { reason });
@@ -73,6 +75,17 @@ export async function settleFailure(
   const stopped = active.filter((d) => d.outcome.kind !== "applied");
   await outcomes.recordAll(stopped, outcomes.failed(reason, deps.config.failedRetryMs));
   return report("failed", declarations, { reason });
+}
+
+/**
+ * A pass sent back to wait, not because something failed: for our own pacing (a window of CRP's may keep a burst's
+ * passes waiting for minutes, several times over), or for Network RP's "busy" answers (409
+ * AnotherOperationInProgress while another write to the resource runs, 429 RetryableError).
+ */
+function isWait(err: unknown): boolean {
+  if (err instanceof ThrottledError || err instanceof ConflictError)
+    return err.code === "RetryableError" || err.code === "AnotherOperationInProgress";
+  return err instanceof Requeue && /^pacing:/.test(err.why);
 }
 
 /** A retriable answer as the requeue it asks for, or undefined when retrying would only fail again. */

@@ -60,7 +60,7 @@ export async function reconcileVm(
     await rememberVm(vm, deps.cache);
     if (isDeleting(vm.provisioningState)) throw new BeingDeletedError(`${ref.id} is being deleted`);
     const observedSince = observedSinceOf(trigger);
-    const result = await writeVmNics(vm, intents, [], {
+    const result = await writeVmNics(vm, intents, undefined, {
       ...deps,
       network,
       ...(observedSince !== undefined ? { observedSince } : {}),

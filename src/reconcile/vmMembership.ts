@@ -4,6 +4,7 @@ import { applyIntents, intentSatisfied, type PoolIntent } from "../core/networkP
 import type { ComputePort, ModelCache } from "../core/ports";
 import { parseVmId, sameResource, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
+import { modelNicConfigurations } from "../core/vmNicView";
 import { writeVmNics, type VmNicDeps, type VmNicResult } from "./vmNics";
 
 /**
@@ -40,10 +41,10 @@ export async function writeFlexVms(
   const listed = await compute.listVms(ref);
   const members = listed.filter((vm) => vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ref.id));
   await mapLimit(members, 8, (vm) => rememberVm(vm, deps.cache));
-  const modelNicNames = model.nics.map((n) => n.name);
+  const modelConfigs = modelNicConfigurations(model.nics);
   const results: VmNicResult[] = [];
   await mapLimit(members, deps.config.instanceConcurrency, async (vm) => {
-    results.push(await writeVmNics(vm, intents, modelNicNames, deps));
+    results.push(await writeVmNics(vm, intents, modelConfigs, deps));
   });
   return results;
 }

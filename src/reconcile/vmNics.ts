@@ -1,5 +1,5 @@
 import { BeingDeletedError, NotFoundError, RefusedError } from "../core/errors";
-import { isDeleting, type NicModel, type VmModel } from "../core/models";
+import { isDeleting, type NicModel, type VmModel, type VmNicConfiguration } from "../core/models";
 import {
   applyIntents,
   intentSatisfied,
@@ -95,11 +95,14 @@ async function nicOf(ref: NicRef, deps: VmNicDeps): Promise<{ nic: NicModel; obs
 
 const isGone = (err: unknown) => err instanceof NotFoundError || err instanceof BeingDeletedError;
 
-// The scale set model's NIC configuration names are not used: a NIC is never matched by its name.
+/**
+ * `modelConfigs`: a Flexible VM's scale set model's NIC configurations, on which a VM that answers only its NIC
+ * references is mapped (core/vmNicView); a NIC is never matched by its name.
+ */
 export async function writeVmNics(
   vm: VmModel,
   intents: readonly PoolIntent[],
-  _modelNicNames: readonly string[],
+  modelConfigs: readonly VmNicConfiguration[] | undefined,
   deps: VmNicDeps,
 ): Promise<VmNicResult> {
   // Which NICs' state came from ARM in this pass.
@@ -132,7 +135,7 @@ export async function writeVmNics(
     if (isGone(err)) return done(none, 0, true);
     throw err;
   }
-  const before = { nicIds: refs.map((r) => r.id), view: viewOf(vm, nics).nics };
+  const before = { nicIds: refs.map((r) => r.id), view: viewOf(vm, nics, modelConfigs).nics };
   let written = 0;
   // NICs one after another: each plan sees what the earlier writes left, so a pool lands on one NIC only.
   for (let i = 0; i < refs.length; i++) {
@@ -141,6 +144,7 @@ export async function writeVmNics(
       const view = viewOf(
         vm,
         nics.map((n, j) => (j === i ? nic : n)),
+        modelConfigs,
       );
       // Only what can be placed with certainty is written; the rest fails with its reason (outcomesOn).
       const certain = intents.filter((intent) => uncertain(view, intent) === undefined);
@@ -179,5 +183,5 @@ export async function writeVmNics(
     nics[i] = result.model;
     if (result.kind === "written") written++;
   }
-  return { ...done(viewOf(vm, nics), written, false), before };
+  return { ...done(viewOf(vm, nics, modelConfigs), written, false), before };
 }

@@ -1,5 +1,5 @@
 import type { LeaseGuard } from "./leaseGuard";
-import type { WriteDoubts } from "./writeDoubts";
+import type { WriteDoubts } from "../core/control";
 import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
@@ -46,6 +46,10 @@ export interface ReconcileDeps {
   /** The target's writes in doubt: recorded with the pass's commit, and holding back what they could undo. */
   doubts?: WriteDoubts;
 }
+
+// In core/control beside WriteInDoubt, so that ifMatchWrite need not import this file (which imports driftWatch,
+// which imports vmNics, which imports ifMatchWrite: a cycle).
+export type { WriteDoubts } from "../core/control";
 
 export type ReconcileResult =
   | "applied"

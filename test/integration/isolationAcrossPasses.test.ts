@@ -64,7 +64,10 @@ describe("failure isolation across passes", () => {
     expect(failedFirst.length).toBeGreaterThan(0);
     for (const d of failedFirst) expect(GHOSTS).toContain(d.backendPoolId);
 
-    // The next attempt (the last one allowed) skips them; whatever it cannot finish, it never marks a good pool failed.
+    // The next attempt (the last one allowed), once the scale set's write budget has refilled (a pass sent back only
+    // for it does not give up), skips them; whatever it cannot finish, it never marks a good pool failed.
+    clock.advance(3 * 60_000);
+    h.sim.control.clock.advance(3 * 60_000);
     await h.services.reconcile(ref, { reason: "test: requeued", attempt: 1 });
     const byPool = new Map((await h.services.declarations.listForTarget(ref)).map((d) => [d.backendPoolId, d]));
     for (const pool of GOOD) expect(byPool.get(pool)?.outcome.kind, pool).not.toBe("failed");

@@ -104,12 +104,14 @@ describe("x-ms-ratelimit-remaining-* headers: what the server says is left, for 
       {
         kind: "scaleSetWrites",
         scope: "subscription",
+        window: "3Min",
         target: expect.objectContaining({ key: VMSS.toLowerCase() }),
         remaining: 140,
       },
       {
         kind: "scaleSetWrites",
         scope: "subscription",
+        window: "30Min",
         target: expect.objectContaining({ key: VMSS.toLowerCase() }),
         remaining: 1188,
       },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { instanceRef } from "../../src/core/resourceIds";
+import { instanceRef, parseNicId, type NicRef } from "../../src/core/resourceIds";
 import { WritePacer } from "../../src/pacing/writePacer";
 import { instanceRefOf, scaleSetRef } from "../support/refs";
 
@@ -65,6 +65,70 @@ describe("WritePacer", () => {
     pacer.take(a);
     // The one token Retry-After allows is spent: the next waits for CRP's refill.
     expect(pacer.waitMs(a)).toBeGreaterThan(0);
+  });
+
+  it("instance writes of a subscription share CRP's window (UpdateVMScaleSetVM3Min, 240): 235 go, the next when the first age out", () => {
+    const { pacer, advance } = pacerAt();
+    // 24 scale sets of 10 instances, a write each: no instance's own bucket holds anything back; ARM's refills meanwhile.
+    let n = 0;
+    for (; n < 300; n++) {
+      const target = instanceRef(vmss(`w${Math.floor(n / 10)}`), String(n % 10));
+      const wait = pacer.waitMs(target);
+      if (wait > 0 && wait > 1_000) break;
+      advance(wait);
+      pacer.take(target);
+    }
+    expect(n).toBe(235);
+    const next = instanceRef(vmss("late"), "0");
+    expect(pacer.waitMs(next)).toBeGreaterThan(2 * 60_000);
+    expect(pacer.waitMs(instanceRef(vmss("late", OTHER_SUB), "0"))).toBe(0);
+    // Model writes count in a window of their own (CreateVMScaleSet3Min): only ARM's bucket (10 a second) is there.
+    expect(pacer.waitMs(vmss("late"))).toBeLessThanOrEqual(100);
+    advance(pacer.waitMs(next));
+    expect(pacer.waitMs(next)).toBe(0);
+  });
+
+  it("learns CRP's count of a window: what other hosts spent is counted as spent now", () => {
+    const { pacer } = pacerAt();
+    const vm = instanceRef(vmss("a"), "0");
+    pacer.learnWindow(vm, "30Min", 3);
+    expect(pacer.waitMs(instanceRef(vmss("b"), "0"))).toBeGreaterThan(0);
+    expect(pacer.waitMs(vmss("b"))).toBe(0);
+  });
+
+  it("NIC writes share NRP's 5-minute budget (1,000; 980 planned); a 429 about one NIC closes that NIC only, NRP's own 429 every NIC", () => {
+    const { pacer, advance } = pacerAt();
+    const nicOf = (i: number): NicRef => {
+      const r = parseNicId(
+        `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/networkInterfaces/n${i}`,
+      );
+      if (!r.ok) throw new Error(r.reason);
+      return r.value;
+    };
+    let n = 0;
+    for (; n < 1_100; n++) {
+      const wait = pacer.waitMs(nicOf(n));
+      if (wait > 1_000) break;
+      advance(wait);
+      pacer.take(nicOf(n));
+    }
+    expect(n).toBe(980);
+    advance(6 * 60_000);
+    pacer.throttled(
+      nicOf(1),
+      10_000,
+      "429 RetryableError A retryable error occurred. ReferencedResourceNotProvisioned: …",
+    );
+    expect(pacer.waitMs(nicOf(1))).toBe(10_000);
+    expect(pacer.waitMs(nicOf(2))).toBe(0);
+    // Model writes never wait for NRP.
+    pacer.throttled(
+      nicOf(3),
+      20_000,
+      "429 RetryableError A retryable error occurred. RetryableErrorDueToTooManyCallsToThisOperation: Operation PutNetworkInterfaceOperation exceeded throttling limit of 1000 calls within last 5 minutes.",
+    );
+    expect(pacer.waitMs(nicOf(4))).toBe(20_000);
+    expect(pacer.waitMs(vmss("x"))).toBe(0);
   });
 
   it("switched off (POOLSYNC_PACING_ENABLED=false), it never holds a write back", () => {

@@ -47,6 +47,11 @@ export interface HarnessOptions {
   sim?: ArmSimulatorOptions;
   /** poolsync's clock (the simulator keeps its own). */
   clock?: Clock;
+  /**
+   * poolsync on the simulator's own clock: with a time-scaled simulator (`sim.throttling.timeScale`) CRP's minutes-long
+   * windows pass in seconds for both alike.
+   */
+  simClock?: boolean;
   env?: Record<string, string>;
   cacheEnabled?: boolean;
   /** Extra Table pipeline policies (a test that plays a concurrent writer between two Table calls). */
@@ -75,13 +80,34 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     // Each declare message reconciles at once, so a test sees its report; test/integration/declareWindow.test.ts
     // and the local runtime's suites run the default window.
     POOLSYNC_DECLARE_WINDOW_SECONDS: "0",
+    // On the simulator's time-scaled clock a real second is many: the lease must outlast a request timeout there.
+    ...(opts.simClock
+      ? {
+          POOLSYNC_ARM_TIMEOUT_SECONDS: "5",
+          POOLSYNC_RECONCILE_LEASE_SECONDS: String(
+            Math.ceil(2 * Number(opts.env?.POOLSYNC_ARM_TIMEOUT_SECONDS ?? 5) * sim.control.clock.timeScale) + 60,
+          ),
+        }
+      : {}),
     ...opts.env,
   };
   const config = loadConfig(env);
+  const onSim: Clock = {
+    now: () => sim.control.clock.now(),
+    sleep: (ms, signal) =>
+      signal
+        ? Promise.race([
+            sim.control.clock.sleep(ms),
+            new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true })),
+          ])
+        : sim.control.clock.sleep(ms),
+  };
+  const clock = opts.clock ?? (opts.simClock ? onSim : undefined);
   const services = createServices(config, {
     log: logs,
     random: () => 0.5,
-    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(clock ? { clock } : {}),
+    ...(opts.simClock ? { timeScale: sim.control.clock.timeScale } : {}),
     ...(opts.storagePolicies ? { storagePolicies: opts.storagePolicies } : {}),
   });
   await services.ready();
