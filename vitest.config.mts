@@ -17,7 +17,8 @@ const REAL_WAITING = [
   "test/scripts/smoke.test.ts", // `npm run local` as a process, and the smoke run's 5 s wait for an event that never comes
   "test/bench/quiescence.test.ts", // bursts at time scale 1, then seconds for real sockets and timers to close
   "test/faults/storageDown.test.ts", // the storage SDK's own retry backoff against a closed port, 5 s per call
-  "test/integration/writeInDoubt.test.ts", // a write the client gave up on after 1 s lands 3 s after it was sent
+  "test/integration/writeInDoubt.test.ts", // a write the client gave up on after 1 s lands 6 s after it was sent
+  "test/integration/ipPoolWriteInDoubt.test.ts", // the same for an IP-based pool's write, landing 6 s after it was sent
   "test/faults/storageBusy.test.ts", // the Table SDK's own retry backoff on 503 ServerBusy, about 7 s per failed call
 ];
 

@@ -10,6 +10,7 @@ import * as yauzl from "yauzl";
 import { buildPackage, REPO_ROOT } from "../scripts/package";
 import { DEMO_SEED, DEMO_SUBSCRIPTION, startArmSimulator } from "../sim";
 import { percentile } from "./stats";
+import { writeMarkedSection } from "./markedSection";
 import type { ProbeInputs, ProbeResult } from "./coldstartProbe";
 
 /**
@@ -309,15 +310,7 @@ export function renderColdStart(r: ColdStartResult): string {
 
 /** Writes the section into RESULTS.md in place (or at its end), leaving every other section as it was. */
 export function writeColdStartSection(resultsMd: string, r: ColdStartResult): void {
-  const section = renderColdStart(r);
-  const text = existsSync(resultsMd) ? readFileSync(resultsMd, "utf8") : "";
-  const start = text.indexOf(MARK_START);
-  const end = text.indexOf(MARK_END);
-  const next =
-    start >= 0 && end > start
-      ? text.slice(0, start) + section.trimEnd() + text.slice(end + MARK_END.length)
-      : `${text.trimEnd()}\n\n${section}`;
-  writeFileSync(resultsMd, next);
+  writeMarkedSection(resultsMd, { start: MARK_START, end: MARK_END }, renderColdStart(r));
 }
 
 /** The section as last measured (bench/coldstart.json), for a full run that rewrites RESULTS.md from results.json. */

@@ -10,6 +10,7 @@ import { benchOptions, USAGE, type BenchOptions } from "./options";
 import { HOST_COUNTS, renderHosts } from "./hostsReport";
 import { runOverheadFresh } from "./overhead";
 import { lastColdStartSection, runColdStart, writeColdStartSection } from "./coldstart";
+import { IP_POOLS_SIZE, lastIpPoolsSection, runIpPools, writeIpPoolsSection } from "./ipPools";
 import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report";
 import { summarise } from "./stats";
 import { measuredCommit } from "./measuredCommit";
@@ -123,7 +124,10 @@ function render(p: Plan, opts: BenchOptions): void {
   writeFileSync(file("convergence.svg"), renderSvg(results));
   writeFileSync(
     file("RESULTS.md"),
-    renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results),
+    renderMarkdown(results, path.basename(file("convergence.svg"))) +
+      renderHosts(results) +
+      lastIpPoolsSection(dir) +
+      lastColdStartSection(dir),
   );
   for (const line of summaryLines(results)) console.log(line);
 }
@@ -172,6 +176,20 @@ async function main(): Promise<void> {
     }
     if (p.only.length === 1) return;
     p.only = p.only.filter((w) => w !== "coldstart");
+  }
+  if (p.only?.includes("ipPools")) {
+    // Issue 43's IP-based pool: its own figures (bench/ipPools.json) and its own section of RESULTS.md, like coldstart.
+    try {
+      const res = await runIpPools(azurite.connectionString, IP_POOLS_SIZE, log);
+      const dir = outDir(opts);
+      writeFileSync(path.join(dir, "ipPools.json"), JSON.stringify(res, null, 2) + "\n");
+      writeIpPoolsSection(path.join(dir, "RESULTS.md"), res);
+      log(`wrote ${path.join(dir, "ipPools.json")} and the IP-based pool section of ${path.join(dir, "RESULTS.md")}`);
+    } finally {
+      if (p.only.length === 1) await azurite.stop();
+    }
+    if (p.only.length === 1) return;
+    p.only = p.only.filter((w) => w !== "ipPools");
   }
   const pick = (xs: Strategy[]) => (opts.strategies ? xs.filter((x) => opts.strategies!.includes(x)) : xs);
   const all: Strategy[] = pick([...PEERS, "poolsync"]);
@@ -401,7 +419,10 @@ async function main(): Promise<void> {
   writeFileSync(file("convergence.svg"), renderSvg(results));
   writeFileSync(
     file("RESULTS.md"),
-    renderMarkdown(results, path.basename(file("convergence.svg"))) + renderHosts(results) + lastColdStartSection(dir),
+    renderMarkdown(results, path.basename(file("convergence.svg"))) +
+      renderHosts(results) +
+      lastIpPoolsSection(dir) +
+      lastColdStartSection(dir),
   );
   for (const line of summaryLines(results)) console.log(line);
   log(

@@ -4,7 +4,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] 
   --quick            the small plan (minutes, not hours); results go to *.quick.* files
   --runs N           runs per strategy (default 1 quick, 3 full)
   --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead, contentionFlex,
-                     burstOneFlex, hosts, latency, coldstart: runs only when named)
+                     burstOneFlex, hosts, latency; coldstart and ipPools: run only when named)
   --strategies S,S   only these strategies (poolsync and the peers' names)
   --out DIR          write the results here instead of bench/
   --reuse-azurite    use the Azurite already running on the default ports instead of a fresh one of its own

@@ -10,6 +10,8 @@ export interface TableRoundTrips {
   samples: number;
   /** Medians over `samples` targets, each measured from its first request to quiet (events included). */
   warmLeading: number;
+  /** The same on a host that wrote nothing for longer than a write reservation lasts (10 s): it reserves first. */
+  warmLeadingQuietHost: number;
   burstOfFour: number;
   /** The event handler's own round trips (its read and its transaction). */
   foreignEvent: number;
@@ -28,6 +30,8 @@ export interface TableRoundTrips {
 
 const WINDOW_MS = 2_000;
 const EVENT_DELAY_MS = 500;
+/** How long a host holds the subscription's write tokens it reserved (SharedWriteBudget's default). */
+const RESERVATION_HOLD_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runTableRoundTrips(storage: string, samples: number, seed: number): Promise<TableRoundTrips> {
@@ -71,6 +75,7 @@ export async function runTableRoundTrips(storage: string, samples: number, seed:
   const measure = async (submit: () => Promise<void>) => (await measureBoth(submit)).all;
   try {
     const warm: number[] = [];
+    const warmQuiet: number[] = [];
     const burst: number[] = [];
     const foreign: number[] = [];
     const foreignPass: number[] = [];
@@ -81,6 +86,8 @@ export async function runTableRoundTrips(storage: string, samples: number, seed:
       await run.idle();
       await sleep(2 * WINDOW_MS + 500);
       warm.push(await measure(() => run.submit(change(a, pools[1]!))));
+      await sleep(RESERVATION_HOLD_MS + 1_000);
+      warmQuiet.push(await measure(() => run.submit(change(a, pools[2]!))));
       // A burst of four on a warm target.
       await run.submit(change(b, pools[0]!));
       await run.idle();
@@ -117,6 +124,7 @@ export async function runTableRoundTrips(storage: string, samples: number, seed:
     return {
       samples,
       warmLeading: percentile(warm, 50),
+      warmLeadingQuietHost: percentile(warmQuiet, 50),
       burstOfFour: percentile(burst, 50),
       foreignEvent: percentile(foreign, 50),
       foreignEventPass: percentile(foreignPass, 50),

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
         `| measured (median of ${samples} targets) | Table round trips | target |`,
         "|---|---|---|",
         `| warm leading declaration (declare message, its pass, its own write's events) | ${res.warmLeading} | ≤ 6 |`,
+        `| … on a host that wrote nothing for 10 s (it first reserves its subscription's write tokens) | ${res.warmLeadingQuietHost} | ≤ 6 |`,
         `| a burst of 4 on one warm target | ${res.burstOfFour} | ≤ 10 |`,
         `| another writer's ARM event on a cached target: the event's own work | ${res.foreignEvent} | ≤ 2 |`,
         `| … and the drift check it wakes (a pass of the target: read, lease, commit) | ${res.foreignEventPass} | (a pass) |`,

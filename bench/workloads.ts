@@ -720,6 +720,8 @@ export interface ScaleResult {
   readsPerHour: number;
   changes: number;
   tableOpsPerChange: number;
+  tableOpsPerChangeOfEvents?: number;
+  sharedTableWritesPerChange?: Record<string, number>;
   armReadsPerChange: number;
   armWritesPerChange: number;
   cpuMsPerChange: number;
@@ -837,6 +839,8 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
     while (picked.size < Math.min(size.changes, world.scaleSets.length))
       picked.add(world.scaleSets[Math.floor(rand() * world.scaleSets.length)] as string);
     const ops0 = p.tables.ops;
+    const eventOps0 = p.tables.eventOps;
+    const shared0 = sharedWrites(p);
     const arm0 = armCounts(s.sim);
     const cpu0 = process.cpuUsage();
     const t0 = Date.now();
@@ -862,6 +866,11 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
       readsPerHour: (warm.reads * 3600) / DEFAULT_TTL_S,
       changes: picked.size,
       tableOpsPerChange: (p.tables.ops - ops0) / picked.size,
+      // Where they went beyond the targets' own partitions: the ARM events' handling, the shared table's writes.
+      tableOpsPerChangeOfEvents: (p.tables.eventOps - eventOps0) / picked.size,
+      sharedTableWritesPerChange: Object.fromEntries(
+        Object.entries(sharedWrites(p)).map(([k, n]) => [k, (n - (shared0[k] ?? 0)) / picked.size]),
+      ),
       armReadsPerChange: (arm.reads - arm0.reads) / picked.size,
       armWritesPerChange: (arm.modelWrites + arm.instanceWrites - arm0.modelWrites - arm0.instanceWrites) / picked.size,
       cpuMsPerChange: (cpu.user + cpu.system) / 1000 / picked.size,
@@ -873,6 +882,11 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
 }
 
 const sim0 = (s: Started) => s.sim.control.clock.now();
+
+/** Writes so far to each partition of the shared table ("~…"), by partition. */
+function sharedWrites(p: PoolsyncRun): Record<string, number> {
+  return Object.fromEntries([...p.tables.partitionWrites].filter(([pk]) => pk.startsWith("~")));
+}
 
 /** The ref of a scale set ID the benchmark's world made up; a bad one is a bug in the benchmark. */
 function madeUpRef(id: string): ScaleSetRef {

@@ -40,9 +40,10 @@ import { reconcileStale, type StaleRunSummary } from "../reconcile/reconcileStal
 import { handleResourceEvent } from "../reconcile/handleResourceEvent";
 import type { EventOutcome } from "../reconcile/resourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
-import { reconcileScaleSet } from "../reconcile/reconcileScaleSet";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
-import { reconcileVm } from "../reconcile/reconcileVm";
+import { reconcileTarget } from "../reconcile/reconcileTarget";
+import { PoolWrites } from "../reconcile/poolWrites";
+import { PoolKindsKnown } from "../reconcile/poolKindsKnown";
 import { historyLog, passHistoryLog } from "../reconcile/historyLog";
 import { pruneHistory } from "./pruneHistory";
 import { sweepOldLayout } from "./sweepOldLayout";
@@ -263,6 +264,16 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     newRequestId: (resourceId: string) => requestIds.next(resourceId),
     ...(overrides.random ? { random: overrides.random } : {}),
   };
+  // IP-based pools (issue 43): their kind as each pool says it, and their writes, coalesced across targets.
+  const pools = {
+    kinds: new PoolKindsKnown(clock.now, config.cacheTtlMs),
+    writes: new PoolWrites({
+      ...reconcileDeps,
+      gatherMs: config.gatherMs,
+      // A burst's declarations reach the pool over about a declare window: its pool write waits at most that long.
+      maxGatherMs: Math.max(config.gatherMs, config.declareWindowMs),
+    }),
+  };
   const runner = new ReconcileRunner({
     reconcile: async (ref, trigger, lease, open) => {
       // The pass's history goes into its commit; lines about other targets (none) would go at once.
@@ -284,7 +295,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
             doubtRemainingMs(open.control.doubts, id, etag, clock.now(), config.writeDoubtMs),
         },
       };
-      return ref.kind === "vm" ? reconcileVm(ref, trigger, deps) : reconcileScaleSet(ref, trigger, deps);
+      return reconcileTarget(ref, trigger, { ...deps, pools });
     },
     passes,
     queue,
@@ -332,7 +343,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     queue,
     drifts,
     history,
-    plan: (ref, extra) => planTarget(ref, { compute, network, declarations, cache, clock, config }, extra),
+    plan: (ref, extra) =>
+      planTarget(ref, { compute, network, declarations, cache, clock, config, poolKinds: pools.kinds }, extra),
     coalescer: runner.coalescer,
     declare: (req) => batcher.declare({ ...req, runsLeading: false, busy: false }),
     previewDeclare: async (ref, d) => {

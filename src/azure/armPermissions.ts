@@ -38,7 +38,22 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
     "Microsoft.Network/networkInterfaces/write",
     "PUT the NIC (whole, as read) with If-Match: pool references of one ip configuration changed.",
   ],
-  ["Microsoft.Network/locations/operations/read", "Poll the Azure-AsyncOperation URL of a NIC write until it ends."],
+  [
+    "Microsoft.Network/locations/operations/read",
+    "Poll the Azure-AsyncOperation URL of a NIC or backend pool write until it ends.",
+  ],
+  [
+    "Microsoft.Compute/virtualMachineScaleSets/networkInterfaces/read",
+    "List a Uniform scale set's instance NICs with their private addresses, for an IP-based pool (issue 43).",
+  ],
+  [
+    "Microsoft.Network/loadBalancers/backendAddressPools/read",
+    "GET a declared backend pool: whether it is IP-based, its addresses and its load balancer's ETag (issue 43).",
+  ],
+  [
+    "Microsoft.Network/loadBalancers/backendAddressPools/write",
+    "PUT an IP-based pool with If-Match: only the addresses poolsync added change (issue 43).",
+  ],
   [
     "Microsoft.Network/loadBalancers/backendAddressPools/join/action",
     "Linked-access check: an ip config that references a backend pool joins it.",
@@ -68,7 +83,22 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
     "Microsoft.Network/publicIPPrefixes/join/action",
     "Linked-access check: public IP configurations allocated from a public IP prefix.",
   ],
+  [
+    "Microsoft.Network/virtualNetworks/joinLoadBalancer/action",
+    "Linked-access check: an IP-based pool's addresses (or the pool) name their virtual network (issue 43).",
+  ],
 ] as const satisfies readonly (readonly [string, string])[];
+
+/**
+ * The backend pool actions (issue 43), a parameter of infra/access.json granted with either grant, since a pool's load
+ * balancer may live beside the scale sets or elsewhere: the read wherever poolsync is declared into a load balancer
+ * backend pool (every pass asks the pool whether it is IP-based), the write only where IP-based pools are.
+ */
+export const POOL_ACTIONS: readonly string[] = [
+  "Microsoft.Network/loadBalancers/backendAddressPools/read",
+  "Microsoft.Network/loadBalancers/backendAddressPools/write",
+];
+export const DEFAULT_POOL_ACTIONS: readonly string[] = ["Microsoft.Network/loadBalancers/backendAddressPools/read"];
 
 /** The actions alone, in the order above. */
 export const REQUIRED_ARM_ACTIONS: readonly string[] = REQUIRED_ARM_ACTIONS_WITH_REASONS.map(([action]) => action);

@@ -1,12 +1,13 @@
-import type { NetworkInterface, NetworkManagementClient } from "@azure/arm-network";
+import type { BackendAddressPool, NetworkInterface, NetworkManagementClient } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { armTelemetryPolicy } from "./armTelemetryPolicy";
 import { BeingDeletedError } from "../core/errors";
-import type { NicModel } from "../core/models";
+import type { BackendPoolModel, NicModel, PoolAddress, ScaleSetInstanceNics } from "../core/models";
 import type { NicConfiguration } from "../core/networkProfile";
 import type { Clock, NetworkPort, WriteOptions } from "../core/ports";
-import type { NicRef } from "../core/resourceIds";
+import type { BackendPoolRef, NicRef, ScaleSetRef } from "../core/resourceIds";
+import { poolFromArm, poolAddressToArm } from "./poolCodec";
 import { classifyArmError } from "./armErrors";
 import { armOriginPolicy } from "./armOriginPolicy";
 import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
@@ -127,5 +128,69 @@ export class ArmNetwork implements NetworkPort {
       etag: etag ?? "",
       provisioningState: "Succeeded",
     };
+  }
+
+  async getBackendPool(ref: BackendPoolRef): Promise<BackendPoolModel> {
+    try {
+      const pool = await this.client(ref.subscriptionId).loadBalancerBackendAddressPools.get(
+        ref.resourceGroup,
+        ref.parent,
+        ref.name,
+        { abortSignal: this.signal() },
+      );
+      return poolFromArm(pool as Record<string, unknown>, ref.id);
+    } catch (err) {
+      throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  async writeBackendPool(
+    ref: BackendPoolRef,
+    base: BackendPoolModel,
+    addresses: PoolAddress[],
+    opts: WriteOptions,
+  ): Promise<BackendPoolModel> {
+    // The pool as read, with these addresses: a pool PUT replaces it whole (read-only fields are not serialised).
+    const body = { ...base.pool, loadBalancerBackendAddresses: addresses.map(poolAddressToArm) } as BackendAddressPool;
+    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
+    let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
+    try {
+      await this.client(ref.subscriptionId)
+        .loadBalancerBackendAddressPools.createOrUpdate(ref.resourceGroup, ref.parent, ref.name, body, {
+          abortSignal: this.signal(),
+          requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
+          onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
+        })
+        .submitted();
+    } catch (err) {
+      throw classifyArmError(err, what);
+    }
+    await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
+      getThroughPipeline(this.client(ref.subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),
+    );
+    // The write's own answer is what the pool holds now (NRP answers the pool as written, with the new ETag).
+    const written = poolFromArm((answer?.body ?? {}) as Record<string, unknown>, ref.id);
+    return { ...written, provisioningState: "Succeeded" };
+  }
+
+  async listScaleSetNics(ref: ScaleSetRef): Promise<ScaleSetInstanceNics[]> {
+    const byInstance = new Map<string, ScaleSetInstanceNics>();
+    try {
+      const pages = this.client(ref.subscriptionId).networkInterfaces.listVirtualMachineScaleSetNetworkInterfaces(
+        ref.resourceGroup,
+        ref.name,
+        { abortSignal: this.signal() },
+      );
+      for await (const nic of pages) {
+        const instanceId = /\/virtualMachines\/([^/]+)\/networkInterfaces\//i.exec(nic.id ?? "")?.[1];
+        if (instanceId === undefined) continue;
+        const entry = byInstance.get(instanceId) ?? { instanceId, nics: [] };
+        entry.nics.push(nic as NicConfiguration);
+        byInstance.set(instanceId, entry);
+      }
+    } catch (err) {
+      throw classifyArmError(err, `GET ${ref.id}/networkInterfaces`);
+    }
+    return [...byInstance.values()];
   }
 }

@@ -30,6 +30,40 @@ export function formatAccepted(a: Accepted): string {
   ].join("\n");
 }
 
+/** What `move` answers. */
+export function formatMoved(m: {
+  targetId: string;
+  from: string;
+  to: string;
+  requestIds: { to: string; from: string };
+  declaredBy: { id: string; name: string; via: string };
+}): string {
+  return [
+    `accepted: move ${lastSegment(m.targetId)} from ${poolName(m.from)} to ${poolName(m.to)} (one write per resource)`,
+    `request ids: to ${m.requestIds.to}, from ${m.requestIds.from}`,
+    `declared by: ${m.declaredBy.name} (${m.declaredBy.id}, ${m.declaredBy.via})`,
+    `watch it with: poolsync status --target ${m.targetId}`,
+  ].join("\n");
+}
+
+const KIND_WORDS: Record<string, string> = {
+  loadBalancerBackendPool: "backend pool",
+  inboundNatPool: "inbound NAT pool",
+  applicationGatewayBackendPool: "gateway pool",
+};
+
+/** The kind of pool, its admin state and a move's other half, as one line (empty when there is nothing to say). */
+function kindLine(m: MembershipView): string {
+  const parts = [
+    `${KIND_WORDS[m.poolKind ?? "loadBalancerBackendPool"] ?? m.poolKind}${m.outcome.via === "pool" ? " (IP-based: the pool lists the addresses)" : ""}`,
+    ...(m.adminState
+      ? [`admin state ${m.adminState}${m.adminInstances ? ` on ${m.adminInstances.join(", ")}` : " on every member"}`]
+      : []),
+    ...(m.movedTo ? [`moving to ${m.movedTo}`] : []),
+  ];
+  return `    ${parts.join("; ")}`;
+}
+
 function membershipLine(m: MembershipView): string {
   const known = m.instances.filter((i) => i.state !== "unknown");
   const instances =
@@ -55,6 +89,8 @@ export function formatScaleSetView(v: ScaleSetView): string {
   for (const m of v.memberships) {
     lines.push(membershipLine(m));
     lines.push(`    pool ${m.backendPoolId}`);
+    const kind = kindLine(m);
+    if (kind) lines.push(kind);
     lines.push(
       `    declared ${m.declaredAt} by ${m.declaredBy.name} (${m.declaredBy.id}, ${m.declaredBy.via}) (request ${m.requestId}); outcome at ${m.outcome.at}${m.outcome.appliedEtag ? `, applied on ETag ${m.outcome.appliedEtag}` : ""}`,
     );

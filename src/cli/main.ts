@@ -5,7 +5,7 @@ import type { ScaleSetView } from "../intake/observedState";
 import type { StatusReport } from "../intake/statusReport";
 import { ApiError, callApi, UnreachableError, type ClientOptions } from "./client";
 import { formatDryRun, formatPlan } from "./planText";
-import { formatAccepted, formatPoison, formatScaleSetView, formatStatus } from "./format";
+import { formatAccepted, formatMoved, formatPoison, formatScaleSetView, formatStatus } from "./format";
 import { jsonForTerminal, terminalSafe, terminalSafeJson } from "./terminalText";
 
 /**
@@ -18,8 +18,13 @@ export const USAGE = `usage: poolsync <command> [options]
 
 commands:
   declare --scale-set ID|--target ID --pool ID --state present|absent [--ip-configuration NAME|--ip-version IPv4|IPv6]
-                      declare a scale set's or a VM's membership in a backend pool (PUT /api/memberships);
+          [--admin-state None|Up|Down [--instances 3,7]]
+                      declare a scale set's or a VM's membership in a pool: a load balancer backend pool (NIC- or
+                      IP-based), an inbound NAT pool or an application gateway pool (PUT /api/memberships);
+                      --admin-state: the members' admin state in an IP-based pool (--instances: only these);
                       --dry-run: what it would store and write, storing and writing nothing
+  move --scale-set ID|--target ID --from POOL --to POOL [--ip-configuration NAME|--ip-version IPv4|IPv6]
+                      leave one pool for another in one write per resource (PUT /api/memberships/move)
   plan TARGET_ID      what a reconcile of the scale set or VM would write now (GET /api/plan)
   status [--scale-set ID|--target ID]
                       counts and declared vs observed (GET /api/status, or GET /api/memberships for one target)
@@ -57,10 +62,25 @@ const OPTIONS = {
   "ip-configuration": { type: "string" },
   state: { type: "string" },
   "dry-run": { type: "boolean" },
+  "admin-state": { type: "string" },
+  instances: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
 } as const;
 
 const ALLOWED: Record<string, readonly string[]> = {
-  declare: ["scale-set", "target", "pool", "ip-configuration", "ip-version", "state", "dry-run"],
+  declare: [
+    "scale-set",
+    "target",
+    "pool",
+    "ip-configuration",
+    "ip-version",
+    "state",
+    "dry-run",
+    "admin-state",
+    "instances",
+  ],
+  move: ["scale-set", "target", "from", "to", "ip-configuration", "ip-version"],
   plan: [],
   status: ["scale-set", "target"],
   poison: [],
@@ -94,9 +114,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (!allowed) throw new UsageError(`unknown command "${command}"`);
     if (positionals.length > (command === "plan" ? 2 : 1))
       throw new UsageError(`unexpected argument "${positionals[1]}"`);
-    const misplaced = (["scale-set", "pool", "ip-configuration", "state"] as const).filter(
-      (o) => values[o] !== undefined && !allowed.includes(o),
-    );
+    const misplaced = (
+      ["scale-set", "pool", "ip-configuration", "state", "admin-state", "instances", "from", "to"] as const
+    ).filter((o) => values[o] !== undefined && !allowed.includes(o));
     if (misplaced.length > 0) throw new UsageError(`${command} takes no --${misplaced[0]}`);
     const client: ClientOptions = {
       url: values.url ?? io.env.POOLSYNC_URL ?? "http://127.0.0.1:7071",
@@ -128,6 +148,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         state,
         ...(values["ip-configuration"] ? { ipConfiguration: values["ip-configuration"] } : {}),
         ...(values["ip-version"] ? { ipVersion: values["ip-version"] } : {}),
+        ...(values["admin-state"] ? { adminState: values["admin-state"] } : {}),
+        ...(values.instances ? { instances: values.instances.split(",").map((i) => i.trim()) } : {}),
       };
       if (values["dry-run"]) {
         const dry = (await callApi(client, "PUT", "api/memberships?dryRun=true", body)) as Parameters<
@@ -138,6 +160,20 @@ export async function main(argv: string[], io: Io): Promise<number> {
       }
       const accepted = (await callApi(client, "PUT", "api/memberships", body)) as Accepted;
       print(accepted, formatAccepted);
+    } else if (command === "move") {
+      const scaleSetId = values["scale-set"];
+      const targetId = values.target;
+      if (!scaleSetId && !targetId) throw new UsageError("move needs --scale-set ID or --target ID");
+      if (!values.from || !values.to) throw new UsageError("move needs --from POOL and --to POOL");
+      const body = {
+        ...(targetId ? { targetId } : { scaleSetId }),
+        from: values.from,
+        to: values.to,
+        ...(values["ip-configuration"] ? { ipConfiguration: values["ip-configuration"] } : {}),
+        ...(values["ip-version"] ? { ipVersion: values["ip-version"] } : {}),
+      };
+      const moved = (await callApi(client, "PUT", "api/memberships/move", body)) as Parameters<typeof formatMoved>[0];
+      print(moved, formatMoved);
     } else if (command === "plan") {
       const targetId = positionals[1];
       if (!targetId) throw new UsageError("plan needs a target ID (a scale set or VM)");

@@ -16,6 +16,8 @@ interface PlanLike {
     id: string;
     ifMatch: string;
     ipConfigurations: { nicConfiguration: string; ipConfiguration: string; gain: string[]; lose: string[] }[];
+    /** A pool write (an IP-based pool's own address list). */
+    addresses?: { gain: string[]; lose: string[] };
     basedOn: { source: string; ageMs: number };
   }[];
   skipped?: { backendPoolId: string; ipConfiguration: string; reason: string }[];
@@ -36,6 +38,8 @@ export function formatPlan(p: PlanLike): string {
       for (const g of c.gain) lines.push(`    ${c.nicConfiguration}/${c.ipConfiguration}  + ${g}`);
       for (const l of c.lose) lines.push(`    ${c.nicConfiguration}/${c.ipConfiguration}  - ${l}`);
     }
+    for (const g of w.addresses?.gain ?? []) lines.push(`    address  + ${g}`);
+    for (const l of w.addresses?.lose ?? []) lines.push(`    address  - ${l}`);
   }
   for (const s of p.skipped ?? [])
     lines.push(`  not written: ${s.backendPoolId} (${s.ipConfiguration || "primary"}): ${s.reason}`);

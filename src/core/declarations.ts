@@ -1,4 +1,5 @@
 import type { IpConfigSelector, IpVersion, PoolIntent } from "./networkProfile";
+import type { AdminState } from "./poolKinds";
 import { parseSelector, selectorText } from "./networkProfile";
 
 /** A user's intent for one (scale set, backend pool, ip configuration), as stored in the memberships table. */
@@ -24,6 +25,18 @@ export interface Declaration {
   requestId: string;
   /** Who declared it: an Entra principal, the function key's holder, or "queue" for a declare message. */
   declaredBy: DeclaredBy;
+  /**
+   * The admin state of the target's members in the pool (issue 43: an IP-based load balancer pool's addresses are
+   * the only members Azure gives one); absent: poolsync sets none.
+   */
+  adminState?: AdminState;
+  /** The members `adminState` applies to (Uniform instance IDs, or VM names); absent: every member. */
+  adminInstances?: string[];
+  /**
+   * Half of a move (`PUT /api/memberships/move`): this `absent` is applied only where the pool it moves to is
+   * present, in the same write, so that no moment holds neither.
+   */
+  movedTo?: string;
 }
 
 export interface DeclaredBy {
@@ -53,6 +66,11 @@ export interface Outcome {
   appliedEverywhere?: boolean;
   /** When the timer may try a failed declaration again. */
   retryAt?: string;
+  /**
+   * "pool": applied on an IP-based pool, which lists the target's addresses itself (issue 43): the ip configurations
+   * the status views read from the cache say nothing of it, the outcome is what ARM answered the pool write.
+   */
+  via?: "pool";
 }
 
 export interface StoredDeclaration extends Declaration {
@@ -63,7 +81,12 @@ export interface StoredDeclaration extends Declaration {
 }
 
 export function toIntent(d: Declaration): PoolIntent {
-  return { backendPoolId: d.backendPoolId, selector: selectorOf(d), state: d.state };
+  return {
+    backendPoolId: d.backendPoolId,
+    selector: selectorOf(d),
+    state: d.state,
+    ...(d.movedTo !== undefined && d.state === "absent" ? { movedTo: d.movedTo } : {}),
+  };
 }
 
 /** Which ip configuration the declaration is about, from its two fields. */

@@ -9,7 +9,8 @@ import { applyIntents, intentSatisfied, type NicConfiguration, type PoolIntent }
  * the record people read (who wrote the change, when it was seen, how it was found, when it was repaired).
  */
 
-export type DriftResourceKind = "model" | "instance" | "nic";
+/** `pool`: an IP-based pool's addresses (issue 43), which the pool itself lists. */
+export type DriftResourceKind = "model" | "instance" | "nic" | "pool";
 
 /** What a reconcile read of one resource, seen as NIC configurations (a VM's NICs: one resource per NIC). */
 export interface ObservedResource {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseBackendPoolId, parseScaleSetId, parseTargetId } from "./resourceIds";
+import { ADMIN_STATES } from "./poolKinds";
 
 /**
  * Queue messages, schema v1 (documented in the README). The queue only says "look at this scale set";
@@ -45,6 +46,15 @@ const ipConfiguration = z
 export const TRACEPARENT_PATTERN = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 const traceparent = z.string().regex(TRACEPARENT_PATTERN, "must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)");
 
+/** The members an admin state applies to: Uniform instance IDs or VM names, each once. */
+export const adminInstancesSchema = z
+  .array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be an instance ID or a VM name"), {
+    error: "must be an array of instance IDs or VM names",
+  })
+  .min(1, "must name at least one instance")
+  .max(1_000, "names more than 1,000 instances")
+  .refine((a) => new Set(a.map((i) => i.toLowerCase())).size === a.length, "names an instance twice");
+
 const requestId = z
   .string()
   .min(1)
@@ -68,6 +78,11 @@ export const declareMessageV1 = z
     /** When the user declared it (ISO 8601); orders declarations that arrive out of order. */
     declaredAt: z.iso.datetime({ offset: true }).optional(),
     traceparent: traceparent.optional(),
+    /** Issue 43: the members' admin state in an IP-based pool, and which members it applies to. */
+    adminState: z.enum(ADMIN_STATES, { error: `must be one of ${ADMIN_STATES.join(", ")}` }).optional(),
+    instances: adminInstancesSchema.optional(),
+    /** Issue 43: this absent is half of a move to that pool (see Declaration.movedTo). */
+    movedTo: backendPoolId.optional(),
   })
   .superRefine((m, ctx) => {
     oneTarget(m, ctx);

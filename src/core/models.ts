@@ -68,3 +68,34 @@ export interface NicModel {
   provisioningState: string | undefined;
   nic: NicConfiguration;
 }
+
+/** One entry of a pool's `loadBalancerBackendAddresses`, as poolsync reads and writes it (issue 43). */
+export interface PoolAddress {
+  name: string;
+  ipAddress?: string | undefined;
+  subnetId?: string | undefined;
+  virtualNetworkId?: string | undefined;
+  adminState?: string | undefined;
+  /** NRP listed it for a NIC's ip configuration (a NIC-based pool's member): never written back by a client. */
+  fromNic?: boolean;
+  /** Every other field as read, written back unchanged. */
+  rest?: Record<string, unknown>;
+}
+
+/** A load balancer backend pool as read: its ETag is its load balancer's (every pool write moves it). */
+export interface BackendPoolModel {
+  id: string;
+  etag: string;
+  provisioningState: string | undefined;
+  /** true: IP-based (lists its addresses); false: NIC-based; undefined: nothing says yet (empty, no syncMode). */
+  ipBased: boolean | undefined;
+  addresses: PoolAddress[];
+  /** The pool as read (flattened, as the Network SDK hands it over): a pool PUT replaces it whole. */
+  pool: Record<string, unknown>;
+}
+
+/** A Uniform scale set instance's NICs as Network RP lists them, with each ip configuration's private address. */
+export interface ScaleSetInstanceNics {
+  instanceId: string;
+  nics: NicConfiguration[];
+}

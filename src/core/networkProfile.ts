@@ -1,3 +1,5 @@
+import { POOL_FIELDS, poolFieldOf } from "./poolKinds";
+
 /**
  * The membership edit, pure. Works on NIC configurations as the Compute SDK hands them over (flattened), keeping
  * every field it does not own, so a write built from its output carries other writers' fields back unchanged.
@@ -14,6 +16,8 @@ export interface IpConfiguration {
   /** Absent means IPv4. */
   privateIPAddressVersion?: string;
   loadBalancerBackendAddressPools?: PoolReference[];
+  loadBalancerInboundNatPools?: PoolReference[];
+  applicationGatewayBackendAddressPools?: PoolReference[];
   [field: string]: unknown;
 }
 
@@ -42,6 +46,11 @@ export interface PoolIntent {
   backendPoolId: string;
   selector: IpConfigSelector;
   state: "present" | "absent";
+  /**
+   * Half of a move: remove the pool only from an ip configuration that holds this pool (after the edit), so that one
+   * write swaps them and no moment holds neither.
+   */
+  movedTo?: string;
 }
 
 export type IntentOutcome = { ok: true } | { ok: false; reason: string };
@@ -134,8 +143,18 @@ function locate(nics: readonly NicConfiguration[], selector: IpConfigSelector): 
   return `ip configuration "${selectorText(selector)}" does not exist`;
 }
 
+/** The references of the pool's own kind on an ip configuration (a NAT pool's are in loadBalancerInboundNatPools…). */
+export function poolReferences(ip: IpConfiguration, poolId: string): PoolReference[] {
+  return (ip[poolFieldOf(poolId)] as PoolReference[] | undefined) ?? [];
+}
+
+/** Every pool an ip configuration references, of every kind poolsync manages. */
+export function allPoolReferences(ip: IpConfiguration): PoolReference[] {
+  return Object.values(POOL_FIELDS).flatMap((field) => (ip[field] as PoolReference[] | undefined) ?? []);
+}
+
 function hasPool(ip: IpConfiguration, poolId: string): boolean {
-  return (ip.loadBalancerBackendAddressPools ?? []).some((p) => lower(p.id) === lower(poolId));
+  return poolReferences(ip, poolId).some((p) => lower(p.id) === lower(poolId));
 }
 
 /** An ip configuration of another IP version that already holds the pool: one pool never spans two versions. */
@@ -148,6 +167,16 @@ function otherVersionHolding(nics: readonly NicConfiguration[], poolId: string, 
     }
   }
   return undefined;
+}
+
+/** The ip configuration a selector names on these NICs, or why there is none. */
+export function selectIpConfiguration(
+  nics: readonly NicConfiguration[],
+  selector: IpConfigSelector,
+): IpConfiguration | string {
+  const at = locate(nics, selector);
+  if (typeof at === "string") return at;
+  return nics[at.nic]?.ipConfigurations?.[at.ip] ?? "ip configuration vanished";
 }
 
 /** Whether the pool is referenced where the intent says it should (or should not) be. */
@@ -167,9 +196,9 @@ export function intentSatisfied(nics: readonly NicConfiguration[], intent: PoolI
 export function applyIntents(nics: readonly NicConfiguration[], intents: readonly PoolIntent[]): EditResult {
   let next: NicConfiguration[] | undefined;
   const outcomes: IntentOutcome[] = new Array<IntentOutcome>(intents.length);
-  const order = intents
-    .map((_, i) => i)
-    .sort((a, b) => Number(intents[a]?.state === "present") - Number(intents[b]?.state === "present"));
+  // Removals, then additions, then the removals of moves (each only where its addition landed).
+  const rank = (i: PoolIntent | undefined) => (i?.state === "present" ? 1 : i?.movedTo !== undefined ? 2 : 0);
+  const order = intents.map((_, i) => i).sort((a, b) => rank(intents[a]) - rank(intents[b]));
   for (const index of order) {
     const intent = intents[index] as PoolIntent;
     const current = next ?? nics;
@@ -179,15 +208,26 @@ export function applyIntents(nics: readonly NicConfiguration[], intents: readonl
       continue;
     }
     const ip = current[at.nic]?.ipConfigurations?.[at.ip];
+    // One load balancer backend pool never holds ip configurations of two IP versions (NRP refuses it).
     const clash =
-      intent.state === "present" && ip ? otherVersionHolding(current, intent.backendPoolId, versionOf(ip)) : undefined;
+      intent.state === "present" && ip && poolFieldOf(intent.backendPoolId) === "loadBalancerBackendAddressPools"
+        ? otherVersionHolding(current, intent.backendPoolId, versionOf(ip))
+        : undefined;
     if (clash) {
       outcomes[index] = { ok: false, reason: clash };
       continue;
     }
+    if (ip && intent.movedTo !== undefined && hasPool(ip, intent.backendPoolId) && !hasPool(ip, intent.movedTo)) {
+      outcomes[index] = {
+        ok: false,
+        reason: `the move keeps this pool until ${intent.movedTo} is on the same ip configuration, which it is not yet`,
+      };
+      continue;
+    }
     outcomes[index] = { ok: true };
     if (!ip || hasPool(ip, intent.backendPoolId) === (intent.state === "present")) continue;
-    const pools = ip.loadBalancerBackendAddressPools ?? [];
+    const field = poolFieldOf(intent.backendPoolId);
+    const pools = poolReferences(ip, intent.backendPoolId);
     const newPools =
       intent.state === "present"
         ? [...pools, { id: intent.backendPoolId }]
@@ -199,7 +239,7 @@ export function applyIntents(nics: readonly NicConfiguration[], intents: readonl
         : {
             ...nic,
             ipConfigurations: (nic.ipConfigurations ?? []).map((c, i) =>
-              i !== at.ip ? c : { ...c, loadBalancerBackendAddressPools: newPools },
+              i !== at.ip ? c : { ...c, [field]: newPools },
             ),
           },
     );

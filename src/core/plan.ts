@@ -1,11 +1,12 @@
-import { applyIntents, type NicConfiguration, type PoolIntent } from "./networkProfile";
+import { allPoolReferences, applyIntents, type NicConfiguration, type PoolIntent } from "./networkProfile";
 
 /**
  * What a reconcile would write, pure: the same edit the reconcile makes (applyIntents), seen as writes per resource
  * and, per ip configuration, the pools it would gain and lose. Nothing here reads or writes anything.
  */
 
-export type PlannedKind = "model" | "instance" | "nic";
+/** `pool`: an IP-based pool's own address list (issue 43), written with If-Match on its load balancer's ETag. */
+export type PlannedKind = "model" | "instance" | "nic" | "pool";
 
 export interface IpConfigChange {
   nicConfiguration: string;
@@ -27,12 +28,14 @@ export interface PlannedWrite {
   /** The ETag the write would be conditioned on (If-Match). */
   ifMatch: string;
   ipConfigurations: IpConfigChange[];
+  /** A pool write: the addresses it would add and remove (`<ip> (<name>)`). */
+  addresses?: { gain: string[]; lose: string[] };
   basedOn: BasedOn;
 }
 
 const poolIds = (nic: NicConfiguration | undefined, ipc: string) =>
   new Set(
-    (nic?.ipConfigurations?.find((c) => c.name === ipc)?.loadBalancerBackendAddressPools ?? []).map((p) =>
+    allPoolReferences(nic?.ipConfigurations?.find((c) => c.name === ipc) ?? { name: ipc }).map((p) =>
       String(p.id ?? "").toLowerCase(),
     ),
   );

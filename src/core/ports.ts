@@ -1,7 +1,15 @@
 import type { Declaration, Outcome, StoredDeclaration } from "./declarations";
-import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "./models";
+import type {
+  BackendPoolModel,
+  InstanceModel,
+  NicModel,
+  PoolAddress,
+  ScaleSetInstanceNics,
+  ScaleSetModel,
+  VmModel,
+} from "./models";
 import type { NicConfiguration } from "./networkProfile";
-import type { InstanceRef, NicRef, ScaleSetRef, TargetRef, VmRef } from "./resourceIds";
+import type { BackendPoolRef, InstanceRef, NicRef, ScaleSetRef, TargetRef, VmRef } from "./resourceIds";
 
 /**
  * The narrow ports the reconcile depends on; real implementations live in src/azure/. Errors are the typed
@@ -62,6 +70,17 @@ export interface NetworkPort {
     ipConfigurations: NicConfiguration["ipConfigurations"],
     opts: WriteOptions,
   ): Promise<NicModel>;
+  /** A load balancer backend pool, with its load balancer's ETag (issue 43). */
+  getBackendPool(ref: BackendPoolRef): Promise<BackendPoolModel>;
+  /** PUTs the pool as read with these addresses, If-Match on its load balancer's ETag. */
+  writeBackendPool(
+    ref: BackendPoolRef,
+    base: BackendPoolModel,
+    addresses: PoolAddress[],
+    opts: WriteOptions,
+  ): Promise<BackendPoolModel>;
+  /** Every instance's NICs of a Uniform scale set, with their private addresses (Network RP's scale set NIC list). */
+  listScaleSetNics(ref: ScaleSetRef): Promise<ScaleSetInstanceNics[]>;
 }
 
 export type UpsertResult = "created" | "updated" | "unchanged" | "older";

@@ -22,13 +22,22 @@ export interface InstanceRef {
   instanceId: string;
 }
 
+/**
+ * The kinds of pool a declaration may name, each referenced from an ip configuration by its own field (see
+ * core/poolKinds.ts): a load balancer's backend pool, a load balancer's inbound NAT pool, an Application Gateway's
+ * backend pool.
+ */
+export type PoolKind = "loadBalancerBackendPool" | "inboundNatPool" | "applicationGatewayBackendPool";
+
 export interface BackendPoolRef {
   kind: "backendPool";
+  poolKind: PoolKind;
   id: string;
   key: string;
   subscriptionId: string;
   resourceGroup: string;
-  loadBalancer: string;
+  /** The load balancer's name, or the application gateway's (see `poolKind`). */
+  parent: string;
   name: string;
 }
 
@@ -157,26 +166,53 @@ export function instanceRef(scaleSet: ScaleSetRef, instanceId: string): Instance
   return { kind: "instance", id, key: id.toLowerCase(), scaleSet, instanceId };
 }
 
+/** The provider type and child collection of each pool kind, as its ID spells them. */
+const POOL_PATHS: readonly { poolKind: PoolKind; type: string; child: string; what: string }[] = [
+  { poolKind: "loadBalancerBackendPool", type: "loadBalancers", child: "backendAddressPools", what: "backend pool" },
+  { poolKind: "inboundNatPool", type: "loadBalancers", child: "inboundNatPools", what: "inbound NAT pool" },
+  {
+    poolKind: "applicationGatewayBackendPool",
+    type: "applicationGateways",
+    child: "backendAddressPools",
+    what: "application gateway backend pool",
+  },
+];
+
+/**
+ * A pool of any kind poolsync manages: `…/loadBalancers/{lb}/backendAddressPools/{pool}`,
+ * `…/loadBalancers/{lb}/inboundNatPools/{pool}` or `…/applicationGateways/{agw}/backendAddressPools/{pool}`.
+ */
 export function parseBackendPoolId(input: unknown): Result<BackendPoolRef> {
   const seg = segmentsOf(input);
   if (!seg.ok) return seg;
   if (seg.value.length !== 10) {
     return refuse(
-      "is not a backend pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool})",
+      "is not a pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool}, …/loadBalancers/{lb}/inboundNatPools/{pool} or …/applicationGateways/{agw}/backendAddressPools/{pool})",
     );
   }
   const prefix = groupPrefix(seg.value);
   if (!prefix.ok) return prefix;
   const s = seg.value;
-  if (!eq(s[5], "Microsoft.Network") || !eq(s[6], "loadBalancers") || !eq(s[8], "backendAddressPools")) {
-    return refuse(`names "${s[5]}/${s[6]}/…/${s[8]}", not Microsoft.Network/loadBalancers/…/backendAddressPools`);
+  const path = eq(s[5], "Microsoft.Network")
+    ? POOL_PATHS.find((p) => eq(s[6], p.type) && eq(s[8], p.child))
+    : undefined;
+  if (!path) {
+    return refuse(
+      `names "${s[5]}/${s[6]}/…/${s[8]}", not Microsoft.Network/loadBalancers/…/backendAddressPools, …/inboundNatPools or Microsoft.Network/applicationGateways/…/backendAddressPools`,
+    );
   }
-  const loadBalancer = s[7] ?? "";
+  const parent = s[7] ?? "";
   const name = s[9] ?? "";
-  const bad = nameCheck(loadBalancer, NETWORK_NAME, "load balancer") ?? nameCheck(name, NETWORK_NAME, "backend pool");
+  const parentWhat = path.type === "loadBalancers" ? "load balancer" : "application gateway";
+  const bad = nameCheck(parent, NETWORK_NAME, parentWhat) ?? nameCheck(name, NETWORK_NAME, path.what);
   if (bad) return refuse(bad);
-  const id = `/subscriptions/${prefix.value.subscriptionId}/resourceGroups/${prefix.value.resourceGroup}/providers/Microsoft.Network/loadBalancers/${loadBalancer}/backendAddressPools/${name}`;
-  return ok({ kind: "backendPool", id, key: id.toLowerCase(), ...prefix.value, loadBalancer, name });
+  const id = `/subscriptions/${prefix.value.subscriptionId}/resourceGroups/${prefix.value.resourceGroup}/providers/Microsoft.Network/${path.type}/${parent}/${path.child}/${name}`;
+  return ok({ kind: "backendPool", poolKind: path.poolKind, id, key: id.toLowerCase(), ...prefix.value, parent, name });
+}
+
+/** The pool's parent resource (its load balancer or application gateway), whose ETag its writes carry. */
+export function poolParentId(ref: BackendPoolRef): string {
+  return ref.id.split("/").slice(0, 9).join("/");
 }
 
 /** Either kind of Compute ID an ARM event may name; anything else is refused with the reason. */

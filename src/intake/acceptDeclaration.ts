@@ -2,7 +2,7 @@ import { DeclarationContendedError, type Declaration, type DeclaredBy } from "..
 import type { Logger } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import type { DeclaredResult } from "../core/targetPasses";
-import type { DeclareRequest } from "./declareRequest";
+import { kindAnswerOf, kindFieldsOf, type DeclareRequest } from "./declareRequest";
 import { problem, type Problem } from "./problem";
 
 /** Stores a declaration (batched with others of its target) and schedules its pass; `scheduled` undefined: none. */
@@ -30,6 +30,8 @@ export interface Accepted {
   ipConfiguration: string | null;
   ipVersion?: "IPv4" | "IPv6";
   state: "present" | "absent";
+  adminState?: string;
+  instances?: string[];
   declaredBy: DeclaredBy;
   status: "accepted";
   /** false when the declaration is stored but the reconcile could not be queued: the timer picks it up. */
@@ -66,6 +68,7 @@ export async function acceptDeclaration(
     ipConfiguration: req.ipConfiguration,
     ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
     state: req.state,
+    ...kindFieldsOf(req),
     declaredAt: new Date(deps.now()).toISOString(),
     requestId: deps.newRequestId(),
     declaredBy: { id: caller.id, name: caller.name, via: caller.via },
@@ -137,6 +140,7 @@ export async function acceptDeclaration(
       ipConfiguration: req.ipVersion ? null : req.ipConfiguration || null,
       ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
       state: req.state,
+      ...kindAnswerOf(req),
       declaredBy: declaration.declaredBy,
       status: "accepted",
       queued,

@@ -9,6 +9,8 @@ import {
   type TargetRef,
 } from "../core/resourceIds";
 import { inScopes, type Scope } from "../core/scopes";
+import { ADMIN_STATES, kindProblem, type AdminState } from "../core/poolKinds";
+import { adminInstancesSchema } from "../core/messages";
 import { problem, type Parsed, type ProblemCode } from "./problem";
 
 /**
@@ -44,6 +46,8 @@ export const declareRequestSchema = z
       ipConfiguration,
       ipVersion: z.enum(["IPv4", "IPv6"], { error: 'must be "IPv4" or "IPv6"' }).optional(),
       state: z.enum(["present", "absent"], { error: required('must be "present" or "absent"') }),
+      adminState: z.enum(ADMIN_STATES, { error: `must be one of ${ADMIN_STATES.join(", ")}` }).optional(),
+      instances: adminInstancesSchema.optional(),
     },
     { error: (iss) => (iss.code === "invalid_type" ? "body must be a JSON object" : undefined) },
   )
@@ -68,6 +72,26 @@ export interface DeclareRequest {
   ipConfiguration: string;
   ipVersion?: "IPv4" | "IPv6";
   state: "present" | "absent";
+  /** The members' admin state in the pool (issue 43). */
+  adminState?: AdminState;
+  /** Which members adminState applies to (the body's `instances`); absent: all. */
+  adminInstances?: string[];
+}
+
+/** The fields a declaration takes from the request beyond pool, ip configuration and state. */
+export function kindFieldsOf(req: Pick<DeclareRequest, "adminState" | "adminInstances">) {
+  return {
+    ...(req.adminState !== undefined ? { adminState: req.adminState } : {}),
+    ...(req.adminInstances !== undefined ? { adminInstances: req.adminInstances } : {}),
+  };
+}
+
+/** The same fields as the API answers them (`instances`, as the request names it). */
+export function kindAnswerOf(req: Pick<DeclareRequest, "adminState" | "adminInstances">) {
+  return {
+    ...(req.adminState !== undefined ? { adminState: req.adminState } : {}),
+    ...(req.adminInstances !== undefined ? { instances: req.adminInstances } : {}),
+  };
 }
 
 function codeOf(issue: z.core.$ZodIssue, body: object): ProblemCode {
@@ -128,6 +152,15 @@ export function parseDeclareRequest(
   if (!inScopes(scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
     return { ok: false, problem: scopeProblem("backendPoolId", pool.value.id, scopes) };
   }
+  const kinds = kindProblem({
+    target: scaleSet.value,
+    poolKind: pool.value.poolKind,
+    state: parsed.data.state,
+    adminState: parsed.data.adminState,
+    adminInstances: parsed.data.instances,
+  });
+  if (kinds)
+    return { ok: false, problem: problem(400, "invalid_field", `${kinds.field}: ${kinds.reason}`, kinds.field) };
   const binding = checkBinding(bindings, scaleSet.value.id, pool.value.id);
   if (!binding.allowed)
     return { ok: false, problem: problem(403, "binding_refused", `backendPoolId: ${binding.reason}`, "backendPoolId") };
@@ -141,6 +174,7 @@ export function parseDeclareRequest(
       ipConfiguration: ipVersion ? "" : (parsed.data.ipConfiguration ?? ""),
       ...(ipVersion ? { ipVersion } : {}),
       state: parsed.data.state,
+      ...kindFieldsOf({ adminState: parsed.data.adminState, adminInstances: parsed.data.instances }),
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Declaration, DeclaredBy } from "../core/declarations";
 import type { TargetRef } from "../core/resourceIds";
 import type { DeclaredResult } from "../core/targetPasses";
 import { overCapProblem, supersededProblem } from "./acceptDeclaration";
-import type { DeclareRequest } from "./declareRequest";
+import { kindAnswerOf, kindFieldsOf, type DeclareRequest } from "./declareRequest";
 import { jsonResponse, problem, problemResponse } from "./problem";
 
 /** What a dry run and the plan route need of the app: the reconcile's plan, which reads but never writes. */
@@ -38,6 +38,7 @@ export async function dryRunDeclaration(
     ipConfiguration: req.ipConfiguration,
     ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
     state: req.state,
+    ...kindFieldsOf(req),
     declaredAt: new Date(deps.now()).toISOString(),
     requestId: "dry-run",
     declaredBy: { id: caller.id, name: caller.name, via: caller.via },
@@ -54,6 +55,7 @@ export async function dryRunDeclaration(
       ipConfiguration: req.ipVersion ? null : req.ipConfiguration || null,
       ...(req.ipVersion ? { ipVersion: req.ipVersion } : {}),
       state: req.state,
+      ...kindAnswerOf(req),
       declaredBy: declaration.declaredBy,
     },
     plan,

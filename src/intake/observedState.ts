@@ -1,8 +1,9 @@
 import { ipSelectorText, toIntent, type StoredDeclaration } from "../core/declarations";
 import { isDeleting, type InstanceModel, type ScaleSetModel } from "../core/models";
-import { intentSatisfied, type NicConfiguration } from "../core/networkProfile";
+import { allPoolReferences, intentSatisfied, type NicConfiguration } from "../core/networkProfile";
 import type { CachedEntry, CachedPartition, CachedVmNics } from "../core/ports";
-import { parseTargetId } from "../core/resourceIds";
+import { parseTargetId, type PoolKind } from "../core/resourceIds";
+import { poolKindOfId } from "../core/poolKinds";
 import type { Observation, SyncState } from "./observation";
 import { observeOnVm, vmNicsViews, type VmNicsView, type VmObservation } from "./vmNicState";
 
@@ -22,12 +23,19 @@ export interface MembershipView {
   backendPoolId: string;
   /** null = the primary ip configuration. */
   ipConfiguration: string | null;
+  /** Which kind of pool (issue 43): a load balancer's backend pool, an inbound NAT pool, a gateway's pool. */
+  poolKind: PoolKind;
   declared: "present" | "absent";
   declaredAt: string;
   requestId: string;
   /** Who declared it (Entra principal id and name, "function-key", or "queue"). */
   declaredBy: { id: string; name: string; via: string };
-  outcome: { kind: string; reason?: string; at: string; appliedEtag?: string; retryAt?: string };
+  /** The members' declared admin state in an IP-based pool, and which members it applies to (absent: all). */
+  adminState?: string;
+  adminInstances?: string[];
+  /** Half of a move: this absent goes where that pool came. */
+  movedTo?: string;
+  outcome: { kind: string; reason?: string; at: string; appliedEtag?: string; retryAt?: string; via?: string };
   attempts: number;
   /** drift: something known differs from the declaration; unknown: nothing differs but something is not known. */
   sync: SyncState;
@@ -35,6 +43,50 @@ export interface MembershipView {
   instances: InstanceObservation[];
   /** A VM target's VM, or a Flexible scale set's VMs: whether each holds it on its NICs (absent for Uniform). */
   vms?: VmObservation[];
+}
+
+/**
+ * A membership an IP-based pool holds (issue 43): the pool lists the target's addresses itself, so the model, the
+ * instances and the NICs the cache holds say nothing of it; what is known is what ARM answered the pass's pool write.
+ */
+const BY_THE_POOL: Observation = {
+  state: "unknown",
+  note: "an IP-based pool lists the addresses itself: the outcome is what ARM answered the pool write",
+  stale: false,
+};
+
+function poolMembership(d: StoredDeclaration): MembershipView {
+  return {
+    ...commonOf(d),
+    sync: d.outcome.kind === "applied" ? "in-sync" : "unknown",
+    model: BY_THE_POOL,
+    instances: [],
+  };
+}
+
+/** What every membership view says of its declaration, whatever holds it. */
+function commonOf(d: StoredDeclaration) {
+  return {
+    backendPoolId: d.backendPoolId,
+    poolKind: poolKindOfId(d.backendPoolId),
+    ipConfiguration: ipSelectorText(d) || null,
+    declared: d.state,
+    declaredAt: d.declaredAt,
+    requestId: d.requestId,
+    declaredBy: d.declaredBy,
+    ...(d.adminState !== undefined ? { adminState: d.adminState } : {}),
+    ...(d.adminInstances !== undefined ? { adminInstances: d.adminInstances } : {}),
+    ...(d.movedTo !== undefined ? { movedTo: d.movedTo } : {}),
+    outcome: {
+      kind: d.outcome.kind,
+      at: d.outcome.at,
+      ...(d.outcome.reason ? { reason: d.outcome.reason } : {}),
+      ...(d.outcome.appliedEtag ? { appliedEtag: d.outcome.appliedEtag } : {}),
+      ...(d.outcome.retryAt ? { retryAt: d.outcome.retryAt } : {}),
+      ...(d.outcome.via ? { via: d.outcome.via } : {}),
+    },
+    attempts: d.attempts,
+  };
 }
 
 export interface ObservedPool {
@@ -120,7 +172,7 @@ export function poolsOf(nics: readonly NicConfiguration[]): Omit<ObservedPool, "
   const out: Omit<ObservedPool, "declared">[] = [];
   for (const nic of nics) {
     for (const ip of nic.ipConfigurations ?? []) {
-      for (const p of ip.loadBalancerBackendAddressPools ?? []) {
+      for (const p of allPoolReferences(ip)) {
         if (typeof p.id === "string")
           out.push({ nicConfiguration: nic.name, ipConfiguration: ip.name, backendPoolId: p.id });
       }
@@ -159,6 +211,7 @@ export function observeScaleSet(
       (a, b) => a.backendPoolId.localeCompare(b.backendPoolId) || a.ipConfiguration.localeCompare(b.ipConfiguration),
     )
     .map((d): MembershipView => {
+      if (d.outcome.via === "pool") return poolMembership(d);
       const model = isVm ? NO_MODEL : observe(modelEntry, d, o);
       const perInstance = instances.map(([instanceId, entry]) => ({ instanceId, ...observe(entry, d, o) }));
       const perVm = vmNics?.vms.flatMap((vm) => observeOnVm(vm, d, o) ?? []);
@@ -168,20 +221,7 @@ export function observeScaleSet(
           ? [{ state: "unknown", note: "the VM is not cached yet", stale: false }]
           : [];
       return {
-        backendPoolId: d.backendPoolId,
-        ipConfiguration: ipSelectorText(d) || null,
-        declared: d.state,
-        declaredAt: d.declaredAt,
-        requestId: d.requestId,
-        declaredBy: d.declaredBy,
-        outcome: {
-          kind: d.outcome.kind,
-          at: d.outcome.at,
-          ...(d.outcome.reason ? { reason: d.outcome.reason } : {}),
-          ...(d.outcome.appliedEtag ? { appliedEtag: d.outcome.appliedEtag } : {}),
-          ...(d.outcome.retryAt ? { retryAt: d.outcome.retryAt } : {}),
-        },
-        attempts: d.attempts,
+        ...commonOf(d),
         sync: syncOf(d.state, [...(isVm ? [] : [model]), ...perInstance, ...(perVm ?? []), ...vmUnknown]),
         model,
         instances: perInstance,

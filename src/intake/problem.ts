@@ -28,6 +28,7 @@ export type ProblemCode =
   | "missing_role"
   | "binding_refused"
   | "method_not_allowed"
+  | "not_found"
   | "body_too_large"
   | "unsupported_media_type"
   | "superseded"

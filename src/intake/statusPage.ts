@@ -91,10 +91,28 @@ function observedBadge(o: Observation, declared: string): Safe {
     >${o.stale ? html` <span class="badge warn" title="${o.staleReason ?? ""}">stale</span>` : ""}`;
 }
 
+const KIND_WORDS: Record<string, string> = {
+  loadBalancerBackendPool: "load balancer backend pool",
+  inboundNatPool: "inbound NAT pool",
+  applicationGatewayBackendPool: "application gateway pool",
+};
+
 function poolLabel(id: string): Safe {
   const p = parseBackendPoolId(id);
-  const label = p.ok ? `${p.value.loadBalancer} / ${p.value.name}` : id;
+  const label = p.ok ? `${p.value.parent} / ${p.value.name}` : id;
   return html`<strong>${label}</strong>${resourceId(id, 2)}`;
+}
+
+/** The pool's kind (issue 43), the declared admin state and a move's other half, under the pool's name. */
+function kindNotes(m: MembershipView): Safe {
+  const kind = `${KIND_WORDS[m.poolKind] ?? "pool"}${m.outcome.via === "pool" ? " · IP-based: the pool lists the addresses" : ""}`;
+  return html`<span class="note">${kind}</span>${
+      m.adminState
+        ? html`<span class="badge ${m.adminState === "Down" ? "warn" : "idle"}" title="admin state"
+            >admin ${m.adminState}${m.adminInstances ? ` on ${m.adminInstances.join(", ")}` : ""}</span
+          >`
+        : ""
+    }${m.movedTo ? html`<span class="note">moving to ${resourceId(m.movedTo, 2)}</span>` : ""}`;
 }
 
 function scaleSetLabel(id: string): Safe {
@@ -111,7 +129,7 @@ function membershipRow(m: MembershipView, now: number, isVm: boolean): Safe {
   const known = m.instances.filter((i) => i.state !== "unknown");
   const matching = known.filter((i) => i.state === m.declared).length;
   return html`<tr>
-    <td>${poolLabel(m.backendPoolId)}</td>
+    <td>${poolLabel(m.backendPoolId)}${kindNotes(m)}</td>
     <td>${m.ipConfiguration ?? html`<span class="empty">primary</span>`}</td>
     <td>
       <span class="badge ${m.declared === "present" ? "ok" : "idle"}">${m.declared}</span

@@ -20,7 +20,7 @@ export function resourceId(id: string, segments = 2): Safe {
 
 function poolChip(p: { id: string; declared: boolean }): Safe {
   const ref = parseBackendPoolId(p.id);
-  const label = ref.ok ? `${ref.value.loadBalancer} / ${ref.value.name}` : tail(p.id);
+  const label = ref.ok ? `${ref.value.parent} / ${ref.value.name}` : tail(p.id);
   return html`<span class="chip ${p.declared ? "ok" : "idle"}" title="${p.id}"
     >${label}${p.declared ? "" : " (not declared here)"}</span
   >`;

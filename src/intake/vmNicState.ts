@@ -1,6 +1,6 @@
 import { toIntent, type StoredDeclaration } from "../core/declarations";
 import type { NicModel } from "../core/models";
-import { intentSatisfied } from "../core/networkProfile";
+import { allPoolReferences, intentSatisfied } from "../core/networkProfile";
 import type { CachedEntry, CachedVmNics } from "../core/ports";
 import { uncertain, viewOf } from "../core/vmNicView";
 import type { Observation } from "./observation";
@@ -109,7 +109,7 @@ export function vmNicsViews(
             ...freshnessOf(n.entry, o),
             ipConfigurations: (n.entry.model.nic.ipConfigurations ?? []).map((c) => ({
               name: c.name,
-              backendPools: (c.loadBalancerBackendAddressPools ?? []).flatMap((p) =>
+              backendPools: allPoolReferences(c).flatMap((p) =>
                 typeof p.id === "string" ? [{ id: p.id, declared: declared.has(p.id.toLowerCase()) }] : [],
               ),
             })),

@@ -33,6 +33,10 @@ export class CallStats {
     return {
       getNic: (ref) => count("reads", () => port.getNic(ref)),
       writeNic: (ref, base, ipcs, opts) => count("writes", () => port.writeNic(ref, base, ipcs, opts)),
+      getBackendPool: (ref) => count("reads", () => port.getBackendPool(ref), "getBackendPool"),
+      writeBackendPool: (ref, base, addresses, opts) =>
+        count("writes", () => port.writeBackendPool(ref, base, addresses, opts), "writeBackendPool"),
+      listScaleSetNics: (ref) => count("reads", () => port.listScaleSetNics(ref), "listScaleSetNics"),
     };
   }
 

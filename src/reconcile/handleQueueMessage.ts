@@ -11,6 +11,7 @@ import {
 } from "../core/messages";
 import type { Logger } from "../core/ports";
 import { parseBackendPoolId, parseTargetId, type TargetRef } from "../core/resourceIds";
+import { kindProblem } from "../core/poolKinds";
 import { inScopes, type Scope } from "../core/scopes";
 import { recordMessageAge } from "../telemetry/metrics";
 import { inSpan } from "../telemetry/tracing";
@@ -61,6 +62,9 @@ function declarationOf(m: DeclareMessage, meta: QueueMessageMeta, now: number): 
     ipConfiguration: m.ipConfiguration ?? "",
     ...(m.ipVersion ? { ipVersion: m.ipVersion } : {}),
     state: m.state,
+    ...(m.adminState !== undefined ? { adminState: m.adminState } : {}),
+    ...(m.instances !== undefined ? { adminInstances: m.instances } : {}),
+    ...(m.movedTo !== undefined ? { movedTo: m.movedTo } : {}),
     // A redelivery of the same message carries the same id, so it is recognised as the same declaration.
     requestId: m.requestId ?? `queue-${meta.id}`,
     declaredAt: m.declaredAt ?? meta.insertionTime ?? new Date(now).toISOString(),
@@ -112,6 +116,22 @@ async function handleValid(
     const pool = parseBackendPoolId(message.backendPoolId);
     if (pool.ok && !inScopes(deps.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
       const reason = `backendPoolId: ${pool.value.id} is outside POOLSYNC_SCOPES`;
+      await deps.poison(body, reason);
+      deps.log.warn("message.refused", { messageId: meta.id, reason });
+      return { result: "poisoned", reason };
+    }
+    const kinds = pool.ok
+      ? kindProblem({
+          target: ref.value,
+          poolKind: pool.value.poolKind,
+          state: message.state,
+          adminState: message.adminState,
+          adminInstances: message.instances,
+          movedTo: message.movedTo,
+        })
+      : undefined;
+    if (kinds) {
+      const reason = `${kinds.field}: ${kinds.reason}`;
       await deps.poison(body, reason);
       deps.log.warn("message.refused", { messageId: meta.id, reason });
       return { result: "poisoned", reason };

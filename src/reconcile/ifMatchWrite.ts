@@ -7,7 +7,7 @@ import { Requeue } from "./requeue";
 import type { WritePacer } from "../pacing/writePacer";
 import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import type { LeaseGuard } from "./leaseGuard";
-import type { WriteDoubts } from "./vocabulary";
+import type { WriteDoubts } from "./writeDoubts";
 
 /**
  * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,

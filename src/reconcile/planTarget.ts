@@ -1,13 +1,37 @@
 import type { Config } from "../config";
-import { toIntent, type Declaration, type Outcome, type StoredDeclaration } from "../core/declarations";
+import {
+  ipSelectorText,
+  selectorOf,
+  toIntent,
+  type Declaration,
+  type Outcome,
+  type StoredDeclaration,
+} from "../core/declarations";
+import {
+  declarationAddressPrefix,
+  fitToPool,
+  planAddresses,
+  wantedAddresses,
+  type PoolMember,
+} from "../core/ipPoolAddresses";
 import { BeingDeletedError, NotFoundError, RefusedError } from "../core/errors";
-import { isDeleting, type InstanceModel, type NicModel, type ScaleSetModel, type VmModel } from "../core/models";
+import {
+  isDeleting,
+  type BackendPoolModel,
+  type InstanceModel,
+  type NicModel,
+  type PoolAddress,
+  type ScaleSetModel,
+  type VmModel,
+} from "../core/models";
 import { applyIntents, type PoolIntent } from "../core/networkProfile";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
 import type { CachedEntry, Clock, ComputePort, DeclarationStore, ModelCache, NetworkPort } from "../core/ports";
 import {
+  parseBackendPoolId,
   parseNicId,
   parseVmId,
+  type BackendPoolRef,
   sameResource,
   type NicRef,
   type ScaleSetRef,
@@ -20,6 +44,7 @@ import { activeDeclarations } from "./activeDeclarations";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf } from "./vmMembership";
 import { usable } from "./vmNics";
+import type { PoolKindsKnown } from "./poolKindsKnown";
 
 /**
  * What a reconcile of a target would write now, without writing anything: ARM is only read, and only where the
@@ -56,11 +81,13 @@ export interface PlanReads {
 
 export interface PlanDeps {
   compute: Pick<ComputePort, "getScaleSet" | "listInstances" | "getVm" | "listVms">;
-  network: Pick<NetworkPort, "getNic">;
+  network: Pick<NetworkPort, "getNic" | "getBackendPool" | "listScaleSetNics">;
   declarations: Pick<DeclarationStore, "listForTarget">;
   cache: Pick<ModelCache, "enabled" | "readPartition" | "readEntry">;
   clock: Clock;
   config: Pick<Config, "scopes" | "bindings" | "cacheTtlMs" | "planMaxReads">;
+  /** The process's knowledge of which pools are IP-based (shared with the reconcile): a known one costs no read. */
+  poolKinds?: Pick<PoolKindsKnown, "cached" | "learn">;
 }
 
 /** How many of the resources the bound left out are named in the answer. */
@@ -155,15 +182,20 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     deps.config,
     now,
   );
-  const intents = active.map(toIntent);
   const bound = new ReadBound(deps.config.planMaxReads);
+  // IP-based pools (issue 43): planned on the pool's own address list, as the reconcile writes them.
+  const ipPlan = await planIpPools(ref, active, bound, deps, now);
+  const onRefs = active.filter((d) => !ipPlan.declarations.has(d));
+  active.splice(0, active.length, ...onRefs);
+  const intents = active.map(toIntent);
   const bases: BasedOn[] = [];
   const based = (b: BasedOn) => (bases.push(b), b);
   const fromArm = () => based({ source: "arm", ageMs: 0 });
   const fromCache = <M>(e: CachedEntry<M> | undefined): e is CachedEntry<M> & { model: M } =>
     usable(e, now, deps.config.cacheTtlMs);
-  const writes: PlannedWrite[] = [];
-  const unplaceable: TargetPlan["unplaceable"] = [];
+  const writes: PlannedWrite[] = [...ipPlan.writes];
+  if (ipPlan.writes.length > 0) fromArm();
+  const unplaceable: TargetPlan["unplaceable"] = [...ipPlan.unplaceable];
   const unplace = (i: number, reason: string) => {
     const d = active[i] as StoredDeclaration;
     unplaceable.push({ backendPoolId: d.backendPoolId, ipConfiguration: d.ipConfiguration, reason });
@@ -327,4 +359,123 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     },
     reads: bound.report(),
   };
+}
+
+/**
+ * The pool writes a reconcile would make for the target's declarations into IP-based pools: each pool read (its kind
+ * and ETag), the target's members read as the reconcile reads them, and the address list it would write. Only this
+ * target's share: other targets' passes may join the same pool write.
+ */
+async function planIpPools(
+  ref: TargetRef,
+  active: readonly StoredDeclaration[],
+  bound: ReadBound,
+  deps: PlanDeps,
+  now: number,
+): Promise<{ declarations: Set<StoredDeclaration>; writes: PlannedWrite[]; unplaceable: TargetPlan["unplaceable"] }> {
+  const pools = new Map<string, { pool: BackendPoolModel; ref: BackendPoolRef; ds: StoredDeclaration[] }>();
+  const declarations = new Set<StoredDeclaration>();
+  const unplaceable: TargetPlan["unplaceable"] = [];
+  for (const d of active) {
+    const p = parseBackendPoolId(d.backendPoolId);
+    if (!p.ok || p.value.poolKind !== "loadBalancerBackendPool") continue;
+    if (deps.poolKinds?.cached(p.value).hit && deps.poolKinds.cached(p.value).ipBased !== true) continue;
+    let entry = pools.get(p.value.key);
+    if (!entry) {
+      try {
+        const pool = await bound.read(() => deps.network.getBackendPool(p.value));
+        deps.poolKinds?.learn(p.value, pool.ipBased);
+        entry = { pool, ref: p.value, ds: [] };
+        pools.set(p.value.key, entry);
+      } catch (err) {
+        if (bound.cut(err, p.value.id) || isGone(err)) continue;
+        throw err;
+      }
+    }
+    if (entry.pool.ipBased !== true) continue;
+    entry.ds.push(d);
+    declarations.add(d);
+  }
+  const ip = [...pools.values()].filter((e) => e.ds.length > 0);
+  if (ip.length === 0) return { declarations, writes: [], unplaceable };
+  let members: PoolMember[];
+  try {
+    members = await planMembers(ref, bound, deps, now);
+  } catch (err) {
+    if (bound.cut(err, ref.id)) return { declarations, writes: [], unplaceable };
+    throw err;
+  }
+  const writes: PlannedWrite[] = [];
+  for (const { pool, ref: poolRef, ds } of ip) {
+    const contributions = ds.flatMap((d) => {
+      const selectorText = ipSelectorText(d);
+      const prefix = declarationAddressPrefix(ref.key, selectorText);
+      const want = wantedAddresses(
+        prefix,
+        {
+          selector: selectorOf(d),
+          selectorText,
+          state: d.state,
+          adminState: d.adminState,
+          adminInstances: d.adminInstances,
+        },
+        members,
+      );
+      for (const u of want.unplaced.filter((x) => !/no private IP address yet/.test(x.reason)))
+        unplaceable.push({
+          backendPoolId: d.backendPoolId,
+          ipConfiguration: d.ipConfiguration,
+          reason: `${u.member}: ${u.reason}`,
+        });
+      // A move's removal is planned as the reconcile makes it: after the pool it moves to holds the members.
+      return d.movedTo !== undefined ? [] : [{ prefix, wanted: want.wanted }];
+    });
+    const edit = planAddresses(
+      pool.addresses,
+      contributions.map((c) => fitToPool(c, pool)),
+    );
+    if (!edit) continue;
+    const text = (a: PoolAddress) => `${a.ipAddress ?? "?"} (${a.name})`;
+    const had = new Set(pool.addresses.map((a) => a.name.toLowerCase()));
+    const has = new Set(edit.map((a) => a.name.toLowerCase()));
+    writes.push({
+      kind: "pool",
+      id: poolRef.id,
+      ifMatch: pool.etag,
+      ipConfigurations: [],
+      addresses: {
+        gain: edit.filter((a) => !had.has(a.name.toLowerCase())).map(text),
+        lose: pool.addresses.filter((a) => !has.has(a.name.toLowerCase())).map(text),
+      },
+      basedOn: { source: "arm", ageMs: 0 },
+    });
+  }
+  return { declarations, writes, unplaceable };
+}
+
+/** The target's members with their NICs, as the reconcile reads them (reconcile/ipPools.ts), within the read bound. */
+async function planMembers(ref: TargetRef, bound: ReadBound, deps: PlanDeps, now: number): Promise<PoolMember[]> {
+  const vmMember = async (vm: VmModel): Promise<PoolMember> => {
+    const nics: NicModel["nic"][] = [];
+    for (const r of nicRefsInScope(vm, deps.config.scopes))
+      nics.push((await bound.read(() => deps.network.getNic(r))).nic);
+    return { member: vm.id.split("/").pop() ?? vm.id, nics };
+  };
+  if (ref.kind === "vm") return [await vmMember(await bound.read(() => deps.compute.getVm(ref)))];
+  const partition = await deps.cache.readPartition(ref);
+  const model = usable(partition.scaleSet, now, deps.config.cacheTtlMs)
+    ? (partition.scaleSet!.model as ScaleSetModel)
+    : await bound.read(() => deps.compute.getScaleSet(ref));
+  if (orchestrationModeOf(model) === "Flexible") {
+    const vms = (await bound.read(() => deps.compute.listVms(ref))).filter(
+      (v) => v.scaleSetId !== undefined && sameResource(v.scaleSetId, ref.id) && !isDeleting(v.provisioningState),
+    );
+    const out: PoolMember[] = [];
+    for (const vm of vms) out.push(await vmMember(vm));
+    return out;
+  }
+  return (await bound.read(() => deps.network.listScaleSetNics(ref))).map((i) => ({
+    member: i.instanceId,
+    nics: i.nics,
+  }));
 }

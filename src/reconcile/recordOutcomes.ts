@@ -53,6 +53,7 @@ function sameOutcome(a: Omit<Outcome, "at">, b: Omit<Outcome, "at">): boolean {
     (a.reason ?? "") === (b.reason ?? "") &&
     (a.appliedEtag ?? "") === (b.appliedEtag ?? "") &&
     (a.appliedEverywhere ?? false) === (b.appliedEverywhere ?? false) &&
+    (a.via ?? "") === (b.via ?? "") &&
     // A failure again moves its retry time on (and counts the attempt): else the timer retries it on every run.
     (a.retryAt ?? "") === (b.retryAt ?? "")
   );

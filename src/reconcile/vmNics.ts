@@ -38,7 +38,7 @@ export interface VmNicDeps extends IfMatchDeps {
  * NIC IDs come from ARM's VM model and would be read and PUT as given: each must be inside POOLSYNC_SCOPES and in the
  * VM's own subscription (Azure attaches no other) before any GET or PUT, or the whole target is refused.
  */
-function checkedNicRefs(vm: VmModel, scopes: readonly Scope[]): NicRef[] {
+export function checkedNicRefs(vm: VmModel, scopes: readonly Scope[]): NicRef[] {
   const vmSubscription = vm.id.split("/")[2]?.toLowerCase();
   const refs: NicRef[] = [];
   for (const id of vm.nicIds) {

@@ -1,5 +1,5 @@
 import type { LeaseGuard } from "./leaseGuard";
-import type { WriteInDoubt } from "../core/control";
+import type { WriteDoubts } from "./writeDoubts";
 import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
@@ -45,13 +45,6 @@ export interface ReconcileDeps {
   lease?: Pick<LeaseGuard, "ensureHeld">;
   /** The target's writes in doubt: recorded with the pass's commit, and holding back what they could undo. */
   doubts?: WriteDoubts;
-}
-
-/** Writes whose answer never came: they may still land while the resource keeps the ETag they were made on. */
-export interface WriteDoubts {
-  record(d: WriteInDoubt): void;
-  /** How long a write of ours may still change `resourceId` at `etag` (0: none can). */
-  remainingMs(resourceId: string, etag: string): number;
 }
 
 export type ReconcileResult =

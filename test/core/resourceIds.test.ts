@@ -29,7 +29,7 @@ describe("resource IDs", () => {
     const pool = parseBackendPoolId(
       `/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/be`,
     );
-    expect(pool.ok && [pool.value.loadBalancer, pool.value.name]).toEqual(["lb", "be"]);
+    expect(pool.ok && [pool.value.parent, pool.value.name]).toEqual(["lb", "be"]);
     expect(parseComputeId(`${VMSS}/virtualMachines/7`).ok && parseComputeId(`${VMSS}/virtualMachines/7`)).toMatchObject(
       { value: { kind: "instance" } },
     );
@@ -88,7 +88,24 @@ describe("resource IDs", () => {
     ).toEqual({
       ok: false,
       reason:
-        'names "Microsoft.Network/loadBalancers/…/inboundNatRules", not Microsoft.Network/loadBalancers/…/backendAddressPools',
+        'names "Microsoft.Network/loadBalancers/…/inboundNatRules", not Microsoft.Network/loadBalancers/…/backendAddressPools, …/inboundNatPools or Microsoft.Network/applicationGateways/…/backendAddressPools',
     });
+  });
+
+  it("parses the three pool kinds (issue 43), each with its parent", () => {
+    const net = `/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network`;
+    expect(parseBackendPoolId(`${net}/loadBalancers/lb/inboundNatPools/ssh`)).toMatchObject({
+      ok: true,
+      value: { poolKind: "inboundNatPool", parent: "lb", name: "ssh" },
+    });
+    expect(parseBackendPoolId(`${net}/applicationGateways/agw/backendAddressPools/web`)).toMatchObject({
+      ok: true,
+      value: { poolKind: "applicationGatewayBackendPool", parent: "agw", name: "web" },
+    });
+    expect(parseBackendPoolId(`${net}/loadBalancers/lb/backendAddressPools/be`)).toMatchObject({
+      ok: true,
+      value: { poolKind: "loadBalancerBackendPool", parent: "lb", name: "be" },
+    });
+    expect(parseBackendPoolId(`${net}/applicationGateways/agw/inboundNatPools/x`)).toMatchObject({ ok: false });
   });
 });

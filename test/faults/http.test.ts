@@ -132,13 +132,57 @@ const cases: Case[] = [
       'scaleSetId: names provider type "Microsoft.Network/networkSecurityGroups", not Microsoft.Compute/virtualMachineScaleSets',
   },
   {
-    name: "an application gateway's pool",
-    init: json({ ...valid, backendPoolId: `${RG}/Microsoft.Network/applicationGateways/gw/backendAddressPools/p` }),
+    name: "an application gateway's listener (not a pool)",
+    init: json({ ...valid, backendPoolId: `${RG}/Microsoft.Network/applicationGateways/gw/httpListeners/p` }),
     status: 400,
     code: "invalid_field",
     field: "backendPoolId",
     message:
-      'backendPoolId: names "Microsoft.Network/applicationGateways/…/backendAddressPools", not Microsoft.Network/loadBalancers/…/backendAddressPools',
+      'backendPoolId: names "Microsoft.Network/applicationGateways/…/httpListeners", not Microsoft.Network/loadBalancers/…/backendAddressPools, …/inboundNatPools or Microsoft.Network/applicationGateways/…/backendAddressPools',
+  },
+  {
+    name: "Drain, which the Network api-version poolsync speaks does not have (issue 43)",
+    init: json({ ...valid, adminState: "Drain" }),
+    status: 400,
+    code: "invalid_field",
+    field: "adminState",
+    message:
+      'adminState: "Drain" is not an admin state of Network api-version 2026-01-01, which poolsync speaks: it has None, Up, Down (Drain was in 2022-01-01 … 2022-09-01 only)',
+  },
+  {
+    name: "an admin state on an application gateway pool, which has none (issue 43)",
+    init: json({
+      ...valid,
+      backendPoolId: `${RG}/Microsoft.Network/applicationGateways/gw/backendAddressPools/p`,
+      adminState: "Down",
+    }),
+    status: 400,
+    code: "invalid_field",
+    field: "adminState",
+    message:
+      "adminState: Azure has no admin state for the members of an application gateway backend pool: only an IP-based load balancer backend pool's addresses have one",
+  },
+  {
+    name: "an inbound NAT pool for a VM, whose NIC cannot join one (issue 43)",
+    init: json({
+      ...valid,
+      scaleSetId: undefined,
+      targetId: `${RG}/Microsoft.Compute/virtualMachines/vm-1`,
+      backendPoolId: `${RG}/Microsoft.Network/loadBalancers/etag-k8s/inboundNatPools/ssh`,
+    }),
+    status: 400,
+    code: "invalid_field",
+    field: "backendPoolId",
+    message:
+      "backendPoolId: an inbound NAT pool is joined only by a scale set's ip configurations (a VM's NIC takes inbound NAT rules instead): declare the scale set",
+  },
+  {
+    name: "instances without an admin state (issue 43)",
+    init: json({ ...valid, instances: ["3", "7"] }),
+    status: 400,
+    code: "invalid_field",
+    field: "instances",
+    message: "instances: names the members adminState applies to: give adminState too",
   },
   {
     name: "a .. segment in the pool",

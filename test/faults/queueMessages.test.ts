@@ -44,11 +44,9 @@ const cases: Array<[string, string, string]> = [
     'scaleSetId: names provider type "Microsoft.Storage/storageAccounts", not Microsoft.Compute/virtualMachineScaleSets',
   ],
   [
-    "an application gateway's pool",
-    b64(
-      JSON.stringify({ ...ok, backendPoolId: `${RG}/Microsoft.Network/applicationGateways/gw/backendAddressPools/p` }),
-    ),
-    'backendPoolId: names "Microsoft.Network/applicationGateways/…/backendAddressPools", not Microsoft.Network/loadBalancers/…/backendAddressPools',
+    "an application gateway's listener (not a pool)",
+    b64(JSON.stringify({ ...ok, backendPoolId: `${RG}/Microsoft.Network/applicationGateways/gw/httpListeners/p` })),
+    'backendPoolId: names "Microsoft.Network/applicationGateways/…/httpListeners", not Microsoft.Network/loadBalancers/…/backendAddressPools, …/inboundNatPools or Microsoft.Network/applicationGateways/…/backendAddressPools',
   ],
   [
     "an instance ID as the scale set",

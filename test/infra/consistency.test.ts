@@ -7,6 +7,8 @@ import {
   JOIN_ACTIONS,
   REQUIRED_ARM_ACTIONS,
   REQUIRED_ARM_ACTIONS_WITH_REASONS,
+  POOL_ACTIONS,
+  DEFAULT_POOL_ACTIONS,
 } from "../../src/azure/armPermissions";
 import {
   INFRA_DIR,
@@ -341,12 +343,18 @@ describe("roles", () => {
     expect(permissions).toHaveLength(1);
     const [p] = permissions;
     expect(p?.actions).toBe(
-      "[if(equals(parameters('grant'), 'joinOnly'), parameters('joinActions'), concat(variables('scaleSetActions'), parameters('joinActions')))]",
+      "[if(equals(parameters('grant'), 'joinOnly'), concat(parameters('joinActions'), parameters('poolActions')), concat(variables('scaleSetActions'), parameters('joinActions'), parameters('poolActions')))]",
     );
     const scaleSetActions = access.variables?.scaleSetActions as string[];
     const joins = access.parameters?.joinActions as { defaultValue: string[]; allowedValues: string[] };
+    // Issue 43: the backend pool read by default (every pass asks a pool its kind), the write only where asked.
+    const pools = access.parameters?.poolActions as { defaultValue: string[]; allowedValues: string[] };
+    expect(pools.allowedValues.sort()).toEqual([...POOL_ACTIONS].sort());
+    expect(pools.defaultValue).toEqual(DEFAULT_POOL_ACTIONS);
     // Together they are exactly REQUIRED_ARM_ACTIONS: nothing extra can be granted, nothing needed is missing.
-    expect([...scaleSetActions, ...joins.allowedValues].sort()).toEqual([...REQUIRED_ARM_ACTIONS].sort());
+    expect([...scaleSetActions, ...joins.allowedValues, ...pools.allowedValues].sort()).toEqual(
+      [...REQUIRED_ARM_ACTIONS].sort(),
+    );
     expect(joins.allowedValues.sort()).toEqual([...JOIN_ACTIONS].sort());
     expect(scaleSetActions.some((a) => a.includes("join"))).toBe(false);
     expect(joins.defaultValue).toEqual(ALWAYS_NEEDED_JOIN_ACTIONS);

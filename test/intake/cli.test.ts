@@ -270,3 +270,43 @@ describe("text from storage, ARM or the queue is printed inert", () => {
     expect(s.stdout).not.toMatch(/^forged/m);
   });
 });
+
+describe("poolsync move and the pool kinds (issue 43)", () => {
+  const VM = DEMO.scaleSetId.replace(/virtualMachineScaleSets\/etag-k8s-mp-0$/, "virtualMachines/etag-k8s-vm-0");
+  const V6 = `${DEMO.poolId}-v6`;
+  it("moves a VM between two pools over PUT /api/memberships/move; status names the kind and the move", async () => {
+    const declared = await poolsync("declare", "--target", VM, "--pool", DEMO.poolId, "--state", "present");
+    expect(declared.code).toBe(EXIT.ok);
+    const r = await poolsync("move", "--target", VM, "--from", DEMO.poolId, "--to", V6);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(EXIT.ok);
+    const lines = r.stdout.trim().split("\n");
+    expect(lines[0]).toBe(
+      "accepted: move etag-k8s-vm-0 from etag-k8s/etag-k8s to etag-k8s/etag-k8s-v6 (one write per resource)",
+    );
+    expect(lines[1]).toMatch(/^request ids: to [0-9a-f-]{36}, from [0-9a-f-]{36}$/);
+    const s = await poolsync("status", "--target", VM);
+    expect(s.stdout).toContain(`    backend pool; moving to ${V6}`);
+  });
+
+  it("declare --admin-state sends the field; the API's 400 for Drain comes back as exit 1 naming it", async () => {
+    const r = await poolsync(
+      "declare",
+      "--scale-set",
+      DEMO.scaleSetId,
+      "--pool",
+      DEMO.poolId,
+      "--state",
+      "present",
+      "--admin-state",
+      "Drain",
+      "--instances",
+      "0,1",
+    );
+    expect(r.code).toBe(EXIT.apiError);
+    expect(r.stderr).toContain('poolsync: 400 invalid_field: adminState: "Drain" is not an admin state');
+    const misplaced = await poolsync("status", "--admin-state", "Down");
+    expect(misplaced.code).toBe(EXIT.usage);
+    expect(misplaced.stderr).toContain("status takes no --admin-state");
+  });
+});

@@ -187,7 +187,7 @@ describe("refusals: the exact status, code, field and reason, and nothing stored
       code: "invalid_field",
       field: "backendPoolId",
       message:
-        "backendPoolId: is not a backend pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool})",
+        "backendPoolId: is not a pool ID (/subscriptions/{id}/resourceGroups/{rg}/providers/Microsoft.Network/loadBalancers/{lb}/backendAddressPools/{pool}, …/loadBalancers/{lb}/inboundNatPools/{pool} or …/applicationGateways/{agw}/backendAddressPools/{pool})",
     },
     {
       name: "a bad ip configuration name",

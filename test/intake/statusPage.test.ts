@@ -124,7 +124,7 @@ describe.skipIf(missing && !process.env.CI)("the status page in headless Chromiu
 
     const applied = await cells(0);
     // The pool by name and the last segments of its ID; the full ID in a copyable field.
-    expect(applied[0]).toBe("etag-k8s / etag-k8s …/backendAddressPools/etag-k8s");
+    expect(applied[0]).toBe("etag-k8s / etag-k8s …/backendAddressPools/etag-k8s load balancer backend pool");
     await expect(rows.nth(0).locator("td input.copy").inputValue()).resolves.toBe(DEMO.poolId);
     expect(applied[1]).toBe("primary");
     expect(applied[2]).toMatch(/^present \d+ s ago by function key holder$/);

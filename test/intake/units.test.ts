@@ -82,6 +82,10 @@ describe("html escaping", () => {
           memberships: [
             {
               backendPoolId: evil,
+              poolKind: "loadBalancerBackendPool",
+              adminState: evil,
+              adminInstances: [evil],
+              movedTo: evil,
               ipConfiguration: evil,
               declared: "present",
               declaredAt: "2026-01-01T00:00:00.000Z",

@@ -39,7 +39,12 @@ describe("Table round trips of a declaration (issues 30 and 41)", () => {
           method: req.method,
           batch: new URL(req.url).pathname.endsWith("$batch"),
           history: body.includes('"RowKey":"h|'),
-          controlRead: req.method === "GET" && decodeURIComponent(req.url).includes("!control"),
+          // The group read names control rows too (whose neighbour's pass holds its lease, 83728e1), over a range
+          // of partitions: not a read of this target's control row.
+          controlRead:
+            req.method === "GET" &&
+            decodeURIComponent(req.url).includes("!control") &&
+            !decodeURIComponent(req.url).includes("PartitionKey ge"),
         });
         return next(req);
       },

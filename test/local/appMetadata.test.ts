@@ -71,7 +71,11 @@ describe("the app's registered functions (what the host indexes)", () => {
   it("memberships and status: HTTP triggers behind App Service authentication (no host key), the app checking roles", () => {
     expect(process.env.POOLSYNC_AUTH ?? "").toBe("");
     const memberships = byName("memberships");
-    expect(memberships.trigger).toMatchObject({ type: "httpTrigger", authLevel: "anonymous", route: "memberships" });
+    expect(memberships.trigger).toMatchObject({
+      type: "httpTrigger",
+      authLevel: "anonymous",
+      route: "memberships/{action?}",
+    });
     expect(memberships.trigger.methods).toEqual(expect.arrayContaining(["GET", "PUT"]));
     expect(byName("status").trigger).toMatchObject({
       type: "httpTrigger",

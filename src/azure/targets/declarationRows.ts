@@ -9,6 +9,8 @@ import {
   type StoredDeclaration,
 } from "../../core/declarations";
 import { declarationRowKey } from "./rowKeys";
+import { adminInstancesSchema } from "../../core/messages";
+import { ADMIN_STATES } from "../../core/poolKinds";
 
 /**
  * A declaration row as stored, the same columns every earlier version wrote (an upgraded app reads them in place). A
@@ -41,6 +43,13 @@ export interface DeclarationEntity {
   retryAt: string;
   attempts: number;
   removedAt?: string;
+  /** Issue 43, each only when set (rows written before it have none, and decode the same). */
+  adminState?: string;
+  /** JSON array of instance IDs or VM names. */
+  adminInstances?: string;
+  movedTo?: string;
+  /** "pool" when applied on an IP-based pool's own address list; absent or "" otherwise. */
+  appliedVia?: string;
 }
 
 const OUTCOME_KINDS = ["pending", "applied", "failed", "refused", "target-deleted", "target-deleting"] as const;
@@ -74,7 +83,30 @@ const schema = z.object({
   retryAt: optionalTime.optional(),
   attempts: z.number().int().min(0).max(1_000_000).optional(),
   removedAt: optionalTime.optional(),
+  adminState: z.enum(ADMIN_STATES).optional(),
+  adminInstances: z
+    .string()
+    .max(32_000)
+    .transform((text, ctx) => {
+      const parsed = adminInstancesSchema.safeParse(safeJson(text));
+      if (!parsed.success) {
+        ctx.addIssue({ code: "custom", message: "not a list of instances" });
+        return z.NEVER;
+      }
+      return parsed.data;
+    })
+    .optional(),
+  movedTo: id.optional(),
+  appliedVia: z.enum(["", "pool"]).optional(),
 });
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
 
 export type DecodedDeclaration =
   { ok: true; declaration: StoredDeclaration; removedAt: string | undefined } | { ok: false; reason: string };
@@ -96,6 +128,7 @@ export function decodeDeclaration(row: Record<string, unknown>, _now: number): D
   if (r.appliedEtag) outcome.appliedEtag = r.appliedEtag;
   if (r.appliedEverywhere) outcome.appliedEverywhere = true;
   if (r.retryAt) outcome.retryAt = r.retryAt;
+  if (r.appliedVia === "pool") outcome.via = "pool";
   const selector = fromIpSelectorText(r.ipConfiguration);
   const declaration: StoredDeclaration = {
     scaleSetId: r.scaleSetId,
@@ -110,6 +143,9 @@ export function decodeDeclaration(row: Record<string, unknown>, _now: number): D
       name: r.declaredByName || "unknown",
       via: (["entra", "key", "queue"].includes(r.declaredVia ?? "") ? r.declaredVia : "key") as DeclaredBy["via"],
     },
+    ...(r.adminState ? { adminState: r.adminState } : {}),
+    ...(r.adminInstances ? { adminInstances: r.adminInstances } : {}),
+    ...(r.movedTo ? { movedTo: r.movedTo } : {}),
     outcome,
     attempts: r.attempts ?? 0,
     rowEtag: r.etag,
@@ -124,7 +160,7 @@ export function outcomeColumns(
   o: Outcome,
 ): Pick<
   DeclarationEntity,
-  "outcomeKind" | "outcomeReason" | "appliedEtag" | "outcomeAt" | "appliedEverywhere" | "retryAt"
+  "outcomeKind" | "outcomeReason" | "appliedEtag" | "outcomeAt" | "appliedEverywhere" | "retryAt" | "appliedVia"
 > {
   return {
     outcomeKind: o.kind,
@@ -133,6 +169,8 @@ export function outcomeColumns(
     outcomeAt: o.at,
     appliedEverywhere: o.appliedEverywhere ?? false,
     retryAt: o.retryAt ?? "",
+    // Always written: outcomes are merged into the row, and a later outcome must clear an earlier one's.
+    appliedVia: o.via ?? "",
   };
 }
 
@@ -152,6 +190,9 @@ export function declarationEntity(partitionKey: string, d: Declaration, at: stri
     declaredById: d.declaredBy.id,
     declaredByName: d.declaredBy.name,
     declaredVia: d.declaredBy.via,
+    ...(d.adminState !== undefined ? { adminState: d.adminState } : {}),
+    ...(d.adminInstances !== undefined ? { adminInstances: JSON.stringify(d.adminInstances) } : {}),
+    ...(d.movedTo !== undefined ? { movedTo: d.movedTo } : {}),
     attempts: 0,
     ...outcomeColumns({ kind: "pending", at }),
   };

@@ -1,0 +1,82 @@
+import { declarationKey, type StoredDeclaration } from "../core/declarations";
+import type { DeclarationStore } from "../core/ports";
+import { parseBackendPoolId, type TargetRef } from "../core/resourceIds";
+import { inScopes } from "../core/scopes";
+import { bindingAllows } from "./bindingGate";
+import { reconcileIpPools } from "./ipPools";
+import type { PoolKindsKnown } from "./poolKindsKnown";
+import type { PoolWrites } from "./poolWrites";
+import { reconcileScaleSet } from "./reconcileScaleSet";
+import { reconcileVm } from "./reconcileVm";
+import type { ReconcileDeps, ReconcileReport, ReconcileTrigger } from "./vocabulary";
+
+/**
+ * A target's pass over every kind of pool (issue 43). Declarations into IP-based load balancer pools are written on
+ * the pools themselves (reconcile/ipPools.ts); all the others (NIC-based backend pools, inbound NAT pools,
+ * application gateway pools) are references on the target's ip configurations, written by the scale set's or the VM's
+ * own reconcile. Which a load balancer backend pool is, the pool says (reconcile/poolKindsKnown.ts).
+ */
+
+export interface PoolDeps {
+  writes: PoolWrites;
+  kinds: PoolKindsKnown;
+}
+
+export async function reconcileTarget(
+  ref: TargetRef,
+  trigger: ReconcileTrigger,
+  deps: ReconcileDeps & { pools?: PoolDeps },
+): Promise<ReconcileReport> {
+  const references = (d: ReconcileDeps) =>
+    ref.kind === "vm" ? reconcileVm(ref, trigger, d) : reconcileScaleSet(ref, trigger, d);
+  const pools = deps.pools;
+  if (!pools) return references(deps);
+  const all = await deps.declarations.listForTarget(ref);
+  const ip = new Set<string>();
+  const adminOnNic = new Set<string>();
+  for (const d of all) {
+    const pool = parseBackendPoolId(d.backendPoolId);
+    // Refusals (bad ID, scopes, bindings) are the references pass's to record; nothing is read for them.
+    if (!pool.ok || pool.value.poolKind !== "loadBalancerBackendPool") continue;
+    if (!inScopes(deps.config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) continue;
+    if (!bindingAllows(deps.config.bindings, ref.id, pool.value.id)) continue;
+    const ipBased = await pools.kinds.ipBased(pool.value, deps.network, deps.log);
+    if (ipBased === true) ip.add(declarationKey(d));
+    else if (d.adminState !== undefined && d.state === "present") adminOnNic.add(declarationKey(d));
+  }
+  if (ip.size === 0 && adminOnNic.size === 0) return references(deps);
+  const mine = (keys: Set<string>) => all.filter((d) => keys.has(declarationKey(d)));
+  const ipReport = await reconcileIpPools(ref, trigger, mine(ip), mine(adminOnNic), { ...deps, pools });
+  if (ip.size + adminOnNic.size === all.length) return ipReport;
+  const taken = new Set([...ip, ...adminOnNic]);
+  const rest = await references({ ...deps, declarations: without(deps.declarations, taken) });
+  return merged(rest, ipReport);
+}
+
+/** The target's declarations less those another part of the pass serves. */
+function without(store: DeclarationStore, keys: ReadonlySet<string>): DeclarationStore {
+  const keep = (d: StoredDeclaration) => !keys.has(declarationKey(d));
+  return {
+    upsert: (t, d, listed) => store.upsert(t, d, listed),
+    listForTarget: async (t) => (await store.listForTarget(t)).filter(keep),
+    recordOutcome: (t, d, o) => store.recordOutcome(t, d, o),
+    remove: (t, d) => store.remove(t, d),
+  };
+}
+
+/** One report for the pass: the references' (its result and requeue decide), with the pool writes' calls added. */
+function merged(main: ReconcileReport, pools: ReconcileReport): ReconcileReport {
+  const applied = main.result === "unchanged" && pools.result === "applied";
+  return {
+    ...main,
+    ...(applied ? { result: "applied" as const } : {}),
+    declarations: main.declarations + pools.declarations,
+    armReads: main.armReads + pools.armReads,
+    armWrites: main.armWrites + pools.armWrites,
+    preconditionFailures: main.preconditionFailures + pools.preconditionFailures,
+    throttles: main.throttles + pools.throttles,
+    ...(main.requeueAfterMs === undefined && pools.requeueAfterMs !== undefined
+      ? { requeueAfterMs: pools.requeueAfterMs, reason: pools.reason ?? main.reason }
+      : {}),
+  };
+}
