@@ -13,6 +13,7 @@ const REAL_WAITING = [
   "test/intake/declareWindow.test.ts", // the declare window through the HTTP API, in Azurite's time
   "test/local/listenerLock.test.ts", // the host's blob lease (15 s minimum in Azurite) taken over by another host
   "test/local/timerAndDrain.test.ts", // the runtime's timer fires on the wall clock and drains on stop
+  "test/local/functionTimeout.test.ts", // host.json's functionTimeout (1 s there) and Azurite's visibility timeout
   "test/scripts/smoke.test.ts", // `npm run local` as a process, and the smoke run's 5 s wait for an event that never comes
   "test/bench/quiescence.test.ts", // bursts at time scale 1, then seconds for real sockets and timers to close
   "test/faults/storageDown.test.ts", // the storage SDK's own retry backoff against a closed port, 5 s per call

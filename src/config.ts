@@ -205,7 +205,7 @@ export const SETTINGS = {
     key: "cacheTable",
     schema: tableName,
     default: "etagcache",
-    doc: "The shared table: what is not one target's (resource owners, the problem log, the timer's state, write budgets). The name is the one the ETag cache had before the one-partition-per-target layout.",
+    doc: 'The shared table: what is not one target\'s, one partition each: resource owners ("~owners"), the problem log ("~problems"), the timer\'s state ("~timer") and its census summary ("~census"), events about resources poolsync holds nothing for ("~events") and the write budgets hosts share ("~budgets"); after an upgrade in place, the old one-table layout\'s rows until the timer has swept them. It holds no cache rows (they are in each target\'s partition of POOLSYNC_MEMBERSHIPS_TABLE): the name is the one the ETag cache had before the one-partition-per-target layout.',
   }),
   POOLSYNC_CACHE_ENABLED: setting({
     key: "cacheEnabled",

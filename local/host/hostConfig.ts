@@ -16,6 +16,35 @@ export interface HostConfig {
   queues: QueueHostOptions;
   /** `extensions.http.routePrefix`, default "api" (empty string means routes sit at the root). */
   httpRoutePrefix: string;
+  /** `functionTimeout` in ms; undefined means none (`null` or `"-1"`, as on a Dedicated plan). */
+  functionTimeoutMs: number | undefined;
+}
+
+/**
+ * The host's `functionTimeout` when host.json leaves it out: 30 minutes, its default on every plan but the
+ * Consumption plan's 5 minutes (Flex Consumption, Premium, Dedicated).
+ */
+export const DEFAULT_FUNCTION_TIMEOUT = "00:30:00";
+
+/** The app setting the host reads over host.json's `functionTimeout` (`AzureFunctionsJobHost__<path>` overrides). */
+export const FUNCTION_TIMEOUT_SETTING = "AzureFunctionsJobHost__functionTimeout";
+
+/**
+ * `functionTimeout` as the host reads it: the app setting over host.json, host.json over the default; a TimeSpan
+ * of at least one second, or `null` / `"-1"` for none.
+ */
+export function functionTimeoutFrom(hostJson: unknown, setting: string | undefined): number | undefined {
+  const [raw, where] =
+    setting !== undefined && setting.trim() !== ""
+      ? [setting, FUNCTION_TIMEOUT_SETTING]
+      : hostJson === undefined
+        ? [DEFAULT_FUNCTION_TIMEOUT, "the default functionTimeout"]
+        : [hostJson, "host.json functionTimeout"];
+  if (raw === null || (typeof raw === "string" && raw.trim() === "-1")) return undefined;
+  if (typeof raw !== "string") throw new Error(`${where}: must be a TimeSpan string like "00:10:00", or null`);
+  const ms = parseTimeSpan(raw, where);
+  if (ms < 1000) throw new Error(`${where}: must be at least 00:00:01, got "${raw}"`);
+  return ms;
 }
 
 /** The host's minimum poll interval: the backoff starts here and returns here whenever a poll finds messages. */
@@ -75,9 +104,13 @@ export function queueOptionsFrom(raw: Record<string, unknown> | undefined): Queu
   };
 }
 
-export function loadHostConfig(appDir: string): HostConfig {
+/** host.json in appDir; `env` supplies the app settings that override it (`AzureFunctionsJobHost__functionTimeout`). */
+export function loadHostConfig(appDir: string, env: Record<string, string | undefined> = {}): HostConfig {
   const file = join(appDir, "host.json");
-  let json: { extensions?: { queues?: Record<string, unknown>; http?: { routePrefix?: unknown } } } = {};
+  let json: {
+    functionTimeout?: unknown;
+    extensions?: { queues?: Record<string, unknown>; http?: { routePrefix?: unknown } };
+  } = {};
   if (existsSync(file)) {
     try {
       json = JSON.parse(readFileSync(file, "utf8"));
@@ -89,5 +122,6 @@ export function loadHostConfig(appDir: string): HostConfig {
   return {
     queues: queueOptionsFrom(json.extensions?.queues),
     httpRoutePrefix: typeof prefix === "string" ? prefix.replace(/^\/+|\/+$/g, "") : "api",
+    functionTimeoutMs: functionTimeoutFrom(json.functionTimeout, env[FUNCTION_TIMEOUT_SETTING]),
   };
 }

@@ -40,11 +40,68 @@ export async function invokeCaptured(
   fn: CapturedFunction,
   input: InvocationInput,
   log: InvocationLogger,
+  timeoutMs?: number,
+): Promise<RpcInvocationResponse> {
+  const invocationId = randomUUID();
+  const running = runInvocation(fn, input, log, invocationId);
+  if (timeoutMs === undefined) return running;
+  return withFunctionTimeout(running, timeoutMs, fn.metadata.name, invocationId, log);
+}
+
+/** What a caller of an invocation past `functionTimeout` gets: the host's FunctionTimeoutException, by message. */
+export class FunctionTimeoutError extends Error {
+  override name = "FunctionTimeoutError";
+}
+
+/**
+ * host.json's `functionTimeout`, as the host enforces it: past the timeout the invocation fails (a queue message is
+ * released and counts a dequeue, an HTTP caller gets 500, Event Grid's delivery fails and is retried) and nothing
+ * waits for it any longer, shutdown included. The host then restarts the language worker, which kills the code;
+ * this runtime shares its process with the app and cannot, so the code runs on unheard: its result and its error
+ * are dropped.
+ */
+function withFunctionTimeout<T>(
+  running: Promise<T>,
+  timeoutMs: number,
+  functionName: string,
+  invocationId: string,
+  log: InvocationLogger,
+): Promise<T> {
+  running.catch(() => undefined); // after the timeout nobody listens: a late failure must not be unhandled
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const limit = formatTimeSpan(timeoutMs);
+      log({
+        functionName,
+        invocationId,
+        level: "error",
+        category: "system",
+        message: `Timeout value of ${limit} exceeded by function 'Functions.${functionName}' (Id: '${invocationId}'). Initiating cancellation.`,
+      });
+      reject(new FunctionTimeoutError(`Timeout value of ${limit} was exceeded by function: Functions.${functionName}`));
+    }, timeoutMs);
+  });
+  return Promise.race([running, timedOut]).finally(() => clearTimeout(timer));
+}
+
+/** Milliseconds as the host prints a TimeSpan: `hh:mm:ss`, with `.fff` only when there is a fraction. */
+export function formatTimeSpan(ms: number): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const s = Math.floor(ms / 1000);
+  const frac = ms % 1000 ? `.${String(ms % 1000).padStart(3, "0")}` : "";
+  return `${pad(Math.floor(s / 3600))}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}${frac}`;
+}
+
+async function runInvocation(
+  fn: CapturedFunction,
+  input: InvocationInput,
+  log: InvocationLogger,
+  invocationId: string,
 ): Promise<RpcInvocationResponse> {
   const model = currentProgrammingModel();
   if (!model)
     throw new Error(`No programming model was set; was "${fn.metadata.name}" registered through @azure/functions?`);
-  const invocationId = randomUUID();
   const functionName = fn.metadata.name;
   const request: RpcInvocationRequest = {
     invocationId,

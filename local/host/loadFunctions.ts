@@ -50,6 +50,8 @@ export interface LoadOptions {
   appDir?: string;
   /** Where invocation logs go; default: the console, prefixed with the function name. */
   log?: InvocationLogger;
+  /** host.json's `functionTimeout` in ms: an invocation running longer fails (invoke.ts); undefined: no limit. */
+  functionTimeoutMs?: number;
 }
 
 export const consoleInvocationLogger: InvocationLogger = (e) => {
@@ -107,10 +109,10 @@ export function loadRegisteredFunctions(opts: LoadOptions): RegisteredFunction[]
     );
   }
   const log = opts.log ?? consoleInvocationLogger;
-  return found.map((f) => describe(f, log));
+  return found.map((f) => describe(f, log, opts.functionTimeoutMs));
 }
 
-function describe(fn: CapturedFunction, log: InvocationLogger): RegisteredFunction {
+function describe(fn: CapturedFunction, log: InvocationLogger, timeoutMs: number | undefined): RegisteredFunction {
   const entry = Object.entries(fn.metadata.bindings).find(
     ([, b]) => typeof b.type === "string" && /trigger$/i.test(b.type),
   );
@@ -123,6 +125,6 @@ function describe(fn: CapturedFunction, log: InvocationLogger): RegisteredFuncti
     trigger: { ...binding, name, type: String(binding.type), direction: "in" } as TriggerBinding,
     bindings: fn.metadata.bindings,
     rawBindings: fn.metadata.rawBindings ?? [],
-    invoke: (input) => invokeCaptured(fn, input, log),
+    invoke: (input) => invokeCaptured(fn, input, log, timeoutMs),
   };
 }

@@ -174,13 +174,18 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   Object.assign(process.env, settings);
   const env = process.env as Record<string, string | undefined>;
 
-  const hostConfig = loadHostConfig(appDir);
+  const hostConfig = loadHostConfig(appDir, env);
   const queueOptions: QueueHostOptions = { ...hostConfig.queues, ...opts.queues };
   const log = opts.log ?? consoleInvocationLogger;
   const print = opts.print === false ? () => undefined : (opts.print ?? ((line: string) => console.log(line)));
   const onError = (fn: string) => (err: unknown) => console.error(`[${fn}] ${(err as Error)?.stack ?? String(err)}`);
 
-  const registered = loadRegisteredFunctions({ entryGlob: opts.entryGlob ?? packageMain(appDir), appDir, log });
+  const registered = loadRegisteredFunctions({
+    entryGlob: opts.entryGlob ?? packageMain(appDir),
+    appDir,
+    log,
+    functionTimeoutMs: hostConfig.functionTimeoutMs,
+  });
 
   const inFlight = new InFlight();
   const queues: QueueListener[] = [];
