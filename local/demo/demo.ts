@@ -223,7 +223,8 @@ export async function runDemo(
     const api = s.runtime.functions.find(
       (f) =>
         f.triggerType.toLowerCase() === "httptrigger" &&
-        /\/api\/memberships$/.test(f.url ?? "") &&
+        // The memberships function's route takes an optional action (…/memberships/move).
+        /\/api\/memberships(\/\{action\?\})?$/.test(f.url ?? "") &&
         f.methods?.includes("PUT"),
     );
     const via = flags.via === "auto" ? (api ? "api" : "queue") : flags.via;
@@ -260,6 +261,8 @@ export async function runDemo(
         if (res.status !== 202) throw new Error(`PUT /api/memberships answered ${res.status}, not 202: ${text}`);
       } else {
         const message = { v: 1, kind: "declare", ...body, requestId, declaredAt: new Date().toISOString() };
+        // The app makes its queue when it first runs; the demo may send before any function did.
+        await workQueue.createIfNotExists();
         await workQueue.sendMessage(Buffer.from(JSON.stringify(message), "utf8").toString("base64"));
         out(`  queue ${config.queueName} ← ${JSON.stringify(message)}`);
       }
