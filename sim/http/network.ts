@@ -9,9 +9,9 @@ import { renderNic } from "../nics";
 import { requireNic, writeNic, type NicWriteContext } from "../nicWrites";
 import { nrpOperationUrl } from "../nrpOperations";
 import { Operations, type Operation } from "../operations";
-import { claimsFromToken } from "../events";
 import { isFlexible, renderVm } from "../vms";
 import { json, type Reply, type RequestContext } from "./reply";
+import { methodNotAllowed, networkWriteContext } from "./networkRouteKit";
 import { page, parseBody, type Route } from "./routeKit";
 
 export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: ParsedResourcePath): Route | undefined {
@@ -22,7 +22,7 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
   const arm = method === "GET" ? "reads" : method === "DELETE" ? "deletes" : "writes";
   const base = { statsKey: key, arm, subscriptionId: sub } as const;
   const get = (kind: Route["kind"], handle: Route["handle"]): Route =>
-    method === "GET" ? { ...base, kind, handle } : { ...base, kind: undefined, handle: () => notAllowed(method) };
+    method === "GET" ? { ...base, kind, handle } : { ...base, kind: undefined, handle: () => methodNotAllowed(method) };
 
   if (p.resourceGroup === undefined) {
     if (seg[0] === "microsoft.network" && seg[1] === "locations" && seg[3] === "operations" && seg.length === 5) {
@@ -139,34 +139,15 @@ export function resolveNicAndVmRoute(engine: Engine, ctx: RequestContext, p: Par
         },
       };
     }
-    return { ...base, kind: undefined, handle: () => notAllowed(method) };
+    return { ...base, kind: undefined, handle: () => methodNotAllowed(method) };
   }
   return undefined;
 }
 
-function notAllowed(method: string): Reply {
-  return json(405, {
-    error: { code: "MethodNotAllowed", message: `The requested method '${method}' is not allowed here.` },
-  });
-}
-
+/** A NIC write's context: the network write's, its api-version and base as the announcement another write's 409 names. */
 function nicWriteContext(engine: Engine, c: RequestContext): NicWriteContext {
-  const ifMatch = c.headers["if-match"];
-  const ifNoneMatch = c.headers["if-none-match"];
-  return {
-    writer: {
-      clientRequestId: c.clientRequestId,
-      correlationId: c.correlationId,
-      claims: claimsFromToken(c.token, engine.settings.callerClaims),
-      method: c.method,
-      url: c.url.toString(),
-      clientIpAddress: c.clientIp,
-    },
-    resourceUri: decodeURIComponent(c.url.pathname).replace(/\/+$/, ""),
-    at: { base: c.base, apiVersion: c.apiVersion },
-    ...(ifMatch !== undefined ? { ifMatch } : {}),
-    ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}),
-  };
+  const { apiVersion, base, ...rest } = networkWriteContext(engine, c);
+  return { ...rest, at: { base, apiVersion } };
 }
 
 /** NRP answers its writes with an Azure-AsyncOperation on its own operations resource. */
