@@ -2,6 +2,7 @@ import { odata, type TableClient, type TransactionAction } from "@azure/data-tab
 import { parseTargetId } from "../core/resourceIds";
 import { decodeKey } from "../core/tableKeys";
 import { statusOf } from "./tableErrors";
+import { transactionBatches } from "./tableBatches";
 import { historyRowKey, targetPartition } from "./targets/rowKeys";
 
 /**
@@ -126,24 +127,23 @@ export class OldLayoutSweeper {
   private async moveHistory(rows: readonly OldRow[]): Promise<number> {
     const moves = rows.flatMap((r) => movedHistoryRow(r) ?? []);
     for (const [pk, group] of byPartition(moves))
-      for (let i = 0; i < group.length; i += 100)
+      for (const batch of transactionBatches(group))
         await this.targets.submitTransaction(
-          group.slice(i, i + 100).map((e): TransactionAction => ["upsert", { ...e, partitionKey: pk }, "Replace"]),
+          batch.map((e): TransactionAction => ["upsert", { ...e, partitionKey: pk }, "Replace"]),
         );
     return moves.length;
   }
 
   private async deleteAll(pk: string, rows: readonly OldRow[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += 100) {
-      const actions = rows
-        .slice(i, i + 100)
-        .map((r): TransactionAction => ["delete", { partitionKey: pk, rowKey: r.rowKey }]);
+    for (const batch of transactionBatches(rows)) {
       try {
-        await this.shared.submitTransaction(actions);
+        await this.shared.submitTransaction(
+          batch.map((r): TransactionAction => ["delete", { partitionKey: pk, rowKey: r.rowKey }]),
+        );
       } catch (err) {
         // A row another host's sweep deleted first fails the whole batch: delete them one by one instead.
         if (statusOf(err) !== 404) throw err;
-        for (const r of rows.slice(i, i + 100))
+        for (const r of batch)
           await this.shared.deleteEntity(pk, r.rowKey).catch((e: unknown) => {
             if (statusOf(e) !== 404) throw e;
           });

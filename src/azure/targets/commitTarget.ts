@@ -2,6 +2,7 @@ import type { TableClient, TransactionAction } from "@azure/data-tables";
 import type { ControlState } from "../../core/control";
 import { statusOf } from "../tableErrors";
 import { controlEntity } from "./controlRow";
+import { TABLE_BATCH_MAX } from "../tableBatches";
 
 /**
  * One change to a target's partition, as a transaction action. `base`: the row's Table ETag as read (its write loses
@@ -27,9 +28,6 @@ export interface ControlWrite {
 export class TargetConflict extends Error {
   override name = "TargetConflict";
 }
-
-/** The Table's limit on the operations of one transaction. */
-const MAX_ACTIONS = 100;
 
 type Entity = Record<string, unknown> & { partitionKey: string; rowKey: string };
 
@@ -77,13 +75,13 @@ export async function commitTarget(
   const batched = writes.filter((w) => !(w.kind === "delete" && w.base !== undefined));
   const actions = batched.map((w) => actionOf(partitionKey, w));
   const keys = batched.map(rowKeyOf);
-  const room = MAX_ACTIONS - controlAction.length;
+  const room = TABLE_BATCH_MAX - controlAction.length;
   const spilled = actions.length > room ? actions.length - room : 0;
   const rows = new Map<string, string | undefined>();
   try {
     for (const d of conditionalDeletes) await table.deleteEntity(partitionKey, d.rowKey, { etag: d.base });
-    for (let i = 0; i < spilled; i += MAX_ACTIONS) {
-      const end = Math.min(spilled, i + MAX_ACTIONS);
+    for (let i = 0; i < spilled; i += TABLE_BATCH_MAX) {
+      const end = Math.min(spilled, i + TABLE_BATCH_MAX);
       const answer = await submit(table, actions.slice(i, end));
       answer.forEach((etag, j) => rows.set(keys[i + j] as string, etag));
     }

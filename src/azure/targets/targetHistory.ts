@@ -1,4 +1,5 @@
 import { odata, type TransactionAction } from "@azure/data-tables";
+import { transactionBatches } from "../tableBatches";
 import {
   HISTORY_MAX_AGE_MS,
   HISTORY_MAX_ENTRIES,
@@ -31,12 +32,10 @@ export class TargetHistoryTable implements TargetHistory {
   async appendAll(targetId: string, entries: readonly HistoryEntry[]): Promise<void> {
     const pk = this.partitionOf(targetId);
     if (!pk) return;
-    for (let i = 0; i < entries.length; i += 100)
+    for (const batch of transactionBatches(entries))
       await this.store.commit(
         pk,
-        entries
-          .slice(i, i + 100)
-          .map((e) => ({ kind: "create" as const, entity: historyEntity(pk, e, this.store.now()) })),
+        batch.map((e) => ({ kind: "create" as const, entity: historyEntity(pk, e, this.store.now()) })),
       );
   }
 
@@ -86,10 +85,10 @@ export class TargetHistoryTable implements TargetHistory {
       if (kept < HISTORY_MAX_ENTRIES && historyTimeOf(rk) >= cutoff) kept++;
       else doomed.push(rk);
     }
-    for (let i = 0; i < doomed.length; i += 100) {
-      const batch: TransactionAction[] = doomed.slice(i, i + 100).map((rk) => ["delete", { partitionKey, rowKey: rk }]);
-      await this.store.table.submitTransaction(batch);
-    }
+    for (const batch of transactionBatches(doomed))
+      await this.store.table.submitTransaction(
+        batch.map((rk): TransactionAction => ["delete", { partitionKey, rowKey: rk }]),
+      );
     return doomed.length;
   }
 
