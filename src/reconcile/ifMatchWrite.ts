@@ -3,7 +3,7 @@ import { describeError, PreconditionFailedError, ThrottledError, TransientError 
 import type { Clock, Logger, WriteOptions } from "../core/ports";
 import { requireEtag } from "../core/etagGuard";
 import { preconditionBackoffMs } from "../core/retryPolicy";
-import { Requeue } from "./requeue";
+import { comeBack, type ComeBack } from "./passResult";
 import type { WritePacer } from "../pacing/writePacer";
 import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import type { LeaseGuard } from "./leaseGuard";
@@ -68,11 +68,16 @@ export interface IfMatchDeps {
   doubts?: Pick<WriteDoubts, "record">;
 }
 
-export type IfMatchResult<M> = { kind: "written"; model: M } | { kind: "unchanged"; model: M } | { kind: "gone" };
+export type IfMatchResult<M> =
+  | { kind: "written"; model: M }
+  | { kind: "unchanged"; model: M }
+  | { kind: "gone" }
+  /** Nothing more is written in this pass: the budget is spent, 412s kept coming, or the lease lapsed. */
+  | { kind: "come-back"; comeBack: ComeBack };
 
 /**
- * Writes until the plan is empty; a 412 re-reads and recomputes; too many 412s in a row leave the reconcile to come
- * back.
+ * Writes until the plan is empty; a 412 re-reads and recomputes; too many 412s in a row, a write budget spent for
+ * longer than a pass waits, or a lapsed lease end it with a come-back.
  */
 export async function ifMatchWrite<M extends { etag: string }, E>(
   target: IfMatchTarget<M, E>,
@@ -84,8 +89,8 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
   for (let attempt = 0; ; attempt++) {
     let plan = target.plan(current);
     if (!plan) return { kind: "unchanged", model: current };
-    await pace(target.paced, deps);
-    await deps.lease?.ensureHeld();
+    const later = (await pace(target.paced, deps)) ?? (await deps.lease?.ensureHeld());
+    if (later) return { kind: "come-back", comeBack: later };
     if (target.age && deps.clock.now() - readAt > target.age.maxAgeMs) {
       // Read at the last moment: the write computed from it goes out on the budget just taken.
       const reread = await readOrGone(target);
@@ -117,16 +122,21 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
       if (!(err instanceof PreconditionFailedError)) throw err;
       if (attempt >= deps.config.maxPreconditionRetries) {
         const context = target.context ? ` (${target.context})` : "";
-        throw new Requeue(
-          preconditionBackoffMs(attempt, deps.random),
-          `${attempt + 1} precondition failures in a row on ${target.id}${context}`,
-        );
+        return {
+          kind: "come-back",
+          comeBack: comeBack(
+            "retry",
+            preconditionBackoffMs(attempt, deps.random),
+            `${attempt + 1} precondition failures in a row on ${target.id}${context}`,
+          ),
+        };
       }
       const staleBase = await target.row.markStale("412 on our write");
       await deps.clock.sleep(preconditionBackoffMs(attempt, deps.random));
       // Wait for the write budget before the re-read, not between it and the write: ETags move in that gap (other
       // writers, and CRP's own bump seconds after any instance write), and a 412 spends a write token too.
-      await budgetReady(target.paced, deps);
+      const spent = await budgetReady(target.paced, deps);
+      if (spent) return { kind: "come-back", comeBack: spent };
       const reread = await readOrGone(target);
       if (reread === "gone") return goneFrom(target);
       current = reread;
@@ -151,29 +161,38 @@ async function goneFrom<M extends { etag: string }, E>(target: IfMatchTarget<M, 
 }
 
 /**
- * Waits for the write budget (briefly), or leaves the reconcile to come back when it is there: a write that
+ * Waits for the write budget (briefly) and takes it, or answers when to come back, when it is there: a write that
  * would only earn a 429 is never sent.
  */
-async function pace(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
-  await budgetReady(target, deps);
+async function pace(target: PacedTarget, deps: IfMatchDeps): Promise<ComeBack | undefined> {
+  const spent = await budgetReady(target, deps);
+  if (spent) return spent;
   if (deps.sharedBudget) {
     // Reserved from what every host shares before it is spent here.
     const wait = await deps.sharedBudget.take(target, (ms) => deps.clock.sleep(ms), deps.config.pacingMaxWaitMs);
     if (wait > 0)
-      throw new Requeue(wait, `pacing: shared write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
+      return comeBack(
+        "wait",
+        wait,
+        `pacing: shared write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`,
+      );
   }
   // Checked and spent in one synchronous step: writers woken by the same refill must not all see its last token.
-  while (deps.pacer.waitMs(target) > 0) await budgetReady(target, deps);
+  while (deps.pacer.waitMs(target) > 0) {
+    const later = await budgetReady(target, deps);
+    if (later) return later;
+  }
   deps.pacer.take(target);
+  return undefined;
 }
 
-/** Waits (briefly) until the write budget has a token, or leaves the reconcile; takes nothing. */
-async function budgetReady(target: PacedTarget, deps: IfMatchDeps): Promise<void> {
+/** Waits (briefly) until the write budget has a token, or answers when to come back; takes nothing. */
+async function budgetReady(target: PacedTarget, deps: IfMatchDeps): Promise<ComeBack | undefined> {
   for (;;) {
     const wait = deps.pacer.waitMs(target);
-    if (wait === 0) return;
+    if (wait === 0) return undefined;
     if (wait > deps.config.pacingMaxWaitMs)
-      throw new Requeue(wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
+      return comeBack("wait", wait, `pacing: write budget of ${target.id} is spent for ${Math.ceil(wait / 1000)} s`);
     await deps.clock.sleep(wait);
   }
 }

@@ -32,8 +32,9 @@ import { settleFailure } from "./reconcileFailure";
 import { orchestrationModeOf } from "./vmMembership";
 import { checkedNicRefs } from "./vmNics";
 import type { PoolWrites, PoolWriteResult } from "./poolWrites";
+import { nextStep, reportFieldsOf } from "./passResult";
 import {
-  DOUBT_REASON,
+  doubtHold,
   doubtHoldMs,
   reporter,
   type ReconcileDeps,
@@ -107,6 +108,12 @@ export async function reconcileIpPools(
         log: deps.log,
         ...(deps.doubts ? { doubts: deps.doubts } : {}),
       });
+      if ("comeBack" in result)
+        return settleFailure(
+          { comeBack: result.comeBack },
+          { target: ref, trigger, active, declarations: total, outcomes, report },
+          deps,
+        );
       countCalls(stats, result);
       if (result.wrote) written++;
       after.set(pool.key, result.model);
@@ -123,11 +130,10 @@ export async function reconcileIpPools(
         return outcomes.record(s.d, next);
       });
     }
-    return report(written > 0 ? "applied" : "unchanged", total, {
-      ...(doubt > 0 ? { requeueAfterMs: doubt, reason: DOUBT_REASON } : {}),
-    });
+    const step = nextStep([doubtHold(doubt)], trigger.attempt, deps.config.maxAttempts);
+    return report(written > 0 ? "applied" : "unchanged", total, reportFieldsOf(step));
   } catch (err) {
-    return settleFailure(err, { target: ref, trigger, active, declarations: total, outcomes, report }, deps);
+    return settleFailure({ error: err }, { target: ref, trigger, active, declarations: total, outcomes, report }, deps);
   }
 }
 

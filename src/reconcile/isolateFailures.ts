@@ -1,5 +1,5 @@
 import { describeError, FatalError } from "../core/errors";
-import { Requeue } from "./requeue";
+import { comeBack, type ComeBack } from "./passResult";
 
 /**
  * One write carries every intent of a scale set, so one bad intent (a pool of a load balancer that does not exist:
@@ -12,18 +12,24 @@ import { Requeue } from "./requeue";
  * What it learns is handed out the moment it is known (`onFailed`, `onWritten`), not at the end: a pass that stops
  * (its budget spent, a throttle) must not lose it, or the next attempt starts the bisection over and every failing
  * write drains the scale set's CRP budget again. The bisection's own writes are bounded per pass (`budget`): past it
- * the pass ends with a Requeue, and the next attempt goes on without the intents already known to fail.
+ * the isolation stops with a come-back, and the next attempt goes on without the intents already known to fail.
  *
- * Anything but a terminal answer (412 exhausted, 429, 409, a timeout, 404) ends the isolation and propagates: those
- * are about the target, not one intent, and the reconcile's own handling applies. What was written before stays
- * written, and the next reconcile finds it in place.
+ * A write that comes back (`WriteStep`'s come-back: the budget spent, 412s in a row, the lease lost) stops the
+ * isolation with it; anything but a terminal answer (429, 409, a timeout, 404) ends it and propagates: those are about
+ * the target, not one intent, and the reconcile's own handling applies. What was written before stays written, and
+ * the next reconcile finds it in place.
  */
 
 export interface Isolated<S> {
   state: S;
   /** Index of each intent whose own write failed → ARM's reason. */
   failed: Map<number, string>;
+  /** Set when the isolation stopped before every intent was written or failed: when the pass comes back, and why. */
+  comeBack?: ComeBack;
 }
+
+/** One write's answer: the state after it, or when to come back (nothing more is written in this pass). */
+export type WriteStep<S> = { state: S } | { comeBack: ComeBack };
 
 /** The writes a pass may spend bisecting, shared by its isolations (the model's, the instances'). */
 export interface IsolationBudget {
@@ -48,23 +54,32 @@ const terminal = (err: unknown): err is FatalError => err instanceof FatalError;
 export async function isolateFailures<S>(
   count: number,
   start: S,
-  write: (indices: number[], state: S) => Promise<S>,
+  write: (indices: number[], state: S) => Promise<WriteStep<S>>,
   hooks: IsolationHooks = {},
 ): Promise<Isolated<S>> {
   let state = start;
   const failed = new Map<number, string>();
+  let stopped: ComeBack | undefined;
   const attempt = async (indices: number[], bisecting: boolean): Promise<void> => {
-    if (indices.length === 0) return;
+    if (indices.length === 0 || stopped) return;
     if (bisecting && hooks.budget) {
-      if (hooks.budget.left <= 0)
-        throw new Requeue(
+      if (hooks.budget.left <= 0) {
+        stopped = comeBack(
+          "retry",
           ISOLATION_REQUEUE_MS,
           `failure isolation spent its ${ISOLATION_WRITES_PER_PASS} writes this pass; the failures found so far are recorded`,
         );
+        return;
+      }
       hooks.budget.left--;
     }
     try {
-      state = await write(indices, state);
+      const step = await write(indices, state);
+      if ("comeBack" in step) {
+        stopped = step.comeBack;
+        return;
+      }
+      state = step.state;
       hooks.onWritten?.(indices);
       return;
     } catch (err) {
@@ -84,5 +99,5 @@ export async function isolateFailures<S>(
     Array.from({ length: count }, (_, i) => i),
     false,
   );
-  return { state, failed };
+  return { state, failed, ...(stopped ? { comeBack: stopped } : {}) };
 }

@@ -1,5 +1,5 @@
 import type { Clock } from "../core/ports";
-import { Requeue } from "./requeue";
+import { comeBack, type ComeBack } from "./passResult";
 
 /**
  * What a pass knows of its own lease, checked before every ARM write. A lease in storage only excludes passes that
@@ -35,22 +35,23 @@ export class LeaseGuard {
     return this.#lost;
   }
 
-  /** Resolves when a write sent now lands inside the lease; leaves the pass (requeued) when the lease is gone. */
-  async ensureHeld(): Promise<void> {
-    if (!this.#lost && this.#validUntil - this.clock.now() > this.flightMs) return;
+  /**
+   * Undefined when a write sent now lands inside the lease; when the lease is gone, the pass's come-back: it stops
+   * before its next write, and the queue brings the target back to whoever holds it.
+   */
+  async ensureHeld(): Promise<ComeBack | undefined> {
+    if (!this.#lost && this.#validUntil - this.clock.now() > this.flightMs) return undefined;
     if (!this.#lost) {
       const sentAt = this.clock.now();
       if (await this.renew()) this.held(sentAt);
       else this.lost();
     }
     if (this.#lost || this.#validUntil - this.clock.now() <= this.flightMs)
-      throw new LeaseLost("the reconcile lease lapsed before this write (another host may hold the target now)");
-  }
-}
-
-/** A pass that lost its lease stops before its next write; the queue brings the target back to whoever holds it. */
-export class LeaseLost extends Requeue {
-  constructor(why: string) {
-    super(1_000, why);
+      return comeBack(
+        "retry",
+        1_000,
+        "the reconcile lease lapsed before this write (another host may hold the target now)",
+      );
+    return undefined;
   }
 }

@@ -5,6 +5,7 @@ import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef, NicRef } from "../core/resourceIds";
 import { ifMatchWrite, type IfMatchDeps } from "./ifMatchWrite";
 import type { LeaseGuard } from "./leaseGuard";
+import type { ComeBack } from "./passResult";
 import type { WriteDoubts } from "../core/control";
 
 /**
@@ -21,7 +22,7 @@ export interface PoolShare {
   /** The target's key: a later share of the same target replaces its earlier one in a batch not yet written. */
   targetKey: string;
   contributions: Contribution[];
-  /** The pass's lease: a share whose lease lapsed is left out of the write (its pass stops, requeued). */
+  /** The pass's lease: a share whose lease lapsed is left out of the write (its pass stops and comes back). */
   lease?: Pick<LeaseGuard, "ensureHeld">;
   /** The pass's own logger: the write's `arm.write` line goes to each target it served (its history). */
   log: Logger;
@@ -46,9 +47,12 @@ export interface PoolWritesDeps extends Omit<IfMatchDeps, "lease" | "log"> {
   maxGatherMs: number;
 }
 
+/** A share's answer: the write's, or when its pass comes back (its lease lapsed, or the write came back). */
+export type PoolShareAnswer = PoolWriteResult | { comeBack: ComeBack };
+
 interface Waiting {
   share: PoolShare;
-  settle: { resolve: (r: PoolWriteResult) => void; reject: (e: unknown) => void }[];
+  settle: { resolve: (r: PoolShareAnswer) => void; reject: (e: unknown) => void }[];
 }
 
 interface Batch {
@@ -67,14 +71,14 @@ export class PoolWrites {
 
   constructor(private readonly deps: PoolWritesDeps) {}
 
-  submit(pool: BackendPoolRef, share: PoolShare): Promise<PoolWriteResult> {
+  submit(pool: BackendPoolRef, share: PoolShare): Promise<PoolShareAnswer> {
     const now = this.deps.clock.now();
     let q = this.pools.get(pool.key);
     if (!q) this.pools.set(pool.key, (q = { running: undefined, next: undefined }));
     const fresh = !q.next;
     const batch = (q.next ??= { shares: new Map(), firstAt: now, lastAt: now });
     batch.lastAt = now;
-    return new Promise<PoolWriteResult>((resolve, reject) => {
+    return new Promise<PoolShareAnswer>((resolve, reject) => {
       const held = batch.shares.get(share.targetKey);
       batch.shares.set(share.targetKey, { share, settle: [...(held?.settle ?? []), { resolve, reject }] });
       if (fresh) void this.schedule(pool, q, batch);
@@ -108,8 +112,9 @@ export class PoolWrites {
     const live: Waiting[] = [];
     for (const w of batch.shares.values()) {
       try {
-        await w.share.lease?.ensureHeld();
-        live.push(w);
+        const lapsed = await w.share.lease?.ensureHeld();
+        if (lapsed) w.settle.forEach((s) => s.resolve({ comeBack: lapsed }));
+        else live.push(w);
       } catch (err) {
         w.settle.forEach((s) => s.reject(err));
       }
@@ -118,7 +123,11 @@ export class PoolWrites {
     const calls = { reads: 0, writes: 0, preconditionFailures: 0, throttles: 0 };
     try {
       const result = await this.write(pool, live, calls);
-      live.forEach((w, i) => w.settle.forEach((s) => s.resolve({ ...result, calls: i === 0 ? calls : undefined })));
+      live.forEach((w, i) =>
+        w.settle.forEach((s) =>
+          s.resolve("comeBack" in result ? result : { ...result, calls: i === 0 ? calls : undefined }),
+        ),
+      );
     } catch (err) {
       live.forEach((w) => w.settle.forEach((s) => s.reject(err)));
     }
@@ -128,7 +137,7 @@ export class PoolWrites {
     pool: BackendPoolRef,
     live: Waiting[],
     calls: NonNullable<PoolWriteResult["calls"]>,
-  ): Promise<Omit<PoolWriteResult, "calls">> {
+  ): Promise<Omit<PoolWriteResult, "calls"> | { comeBack: ComeBack }> {
     const { network } = this.deps;
     const contributions = live.flatMap((w) => w.share.contributions);
     const counted = async <T>(kind: "reads" | "writes", call: () => Promise<T>): Promise<T> => {
@@ -189,6 +198,7 @@ export class PoolWrites {
       },
     );
     if (result.kind === "gone") throw new RefusedError(`backend pool ${pool.id} does not exist`);
+    if (result.kind === "come-back") return { comeBack: result.comeBack };
     return { model: result.model, before, wrote: result.kind === "written" };
   }
 }

@@ -28,7 +28,8 @@ import { inSpan } from "../telemetry/tracing";
  * again);
  *   4. reconcile   any pass but a leading one closes its target's declare window (so a later declaration opens a new
  *                  one), then the target's own reconcile (scale set or VM): re-read, write the difference with If-Match;
- *   5. outcome     the one place a report becomes "done" or "requeue after" (see `queueOutcomeOf`).
+ *   5. outcome     the pass's report carries what `nextStep` (passResult.ts) decided: done, requeue after N ms, or
+ *                  given up (its declarations failed); `queueOutcomeOf` hands it to the queue, nothing else decides.
  *
  * "Poison" is not a reconcile's answer: a message is poisoned before it gets here (it fails validation, in
  * handleQueueMessage) or by the host, when the invocation throws `maxDequeueCount` times. A chain that gives up after
@@ -79,14 +80,13 @@ export const INTAKE_DEFER_REASON = "its host is taking in a backlog of declarati
 /** What the queue does after a pass. */
 export type QueueOutcome = { kind: "done" } | { kind: "requeue-after"; delayMs: number };
 
-/** The one mapping from a report to the queue: a report that asks to come back is requeued after its delay. */
+/** The report's next step as the queue takes it: a report that asks to come back is requeued after its delay. */
 export function queueOutcomeOf(report: ReconcileReport): QueueOutcome {
   return report.requeueAfterMs !== undefined
     ? { kind: "requeue-after", delayMs: report.requeueAfterMs }
     : { kind: "done" };
 }
 
-/** A pass worth a row in the status view's problem log: it met a 412 or a throttle, or did not end well. */
 /** What asked for a reconcile, from the reason every producer writes (eventReason, the timer's, the intake's). */
 export function triggerSource(reason: string): "event" | "timer" | "declare" | "retry" | "other" {
   if (/^event\b/.test(reason)) return "event";
@@ -96,6 +96,7 @@ export function triggerSource(reason: string): "event" | "timer" | "declare" | "
   return "other";
 }
 
+/** A pass worth its control row's `lastProblem`: it met a 412 or a throttle, or did not end well. */
 const worthRecording = (r: ReconcileReport) =>
   r.preconditionFailures > 0 ||
   r.throttles > 0 ||
@@ -202,7 +203,7 @@ export class ReconcileRunner {
     });
   }
 
-  /** Step 4 (each pass a lease holder runs, the extra ones included). */
+  /** Step 4: the pass of one grant of the lease. */
   private async pass(
     ref: TargetRef,
     trigger: ReconcileTrigger,

@@ -9,7 +9,7 @@ import { inScopes } from "../core/scopes";
 import { crpRollsOutModel, ROLLOUT_RECHECK_MS } from "../core/upgradePolicy";
 import { awaitingCrpRollout } from "./crpRollout";
 import { activeDeclarations } from "./activeDeclarations";
-import { isolateFailures, ISOLATION_WRITES_PER_PASS, type IsolationHooks } from "./isolateFailures";
+import { isolateFailures, ISOLATION_WRITES_PER_PASS, type IsolationHooks, type WriteStep } from "./isolateFailures";
 import { listAndStoreInstances } from "./listInstances";
 import { CallStats } from "./callStats";
 import { DriftWatch, vmDriftView } from "./driftWatch";
@@ -17,9 +17,10 @@ import { readThroughGroup } from "./groupRead";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./vmMembership";
-import { settleFailure } from "./reconcileFailure";
+import { settleFailure, type PassStop } from "./reconcileFailure";
+import { comeBack, nextStep, reportFieldsOf, type ComeBack } from "./passResult";
 import {
-  DOUBT_REASON,
+  doubtHold,
   doubtHoldMs,
   observedSinceOf,
   reporter,
@@ -31,7 +32,8 @@ import {
 /**
  * The one reconcile every trigger ends in (controller-runtime style): the message or event is only a key;
  * this re-reads the declarations and the real state, writes the difference with If-Match, and says when to
- * come back. It never sleeps out a throttle: it answers requeueAfterMs and the queue adapter schedules it.
+ * come back. It never sleeps out a throttle: it answers when to come back (passResult's `nextStep`), and the runner
+ * hands that to the queue.
  */
 
 function usable<M>(
@@ -96,6 +98,11 @@ export async function reconcileScaleSet(
   let known: ScaleSetModel | undefined;
   const alreadyApplied = (d: StoredDeclaration) =>
     d.outcome.kind === "applied" || (known !== undefined && intentSatisfied(known.nics, toIntent(d)) === true);
+  const stopped = async (stop: PassStop) => {
+    await drift.settle(false);
+    const failure = { target: ref, trigger, active, declarations: declarations.length, outcomes, report };
+    return settleFailure(stop, { ...failure, spare: (d) => settled.has(d) || alreadyApplied(d) }, deps);
+  };
 
   try {
     const read = await cache.readPartition(ref);
@@ -138,13 +145,18 @@ export async function reconcileScaleSet(
           deps,
           trigger,
           () => (modelRowMarked = true),
-        ).then((written) => (known = written)),
+        ).then((step) => {
+          if ("state" in step) known = step.state;
+          return step;
+        }),
       hooksFor((i) => i),
-    ).catch(async (err: unknown) => {
+    ).catch(async (err: unknown) => ({ error: err }) as const);
+    if ("error" in modelWrite || modelWrite.comeBack) {
       // Stopped before its write began (a pacing wait too long): the next pass finds the read in the cache.
       if (fromCacheOrArm.fromArm && writesModel && !modelRowMarked) await storeRead().catch(() => undefined);
-      throw err;
-    });
+      if ("error" in modelWrite) throw modelWrite.error;
+      return await stopped({ comeBack: modelWrite.comeBack! });
+    }
     if (modelWrite.state !== model) modelObserved = true;
     model = modelWrite.state;
     const failedWrites = modelWrite.failed;
@@ -157,29 +169,29 @@ export async function reconcileScaleSet(
         network: stats.wrapNetwork(deps.network),
         ...(observedSince !== undefined ? { observedSince } : {}),
       });
-      instancesWritten = vms.reduce((n, v) => n + v.written, 0);
+      if (vms.comeBack) return await stopped({ comeBack: vms.comeBack });
+      instancesWritten = vms.results.reduce((n, v) => n + v.written, 0);
       const each = vmOutcomes(
         held.map((i) => active[i]!),
         heldIntents,
-        vms,
+        vms.results,
         model,
         (reason) => outcomes.failed(reason, config.failedRetryMs),
       );
-      const observed = modelObserved && vms.every((v) => v.observed);
+      const observed = modelObserved && vms.results.every((v) => v.observed);
       if (!observed && observedSince === undefined && held.some((i, k) => finishes(active[i]!, each[k]!)))
         return proveFresh(ref, trigger, passStartedAt, deps, drift);
-      const doubt = doubtHoldMs(deps, [model, ...vms.flatMap((v) => v.resources)]);
+      const doubt = doubtHoldMs(deps, [model, ...vms.results.flatMap((v) => v.resources)]);
       await mapLimit(
         held.map((i, k) => [active[i]!, each[k]!] as const),
         8,
         // A write of ours that may still land on one of these holds back every finish until it cannot.
         ([d, o]) => (doubt > 0 && finishes(d, o) ? Promise.resolve() : record(d, o)),
       );
-      drift.observe(vms.flatMap(vmDriftView));
+      drift.observe(vms.results.flatMap(vmDriftView));
       await drift.settle(true);
-      return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, {
-        ...(doubt > 0 ? { requeueAfterMs: doubt, reason: DOUBT_REASON } : {}),
-      });
+      const step = nextStep([doubtHold(doubt)], trigger.attempt, config.maxAttempts);
+      return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, reportFieldsOf(step));
     }
     // Automatic/Rolling: CRP brings the instances to the model itself; an instance PUT would only race it.
     const rollsOut = crpRollsOutModel(model.upgradeMode);
@@ -217,10 +229,14 @@ export async function reconcileScaleSet(
                 ...instanceFailures.filter((f) => !r.refused.has(f.instanceId)),
                 ...[...r.refused].map(([instanceId, reason]) => ({ instanceId, reason })),
               ];
-              return { written: st.written + r.written, instances: r.instances };
+              return r.comeBack
+                ? { comeBack: r.comeBack }
+                : { state: { written: st.written + r.written, instances: r.instances } };
             }),
           hooksFor((i) => held[i]!),
         );
+    if ("comeBack" in instanceWrite && instanceWrite.comeBack)
+      return await stopped({ comeBack: instanceWrite.comeBack });
     for (const [i, reason] of instanceWrite.failed) failedWrites.set(held[i]!, reason);
     const after = instanceWrite.state;
     instancesWritten = after.written;
@@ -262,29 +278,16 @@ export async function reconcileScaleSet(
     );
     await drift.settle(true);
     const recheck =
-      rollsOut && (await awaitingCrpRollout(ref, live, intents, cache)) && trigger.attempt < config.maxAttempts;
+      rollsOut && (await awaitingCrpRollout(ref, live, intents, cache))
+        ? comeBack("recheck", ROLLOUT_RECHECK_MS, "CRP is rolling the model out to the instances")
+        : undefined;
+    const step = nextStep([doubtHold(doubt), recheck], trigger.attempt, config.maxAttempts);
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, {
-      ...(recheck
-        ? { requeueAfterMs: ROLLOUT_RECHECK_MS, reason: "CRP is rolling the model out to the instances" }
-        : {}),
-      ...(doubt > 0 ? { requeueAfterMs: Math.max(doubt, recheck ? ROLLOUT_RECHECK_MS : 0), reason: DOUBT_REASON } : {}),
+      ...reportFieldsOf(step),
       ...(instanceFailures.length > 0 ? { instanceFailures } : {}),
     });
   } catch (err) {
-    await drift.settle(false);
-    return settleFailure(
-      err,
-      {
-        target: ref,
-        trigger,
-        active,
-        declarations: declarations.length,
-        outcomes,
-        report,
-        spare: (d) => settled.has(d) || alreadyApplied(d),
-      },
-      deps,
-    );
+    return stopped({ error: err });
   }
 }
 
@@ -337,7 +340,7 @@ async function writeModel(
   deps: ReconcileDeps,
   trigger: ReconcileTrigger,
   onRowMarked: () => void,
-): Promise<ScaleSetModel> {
+): Promise<WriteStep<ScaleSetModel>> {
   const result = await ifMatchWrite(
     {
       paced: ref,
@@ -360,8 +363,9 @@ async function writeModel(
     start,
     deps,
   );
+  if (result.kind === "come-back") return { comeBack: result.comeBack };
   // A scale set that is gone answers NotFound, which the reconcile handles as a whole: never "gone" here.
-  return result.kind === "gone" ? start : result.model;
+  return { state: result.kind === "gone" ? start : result.model };
 }
 
 /** The NIC configurations the intents still need, and which pools they move (for the write log). */
@@ -422,13 +426,16 @@ async function writeInstances(
   deps: ReconcileDeps,
   /** When the instances' bodies were read (at the latest): older than the bound, one is read again before its write. */
   readAt: number,
-): Promise<{ written: number; instances: InstanceModel[]; refused: Map<string, string> }> {
+): Promise<{ written: number; instances: InstanceModel[]; refused: Map<string, string>; comeBack?: ComeBack }> {
   let written = 0;
+  // The first write that comes back stops the others from starting (those under way finish).
+  let later: ComeBack | undefined;
   const refused = new Map<string, string>();
   // What each instance holds after our writes (or vanished: scaled in under us).
   const current = new Map(instances.map((i) => [i.instanceId, i] as const));
   const targets = instances.filter((i) => needsWrite(i, intents));
   await mapLimit(targets, deps.config.instanceConcurrency, async (first) => {
+    if (later) return;
     const iref = instanceRef(ref, first.instanceId);
     const result = await ifMatchWrite(
       {
@@ -461,9 +468,13 @@ async function writeInstances(
       return undefined;
     });
     if (!result) return;
+    if (result.kind === "come-back") {
+      later ??= result.comeBack;
+      return;
+    }
     if (result.kind === "gone") current.delete(first.instanceId);
     else current.set(result.model.instanceId, result.model);
     if (result.kind === "written") written++;
   });
-  return { written, instances: [...current.values()], refused };
+  return { written, instances: [...current.values()], refused, ...(later ? { comeBack: later } : {}) };
 }

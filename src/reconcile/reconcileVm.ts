@@ -9,8 +9,9 @@ import { DriftWatch, vmDriftView } from "./driftWatch";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { rememberVm, vmOutcomes } from "./vmMembership";
 import { settleFailure } from "./reconcileFailure";
+import { nextStep, reportFieldsOf } from "./passResult";
 import {
-  DOUBT_REASON,
+  doubtHold,
   doubtHoldMs,
   observedSinceOf,
   reporter,
@@ -53,6 +54,7 @@ export async function reconcileVm(
     });
   const intents = active.map(toIntent);
   const drift = new DriftWatch(ref, active, intents, deps);
+  const failure = { target: ref, trigger, active, declarations: declarations.length, outcomes, report };
 
   try {
     // One GET: a VM's NIC list changes rarely, but a VM that is gone must be seen as gone.
@@ -65,6 +67,10 @@ export async function reconcileVm(
       network,
       ...(observedSince !== undefined ? { observedSince } : {}),
     });
+    if (result.comeBack) {
+      await drift.settle(false);
+      return settleFailure({ comeBack: result.comeBack }, failure, deps);
+    }
     written = result.written;
     if (result.gone) throw new BeingDeletedError(`${ref.id} or its NIC went away during the reconcile`);
     const each = vmOutcomes(active, intents, [result], undefined, (reason) =>
@@ -84,15 +90,10 @@ export async function reconcileVm(
     );
     drift.observe(vmDriftView(result));
     await drift.settle(true);
-    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, {
-      ...(doubt > 0 ? { requeueAfterMs: doubt, reason: DOUBT_REASON } : {}),
-    });
+    const next = nextStep([doubtHold(doubt)], trigger.attempt, config.maxAttempts);
+    return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, reportFieldsOf(next));
   } catch (err) {
     await drift.settle(false);
-    return settleFailure(
-      err,
-      { target: ref, trigger, active, declarations: declarations.length, outcomes, report },
-      deps,
-    );
+    return settleFailure({ error: err }, failure, deps);
   }
 }

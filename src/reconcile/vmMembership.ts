@@ -6,6 +6,7 @@ import { parseVmId, sameResource, type ScaleSetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
 import { modelNicConfigurations } from "../core/vmNicView";
 import { writeVmNics, type VmNicDeps, type VmNicResult } from "./vmNics";
+import type { ComeBack } from "./passResult";
 
 /**
  * Membership held on VMs' NICs, for both targets that have them. A Flexible scale set: its model shapes only the VMs
@@ -37,16 +38,21 @@ export async function writeFlexVms(
   intents: readonly PoolIntent[],
   compute: ComputePort,
   deps: VmNicDeps,
-): Promise<VmNicResult[]> {
+): Promise<{ results: VmNicResult[]; comeBack?: ComeBack }> {
   const listed = await compute.listVms(ref);
   const members = listed.filter((vm) => vm.scaleSetId !== undefined && sameResource(vm.scaleSetId, ref.id));
   await mapLimit(members, 8, (vm) => rememberVm(vm, deps.cache));
   const modelConfigs = modelNicConfigurations(model.nics);
   const results: VmNicResult[] = [];
+  // The first VM whose write comes back stops the others from starting (those under way finish).
+  let later: ComeBack | undefined;
   await mapLimit(members, deps.config.instanceConcurrency, async (vm) => {
-    results.push(await writeVmNics(vm, intents, modelConfigs, deps));
+    if (later) return;
+    const result = await writeVmNics(vm, intents, modelConfigs, deps);
+    if (result.comeBack) later ??= result.comeBack;
+    else results.push(result);
   });
-  return results;
+  return { results, ...(later ? { comeBack: later } : {}) };
 }
 
 /**

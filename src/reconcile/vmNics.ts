@@ -12,6 +12,7 @@ import { parseNicId, type NicRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
 import { inScopes, type Scope } from "../core/scopes";
 import { ifMatchWrite, type IfMatchDeps } from "./ifMatchWrite";
+import type { ComeBack } from "./passResult";
 import { outcomesOn, uncertain, viewOf, type VmView } from "../core/vmNicView";
 
 export { viewOf };
@@ -73,6 +74,8 @@ export interface VmNicResult {
   observed: boolean;
   /** Each NIC as last seen (its ID and ETag): what a write of ours still in doubt could change. */
   resources: Array<{ id: string; etag: string }>;
+  /** Set when a NIC's write came back (its budget spent, 412s in a row, the lease lost): the rest are not written. */
+  comeBack?: ComeBack;
 }
 
 export function usable(entry: CachedEntry<unknown> | undefined, now: number, ttlMs: number): boolean {
@@ -176,6 +179,7 @@ export async function writeVmNics(
       nics[i] as NicModel,
       deps,
     );
+    if (result.kind === "come-back") return { ...done(none, written, false), comeBack: result.comeBack };
     if (result.kind === "gone") return done(none, written, true);
     // A write's answer, or a re-read (after a 412), is ARM's word; "unchanged" from the first state is only as good
     // as that state.

@@ -7,6 +7,7 @@ import type { CallStats } from "./callStats";
 import type { DriftDeps } from "./driftWatch";
 import type { WritePacer } from "../pacing/writePacer";
 import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
+import { comeBack, type ComeBack } from "./passResult";
 
 /**
  * The words every reconcile speaks, whatever its target (scale set or VM): what asked for it (the trigger), what it
@@ -201,3 +202,7 @@ export function doubtHoldMs(
 
 /** The reason a pass gives when it holds back a finish for a write of its own that may still land. */
 export const DOUBT_REASON = "a write of ours whose answer never came may still land: finishing waits for it";
+
+/** A pass that held back a finish for `doubtMs` comes back then (a wait: as often as it takes). */
+export const doubtHold = (doubtMs: number): ComeBack | undefined =>
+  doubtMs > 0 ? comeBack("wait", doubtMs, DOUBT_REASON) : undefined;

@@ -7,7 +7,6 @@ import type { NicConfiguration } from "../../src/core/networkProfile";
 import { instanceRef, type InstanceRef, type ScaleSetRef } from "../../src/core/resourceIds";
 import { NotFoundError } from "../../src/core/errors";
 import { ifMatchWrite, type IfMatchDeps, type IfMatchTarget } from "../../src/reconcile/ifMatchWrite";
-import { Requeue } from "../../src/reconcile/requeue";
 import { WritePacer } from "../../src/pacing/writePacer";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
 import { DEMO, startHarness, type Harness } from "../support/harness";
@@ -135,11 +134,11 @@ describe("ifMatchWrite", () => {
       times: 10,
     });
     const start = await h.services.compute.getScaleSet(ref);
-    const err = await ifMatchWrite(modelTarget(ref), start, deps({ maxPreconditionRetries: 2 })).catch(
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(Requeue);
-    expect((err as Requeue).why).toBe(`3 precondition failures in a row on ${ref.id} (test)`);
+    const result = await ifMatchWrite(modelTarget(ref), start, deps({ maxPreconditionRetries: 2 }));
+    expect(result).toMatchObject({
+      kind: "come-back",
+      comeBack: { cause: "retry", reason: `3 precondition failures in a row on ${ref.id} (test)` },
+    });
     expect(writes()).toHaveLength(3);
   });
 
@@ -196,9 +195,11 @@ describe("ifMatchWrite", () => {
     pacer.throttled(ref, 60_000);
     const start = await h.services.compute.getScaleSet(ref);
     h.sim.control.resetStats();
-    const err = await ifMatchWrite(modelTarget(ref), start, deps({}, pacer)).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Requeue);
-    expect((err as Requeue).why).toMatch(/^pacing: write budget of .* is spent for 60 s$/);
+    const result = await ifMatchWrite(modelTarget(ref), start, deps({}, pacer));
+    expect(result).toMatchObject({
+      kind: "come-back",
+      comeBack: { cause: "wait", reason: expect.stringMatching(/^pacing: write budget of .* is spent for 60 s$/) },
+    });
     expect(h.sim.control.stats().puts).toBe(0);
     expect(writes()).toEqual([]);
   });
