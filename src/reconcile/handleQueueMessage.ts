@@ -105,94 +105,79 @@ async function handleValid(
 ): Promise<HandleOutcome> {
   const ref = parseTargetId(targetIdOf(message));
   if (!ref.ok) throw new Error("unreachable: the schema validated the target ID");
-  if (!inScopes(deps.scopes, ref.value.subscriptionId, ref.value.resourceGroup)) {
-    const reason = `${message.targetId ? "targetId" : "scaleSetId"}: ${ref.value.id} is outside POOLSYNC_SCOPES`;
-    await deps.poison(body, reason);
-    deps.log.warn("message.refused", { messageId: meta.id, reason });
-    return { result: "poisoned", reason };
-  }
-  let trigger: ReconcileTrigger;
-  if (message.kind === "declare") {
-    const pool = parseBackendPoolId(message.backendPoolId);
-    if (pool.ok && !inScopes(deps.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) {
-      const reason = `backendPoolId: ${pool.value.id} is outside POOLSYNC_SCOPES`;
-      await deps.poison(body, reason);
-      deps.log.warn("message.refused", { messageId: meta.id, reason });
-      return { result: "poisoned", reason };
-    }
-    const kinds = pool.ok
-      ? kindProblem({
-          target: ref.value,
-          poolKind: pool.value.poolKind,
-          state: message.state,
-          adminState: message.adminState,
-          adminInstances: message.instances,
-          movedTo: message.movedTo,
-        })
-      : undefined;
-    if (kinds) {
-      const reason = `${kinds.field}: ${kinds.reason}`;
-      await deps.poison(body, reason);
-      deps.log.warn("message.refused", { messageId: meta.id, reason });
-      return { result: "poisoned", reason };
-    }
-    const binding = pool.ok
-      ? checkBinding(deps.bindings ?? [], ref.value.id, pool.value.id)
-      : { allowed: true as const };
-    const future =
-      message.declaredAt !== undefined && Date.parse(message.declaredAt) > deps.now() + MAX_DECLARED_AHEAD_MS;
-    if (!binding.allowed || future) {
-      const reason = !binding.allowed
-        ? `backendPoolId: ${binding.reason}`
-        : `declaredAt: ${message.declaredAt} is more than ${MAX_DECLARED_AHEAD_MS / 60_000} minutes in the future (it would outrank every later declaration)`;
-      await deps.poison(body, reason);
-      deps.log.warn("message.refused", { messageId: meta.id, reason });
-      return { result: "poisoned", reason };
-    }
-    const declaration = declarationOf(message, meta, deps.now());
-    const reason = `declare ${message.state} ${message.backendPoolId}`;
-    const answer = await deps.declare({
-      ref: ref.value,
-      declaration,
-      claimant: `queue-${meta.id}`,
-      reason,
-      runsLeading: true,
-      busy: deps.busy(ref.value),
-    });
-    deps.log.info("declaration", {
-      messageId: meta.id,
-      scaleSetId: ref.value.id,
-      backendPoolId: message.backendPoolId,
-      state: message.state,
-      result: answer.result,
-    });
-    if (answer.result === "refused") {
-      const refusal = `${answer.reason} (cap: ${answer.cap})`;
-      await deps.poison(body, refusal);
-      deps.log.warn("message.refused", {
-        messageId: meta.id,
-        scaleSetId: ref.value.id,
-        backendPoolId: message.backendPoolId,
-        state: message.state,
-        reason: refusal,
-      });
-      return { result: "poisoned", reason: refusal };
-    }
-    if (answer.result === "older")
-      return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
-    if (answer.result === "unchanged" && answer.stored.outcome.kind === "applied")
-      return { result: "skipped", reason: "already applied (duplicate delivery)" };
-    if (answer.scheduled !== "leading") return { result: "gathered", scheduled: answer.scheduled ?? "joined" };
-    // A quiet target's first declaration is reconciled here and now, without the coalescer's gather: what comes after
-    // it opens a window, whose pass (under the lease, after this one) writes the rest.
-    trigger = deps.windowOn ? { reason, attempt: 0, leading: true, claimedAt: deps.now() } : { reason, attempt: 0 };
-  } else {
-    trigger = {
+  const refuse = (reason: string, fields: Record<string, unknown> = {}) => refused(body, meta, deps, reason, fields);
+  if (!inScopes(deps.scopes, ref.value.subscriptionId, ref.value.resourceGroup))
+    return refuse(`${message.targetId ? "targetId" : "scaleSetId"}: ${ref.value.id} is outside POOLSYNC_SCOPES`);
+  if (message.kind !== "declare") {
+    const trigger: ReconcileTrigger = {
       reason: reasonOf(message),
       attempt: message.attempt ?? 0,
       ...(message.fresh ? { fresh: true } : {}),
       ...(isLeading(message) ? { leading: true } : {}),
     };
+    return { result: "reconciled", report: await deps.reconcile(ref.value, trigger) };
   }
+  const problem = declareProblem(message, ref.value, deps);
+  if (problem) return refuse(problem);
+  const declaration = declarationOf(message, meta, deps.now());
+  const reason = `declare ${message.state} ${message.backendPoolId}`;
+  const answer = await deps.declare({
+    ref: ref.value,
+    declaration,
+    claimant: `queue-${meta.id}`,
+    reason,
+    runsLeading: true,
+    busy: deps.busy(ref.value),
+  });
+  const fields = { scaleSetId: ref.value.id, backendPoolId: message.backendPoolId, state: message.state };
+  deps.log.info("declaration", { messageId: meta.id, ...fields, result: answer.result });
+  if (answer.result === "refused") return refuse(`${answer.reason} (cap: ${answer.cap})`, fields);
+  if (answer.result === "older")
+    return { result: "skipped", reason: "a newer declaration for this pool and ip configuration is stored" };
+  if (answer.result === "unchanged" && answer.stored.outcome.kind === "applied")
+    return { result: "skipped", reason: "already applied (duplicate delivery)" };
+  if (answer.scheduled !== "leading") return { result: "gathered", scheduled: answer.scheduled ?? "joined" };
+  // A quiet target's first declaration is reconciled here and now, without the coalescer's gather: what comes after
+  // it opens a window, whose pass (under the lease, after this one) writes the rest.
+  const trigger = deps.windowOn ? { reason, attempt: 0, leading: true, claimedAt: deps.now() } : { reason, attempt: 0 };
   return { result: "reconciled", report: await deps.reconcile(ref.value, trigger) };
+}
+
+/** Why a declare message is refused before anything is stored (its pool's scope, kind, binding, time), or undefined. */
+function declareProblem(message: DeclareMessage, target: TargetRef, deps: HandleDeps): string | undefined {
+  const pool = parseBackendPoolId(message.backendPoolId);
+  if (!pool.ok) return futureProblem(message, deps.now());
+  if (!inScopes(deps.scopes, pool.value.subscriptionId, pool.value.resourceGroup))
+    return `backendPoolId: ${pool.value.id} is outside POOLSYNC_SCOPES`;
+  const kinds = kindProblem({
+    target,
+    poolKind: pool.value.poolKind,
+    state: message.state,
+    adminState: message.adminState,
+    adminInstances: message.instances,
+    movedTo: message.movedTo,
+  });
+  if (kinds) return `${kinds.field}: ${kinds.reason}`;
+  const binding = checkBinding(deps.bindings ?? [], target.id, pool.value.id);
+  if (!binding.allowed) return `backendPoolId: ${binding.reason}`;
+  return futureProblem(message, deps.now());
+}
+
+function futureProblem(message: DeclareMessage, now: number): string | undefined {
+  if (message.declaredAt === undefined || Date.parse(message.declaredAt) <= now + MAX_DECLARED_AHEAD_MS)
+    return undefined;
+  return `declaredAt: ${message.declaredAt} is more than ${MAX_DECLARED_AHEAD_MS / 60_000} minutes in the future (it would outrank every later declaration)`;
+}
+
+/** A valid message poolsync will not act on: to the poison queue with the reason, and said so in the log. */
+async function refused(
+  body: unknown,
+  meta: QueueMessageMeta,
+  deps: Pick<HandleDeps, "poison" | "log">,
+  reason: string,
+  fields: Record<string, unknown>,
+): Promise<HandleOutcome> {
+  await deps.poison(body, reason);
+  deps.log.warn("message.refused", { messageId: meta.id, ...fields, reason });
+  return { result: "poisoned", reason };
 }
