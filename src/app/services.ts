@@ -1,14 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config";
-import type { Clock, ComputePort, Logger, NetworkPort, ProblemLog, ReconcileProblem } from "../core/ports";
+import type { Clock, ComputePort, Logger, NetworkPort, ProblemLog } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
-import { doubtRemainingMs, type ControlBounds, type WriteInDoubt } from "../core/control";
-import { ArmCompute } from "../azure/compute";
-import { ArmNetwork } from "../azure/network";
 import { ReadPacer } from "../azure/readPacing";
-import { armCredential, armScope } from "../azure/credentials";
-import { CacheRowMac } from "../azure/cacheRowMac";
 import { RequestIds } from "../azure/requestIds";
 import { checkedHandover } from "../reconcile/leaseHandover";
 import { ProblemLogTable } from "../azure/problemLogTable";
@@ -16,7 +10,7 @@ import { TimerStateTable } from "../azure/timerStateTable";
 import { UnheldEventTable } from "../azure/unheldEventTable";
 import { CensusSummaryTable } from "../azure/censusSummaryTable";
 import { ResourceOwnerTable } from "../azure/resourceOwnerTable";
-import { TargetStore } from "../azure/targets/targetStore";
+import type { TargetStore } from "../azure/targets/targetStore";
 import { TargetDeclarations } from "../azure/targets/targetDeclarations";
 import { TargetCache } from "../azure/targets/targetCache";
 import { StoreTargetPasses } from "../azure/targets/targetPasses";
@@ -24,14 +18,11 @@ import { StoreTargetEvents } from "../azure/targets/targetEvents";
 import { TargetHistoryTable } from "../azure/targets/targetHistory";
 import { TargetDriftTable } from "../azure/targets/targetDrifts";
 import { declareTarget } from "../azure/targets/declareTarget";
-import { recordCensus } from "./recordCensus";
-import { learnWriteBudget, type RateLimitObservation } from "../pacing/learnWriteBudget";
+import { learnWriteBudget } from "../pacing/learnWriteBudget";
 import { ensureQueue, ensureTable, queueClient, tableClient, type StoragePolicies } from "../azure/storageClients";
 import { StorageWorkQueue } from "../azure/workQueue";
 import type { Coalescer } from "../reconcile/coalescer";
-import { LEADS_WITH_MESSAGES_IN_HAND } from "../reconcile/declareWindow";
 import { IntakeBatcher } from "../reconcile/intakeBatch";
-import { IntakeGauge } from "../reconcile/intakeGauge";
 import { WritePacer } from "../pacing/writePacer";
 import { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import { SharedBudgetTable } from "../azure/sharedBudgetTable";
@@ -41,21 +32,35 @@ import { handleResourceEvent } from "../reconcile/handleResourceEvent";
 import type { EventOutcome } from "../reconcile/resourceEvent";
 import { handleQueueMessage, type HandleOutcome, type QueueMessageMeta } from "../reconcile/handleQueueMessage";
 import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary";
-import { reconcileTarget } from "../reconcile/reconcileTarget";
+import { reconcileTarget, type PoolDeps } from "../reconcile/reconcileTarget";
 import { PoolWrites } from "../reconcile/poolWrites";
 import { PoolKindsKnown } from "../reconcile/poolKindsKnown";
-import { historyLog, passHistoryLog } from "../reconcile/historyLog";
-import { pruneHistory } from "./pruneHistory";
-import { sweepOldLayout } from "./sweepOldLayout";
+import { historyLog } from "../reconcile/historyLog";
 import { OldLayoutSweeper } from "../azure/oldLayoutSweep";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
 import type { DeclaredResult } from "../core/targetPasses";
 import type { IntakeDeclare } from "../intake/acceptDeclaration";
 import { jsonLogger } from "./logger";
-import { eventAttributes, recordEventOutcome, timedStaleRun } from "./observe";
+import { eventAttributes, recordEventOutcome } from "./observe";
 import { inSpan } from "../telemetry/tracing";
 import { systemClock } from "./systemClock";
+import { armComputeFromConfig, armNetworkFromConfig, checkedWriteFlight } from "./armEdges";
+import { targetStoreFromConfig } from "./targetStoreFromConfig";
+import { passProblems } from "./passProblems";
+import { MessagesInHand } from "./messagesInHand";
+import { timerRun } from "./timerRun";
+import { passDeps, type ProcessDeps } from "./passDeps";
+
+/**
+ * The composition root: builds every part once per process from the validated config and wires them together, in
+ * named pieces (storage, ARM and pacing, the runner, the triggers' entry points). It holds no behaviour of its own:
+ * each part lives in the module named for it.
+ */
+
+// Tools and tests build single edges from the settings without the whole app.
+export { armComputeFromConfig, armEdgeOptions, armNetworkFromConfig } from "./armEdges";
+export { targetStoreFromConfig } from "./targetStoreFromConfig";
 
 /** Everything a trigger needs, built once per process from the validated config. */
 export interface Services {
@@ -112,83 +117,48 @@ export interface ServiceOverrides {
   timeScale?: number;
 }
 
-/** What both ARM edges take from the settings: endpoint, credential, extra CA, timeouts, operation polling. */
-export function armEdgeOptions(config: Config, clock: Clock) {
-  return {
-    endpoint: config.armEndpoint,
-    ...(config.armCaFile ? { ca: readFileSync(config.armCaFile, "utf8") } : {}),
-    credential: armCredential(config),
-    scope: armScope(config.cloud),
-    clock,
-    requestTimeoutMs: config.armTimeoutMs,
-    operationMaxWaitMs: config.operationMaxWaitMs,
-    operationPollIntervalMs: config.operationPollMs,
-  };
-}
-
-/** The Network edge (NICs), on the same endpoint and settings as the Compute edge, sharing its read pacing. */
-export function armNetworkFromConfig(config: Config, clock: Clock, readPacer?: ReadPacer): ArmNetwork {
-  return new ArmNetwork({ ...armEdgeOptions(config, clock), ...(readPacer ? { readPacer } : {}) });
-}
-
-/** The Compute edge as the settings describe it. */
-export function armComputeFromConfig(
-  config: Config,
-  clock: Clock,
-  readPacer?: ReadPacer,
-  onRateLimit?: (o: RateLimitObservation) => void,
-): ArmCompute {
-  return new ArmCompute({
-    ...armEdgeOptions(config, clock),
-    ...(readPacer ? { readPacer } : {}),
-    pacing: config.pacingEnabled,
-    pacingMaxWaitMs: config.pacingMaxWaitMs,
-    ...(onRateLimit ? { onRateLimit } : {}),
-  });
-}
-
-/** The longest Retry-After poolsync honours: a stored requeue further ahead is not one it made. */
-const MAX_REQUEUE_MS = 24 * 3_600_000;
-
-/** The targets table as the settings describe it (also for tools that only read it: the demo, the soak). */
-export function targetStoreFromConfig(
-  config: Config,
-  o: { clock?: Clock; log?: Logger; storagePolicies?: StoragePolicies } = {},
-): TargetStore {
-  const bounds: ControlBounds = {
-    leaseMs: config.reconcileLeaseMs,
-    maxRequeueMs: MAX_REQUEUE_MS,
-    maxDueMs: Math.max(config.cacheTtlMs, config.failedRetryMs) * 4,
-  };
-  return new TargetStore(
-    tableClient(config.storage, config.membershipsTable, o.storagePolicies ?? [], config.tableTimeoutMs),
-    {
-      now: (o.clock ?? systemClock).now,
-      bounds,
-      mac: new CacheRowMac(config.cacheKey),
-      cacheEnabled: config.cacheEnabled,
-      log: o.log ?? jsonLogger(),
-    },
-  );
-}
-
-export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
-  const clock = overrides.clock ?? systemClock;
-  const timeScale = overrides.timeScale ?? 1;
-  const writeFlightMs = checkedWriteFlight(config, timeScale);
-  const baseLog = overrides.log ?? jsonLogger();
+/** The two tables and the queues, with what lives in them. */
+function storageOf(config: Config, clock: Clock, baseLog: Logger, overrides: ServiceOverrides) {
   const policies = overrides.storagePolicies ?? [];
   // Two tables: the targets table (a partition per target: its control row, declarations, cache rows, history, drifts,
   // writers) and the shared one (what is no single target's: the timer's state and index, owners of NICs and VMs, the
   // problem log, the write budgets, the unheld-event tally, the census).
   const store = targetStoreFromConfig(config, { clock, log: baseLog, storagePolicies: policies });
-  const targetsTable = store.table;
   const sharedTable = tableClient(config.storage, config.cacheTable, policies, config.tableTimeoutMs);
   const history = new TargetHistoryTable(store);
   const log = historyLog(baseLog, history, clock.now);
-  const requestIds = new RequestIds(config.cacheKey);
+  const owners = new ResourceOwnerTable(sharedTable);
+  return {
+    clock,
+    store,
+    sharedTable,
+    history,
+    log,
+    declarations: new TargetDeclarations(store),
+    cache: new TargetCache(store, owners),
+    passes: new StoreTargetPasses(store, owners),
+    events: new StoreTargetEvents(store, owners),
+    drifts: new TargetDriftTable(store),
+    problems: passProblems(new ProblemLogTable(sharedTable), store),
+    oldLayout: new OldLayoutSweeper(sharedTable, store.table, clock.now),
+    timerState: new TimerStateTable(sharedTable, clock.now),
+    unheld: new UnheldEventTable(sharedTable),
+    censusSummary: new CensusSummaryTable(sharedTable),
+    queue: new StorageWorkQueue(
+      queueClient(config.storage, config.queueName),
+      queueClient(config.storage, config.poisonQueueName),
+      log,
+      overrides.timeScale ?? 1,
+    ),
+  };
+}
+
+/** The ARM edges and the budgets every write and read is paced in (this host's, and the subscription's shared ones). */
+function armOf(config: Config, clock: Clock, sharedTable: ReturnType<typeof tableClient>, overrides: ServiceOverrides) {
   // ARM's read bucket is one per subscription and principal: Compute and Network reads share one pacer.
   const readPacer = config.pacingEnabled ? new ReadPacer(clock, config.pacingMaxWaitMs) : undefined;
+  const lateness = () => readPacer?.latenessMs() ?? 0;
+  const pacer = new WritePacer(clock.now, config.pacingEnabled, lateness);
   // The write pacer learns every host's spending from ARM's and CRP's answers.
   const compute =
     overrides.compute ??
@@ -196,58 +166,6 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       if (config.pacingEnabled) learnWriteBudget(pacer, o);
     });
   const network = overrides.network ?? armNetworkFromConfig(config, clock, readPacer);
-  const owners = new ResourceOwnerTable(sharedTable);
-  const declarations = new TargetDeclarations(store);
-  const cache = new TargetCache(store, owners);
-  const passes = new StoreTargetPasses(store, owners);
-  const events = new StoreTargetEvents(store, owners);
-  const drifts = new TargetDriftTable(store);
-  const problemLog = new ProblemLogTable(sharedTable);
-  const oldLayout = new OldLayoutSweeper(sharedTable, targetsTable, clock.now);
-  const problems = {
-    record: (ref: TargetRef, p: ReconcileProblem) => problemLog.record(ref, p),
-    trim: () => problemLog.trim(),
-    list: async (max = 200) => {
-      const [logged, controls] = await Promise.all([problemLog.list(max), store.listControls()]);
-      const last: ReconcileProblem[] = [...controls.values()].flatMap((c) =>
-        c.lastProblem
-          ? [
-              {
-                scaleSetId: c.lastProblem.targetId,
-                at: new Date(c.lastProblem.at).toISOString(),
-                result: c.lastProblem.result,
-                preconditionFailures: c.lastProblem.preconditionFailures,
-                throttles: c.lastProblem.throttles,
-                reason: c.lastProblem.reason,
-              },
-            ]
-          : [],
-      );
-      // A target's last problem is in its control row; the log keeps passes that ended badly (one per pass, with the
-      // instances ARM refused): the log's row stands for a pass both hold.
-      const seen = new Set(logged.map((p) => `${p.scaleSetId.toLowerCase()}|${p.at}`));
-      const rest = last.filter((p) => !seen.has(`${p.scaleSetId.toLowerCase()}|${p.at}`));
-      return [...logged, ...rest].sort((a, b) => b.at.localeCompare(a.at)).slice(0, max);
-    },
-  };
-  const timerState = new TimerStateTable(sharedTable, clock.now);
-  const unheld = new UnheldEventTable(sharedTable);
-  const censusSummary = new CensusSummaryTable(sharedTable);
-  const queue = new StorageWorkQueue(
-    queueClient(config.storage, config.queueName),
-    queueClient(config.storage, config.poisonQueueName),
-    log,
-    timeScale,
-  );
-  /** Queue messages this host has in hand (a burst's backlog holds many; a lone change, one). */
-  let messagesInHand = 0;
-  /**
-   * Declare messages this process is taking in: while they are a backlog (and half a window after), its gathered
-   * passes go back to the queue.
-   */
-  const intake = new IntakeGauge(clock, LEADS_WITH_MESSAGES_IN_HAND, config.declareWindowMs / 2);
-  const lateness = () => readPacer?.latenessMs() ?? 0;
-  const pacer = new WritePacer(clock.now, config.pacingEnabled, lateness);
   // The subscription-wide budgets are reserved in storage before they are spent, so two hosts never spend one token.
   const sharedBudget = config.pacingEnabled
     ? new SharedWriteBudget(new SharedBudgetTable(sharedTable, clock.now), clock.now, randomUUID(), {
@@ -256,57 +174,64 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         latenessMs: lateness,
       })
     : undefined;
-  const reconcileDeps = {
-    compute,
-    network,
+  return { readPacer, pacer, sharedBudget, compute, network, requestIds: new RequestIds(config.cacheKey) };
+}
+
+/** What every pass of this process shares: the ARM edges, the pacing, the request ids. */
+function processDepsOf(
+  config: Config,
+  clock: Clock,
+  log: Logger,
+  arm: ReturnType<typeof armOf>,
+  overrides: ServiceOverrides,
+): ProcessDeps {
+  return {
+    compute: arm.compute,
+    network: arm.network,
     clock,
     log,
     config,
-    pacer,
-    ...(sharedBudget ? { sharedBudget } : {}),
-    newRequestId: (resourceId: string) => requestIds.next(resourceId),
+    pacer: arm.pacer,
+    ...(arm.sharedBudget ? { sharedBudget: arm.sharedBudget } : {}),
+    newRequestId: (resourceId: string) => arm.requestIds.next(resourceId),
     ...(overrides.random ? { random: overrides.random } : {}),
   };
-  // IP-based pools (issue 43): their kind as each pool says it, and their writes, coalesced across targets.
-  const pools = {
-    kinds: new PoolKindsKnown(clock.now, config.cacheTtlMs),
+}
+
+/** IP-based pools (issue 43): their kind as each pool says it, and their writes, coalesced across targets. */
+function poolsOf(config: Config, processDeps: ProcessDeps): PoolDeps {
+  return {
+    kinds: new PoolKindsKnown(processDeps.clock.now, config.cacheTtlMs),
     writes: new PoolWrites({
-      ...reconcileDeps,
+      ...processDeps,
       gatherMs: config.gatherMs,
       // A burst's declarations reach the pool over about a declare window: its pool write waits at most that long.
       maxGatherMs: Math.max(config.gatherMs, config.declareWindowMs),
     }),
   };
-  const runner = new ReconcileRunner({
-    reconcile: async (ref, trigger, lease, open) => {
-      // The pass's history goes into its commit; lines about other targets (none) would go at once.
-      const passLog = passHistoryLog(log, (entry) => open.recordHistory(entry), clock.now, ref.id);
-      const deps = {
-        ...reconcileDeps,
-        declarations: open.declarations,
-        cache: open.cache,
-        // Writers are recorded by the events that saw them; a pass only reads them.
-        drift: {
-          writers: { read: (id: string) => open.writers.read(id), record: () => Promise.resolve() },
-          drifts: open.drifts,
-        },
-        log: passLog,
-        lease,
-        doubts: {
-          record: (d: WriteInDoubt) => open.recordDoubt(d),
-          remainingMs: (id: string, etag: string) =>
-            doubtRemainingMs(open.control.doubts, id, etag, clock.now(), config.writeDoubtMs),
-        },
-      };
-      return reconcileTarget(ref, trigger, { ...deps, pools });
-    },
-    passes,
-    queue,
-    problems,
+}
+
+/** The runner: every pass of every target goes through it (reconcileRunner.ts says how, in order). */
+function runnerOf(
+  config: Config,
+  processDeps: ProcessDeps,
+  pools: PoolDeps,
+  storage: ReturnType<typeof storageOf>,
+  pacer: WritePacer,
+  inHand: MessagesInHand,
+  timeScale: number,
+): ReconcileRunner {
+  const { clock } = processDeps;
+  return new ReconcileRunner({
+    reconcile: (ref, trigger, lease, open) =>
+      reconcileTarget(ref, trigger, passDeps({ ...processDeps, config }, pools, ref.id, lease, open)),
+    passes: storage.passes,
+    queue: storage.queue,
+    problems: storage.problems,
     clock,
-    log,
+    log: processDeps.log,
     leaseTtlMs: config.reconcileLeaseMs,
-    writeFlightMs,
+    writeFlightMs: checkedWriteFlight(config, timeScale),
     writeDoubtMs: config.writeDoubtMs,
     newHolderId: randomUUID,
     // The lease also hands the scale set's own write budgets (CRP's per-resource buckets) from one holder to the next.
@@ -320,16 +245,103 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
           windowMs: config.declareWindowMs,
           // Only with the window on: without it a declaration reconciles in its own invocation, gathered, and would
           // wait on the very backlog it belongs to.
-          intakeBusy: () => intake.busy(),
+          intakeBusy: () => inHand.intake.busy(),
         }
       : {}),
   });
+}
+
+/** Creates the tables and queues if missing, once (a failure lets the next invocation try again). */
+function readyOnce(storage: ReturnType<typeof storageOf>): () => Promise<void> {
+  let ready: Promise<void> | undefined;
+  return () =>
+    (ready ??= Promise.all([
+      ensureTable(storage.store.table),
+      ensureTable(storage.sharedTable),
+      ensureQueue(storage.queue.queue),
+      ensureQueue(storage.queue.poison),
+    ]).then(
+      () => undefined,
+      (err) => {
+        ready = undefined;
+        throw err;
+      },
+    ));
+}
+
+/** The queue trigger's entry: counts the message in hand while the handler validates, declares or runs its pass. */
+function queueEntry(
+  config: Config,
+  storage: ReturnType<typeof storageOf>,
+  host: { inHand: MessagesInHand; ready: () => Promise<void>; batcher: IntakeBatcher; runner: ReconcileRunner },
+): Services["handleQueueMessage"] {
+  const { inHand, runner } = host;
+  const { log, queue } = storage;
+  return async (body, meta) => {
+    const done = inHand.took(body);
+    await host.ready().catch((err: unknown) => {
+      done();
+      throw err;
+    });
+    return handleQueueMessage(body, meta, {
+      scopes: config.scopes,
+      bindings: config.bindings,
+      declare: (req) => host.batcher.declare(req),
+      windowOn: config.declareWindowMs > 0,
+      busy: (r) => inHand.backlog || runner.coalescer.busy(r.key),
+      log,
+      now: storage.clock.now,
+      poison: (received, reason) => queue.sendToPoison(received, reason),
+      reconcile: (ref, trigger) => runner.joined(ref, trigger),
+    }).finally(done);
+  };
+}
+
+/** The Event Grid trigger's entry: the handler in a span that names the event, its outcome counted. */
+function eventEntry(
+  config: Config,
+  storage: ReturnType<typeof storageOf>,
+  clock: Clock,
+  requestIds: RequestIds,
+  ready: () => Promise<void>,
+): Services["handleResourceEvent"] {
+  return async (raw) => {
+    await ready();
+    // The event's span names ARM's correlationId and the writer's client request id (ours, for our own writes):
+    // the reconcile it enqueues continues this trace, and either id finds the write that caused it.
+    return inSpan("poolsync.event", { attributes: eventAttributes(raw) }, async (span) => {
+      const outcome = await handleResourceEvent(raw, {
+        scopes: config.scopes,
+        events: storage.events,
+        queue: storage.queue,
+        log: storage.log,
+        now: clock.now,
+        debounceMs: config.eventDebounceMs,
+        ours: (id, resourceId) => requestIds.ours(id, resourceId),
+        unheld: storage.unheld,
+      });
+      span.setAttribute("poolsync.event.outcome", outcome);
+      recordEventOutcome(outcome);
+      return outcome;
+    });
+  };
+}
+
+export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
+  const clock = overrides.clock ?? systemClock;
+  const storage = storageOf(config, clock, overrides.log ?? jsonLogger(), overrides);
+  const { store, log, queue, declarations, cache, history } = storage;
+  const arm = armOf(config, clock, storage.sharedTable, overrides);
+  const { compute, network, requestIds } = arm;
+  const processDeps = processDepsOf(config, clock, log, arm, overrides);
+  const pools = poolsOf(config, processDeps);
+  const inHand = new MessagesInHand(clock, config.declareWindowMs);
+  const runner = runnerOf(config, processDeps, pools, storage, arm.pacer, inHand, overrides.timeScale ?? 1);
   const batcher = new IntakeBatcher(
     { declareBatch: (ref, batch, window) => declareTarget(store, ref, batch, window) },
     { queue, windowMs: config.declareWindowMs, log },
   );
-  let readyPromise: Promise<void> | undefined;
-
+  const ready = readyOnce(storage);
   const services: Services = {
     config,
     clock,
@@ -339,142 +351,35 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     store,
     declarations,
     cache,
-    problems,
-    timerState,
-    unheld,
-    censusSummary,
+    problems: storage.problems,
+    timerState: storage.timerState,
+    unheld: storage.unheld,
+    censusSummary: storage.censusSummary,
     queue,
-    drifts,
+    drifts: storage.drifts,
     history,
     plan: (ref, extra) =>
       planTarget(ref, { compute, network, declarations, cache, clock, config, poolKinds: pools.kinds }, extra),
     coalescer: runner.coalescer,
     declare: (req) => batcher.declare({ ...req, runsLeading: false, busy: false }),
-    previewDeclare: async (ref, d) => {
-      const out = await declareTarget(
-        store,
-        ref,
-        [{ declaration: d, claimant: d.requestId }],
-        undefined,
-        undefined,
-        true,
-      );
-      return out.results[0]!;
-    },
-    ready() {
-      readyPromise ??= Promise.all([
-        ensureTable(targetsTable),
-        ensureTable(sharedTable),
-        ensureQueue(queue.queue),
-        ensureQueue(queue.poison),
-      ]).then(
-        () => undefined,
-        (err) => {
-          readyPromise = undefined; // let the next invocation try again rather than fail forever
-          throw err;
-        },
-      );
-      return readyPromise;
-    },
+    previewDeclare: async (ref, d) =>
+      (await declareTarget(store, ref, [{ declaration: d, claimant: d.requestId }], undefined, undefined, true))
+        .results[0]!,
+    ready,
     reconcile: (ref, trigger) => runner.run(ref, trigger),
-    async handleQueueMessage(body, meta) {
-      const declare = isDeclareBody(body);
-      messagesInHand++;
-      if (declare) intake.took();
-      const done = () => {
-        messagesInHand--;
-        if (declare) intake.left();
-      };
-      await services.ready().catch((err: unknown) => {
-        done();
-        throw err;
-      });
-      return handleQueueMessage(body, meta, {
-        scopes: config.scopes,
-        bindings: config.bindings,
-        declare: (req) => batcher.declare(req),
-        windowOn: config.declareWindowMs > 0,
-        busy: (r) => messagesInHand > LEADS_WITH_MESSAGES_IN_HAND || runner.coalescer.busy(r.key),
-        log,
-        now: clock.now,
-        poison: (received, reason) => queue.sendToPoison(received, reason),
-        reconcile: (ref, trigger) => runner.joined(ref, trigger),
-      }).finally(done);
-    },
-    async handleResourceEvent(raw) {
-      await services.ready();
-      // The event's span names ARM's correlationId and the writer's client request id (ours, for our own writes):
-      // the reconcile it enqueues continues this trace, and either id finds the write that caused it.
-      return inSpan("poolsync.event", { attributes: eventAttributes(raw) }, async (span) => {
-        const outcome = await handleResourceEvent(raw, {
-          scopes: config.scopes,
-          events,
-          queue,
-          log,
-          now: clock.now,
-          debounceMs: config.eventDebounceMs,
-          ours: (id, resourceId) => requestIds.ours(id, resourceId),
-          unheld,
-        });
-        span.setAttribute("poolsync.event.outcome", outcome);
-        recordEventOutcome(outcome);
-        return outcome;
-      });
-    },
+    handleQueueMessage: queueEntry(config, storage, { inHand, ready, batcher, runner }),
+    handleResourceEvent: eventEntry(config, storage, clock, requestIds, ready),
     async reconcileStale() {
-      await services.ready();
-      return inSpan("poolsync.timer", {}, () =>
-        timedStaleRun(
-          async () => {
-            const run = () =>
-              reconcileStale({
-                compute,
-                cache,
-                timerState,
-                declarations,
-                queue,
-                attempts: { list: () => store.listAttempts() },
-                clock,
-                log,
-                config,
-              });
-            // The refresh reads in the background: at most half of each of CRP's read windows, the rest stays for
-            // the reconciles (a sweep of thousands of scale sets would otherwise spend a window on its own).
-            const summary = await (readPacer ? readPacer.background(run) : run());
-            await pruneHistory(history, clock, log);
-            await sweepOldLayout(oldLayout, log);
-            await problems
-              .trim()
-              .catch((err: unknown) => log.warn("timer.problems-trim-failed", { error: (err as Error).message }));
-            await recordCensus(cache, censusSummary, { clock, log, ttlMs: config.cacheTtlMs });
-            return summary;
-          },
-          queue,
-          clock,
-        ),
-      );
+      await ready();
+      const { timerState } = storage;
+      const attempts = { list: () => store.listAttempts() };
+      const refresh = () =>
+        reconcileStale({ compute, cache, timerState, declarations, queue, attempts, clock, log, config });
+      return timerRun({ ...storage, refresh, readPacer: arm.readPacer, clock, log, config });
     },
   };
   return services;
 }
-
-/**
- * The longest a sent ARM write may take to reach ARM, on the app's clock: the request timeout (real time). A pass
- * writes only with that much of its lease left (LeaseGuard), so a lease shorter than two of them would stop every write.
- */
-function checkedWriteFlight(config: Config, timeScale: number): number {
-  const flightMs = config.armTimeoutMs * timeScale;
-  if (config.reconcileLeaseMs < 2 * flightMs)
-    throw new Error(
-      `POOLSYNC_RECONCILE_LEASE_SECONDS: ${config.reconcileLeaseMs / 1000} s is shorter than twice the ARM request timeout ` +
-        `(POOLSYNC_ARM_TIMEOUT_SECONDS, ${flightMs / 1000} s on this clock): a pass writes only with a timeout's worth of lease left`,
-    );
-  return flightMs;
-}
-
-/** A declare message as the trigger hands it (parsed JSON); the handler validates it, this only counts it. */
-const isDeclareBody = (body: unknown) =>
-  typeof body === "object" && body !== null && (body as { kind?: unknown }).kind === "declare";
 
 let shared: Services | undefined;
 
