@@ -35,7 +35,6 @@ import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary"
 import { reconcileTarget, type PoolDeps } from "../reconcile/reconcileTarget";
 import { PoolWrites } from "../reconcile/poolWrites";
 import { PoolKindsKnown } from "../reconcile/poolKindsKnown";
-import { historyLog } from "../reconcile/historyLog";
 import { OldLayoutSweeper } from "../azure/oldLayoutSweep";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
@@ -126,7 +125,7 @@ function storageOf(config: Config, clock: Clock, baseLog: Logger, overrides: Ser
   const store = targetStoreFromConfig(config, { clock, log: baseLog, storagePolicies: policies });
   const sharedTable = tableClient(config.storage, config.cacheTable, policies, config.tableTimeoutMs);
   const history = new TargetHistoryTable(store);
-  const log = historyLog(baseLog, history, clock.now);
+  const log = baseLog;
   const owners = new ResourceOwnerTable(sharedTable);
   return {
     clock,
@@ -224,7 +223,7 @@ function runnerOf(
   const { clock } = processDeps;
   return new ReconcileRunner({
     reconcile: (ref, trigger, lease, open) =>
-      reconcileTarget(ref, trigger, passDeps({ ...processDeps, config }, pools, ref.id, lease, open)),
+      reconcileTarget(ref, trigger, passDeps({ ...processDeps, config }, storage.history, pools, ref.id, lease, open)),
     passes: storage.passes,
     queue: storage.queue,
     problems: storage.problems,

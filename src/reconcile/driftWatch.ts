@@ -9,6 +9,7 @@ import {
   type ObservedResource,
 } from "../core/drift";
 import type { PoolIntent } from "../core/networkProfile";
+import type { PassEvents } from "../core/history";
 import type { Clock, DeclarationStore, Logger } from "../core/ports";
 import type { TargetRef } from "../core/resourceIds";
 import { mapLimit } from "../core/retryPolicy";
@@ -17,7 +18,8 @@ import type { VmNicResult } from "./vmNics";
 /**
  * One reconcile's eye for drift: what it read before writing is compared with what its applied declarations hold
  * (`observe`), and at the end of the pass each drift is attributed to the last foreign writer of its resource, marked
- * repaired when the pass left its declaration applied, stored on the declaration and logged (`settle`). A pass that
+ * repaired when the pass left its declaration applied, stored on the declaration, logged and told to the target's
+ * history (`settle`). A pass that
  * finds none costs nothing: no Table call.
  */
 
@@ -39,6 +41,7 @@ export class DriftWatch {
       declarations: Pick<DeclarationStore, "listForTarget">;
       clock: Clock;
       log: Logger;
+      events?: PassEvents | undefined;
     },
   ) {}
 
@@ -65,6 +68,8 @@ export class DriftWatch {
       const d = driftOf(f, writer, f.seenAt);
       if (applied.has(driftKey(f.declaration))) d.repairedAt = new Date(this.deps.clock.now()).toISOString();
       await drift.drifts.record(this.target, driftKey(f.declaration), d);
+      const { backendPoolId, ipConfiguration } = f.declaration;
+      this.deps.events?.emit({ kind: "drift", backendPoolId, ipConfiguration, drift: d });
       this.deps.log.warn("drift", {
         targetId: this.target.id,
         backendPoolId: f.declaration.backendPoolId,

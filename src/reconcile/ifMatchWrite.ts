@@ -8,6 +8,7 @@ import type { WritePacer } from "../pacing/writePacer";
 import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import type { LeaseGuard } from "./leaseGuard";
 import type { WriteDoubts } from "../core/control";
+import type { PassEvent, PassEvents } from "../core/history";
 
 /**
  * The one If-Match loop every ARM write goes through, whatever it writes (the scale set model, one instance,
@@ -32,8 +33,10 @@ export interface CacheRow<M> {
 export interface IfMatchTarget<M extends { etag: string }, E> {
   /** The write budget it spends. */
   paced: PacedTarget;
-  /** Names it in requeue reasons. */
+  /** Names it in requeue reasons and its history's write entries. */
   id: string;
+  /** What kind of resource it is, as the history names it. */
+  resourceKind: "model" | "instance" | "nic" | "pool";
   /** Fields of every `arm.write` log line (scale set, which target). */
   logFields: Record<string, unknown>;
   /** The edit the current state still needs and the pools it moves, or undefined when nothing is left to write. */
@@ -66,6 +69,8 @@ export interface IfMatchDeps {
   lease?: Pick<LeaseGuard, "ensureHeld">;
   /** Where a write whose answer never came is recorded (it may still land while its ETag holds). */
   doubts?: Pick<WriteDoubts, "record">;
+  /** The pass's events: each write goes into its target's history. */
+  events?: PassEvents;
 }
 
 export type IfMatchResult<M> =
@@ -110,11 +115,13 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
         target.write(current, plan.edit, { ifMatch: current.etag, clientRequestId }),
       );
       deps.log.info("arm.write", { ...line, etag: after.etag, outcome: "ok" });
+      deps.events?.emit(writeEvent(target, line, after.etag, "ok"));
       // An answer without an ETag is not cached: nothing could be written on it with If-Match.
       if (after.etag) await target.row.store(after, base, clientRequestId);
       return { kind: "written", model: after };
     } catch (err) {
       deps.log.info("arm.write", { ...line, outcome: describeError(err) });
+      deps.events?.emit(writeEvent(target, line, "", describeError(err)));
       // No answer, or a 5xx: ARM may have taken it, and may still apply it while the ETag holds.
       if (err instanceof TransientError)
         deps.doubts?.record({ resourceId: target.id, ifMatch: current.etag, at: sentAt });
@@ -144,6 +151,25 @@ export async function ifMatchWrite<M extends { etag: string }, E>(
       await target.row.store(current, staleBase);
     }
   }
+}
+
+function writeEvent<M extends { etag: string }, E>(
+  target: IfMatchTarget<M, E>,
+  line: { pools: string[]; ifMatch: string; clientRequestId: string },
+  etag: string,
+  outcome: string,
+): PassEvent {
+  const { pools, ifMatch, clientRequestId } = line;
+  return {
+    kind: "write",
+    resourceId: target.id,
+    resourceKind: target.resourceKind,
+    ifMatch,
+    etag,
+    pools,
+    outcome,
+    clientRequestId,
+  };
 }
 
 async function readOrGone<M extends { etag: string }, E>(target: IfMatchTarget<M, E>): Promise<M | "gone"> {

@@ -107,6 +107,7 @@ export async function reconcileIpPools(
         ...(deps.lease ? { lease: deps.lease } : {}),
         log: deps.log,
         ...(deps.doubts ? { doubts: deps.doubts } : {}),
+        ...(deps.events ? { events: deps.events } : {}),
       });
       if ("comeBack" in result)
         return settleFailure(
@@ -232,6 +233,7 @@ async function noteDrift(ref: TargetRef, s: Share, result: PoolWriteResult, deps
     resourceId: result.model.id,
   };
   await deps.drift?.drifts.record(ref, declarationKey(s.d), drift);
+  deps.events?.emit({ kind: "drift", backendPoolId: s.d.backendPoolId, ipConfiguration: s.d.ipConfiguration, drift });
   deps.log.warn("drift", {
     targetId: ref.id,
     backendPoolId: s.d.backendPoolId,

@@ -7,6 +7,7 @@ import { ifMatchWrite, type IfMatchDeps } from "./ifMatchWrite";
 import type { LeaseGuard } from "./leaseGuard";
 import type { ComeBack } from "./passResult";
 import type { WriteDoubts } from "../core/control";
+import type { PassEvents } from "../core/history";
 
 /**
  * The writes of IP-based load balancer pools (issue 43), one pool at a time per process and coalesced across
@@ -24,8 +25,10 @@ export interface PoolShare {
   contributions: Contribution[];
   /** The pass's lease: a share whose lease lapsed is left out of the write (its pass stops and comes back). */
   lease?: Pick<LeaseGuard, "ensureHeld">;
-  /** The pass's own logger: the write's `arm.write` line goes to each target it served (its history). */
+  /** The pass's own logger: the write's `arm.write` line goes to each target it served. */
   log: Logger;
+  /** The pass's events: the write goes into the history of each target it served. */
+  events?: PassEvents;
   /** The pass's writes in doubt: a pool write whose answer never came is recorded with every pass it served. */
   doubts?: Pick<WriteDoubts, "record">;
 }
@@ -177,6 +180,7 @@ export class PoolWrites {
         // Network RP publishes no per-resource write budget: ARM's subscription budget is the one known (as for NICs).
         paced,
         id: pool.id,
+        resourceKind: "pool",
         logFields: { poolId: pool.id, target: "pool", nicId: pool.id },
         plan: (current) => {
           const edit = planAddresses(
@@ -195,6 +199,7 @@ export class PoolWrites {
         ...this.deps,
         log,
         doubts: { record: (d) => live.forEach((w) => w.share.doubts?.record(d)) },
+        events: { emit: (e) => live.forEach((w) => w.share.events?.emit(e)) },
       },
     );
     if (result.kind === "gone") throw new RefusedError(`backend pool ${pool.id} does not exist`);
@@ -223,7 +228,7 @@ function addressChanges(before: readonly PoolAddress[], after: readonly PoolAddr
   ];
 }
 
-/** One line to every logger, the process's once: the pass loggers record history and pass the line on too. */
+/** One line to every pass's logger (each passes it on to the process's), or the process's alone. */
 function fanOut(logs: Logger[]): Logger {
   const [process, ...passes] = logs;
   const each =

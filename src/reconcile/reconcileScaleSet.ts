@@ -345,6 +345,7 @@ async function writeModel(
     {
       paced: ref,
       id: ref.id,
+      resourceKind: "model",
       logFields: { scaleSetId: ref.id, target: "model" },
       plan: (model) => planNics(model.nics, intents),
       write: (model, nics, opts) => compute.writeScaleSetNics(ref, model, nics, opts),
@@ -441,6 +442,7 @@ async function writeInstances(
       {
         paced: iref,
         id: iref.id,
+        resourceKind: "instance",
         logFields: { scaleSetId: ref.id, target: `instance ${first.instanceId}` },
         plan: (inst) => (isDeleting(inst.provisioningState) ? undefined : planNics(inst.nics, intents)),
         write: (inst, nics, opts) => compute.writeInstanceNics(iref, inst, nics, opts),

@@ -164,6 +164,7 @@ export async function writeVmNics(
       {
         paced: ref,
         id: ref.id,
+        resourceKind: "nic",
         logFields: { vmId: vm.id, nicId: ref.id, target: "nic" },
         plan: planFor,
         write: (nic, ipcs, opts) => deps.network.writeNic(ref, nic, ipcs, opts),

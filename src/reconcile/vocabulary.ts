@@ -2,6 +2,7 @@ import type { LeaseGuard } from "./leaseGuard";
 import type { WriteDoubts } from "../core/control";
 import type { Config } from "../config";
 import type { Clock, ComputePort, DeclarationStore, Logger, ModelCache, NetworkPort } from "../core/ports";
+import type { PassEvents } from "../core/history";
 import type { TargetRef } from "../core/resourceIds";
 import type { CallStats } from "./callStats";
 import type { DriftDeps } from "./driftWatch";
@@ -46,6 +47,8 @@ export interface ReconcileDeps {
   lease?: Pick<LeaseGuard, "ensureHeld">;
   /** The target's writes in doubt: recorded with the pass's commit, and holding back what they could undo. */
   doubts?: WriteDoubts;
+  /** The pass's events (its writes, drifts, a failed or requeued end): its target's history is made of them. */
+  events?: PassEvents;
 }
 
 // In core/control beside WriteInDoubt, so that ifMatchWrite need not import this file (which imports driftWatch,
@@ -134,7 +137,7 @@ export function reporter(
   target: TargetRef,
   trigger: ReconcileTrigger,
   stats: CallStats,
-  deps: { clock: Clock; log: Logger },
+  deps: { clock: Clock; log: Logger; events?: PassEvents | undefined },
   written: () => number,
 ): (result: ReconcileResult, declarations: number, extra?: Partial<ReconcileReport>) => ReconcileReport {
   const started = deps.clock.now();
@@ -153,6 +156,8 @@ export function reporter(
       ...extra,
     };
     deps.log.info("reconcile", logFields(r));
+    if (r.result === "failed" || r.result === "requeued")
+      deps.events?.emit({ kind: "ended", result: r.result, reason: r.reason ?? "" });
     return r;
   };
 }

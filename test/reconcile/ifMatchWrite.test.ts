@@ -6,6 +6,7 @@ import type { InstanceModel, ScaleSetModel } from "../../src/core/models";
 import type { NicConfiguration } from "../../src/core/networkProfile";
 import { instanceRef, type InstanceRef, type ScaleSetRef } from "../../src/core/resourceIds";
 import { NotFoundError } from "../../src/core/errors";
+import type { PassEvent } from "../../src/core/history";
 import { ifMatchWrite, type IfMatchDeps, type IfMatchTarget } from "../../src/reconcile/ifMatchWrite";
 import { WritePacer } from "../../src/pacing/writePacer";
 import { modelNics, poolsByIpConfig } from "../../sim/wire";
@@ -50,6 +51,7 @@ function modelTarget(r: ScaleSetRef): IfMatchTarget<ScaleSetModel, NicConfigurat
   return {
     paced: r,
     id: r.id,
+    resourceKind: "model",
     logFields: { scaleSetId: r.id, target: "model" },
     plan: (m) => {
       const edit = withPool(m.nics);
@@ -71,6 +73,7 @@ function instanceTarget(r: InstanceRef): IfMatchTarget<InstanceModel, NicConfigu
   return {
     paced: r,
     id: r.id,
+    resourceKind: "instance",
     logFields: { scaleSetId: r.scaleSet.id, target: `instance ${r.instanceId}` },
     plan: (m) => {
       const edit = withPool(m.nics);
@@ -113,10 +116,20 @@ describe("ifMatchWrite", () => {
       { times: 2 },
     );
     const start = await h.services.compute.getScaleSet(ref);
-    const result = await ifMatchWrite(modelTarget(ref), start, deps());
+    const events: PassEvent[] = [];
+    const result = await ifMatchWrite(modelTarget(ref), start, { ...deps(), events: { emit: (e) => events.push(e) } });
 
     expect(result.kind).toBe("written");
     expect(writes()).toEqual([expect.stringMatching(/412/), expect.stringMatching(/412/), "ok"]);
+    // Each attempt is a typed write event (the history's entries), with the ETag it was sent on and its answer.
+    expect(events.map((e) => e.kind === "write" && [e.resourceKind, e.resourceId, e.outcome, e.pools])).toEqual([
+      ["model", ref.id, expect.stringMatching(/412/), [`present:${DEMO.poolId}`]],
+      ["model", ref.id, expect.stringMatching(/412/), [`present:${DEMO.poolId}`]],
+      ["model", ref.id, "ok", [`present:${DEMO.poolId}`]],
+    ]);
+    const last = events[2]!;
+    expect(last.kind === "write" && last.etag).toBe(String(h.sim.control.resource(DEMO.scaleSetId)!.etag));
+    expect(last.kind === "write" && last.ifMatch).not.toBe(start.etag);
     const stored = c.resource(DEMO.scaleSetId)!;
     expect(stored.tags).toEqual({ other1: "kept", other2: "kept" });
     expect(poolsByIpConfig(modelNics(stored))).toEqual({ ipConfig0: [pool] });
