@@ -28,6 +28,7 @@ export interface PolledAnswer {
   bodyText: string;
 }
 
+/** Long: the long-running operation's poll loop with its deadline, Retry-After and terminal states in one place. */
 export async function waitForOperation(
   url: string,
   firstRetryAfter: string | null | undefined,

@@ -55,6 +55,7 @@ async function sendFollowingSameOrigin(send: typeof fetch, url: URL, init: Reque
   throw new UnreachableError(`poolsync at ${url.origin} redirected more than 5 times`);
 }
 
+/** Long: one HTTP call with its redirects, auth and every error the CLI tells apart. */
 export async function callApi(
   opts: ClientOptions,
   method: "GET" | "PUT",

@@ -94,6 +94,7 @@ function parse(argv: string[]) {
   }
 }
 
+/** Long: the CLI's one dispatch over its commands and their flags; each command's work is in its own module. */
 export async function main(argv: string[], io: Io): Promise<number> {
   let args;
   try {

@@ -56,6 +56,8 @@ export const DECLARED_REASON = "declared via API";
  * The declaration is written first: the table is the durable intent, the queue only a hint to look soon. So once
  * the row is written the request is accepted, even if the enqueue then fails (the timer's round over declared scale
  * sets finds it); and if the write fails nothing was accepted and the caller is told to retry.
+ * Long: the HTTP intake's order matters (validate, store, then enqueue; a write failure means nothing was accepted):
+ * one readable sequence.
  */
 export async function acceptDeclaration(
   req: DeclareRequest,

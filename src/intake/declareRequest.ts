@@ -112,6 +112,7 @@ export function scopeProblem(field: string, id: string, _scopes: readonly Scope[
 /**
  * Schema, then scopes, then POOLSYNC_BINDINGS: a well-formed declaration for a resource poolsync may not touch, or a
  * pairing no binding rule allows, is 403, not 400.
+ * Long: schema, scopes and bindings in the order that decides 400 or 403.
  */
 export function parseDeclareRequest(
   body: unknown,

@@ -116,6 +116,7 @@ export function parseMoveRequest(
   };
 }
 
+/** Long: one HTTP handler: the move's validation, its two declarations and its answer. */
 export async function handleMove(
   request: BodySource & Pick<HttpRequest, "method" | "url">,
   s: IntakeServices,

@@ -189,6 +189,7 @@ const NO_MODEL: Observation = {
   stale: false,
 };
 
+/** Long: the observed state of a scale set from its cached rows, field by field. */
 export function observeScaleSet(
   scaleSetId: string,
   declarations: readonly StoredDeclaration[],

@@ -19,6 +19,7 @@ const truthy = (v: string | null) => v !== null && ["1", "true", "yes", ""].incl
 /**
  * JSON by default; the page for a browser. `?poison=1` adds the poison messages to the JSON (the page always shows
  * them).
+ * Long: one HTTP handler: content negotiation, query flags and the two renderings of one report.
  */
 export async function handleStatus(request: Request, s: IntakeServices): Promise<HttpResponseInit> {
   const auth = authorize(request.headers, s.config, ROLES.read);

@@ -170,6 +170,7 @@ function membershipRow(m: MembershipView, now: number, isVm: boolean): Safe {
   </tr>`;
 }
 
+/** Long: one HTML template for a scale set's section. */
 function scaleSetSection(v: ScaleSetView, now: number): Safe {
   const ref = parseTargetId(v.scaleSetId);
   const name = ref.ok ? ref.value.name : v.scaleSetId;
@@ -250,6 +251,7 @@ function card(label: string, value: number, detail: string, alert = false): Safe
   </div>`;
 }
 
+/** Long: one HTML template: the page's sections in the order they show, each already a function of its own. */
 export function renderStatusPage(r: StatusReport, opts: { jsonHref?: string } = {}): string {
   const now = Date.parse(r.generatedAt);
   const d = r.declarations;

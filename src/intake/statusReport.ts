@@ -123,6 +123,9 @@ async function boundedCensus(deps: StatusDeps, now: number, maxRows: number): Pr
 const PRECONDITION = /precondition|\b412\b/i;
 const THROTTLE = /throttl|\b429\b|too many requests/i;
 
+/**
+ * Long: the status report's reads run in parallel and meet in one object; each part's shaping is a function of its own.
+ */
 export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): Promise<StatusReport> {
   const now = deps.now();
   const maxDeclarations = opts.maxDeclarations ?? 10_000;

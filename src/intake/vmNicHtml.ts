@@ -49,6 +49,7 @@ export function vmChips(m: MembershipView): Safe | "" {
     </div>`;
 }
 
+/** Long: one HTML template for the VM/NIC table. */
 export function vmNicTable(vms: readonly VmNicsView[] | undefined, memberships: readonly MembershipView[]): Safe | "" {
   if (!vms) return "";
   if (vms.length === 0)

@@ -221,6 +221,8 @@ export class SharedWriteBudget {
   /**
    * One conditional write to the shared row tops this host's holding up to a batch of every kind the write needs
    * (its unspent tokens carried over, their lapse moved on); answers the wait when one of them has none left.
+   * Long: one conditional write of the shared row, and the read-modify-retry loop around it must keep the row's ETag,
+   * the carried tokens and the lapse together.
    */
   private async reserve(subscriptionId: string, needed: SharedBudgetKind[]): Promise<Reserved> {
     for (let round = 0; round < this.maxRounds; round++) {

@@ -83,6 +83,8 @@ export type IfMatchResult<M> =
 /**
  * Writes until the plan is empty; a 412 re-reads and recomputes; too many 412s in a row, a write budget spent for
  * longer than a pass waits, or a lapsed lease end it with a come-back.
+ * Long: the If-Match loop: pace, lease, re-read if old, write, and on 412 back off and re-read, in the order that
+ * keeps no change lost; one loop is easier to check than pieces.
  */
 export async function ifMatchWrite<M extends { etag: string }, E>(
   target: IfMatchTarget<M, E>,

@@ -56,6 +56,10 @@ export interface IpPoolDeps extends ReconcileDeps {
   pools: { writes: PoolWrites };
 }
 
+/**
+ * Long: the pool pass's steps share its outcome recorder and the pools already written (a move's removal waits for its
+ * new pool).
+ */
 export async function reconcileIpPools(
   ref: TargetRef,
   trigger: ReconcileTrigger,

@@ -172,6 +172,10 @@ function nicRefsInScope(vm: VmModel, scopes: readonly Scope[]): NicRef[] {
 
 const isGone = (err: unknown) => err instanceof NotFoundError || err instanceof BeingDeletedError;
 
+/**
+ * Long: the plan mirrors the pass step by step (the read bound shared by nested planners for a scale set, its VMs and
+ * its pools), so the nested planners close over one budget and one result.
+ */
 export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declaration): Promise<TargetPlan> {
   const now = deps.clock.now();
   const declarations = withExtra(await deps.declarations.listForTarget(ref), extra, new Date(now).toISOString());
@@ -273,6 +277,7 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
     await planVm(vm);
   };
 
+  /** Long: mirrors reconcileScaleSet's steps on the plan's read bound. */
   async function planScaleSet(ss: ScaleSetRef): Promise<void> {
     const partition = await deps.cache.readPartition(ss);
     let model: ScaleSetModel;
@@ -368,6 +373,7 @@ export async function planTarget(ref: TargetRef, deps: PlanDeps, extra?: Declara
  * The pool writes a reconcile would make for the target's declarations into IP-based pools: each pool read (its kind
  * and ETag), the target's members read as the reconcile reads them, and the address list it would write. Only this
  * target's share: other targets' passes may join the same pool write.
+ * Long: mirrors reconcileIpPools step by step on the same read bound.
  */
 async function planIpPools(
   ref: TargetRef,

@@ -136,6 +136,7 @@ export class PoolWrites {
     }
   }
 
+  /** Long: one pool write: the read, the kind check, the If-Match loop and the fan-out to every share it served. */
   private async write(
     pool: BackendPoolRef,
     live: Waiting[],

@@ -44,6 +44,11 @@ function usable<M>(
   return entry !== undefined && entry.model !== undefined && !entry.stale && now - entry.readAt < ttlMs;
 }
 
+/**
+ * Long: one pass's state (the model as last known, what it settled, the isolation budget, the instances ARM refused) is
+ * shared by its steps in closures, and each step's stop must see all of it; the steps are split out where they need
+ * none (writeModel, instancesOf, writeInstances, proveFresh). Splitting further wants a pass object (issue 45, left).
+ */
 export async function reconcileScaleSet(
   ref: ScaleSetRef,
   trigger: ReconcileTrigger,
@@ -418,6 +423,8 @@ function needsWrite(i: InstanceModel, intents: PoolIntent[]): boolean {
  * Each instance whose own configuration differs, with its own ETag, a bounded number at a time. An instance ARM
  * refuses (400/403: a dangling ASG or NSG in its own configuration) is that instance's problem, not the intents':
  * it is returned in `refused` and the others are written; the intents the model took stay applied.
+ * Long: the bounded parallel instance writes with their per-instance outcomes (written, gone, refused, come back) in
+ * one place.
  */
 async function writeInstances(
   ref: ScaleSetRef,

@@ -409,7 +409,11 @@ async function prefetchGroup(
   }
 }
 
-/** Visit: read what is due of one scale set (model, instances), store it, and ask for a reconcile if it drifted. */
+/**
+ * Visit: read what is due of one scale set (model, instances), store it, and ask for a reconcile if it drifted.
+ * Long: one scale set's visit spends one read budget over its model and instances in order, stopping where the budget
+ * ends; the steps share that budget.
+ */
 async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Promise<void> {
   const { deps, stats, summary: s } = run;
   const needsModel = needsModelOf(v);

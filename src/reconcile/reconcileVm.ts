@@ -25,6 +25,7 @@ import { writeVmNics } from "./vmNics";
  * A declared VM (standalone, in an availability set, or one VM of a Flexible scale set): no model, only its NIC
  * resources. Same shape as the scale set reconcile: re-read, write the difference with If-Match, say when to
  * come back.
+ * Long: the VM pass's steps share its drift watch and outcome recorder, the same shape as reconcileScaleSet's.
  */
 export async function reconcileVm(
   ref: VmRef,

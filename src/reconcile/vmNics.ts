@@ -101,6 +101,8 @@ const isGone = (err: unknown) => err instanceof NotFoundError || err instanceof 
 /**
  * `modelConfigs`: a Flexible VM's scale set model's NIC configurations, on which a VM that answers only its NIC
  * references is mapped (core/vmNicView); a NIC is never matched by its name.
+ * Long: the NICs are written one after another, each plan seeing what the earlier writes left: the loop holds that
+ * running view.
  */
 export async function writeVmNics(
   vm: VmModel,

@@ -21,6 +21,8 @@ const MAX_TRIES = 16;
  * declare window claimed. Nothing about the target can change between the read and that write unseen (the control
  * row's ETag), so the caps hold exactly, and a pass that closed the window before this write does not read these
  * declarations while one that closes it after reads them all. One read, one write; a lost race reads again.
+ * Long: one read and one conditional write of the partition, with the caps and the window decided between them on the
+ * same snapshot.
  */
 export async function declareTarget(
   store: TargetStore,
