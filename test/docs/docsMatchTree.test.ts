@@ -279,4 +279,17 @@ describe("the README's layout matches the tree", () => {
     const mirrored = srcModules.filter((m) => testNames.has(m)).length / srcModules.length;
     if (mirrored < 0.9) expect(layout).not.toMatch(/mirror/i);
   });
+
+  it("how-it-works' newcomer's trace names at most 12 files, each once, all in the tree", () => {
+    const doc = read("docs/how-it-works.md");
+    const section = doc.slice(
+      doc.indexOf("## A newcomer's trace"),
+      doc.indexOf("\n## ", doc.indexOf("## A newcomer's trace") + 3),
+    );
+    const steps = [...section.matchAll(/^\d+\. `([^`]+)`/gm)].map((m) => m[1]!);
+    expect(steps.length).toBeGreaterThan(0);
+    expect(steps.length).toBeLessThanOrEqual(12);
+    expect(new Set(steps).size).toBe(steps.length);
+    expect(steps.filter((f) => !trackedFiles.has(f))).toEqual([]);
+  });
 });
