@@ -28,7 +28,7 @@ import { UNKNOWN_WRITER, type Drift } from "../core/drift";
 import { activeDeclarations } from "./activeDeclarations";
 import { CallStats } from "./callStats";
 import { OutcomeRecorder } from "./recordOutcomes";
-import { settleFailure } from "./reconcileFailure";
+import { settleStop } from "./passStop";
 import { orchestrationModeOf } from "./vmMembership";
 import { checkedNicRefs } from "./vmNics";
 import type { PoolWrites, PoolWriteResult } from "./poolWrites";
@@ -114,7 +114,7 @@ export async function reconcileIpPools(
         ...(deps.events ? { events: deps.events } : {}),
       });
       if ("comeBack" in result)
-        return settleFailure(
+        return settleStop(
           { comeBack: result.comeBack },
           { target: ref, trigger, active, declarations: total, outcomes, report },
           deps,
@@ -138,7 +138,7 @@ export async function reconcileIpPools(
     const step = nextStep([doubtHold(doubt)], trigger.attempt, deps.config.maxAttempts);
     return report(written > 0 ? "applied" : "unchanged", total, reportFieldsOf(step));
   } catch (err) {
-    return settleFailure({ error: err }, { target: ref, trigger, active, declarations: total, outcomes, report }, deps);
+    return settleStop({ error: err }, { target: ref, trigger, active, declarations: total, outcomes, report }, deps);
   }
 }
 

@@ -32,7 +32,7 @@ export interface LeasedDeps {
   writeFlightMs: number;
   newHolderId: () => string;
   handover?: LeaseHandover;
-  /** Extra passes one holder runs for others before it hands the rest to the queue. */
+  /** Grants beyond the first one holder takes for others' asks before it hands the rest to the queue. */
   maxExtraPasses?: number;
 }
 

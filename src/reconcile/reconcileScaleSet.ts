@@ -17,7 +17,7 @@ import { readThroughGroup } from "./groupRead";
 import { ifMatchWrite } from "./ifMatchWrite";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { orchestrationModeOf, vmOutcomes, writeFlexVms } from "./vmMembership";
-import { settleFailure, type PassStop } from "./reconcileFailure";
+import { settleStop, type PassStop } from "./passStop";
 import { comeBack, nextStep, reportFieldsOf, type ComeBack } from "./passResult";
 import {
   doubtHold,
@@ -85,7 +85,7 @@ export async function reconcileScaleSet(
     });
   const intents = active.map(toIntent);
   const drift = new DriftWatch(ref, active, intents, deps);
-  // What this pass learnt, kept if it throws: a declaration that failed alone is recorded at once (the next attempt
+  // What this pass learnt, kept if it stops early (an error, or a come-back): a declaration that failed alone is recorded at once (the next attempt
   // skips it), and one whose write went through is never marked failed by a later stop of the same pass.
   const settled = new Set<StoredDeclaration>();
   const budget = { left: ISOLATION_WRITES_PER_PASS };
@@ -106,7 +106,7 @@ export async function reconcileScaleSet(
   const stopped = async (stop: PassStop) => {
     await drift.settle(false);
     const failure = { target: ref, trigger, active, declarations: declarations.length, outcomes, report };
-    return settleFailure(stop, { ...failure, spare: (d) => settled.has(d) || alreadyApplied(d) }, deps);
+    return settleStop(stop, { ...failure, spare: (d) => settled.has(d) || alreadyApplied(d) }, deps);
   };
 
   try {

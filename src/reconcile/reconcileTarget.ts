@@ -64,7 +64,10 @@ function without(store: DeclarationStore, keys: ReadonlySet<string>): Declaratio
   };
 }
 
-/** One report for the pass: the references' (its result and requeue decide), with the pool writes' calls added. */
+/**
+ * One report for the pass: the references' (its result and next step decide; the pool part's requeue when it has
+ * none), with the pool writes' calls added.
+ */
 function merged(main: ReconcileReport, pools: ReconcileReport): ReconcileReport {
   const applied = main.result === "unchanged" && pools.result === "applied";
   return {

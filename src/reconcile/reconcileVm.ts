@@ -8,7 +8,7 @@ import { CallStats } from "./callStats";
 import { DriftWatch, vmDriftView } from "./driftWatch";
 import { OutcomeRecorder } from "./recordOutcomes";
 import { rememberVm, vmOutcomes } from "./vmMembership";
-import { settleFailure } from "./reconcileFailure";
+import { settleStop } from "./passStop";
 import { nextStep, reportFieldsOf } from "./passResult";
 import {
   doubtHold,
@@ -70,7 +70,7 @@ export async function reconcileVm(
     });
     if (result.comeBack) {
       await drift.settle(false);
-      return settleFailure({ comeBack: result.comeBack }, failure, deps);
+      return settleStop({ comeBack: result.comeBack }, failure, deps);
     }
     written = result.written;
     if (result.gone) throw new BeingDeletedError(`${ref.id} or its NIC went away during the reconcile`);
@@ -95,6 +95,6 @@ export async function reconcileVm(
     return report(stats.writes > 0 ? "applied" : "unchanged", declarations.length, reportFieldsOf(next));
   } catch (err) {
     await drift.settle(false);
-    return settleFailure({ error: err }, failure, deps);
+    return settleStop({ error: err }, failure, deps);
   }
 }

@@ -79,6 +79,7 @@ export interface ReconcileReport {
   throttles: number;
   instancesWritten: number;
   durationMs: number;
+  /** When the pass comes back, as `nextStep` decided (absent: done, or given up). */
   requeueAfterMs?: number;
   reason?: string;
   /** Instances ARM refused a write to (400/403 about their own configuration): their problem, not the declarations'. */

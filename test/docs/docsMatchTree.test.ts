@@ -118,7 +118,7 @@ describe("the docs name only what the tree holds", () => {
     expect(repoPath("src/reconcile/reconcileRunner.ts")).toBe("src/reconcile/reconcileRunner.ts");
     expect(existsInTree("src/reconcile/reconcileRunner.ts")).toBe(true);
     expect(existsInTree("src/reconcile/reconcileRunnr.ts")).toBe(false);
-    expect(existsInTree("reconcileFailure.ts")).toBe(trackedNames.has("reconcileFailure.ts"));
+    expect(existsInTree("passStop.ts")).toBe(trackedNames.has("passStop.ts"));
     expect(existsInTree("noSuchModule.ts")).toBe(false);
     expect(repoPath("src/app/services.ts:282")).toBe("src/app/services.ts");
     for (const prose of ["application/json", "-h/--help", "dist/src/functions/*.js", "/api/status", "If-Match"])

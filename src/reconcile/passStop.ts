@@ -15,7 +15,7 @@ import type { ReconcileReport, ReconcileResult, ReconcileTrigger } from "./vocab
  * reason, for the timer to try again after its retry time.
  */
 
-export interface FailedReconcile {
+export interface StoppedPass {
   target: TargetRef;
   trigger: ReconcileTrigger;
   /** The declarations this pass was writing. */
@@ -33,9 +33,9 @@ export interface FailedReconcile {
 /** Why a pass stopped early: ARM's (or storage's) error, or a come-back returned by its writes. */
 export type PassStop = { error: unknown } | { comeBack: ComeBack };
 
-export async function settleFailure(
+export async function settleStop(
   stop: PassStop,
-  f: FailedReconcile,
+  f: StoppedPass,
   deps: {
     cache: Pick<ModelCache, "evictScaleSet">;
     log: Logger;
