@@ -10,6 +10,7 @@ import { ReadPacer } from "../azure/readPacing";
 import { armCredential, armScope } from "../azure/credentials";
 import { CacheRowMac } from "../azure/cacheRowMac";
 import { RequestIds } from "../azure/requestIds";
+import { ContendedWakes } from "../reconcile/contendedWakes";
 import { checkedHandover } from "../reconcile/leaseHandover";
 import { ProblemLogTable } from "../azure/problemLogTable";
 import { TimerStateTable } from "../azure/timerStateTable";
@@ -232,6 +233,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   };
   const timerState = new TimerStateTable(sharedTable, clock.now);
   const unheld = new UnheldEventTable(sharedTable);
+  const contendedWakes = new ContendedWakes();
   const censusSummary = new CensusSummaryTable(sharedTable);
   const queue = new StorageWorkQueue(
     queueClient(config.storage, config.queueName),
@@ -415,6 +417,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
           debounceMs: config.eventDebounceMs,
           ours: (id, resourceId) => requestIds.ours(id, resourceId),
           unheld,
+          contendedWakes,
         });
         span.setAttribute("poolsync.event.outcome", outcome);
         recordEventOutcome(outcome);
