@@ -1,5 +1,6 @@
 import { NotFoundError, PreconditionFailedError, RefusedError, ThrottledError } from "../core/errors";
 import { fitToPool, planAddresses, type Contribution } from "../core/ipPoolAddresses";
+import { nameClaimed, namedAsSent, type GatewayClaim } from "../core/gatewayPoolAddresses";
 import type { BackendPoolModel, PoolAddress } from "../core/models";
 import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef, NicRef } from "../core/resourceIds";
@@ -27,6 +28,16 @@ export interface PoolShare {
   log: Logger;
   /** The pass's writes in doubt: a pool write whose answer never came is recorded with every pass it served. */
   doubts?: Pick<WriteDoubts, "record">;
+  /**
+   * An Application Gateway pool's addresses carry no name: the ones this target added, as its record holds them
+   * (core/gatewayPoolAddresses.ts). The addresses read are named by them; an address no claim names is another's.
+   */
+  claimed?: readonly GatewayClaim[];
+  /**
+   * Called with the addresses about to be sent, before each PUT of an Application Gateway pool: the pass drops from
+   * its record the claims the write removes (core/gatewayPoolAddresses.ts). A failure sends nothing.
+   */
+  beforeGatewayWrite?: (addresses: readonly PoolAddress[]) => Promise<void>;
 }
 
 export interface PoolWriteResult {
@@ -141,9 +152,13 @@ export class PoolWrites {
         throw err;
       }
     };
+    // A gateway pool's addresses have no names: the claims of the targets served name theirs.
+    const claims = live.flatMap((w) => w.share.claimed ?? []);
+    const named = (m: BackendPoolModel): BackendPoolModel =>
+      m.gateway ? { ...m, addresses: nameClaimed(m.addresses, claims) } : m;
     const read = async () => {
       try {
-        return await counted("reads", () => network.getBackendPool(pool));
+        return named(await counted("reads", () => network.getBackendPool(pool)));
       } catch (err) {
         // The pool gone is the declaration's problem, not its target's (a 404 here must not read "target deleted").
         if (err instanceof NotFoundError) throw new RefusedError(`backend pool ${pool.id} does not exist`);
@@ -176,8 +191,11 @@ export class PoolWrites {
           );
           return edit ? { edit, pools: addressChanges(current.addresses, edit) } : undefined;
         },
-        write: (current, addresses, opts) =>
-          counted("writes", () => network.writeBackendPool(pool, current, addresses, opts)),
+        write: async (current, addresses, opts) => {
+          if (current.gateway) for (const w of live) await w.share.beforeGatewayWrite?.(addresses);
+          const written = await counted("writes", () => network.writeBackendPool(pool, current, addresses, opts));
+          return written.gateway ? { ...written, addresses: namedAsSent(written.addresses, addresses) } : written;
+        },
         read,
         row: NO_ROW,
       },
