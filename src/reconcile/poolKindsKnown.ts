@@ -1,6 +1,6 @@
 import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef } from "../core/resourceIds";
-import { describeError } from "../core/errors";
+import { describeError, PoolsyncError } from "../core/errors";
 
 /**
  * Which load balancer backend pools are IP-based, and which Application Gateway pools list addresses (issue 43),
@@ -40,6 +40,8 @@ export class PoolKindsKnown {
         .catch((err: unknown) => {
           // The NIC path will meet the same trouble and say it on the declaration.
           log.warn("pool.kind-unknown", { poolId: pool.id, error: describeError(err) });
+          // A read the role does not grant (the gateway read is opt-in) is not asked again every pass.
+          if (err instanceof PoolsyncError && err.status === 403) this.learn(pool, undefined);
           return undefined;
         })
         .finally(() => this.asking.delete(pool.key));

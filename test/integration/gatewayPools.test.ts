@@ -4,6 +4,7 @@ import { parseTargetId, type TargetRef } from "../../src/core/resourceIds";
 import type { JsonObject } from "../../sim";
 import { KINDS, KINDS_RG, KINDS_SUBSCRIPTION, poolKindWorld } from "../../devkit/poolKindWorld";
 import { simNetworkClient } from "../../sim/networkClient";
+import { POOL_ACTIONS } from "../../src/azure/armPermissions";
 import { startHarness, type Harness } from "../support/harness";
 
 /**
@@ -23,10 +24,10 @@ const target = (id: string): TargetRef => {
   return r.value;
 };
 let seq = 0;
-function declaration(targetId: string, state: "present" | "absent") {
+function declaration(targetId: string, state: "present" | "absent", backendPoolId = POOL) {
   return {
     scaleSetId: targetId,
-    backendPoolId: POOL,
+    backendPoolId,
     ipConfiguration: "",
     state,
     declaredAt: new Date(Date.now() + seq).toISOString(),
@@ -100,6 +101,12 @@ describe("Application Gateway pools that list addresses (issue 43)", () => {
     expect(etag).not.toBe(etagBefore);
     const [d] = await stored(h, KINDS.scaleSet);
     expect(d?.outcome).toMatchObject({ kind: "applied", via: "pool", appliedEtag: etag });
+    // The write is the one the custom role's opt-in gateway actions grant (infra/access.json's poolActions).
+    const writes = h.sim.control.events().filter((e) => e.subject.toLowerCase() === KINDS.gateway.toLowerCase());
+    expect(writes.map((e) => (e.data as { operationName?: string }).operationName)).toEqual([
+      "Microsoft.Network/applicationGateways/write",
+    ]);
+    expect(POOL_ACTIONS).toContain("Microsoft.Network/applicationGateways/write");
 
     // Scale in: the next pass takes out the gone instance's address, and only it.
     h.sim.control.scale(KINDS.scaleSet, 2);
@@ -172,6 +179,23 @@ describe("Application Gateway pools that list addresses (issue 43)", () => {
     expect(sorted(ips(h))).toEqual(sorted([...theirs, ...left]));
     for (const t of targets.slice(2)) await declareAndPass(h, declaration(t, "absent"));
     expect(sorted(ips(h))).toEqual(sorted([...theirs]));
+  });
+
+  it("without the opt-in gateway read (403), a gateway pool is joined through the NIC as before, and not asked again", async () => {
+    h = await start();
+    h.sim.control.injectFault({
+      method: "GET",
+      path: "/applicationGateways/agw$",
+      times: Infinity,
+      status: 403,
+      body: { error: { code: "AuthorizationFailed", message: "no Microsoft.Network/applicationGateways/read" } },
+    });
+    h.sim.control.resetStats();
+    expect((await declareAndPass(h, declaration(KINDS.vm(0), "present", KINDS.gatewayPool))).result).toBe("applied");
+    await pass(h, KINDS.vm(0));
+    expect(h.sim.control.poolState(KINDS.gatewayPool)!.ipConfigurations).toHaveLength(1);
+    expect(h.sim.control.stats(KINDS.gateway).networkGets).toBe(1);
+    expect(h.logs.lines.filter((l) => l.event === "pool.kind-unknown")).toHaveLength(1);
   });
 
   it("the same IP as another writer's: listed before us it is never ours; listed again after us, theirs stays", async () => {
