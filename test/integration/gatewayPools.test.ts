@@ -181,6 +181,35 @@ describe("Application Gateway pools that list addresses (issue 43)", () => {
     expect(sorted(ips(h))).toEqual(sorted([...theirs]));
   });
 
+  it("plans one gateway write on the gateway's ETag with the IPs it would add, and, after them, only ours to take out", async () => {
+    h = await start({ capacity: 2 });
+    const members = await memberIps(h, KINDS.scaleSet);
+    await h.services.declarations.upsert(target(KINDS.scaleSet), declaration(KINDS.scaleSet, "present"));
+    h.sim.control.resetStats();
+    const planned = await h.services.plan(target(KINDS.scaleSet));
+    const write = (gain: string[], lose: string[]) => ({
+      kind: "pool",
+      id: POOL,
+      ifMatch: h!.sim.control.poolState(POOL)?.etag,
+      ipConfigurations: [],
+      addresses: {
+        gain: gain.map((ip) => expect.stringMatching(new RegExp(`^${ip.replace(/\./g, "\\.")} \\(poolsync-`))),
+        lose: lose.map((ip) => expect.stringMatching(new RegExp(`^${ip.replace(/\./g, "\\.")} \\(poolsync-`))),
+      },
+      basedOn: { source: "arm", ageMs: 0 },
+    });
+    expect(planned.writes).toEqual([write(members, [])]);
+    expect(h.sim.control.stats().networkPuts).toBe(0);
+    expect(ips(h)).toEqual(FOREIGN);
+
+    await pass(h, KINDS.scaleSet);
+    // Another writer lists one of the members' IPs again: the plan of the absent takes out ours, one entry each.
+    h.sim.control.writePoolAddresses(POOL, { add: [{ ipAddress: members[0]! }] });
+    h.sim.control.settle();
+    await h.services.declarations.upsert(target(KINDS.scaleSet), declaration(KINDS.scaleSet, "absent"));
+    expect((await h.services.plan(target(KINDS.scaleSet))).writes).toEqual([write([], members)]);
+  });
+
   it("without the opt-in gateway read (403), a gateway pool is joined through the NIC as before, and not asked again", async () => {
     h = await start();
     h.sim.control.injectFault({
