@@ -69,7 +69,7 @@ export function claimsKeptBy(claims: readonly GatewayClaim[], after: readonly Po
  * NRP answers the pool as written, without names.
  */
 export function namedAsSent(answered: readonly PoolAddress[], sent: readonly PoolAddress[]): PoolAddress[] {
-  const key = (a: PoolAddress) => lower(a.ipAddress ?? String((a.rest ?? {})["fqdn"] ?? ""));
+  const key = addressKey;
   const open = sent.filter((a) => a.name !== "");
   return answered.map((a) => {
     const i = open.findIndex((s) => key(s) === key(a));
@@ -83,10 +83,58 @@ export const sameClaims = (a: readonly GatewayClaim[], b: readonly GatewayClaim[
   a.length === b.length &&
   a.every((c, i) => lower(c.name) === lower(b[i]!.name) && lower(c.ipAddress) === lower(b[i]!.ipAddress));
 
+/**
+ * A gateway write of a target's whose answer never came (issue 43's in-doubt writes): the ETag it was conditional on,
+ * the pool's addresses it sent (IP or FQDN, in order), and the claims it would have earned.
+ */
+export interface GatewayDoubt {
+  ifMatch: string;
+  sent: string[];
+  claims: GatewayClaim[];
+}
+
+/** A target's record on one gateway pool: its claims, and its write in doubt if one may have landed unseen. */
+export interface GatewayRecord {
+  claims: GatewayClaim[];
+  doubt?: GatewayDoubt | undefined;
+}
+
+const addressKey = (a: PoolAddress) => lower(a.ipAddress ?? String((a.rest ?? {})["fqdn"] ?? ""));
+
+/** The doubt a gateway write leaves when its answer never came: what it sent, and its claims under the prefix. */
+export function doubtOf(ifMatch: string, sent: readonly PoolAddress[], targetPrefix: string): GatewayDoubt {
+  return { ifMatch, sent: sent.map(addressKey), claims: claimsUnder(sent, targetPrefix) };
+}
+
+/**
+ * What a write in doubt earned, judged on the pool as read now: `pending` while the gateway keeps the ETag the write
+ * was conditional on (it may still land); `landed` with its claims when the ETag moved and the pool lists exactly
+ * what it sent, every address in order (no other write has touched the pool since); otherwise `unknown`: its claims
+ * are not taken, so an address it may have added is kept as another writer's, never removed by poolsync.
+ */
+export function settleDoubt(
+  doubt: GatewayDoubt,
+  pool: { etag: string; addresses: readonly PoolAddress[] },
+): { kind: "pending" } | { kind: "landed"; claims: GatewayClaim[] } | { kind: "unknown" } {
+  if (pool.etag === doubt.ifMatch) return { kind: "pending" };
+  const now = pool.addresses.map(addressKey);
+  const same = now.length === doubt.sent.length && now.every((k, i) => k === doubt.sent[i]);
+  return same ? { kind: "landed", claims: doubt.claims } : { kind: "unknown" };
+}
+
+/** The claims a record holds on the pool as read: its own, and those of its write in doubt if the pool shows it landed. */
+export function recordClaims(
+  record: GatewayRecord,
+  pool: { etag: string; addresses: readonly PoolAddress[] },
+): GatewayClaim[] {
+  const doubt = record.doubt ? settleDoubt(record.doubt, pool) : undefined;
+  return [...record.claims, ...(doubt?.kind === "landed" ? doubt.claims : [])];
+}
+
 /** Each target's record of the addresses it added to each Application Gateway pool (docs/storage.md). */
 export interface GatewayClaimStore {
-  /** The target's claims on the pool (none when it added none). */
-  read(target: TargetRef, poolKey: string): Promise<GatewayClaim[]>;
-  /** Replaces the target's claims on the pool (an empty list: it holds none there). */
-  write(target: TargetRef, poolKey: string, claims: readonly GatewayClaim[]): Promise<void>;
+  /** The target's record on the pool (no claims when it added none). */
+  read(target: TargetRef, poolKey: string): Promise<GatewayRecord>;
+  /** Replaces the target's record on the pool. */
+  write(target: TargetRef, poolKey: string, record: GatewayRecord): Promise<void>;
 }

@@ -9,9 +9,12 @@ import {
 import {
   claimsKeptBy,
   claimsUnder,
+  doubtOf,
   sameClaims,
+  settleDoubt,
   type GatewayClaim,
   type GatewayClaimStore,
+  type GatewayDoubt,
 } from "../core/gatewayPoolAddresses";
 import {
   declarationAddressPrefix,
@@ -117,9 +120,16 @@ export async function reconcileIpPools(
         ...(deps.lease ? { lease: deps.lease } : {}),
         log: deps.log,
         ...(deps.doubts ? { doubts: deps.doubts } : {}),
-        ...(record ? { claimed: record.claims, beforeGatewayWrite: record.beforeWrite } : {}),
+        ...(record
+          ? {
+              claimed: record.claims,
+              ...(record.doubt ? { doubt: record.doubt } : {}),
+              beforeGatewayWrite: record.beforeWrite,
+              gatewayWriteInDoubt: record.inDoubt,
+            }
+          : {}),
       });
-      await record?.afterWrite(result.model.addresses);
+      await record?.afterWrite(result.model);
       countCalls(stats, result);
       if (result.wrote) written++;
       after.set(pool.key, result.model);
@@ -154,16 +164,28 @@ async function gatewayRecord(ref: TargetRef, pool: BackendPoolRef, deps: IpPoolD
   const store = deps.pools.claims;
   if (!store)
     throw new Error("no record of gateway addresses is configured: a gateway pool's addresses are not written");
-  let claims: readonly GatewayClaim[] = await store.read(ref, pool.key);
-  const save = async (next: readonly GatewayClaim[]) => {
-    if (sameClaims(next, claims)) return;
-    await store.write(ref, pool.key, next);
+  const read = await store.read(ref, pool.key);
+  let claims: readonly GatewayClaim[] = read.claims;
+  let doubt: GatewayDoubt | undefined = read.doubt;
+  const save = async (next: readonly GatewayClaim[], nextDoubt: GatewayDoubt | undefined) => {
+    if (sameClaims(next, claims) && nextDoubt === doubt) return;
+    await store.write(ref, pool.key, { claims: [...next], ...(nextDoubt ? { doubt: nextDoubt } : {}) });
     claims = next;
+    doubt = nextDoubt;
   };
+  const prefix = targetAddressPrefix(ref.key);
   return {
     claims,
-    beforeWrite: (addresses: readonly PoolAddress[]) => save(claimsKeptBy(claims, addresses)),
-    afterWrite: (addresses: readonly PoolAddress[]) => save(claimsUnder(addresses, targetAddressPrefix(ref.key))),
+    ...(doubt ? { doubt } : {}),
+    beforeWrite: (addresses: readonly PoolAddress[]) => save(claimsKeptBy(claims, addresses), doubt),
+    inDoubt: (addresses: readonly PoolAddress[], ifMatch: string) => save(claims, doubtOf(ifMatch, addresses, prefix)),
+    // A doubt stays while the gateway keeps the ETag its write was conditional on (it may still land); once the ETag
+    // moved, its claims were taken if the pool showed it landed (poolWrites), and it is done with.
+    afterWrite: (model: BackendPoolModel) =>
+      save(
+        claimsUnder(model.addresses, prefix),
+        doubt && settleDoubt(doubt, model).kind === "pending" ? doubt : undefined,
+      ),
   };
 }
 

@@ -26,7 +26,7 @@ import {
   type VmNicConfiguration,
 } from "../core/models";
 import { applyIntents, type PoolIntent } from "../core/networkProfile";
-import { nameClaimed, type GatewayClaimStore } from "../core/gatewayPoolAddresses";
+import { nameClaimed, recordClaims, type GatewayClaimStore } from "../core/gatewayPoolAddresses";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
 import type { CachedEntry, Clock, ComputePort, DeclarationStore, ModelCache, NetworkPort } from "../core/ports";
 import {
@@ -396,7 +396,13 @@ async function planIpPools(
         // A gateway's addresses have no names: the target's record names the ones it added, as the reconcile does.
         const pool =
           gateway && read.ipBased === true
-            ? { ...read, addresses: nameClaimed(read.addresses, await deps.gatewayClaims!.read(ref, p.value.key)) }
+            ? {
+                ...read,
+                addresses: nameClaimed(
+                  read.addresses,
+                  recordClaims(await deps.gatewayClaims!.read(ref, p.value.key), read),
+                ),
+              }
             : read;
         entry = { pool, ref: p.value, ds: [] };
         pools.set(p.value.key, entry);

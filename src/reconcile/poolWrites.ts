@@ -1,6 +1,12 @@
-import { NotFoundError, PreconditionFailedError, RefusedError, ThrottledError } from "../core/errors";
+import { NotFoundError, PreconditionFailedError, RefusedError, ThrottledError, TransientError } from "../core/errors";
 import { fitToPool, planAddresses, type Contribution } from "../core/ipPoolAddresses";
-import { nameClaimed, namedAsSent, type GatewayClaim } from "../core/gatewayPoolAddresses";
+import {
+  nameClaimed,
+  namedAsSent,
+  recordClaims,
+  type GatewayClaim,
+  type GatewayDoubt,
+} from "../core/gatewayPoolAddresses";
 import type { BackendPoolModel, PoolAddress } from "../core/models";
 import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef, NicRef } from "../core/resourceIds";
@@ -33,6 +39,10 @@ export interface PoolShare {
    * (core/gatewayPoolAddresses.ts). The addresses read are named by them; an address no claim names is another's.
    */
   claimed?: readonly GatewayClaim[];
+  /** The target's gateway write whose answer never came: its claims count once the pool shows it landed. */
+  doubt?: GatewayDoubt;
+  /** Called when a gateway PUT's answer never came (it may land): the pass records what it sent. */
+  gatewayWriteInDoubt?: (addresses: readonly PoolAddress[], ifMatch: string) => Promise<void>;
   /**
    * Called with the addresses about to be sent, before each PUT of an Application Gateway pool: the pass drops from
    * its record the claims the write removes (core/gatewayPoolAddresses.ts). A failure sends nothing.
@@ -153,9 +163,13 @@ export class PoolWrites {
       }
     };
     // A gateway pool's addresses have no names: the claims of the targets served name theirs.
-    const claims = live.flatMap((w) => w.share.claimed ?? []);
-    const named = (m: BackendPoolModel): BackendPoolModel =>
-      m.gateway ? { ...m, addresses: nameClaimed(m.addresses, claims) } : m;
+    const named = (m: BackendPoolModel): BackendPoolModel => {
+      if (!m.gateway) return m;
+      const claims = live.flatMap((w) =>
+        recordClaims({ claims: [...(w.share.claimed ?? [])], doubt: w.share.doubt }, m),
+      );
+      return { ...m, addresses: nameClaimed(m.addresses, claims) };
+    };
     const read = async () => {
       try {
         return named(await counted("reads", () => network.getBackendPool(pool)));
@@ -193,7 +207,16 @@ export class PoolWrites {
         },
         write: async (current, addresses, opts) => {
           if (current.gateway) for (const w of live) await w.share.beforeGatewayWrite?.(addresses);
-          const written = await counted("writes", () => network.writeBackendPool(pool, current, addresses, opts));
+          let written: BackendPoolModel;
+          try {
+            written = await counted("writes", () => network.writeBackendPool(pool, current, addresses, opts));
+          } catch (err) {
+            // No answer: the write may still land with addresses of ours that no claim names (ifMatchWrite records
+            // the doubt that holds finishes back; the record keeps what the write sent).
+            if (current.gateway && err instanceof TransientError)
+              for (const w of live) await w.share.gatewayWriteInDoubt?.(addresses, current.etag);
+            throw err;
+          }
           return written.gateway ? { ...written, addresses: namedAsSent(written.addresses, addresses) } : written;
         },
         read,

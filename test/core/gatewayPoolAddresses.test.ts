@@ -2,8 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   claimsKeptBy,
   claimsUnder,
+  doubtOf,
   nameClaimed,
   namedAsSent,
+  recordClaims,
+  settleDoubt,
   type GatewayClaim,
 } from "../../src/core/gatewayPoolAddresses";
 import {
@@ -126,5 +129,37 @@ describe("Application Gateway pool addresses (issue 43)", () => {
     expect(nameClaimed([ip("10.1.0.5")], claims).map((a) => a.name)).toEqual([""]);
     // Names read from the gateway (there are none) are never trusted: only the claims name.
     expect(nameClaimed([{ name: `${prefix}0`, ipAddress: "10.1.0.5" }], []).map((a) => a.name)).toEqual([""]);
+  });
+});
+
+describe("a gateway write whose answer never came (issue 43)", () => {
+  const sent = [ip("10.9.0.1"), { name: `${prefix}0`, ipAddress: "10.1.0.4" }, fqdn("app.example.test")];
+  const doubt = doubtOf('W/"e0"', sent, targetAddressPrefix(T));
+
+  it("keeps what it sent and its claims; pending while the gateway keeps the ETag it was conditional on", () => {
+    expect(doubt).toEqual({
+      ifMatch: 'W/"e0"',
+      sent: ["10.9.0.1", "10.1.0.4", "app.example.test"],
+      claims: [{ name: `${prefix}0`, ipAddress: "10.1.0.4" }],
+    });
+    expect(settleDoubt(doubt, { etag: 'W/"e0"', addresses: onGateway(sent) })).toEqual({ kind: "pending" });
+  });
+
+  it("landed when the pool lists exactly what it sent at another ETag: its claims name our address", () => {
+    const pool = { etag: 'W/"e1"', addresses: onGateway(sent) };
+    expect(settleDoubt(doubt, pool)).toEqual({ kind: "landed", claims: doubt.claims });
+    expect(nameClaimed(pool.addresses, recordClaims({ claims: [], doubt }, pool)).map((a) => a.name)).toEqual([
+      "",
+      `${prefix}0`,
+      "",
+    ]);
+  });
+
+  it("unknown when anything else is listed (another write since, or ours never landed): nothing claimed", () => {
+    for (const addresses of [[...onGateway(sent), ip("10.9.0.2")], onGateway(sent.slice(1)), [ip("10.9.0.1")]]) {
+      const pool = { etag: 'W/"e2"', addresses };
+      expect(settleDoubt(doubt, pool)).toEqual({ kind: "unknown" });
+      expect(recordClaims({ claims: [], doubt }, pool)).toEqual([]);
+    }
   });
 });
