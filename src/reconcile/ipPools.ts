@@ -54,13 +54,14 @@ import {
 
 /**
  * A target's declarations into IP-based load balancer pools and Application Gateway pools that list addresses (issue
- * 43): the pool lists the members' addresses itself, so the pass reads the target's members (a Uniform scale set's instances through Network RP's scale set NIC
- * list, a Flexible scale set's or a VM's NIC resources), works out the addresses each declaration wants, and hands
- * them to the pool's coalesced writer (reconcile/poolWrites.ts), which writes the pool with If-Match on its load
- * balancer's ETag (a gateway pool: the whole gateway, If-Match on the gateway's, with the target's record of the
- * addresses it added, since a gateway's addresses carry no name). Each declaration's outcome is judged on the pool as that write answered it (or as read, when
- * nothing needed writing): ARM's word from this pass, never a cached row. New and gone instances follow on the next
- * pass: the instance events and the timer bring it.
+ * 43): the pool lists the members' addresses itself, so the pass reads the target's members (a Uniform scale set's
+ * instances through Network RP's scale set NIC list, a Flexible scale set's or a VM's NIC resources), works out the
+ * addresses each declaration wants, and hands them to the pool's coalesced writer (reconcile/poolWrites.ts), which
+ * writes the pool with If-Match on its load balancer's ETag (a gateway pool: the whole gateway, If-Match on the
+ * gateway's, with the target's record of the addresses it added, since a gateway's addresses carry no name). Each
+ * declaration's outcome is judged on the pool as that write answered it (or as read, when nothing needed writing):
+ * ARM's word from this pass, never a cached row. New and gone instances follow on the next pass: the instance events
+ * and the timer bring it.
  */
 
 export interface IpPoolDeps extends ReconcileDeps {
