@@ -45,6 +45,7 @@ import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary"
 import { reconcileTarget } from "../reconcile/reconcileTarget";
 import { PoolWrites } from "../reconcile/poolWrites";
 import { PoolKindsKnown } from "../reconcile/poolKindsKnown";
+import { GatewayClaimTable } from "../azure/targets/gatewayClaimRows";
 import { historyLog, passHistoryLog } from "../reconcile/historyLog";
 import { pruneHistory } from "./pruneHistory";
 import { sweepOldLayout } from "./sweepOldLayout";
@@ -278,6 +279,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       // A burst's declarations reach the pool over about a declare window: its pool write waits at most that long.
       maxGatherMs: Math.max(config.gatherMs, config.declareWindowMs),
     }),
+    claims: new GatewayClaimTable(store, log),
   };
   const runner = new ReconcileRunner({
     reconcile: async (ref, trigger, lease, open) => {
@@ -349,7 +351,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     drifts,
     history,
     plan: (ref, extra) =>
-      planTarget(ref, { compute, network, declarations, cache, clock, config, poolKinds: pools.kinds }, extra),
+      planTarget(
+        ref,
+        { compute, network, declarations, cache, clock, config, poolKinds: pools.kinds, gatewayClaims: pools.claims },
+        extra,
+      ),
     coalescer: runner.coalescer,
     declare: (req) => batcher.declare({ ...req, runsLeading: false, busy: false }),
     previewDeclare: async (ref, d) => {
