@@ -19,6 +19,7 @@ const REAL_WAITING = [
   "test/faults/storageDown.test.ts", // the storage SDK's own retry backoff against a closed port, 5 s per call
   "test/integration/writeInDoubt.test.ts", // a write the client gave up on after 1 s lands 6 s after it was sent
   "test/integration/ipPoolWriteInDoubt.test.ts", // the same for an IP-based pool's write, landing 6 s after it was sent
+  "test/integration/gatewayWriteInDoubt.test.ts", // the same for a gateway's write, landing 6 s after it was sent
   "test/faults/storageBusy.test.ts", // the Table SDK's own retry backoff on 503 ServerBusy, about 7 s per failed call
 ];
 

@@ -54,7 +54,15 @@ function plan(opts: BenchOptions): Plan {
     ? {
         mode: "quick",
         runs: 1,
-        contention: { changes: 40, capacity: 2, arrivalGapMs: 3_000, writers: 3, writerGapMs: 20_000, timeScale: 120 },
+        contention: {
+          changes: 40,
+          capacity: 2,
+          arrivalGapMs: 3_000,
+          writers: 3,
+          writerGapMs: 20_000,
+          timeScale: 120,
+          poolsyncTimeScale: 20,
+        },
         burstOne: { scaleSets: 1, capacity: 3, perScaleSet: 20, timeScale: 30, poolsyncTimeScale: 1 },
         burstWide: { scaleSets: 10, capacity: 3, perScaleSet: 5, timeScale: 20, poolsyncTimeScale: 1 },
         steady: {
@@ -79,7 +87,15 @@ function plan(opts: BenchOptions): Plan {
     : {
         mode: "full",
         runs: 3,
-        contention: { changes: 200, capacity: 3, arrivalGapMs: 3_000, writers: 3, writerGapMs: 20_000, timeScale: 150 },
+        contention: {
+          changes: 200,
+          capacity: 3,
+          arrivalGapMs: 3_000,
+          writers: 3,
+          writerGapMs: 20_000,
+          timeScale: 150,
+          poolsyncTimeScale: 30,
+        },
         burstOne: { scaleSets: 1, capacity: 10, perScaleSet: 50, timeScale: 30, poolsyncTimeScale: 1 },
         burstWide: { scaleSets: 50, capacity: 10, perScaleSet: 10, timeScale: 20, poolsyncTimeScale: 1 },
         steady: {

@@ -1,3 +1,4 @@
+import { appendFileSync } from "node:fs";
 import { AsyncLocalStorage } from "node:async_hooks";
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
 // timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json's batchSize and
@@ -109,6 +110,9 @@ export interface TraceLine {
   pools: string[];
 }
 
+/** `BENCH_TRACE_LOG=file`: poolsync's every log line of the run, one JSON object per line with its real time. */
+const TRACE_FILE = process.env.BENCH_TRACE_LOG;
+
 /** A logger that keeps counts and a few samples, not every line (runs make hundreds of thousands). */
 export function countingLogger(): Logger & {
   counts: Record<string, number>;
@@ -138,6 +142,8 @@ export function countingLogger(): Logger & {
     }
   };
   const push = (level: string) => (event: string, fields: Record<string, unknown>) => {
+    // Every line, for tracing where a run's time went (the counts below keep only samples).
+    if (TRACE_FILE) appendFileSync(TRACE_FILE, JSON.stringify({ t: Date.now(), level, event, ...fields }) + "\n");
     if (event === "reconcile") {
       reconciles.push({ ...fields, endedAt: Date.now() });
       // A pass sent back while its host takes in declarations is counted apart from one deferred to a lease holder.

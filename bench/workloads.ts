@@ -216,6 +216,11 @@ export interface ContentionSize {
   writers: number;
   writerGapMs: number;
   timeScale: number;
+  /**
+   * poolsync's time scale (see timeScaleFor): at 150× every whole second of queue visibility a deferred or requeued
+   * pass waits is 2.5 simulated minutes, and the traced run spent most of its 241 simulated minutes so.
+   */
+  poolsyncTimeScale?: number;
   /** A Flexible scale set: members are NIC resources (poolsync only; the peers speak the VMSS VM API). */
   flexible?: boolean;
 }
@@ -288,7 +293,7 @@ export async function runContention(
   const world = buildWorld(spec);
   const ssId = world.scaleSets[0] as string;
   const changes = contentionChanges(size, ssId, world.pools[0] as string[], prng(seed));
-  const s = await start(strategy, env, world, size.timeScale, seed, { hosts });
+  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, { hosts });
   const { sim } = s;
   try {
     const targets = [

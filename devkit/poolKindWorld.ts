@@ -3,7 +3,8 @@ import type { SeedSpec } from "../sim";
 /**
  * A made-up world with every pool kind poolsync manages (issue 43), for its tests, the local runtime's and the
  * benchmarks: one load balancer with two IP-based pools (`syncMode: Manual`, as a pool made for addresses says it),
- * two NIC-based pools and an inbound NAT pool; an application gateway with two pools; a Uniform scale set, a Flexible
+ * two NIC-based pools and an inbound NAT pool; an application gateway with two empty pools and one that lists another
+ * writer's addresses (an IP and an FQDN: poolsync writes addresses there too); a Uniform scale set, a Flexible
  * one and `vms` standalone VMs, every NIC in one subnet of the load balancer's virtual network.
  */
 export const KINDS_SUBSCRIPTION = "33333333-4444-5555-6666-777777777777";
@@ -26,6 +27,8 @@ export const KINDS = {
   gateway: `${net}/applicationGateways/agw`,
   gatewayPool: `${net}/applicationGateways/agw/backendAddressPools/web`,
   gatewayPool2: `${net}/applicationGateways/agw/backendAddressPools/web-2`,
+  /** Lists addresses (another writer's): poolsync puts the members' IPs in its `backendAddresses`. */
+  addressGatewayPool: `${net}/applicationGateways/agw/backendAddressPools/addrs`,
   scaleSet: `${compute}/virtualMachineScaleSets/ss`,
   flex: `${compute}/virtualMachineScaleSets/flex`,
   vm: (i: number) => `${compute}/virtualMachines/vm-${i}`,
@@ -71,7 +74,16 @@ export function poolKindWorld(opts: { capacity?: number; vms?: number } = {}): S
                 ],
               },
             ],
-            applicationGateways: [{ name: "agw", backendPools: ["web", "web-2"] }],
+            applicationGateways: [
+              {
+                name: "agw",
+                backendPools: [
+                  "web",
+                  "web-2",
+                  { name: "addrs", backendAddresses: [{ ipAddress: "10.1.250.9" }, { fqdn: "legacy.example.test" }] },
+                ],
+              },
+            ],
             scaleSets: [
               { name: "ss", capacity: opts.capacity ?? 2, nics: [nic("ss-nic")] },
               { name: "flex", capacity: 2, orchestrationMode: "Flexible", nics: [nic("flex-nic")] },

@@ -4,6 +4,7 @@ import type { Clock, ComputePort, Logger, NetworkPort, ProblemLog } from "../cor
 import type { TargetRef } from "../core/resourceIds";
 import { ReadPacer } from "../azure/readPacing";
 import { RequestIds } from "../azure/requestIds";
+import { ContendedWakes } from "../reconcile/contendedWakes";
 import { checkedHandover } from "../reconcile/leaseHandover";
 import { ProblemLogTable } from "../azure/problemLogTable";
 import { TimerStateTable } from "../azure/timerStateTable";
@@ -35,6 +36,7 @@ import type { ReconcileReport, ReconcileTrigger } from "../reconcile/vocabulary"
 import { reconcileTarget, type PoolDeps } from "../reconcile/reconcileTarget";
 import { PoolWrites } from "../reconcile/poolWrites";
 import { PoolKindsKnown } from "../reconcile/poolKindsKnown";
+import { GatewayClaimTable } from "../azure/targets/gatewayClaimRows";
 import { OldLayoutSweeper } from "../azure/oldLayoutSweep";
 import { planTarget, type TargetPlan } from "../reconcile/planTarget";
 import type { Declaration } from "../core/declarations";
@@ -198,7 +200,7 @@ function processDepsOf(
 }
 
 /** IP-based pools (issue 43): their kind as each pool says it, and their writes, coalesced across targets. */
-function poolsOf(config: Config, processDeps: ProcessDeps): PoolDeps {
+function poolsOf(config: Config, processDeps: ProcessDeps, store: TargetStore): PoolDeps {
   return {
     kinds: new PoolKindsKnown(processDeps.clock.now, config.cacheTtlMs),
     writes: new PoolWrites({
@@ -207,6 +209,7 @@ function poolsOf(config: Config, processDeps: ProcessDeps): PoolDeps {
       // A burst's declarations reach the pool over about a declare window: its pool write waits at most that long.
       maxGatherMs: Math.max(config.gatherMs, config.declareWindowMs),
     }),
+    claims: new GatewayClaimTable(store, processDeps.log),
   };
 }
 
@@ -304,6 +307,7 @@ function eventEntry(
   requestIds: RequestIds,
   ready: () => Promise<void>,
 ): Services["handleResourceEvent"] {
+  const contendedWakes = new ContendedWakes();
   return async (raw) => {
     await ready();
     // The event's span names ARM's correlationId and the writer's client request id (ours, for our own writes):
@@ -318,6 +322,7 @@ function eventEntry(
         debounceMs: config.eventDebounceMs,
         ours: (id, resourceId) => requestIds.ours(id, resourceId),
         unheld: storage.unheld,
+        contendedWakes,
       });
       span.setAttribute("poolsync.event.outcome", outcome);
       recordEventOutcome(outcome);
@@ -333,7 +338,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const arm = armOf(config, clock, storage.sharedTable, overrides);
   const { compute, network, requestIds } = arm;
   const processDeps = processDepsOf(config, clock, log, arm, overrides);
-  const pools = poolsOf(config, processDeps);
+  const pools = poolsOf(config, processDeps, store);
   const inHand = new MessagesInHand(clock, config.declareWindowMs);
   const runner = runnerOf(config, processDeps, pools, storage, arm.pacer, inHand, overrides.timeScale ?? 1);
   const batcher = new IntakeBatcher(
@@ -358,7 +363,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     drifts: storage.drifts,
     history,
     plan: (ref, extra) =>
-      planTarget(ref, { compute, network, declarations, cache, clock, config, poolKinds: pools.kinds }, extra),
+      planTarget(
+        ref,
+        { compute, network, declarations, cache, clock, config, poolKinds: pools.kinds, gatewayClaims: pools.claims },
+        extra,
+      ),
     coalescer: runner.coalescer,
     declare: (req) => batcher.declare({ ...req, runsLeading: false, busy: false }),
     previewDeclare: async (ref, d) =>

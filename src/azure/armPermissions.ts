@@ -55,6 +55,14 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
     "PUT an IP-based pool with If-Match: only the addresses poolsync added change (issue 43).",
   ],
   [
+    "Microsoft.Network/applicationGateways/read",
+    "GET a declared gateway pool's gateway: whether the pool lists addresses, its addresses, the gateway's ETag (issue 43).",
+  ],
+  [
+    "Microsoft.Network/applicationGateways/write",
+    "PUT the gateway whole, as read, with If-Match: only the addresses poolsync added to a pool that lists addresses change (issue 43).",
+  ],
+  [
     "Microsoft.Network/loadBalancers/backendAddressPools/join/action",
     "Linked-access check: an ip config that references a backend pool joins it.",
   ],
@@ -92,11 +100,15 @@ export const REQUIRED_ARM_ACTIONS_WITH_REASONS = [
 /**
  * The backend pool actions (issue 43), a parameter of infra/access.json granted with either grant, since a pool's load
  * balancer may live beside the scale sets or elsewhere: the read wherever poolsync is declared into a load balancer
- * backend pool (every pass asks the pool whether it is IP-based), the write only where IP-based pools are.
+ * backend pool (every pass asks the pool whether it is IP-based), the write only where IP-based pools are; an
+ * Application Gateway's read and write only where poolsync writes a gateway pool that lists addresses (without the
+ * read, a gateway pool is joined through the ip configurations, as before issue 43).
  */
 export const POOL_ACTIONS: readonly string[] = [
   "Microsoft.Network/loadBalancers/backendAddressPools/read",
   "Microsoft.Network/loadBalancers/backendAddressPools/write",
+  "Microsoft.Network/applicationGateways/read",
+  "Microsoft.Network/applicationGateways/write",
 ];
 export const DEFAULT_POOL_ACTIONS: readonly string[] = ["Microsoft.Network/loadBalancers/backendAddressPools/read"];
 

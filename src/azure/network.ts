@@ -1,4 +1,9 @@
-import type { BackendAddressPool, NetworkInterface, NetworkManagementClient } from "@azure/arm-network";
+import type {
+  ApplicationGateway,
+  BackendAddressPool,
+  NetworkInterface,
+  NetworkManagementClient,
+} from "@azure/arm-network";
 import type { TokenCredential } from "@azure/core-auth";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { armTelemetryPolicy } from "./armTelemetryPolicy";
@@ -8,6 +13,7 @@ import type { NicConfiguration } from "../core/networkProfile";
 import type { Clock, NetworkPort, WriteOptions } from "../core/ports";
 import type { BackendPoolRef, NicRef, ScaleSetRef } from "../core/resourceIds";
 import { poolFromArm, poolAddressToArm } from "./poolCodec";
+import { gatewayPoolFromArm, gatewayWithAddresses } from "./gatewayCodec";
 import { classifyArmError } from "./armErrors";
 import { armOriginPolicy } from "./armOriginPolicy";
 import { awaitWriteOperation, getThroughPipeline, type PollOptions } from "./operationPoller";
@@ -135,6 +141,7 @@ export class ArmNetwork implements NetworkPort {
   }
 
   async getBackendPool(ref: BackendPoolRef): Promise<BackendPoolModel> {
+    if (ref.poolKind === "applicationGatewayBackendPool") return this.getGatewayPool(ref);
     try {
       const pool = await this.client(ref.subscriptionId).loadBalancerBackendAddressPools.get(
         ref.resourceGroup,
@@ -154,6 +161,7 @@ export class ArmNetwork implements NetworkPort {
     addresses: PoolAddress[],
     opts: WriteOptions,
   ): Promise<BackendPoolModel> {
+    if (ref.poolKind === "applicationGatewayBackendPool") return this.writeGatewayPool(ref, base, addresses, opts);
     // The pool as read, with these addresses: a pool PUT replaces it whole (read-only fields are not serialised).
     const body = { ...base.pool, loadBalancerBackendAddresses: addresses.map(poolAddressToArm) } as BackendAddressPool;
     const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
@@ -175,6 +183,56 @@ export class ArmNetwork implements NetworkPort {
     // The write's own answer is what the pool holds now (NRP answers the pool as written, with the new ETag).
     const written = poolFromArm((answer?.body ?? {}) as Record<string, unknown>, ref.id);
     return { ...written, provisioningState: "Succeeded" };
+  }
+
+  /** An Application Gateway's pool, read with its gateway (a gateway pool has no endpoint of its own). */
+  private async getGatewayPool(ref: BackendPoolRef): Promise<BackendPoolModel> {
+    try {
+      const gateway = await this.client(ref.subscriptionId).applicationGateways.get(ref.resourceGroup, ref.parent, {
+        abortSignal: this.signal(),
+      });
+      return gatewayPoolFromArm(gateway as Record<string, unknown>, ref.name, ref.id);
+    } catch (err) {
+      throw classifyArmError(err, `GET ${ref.id}`);
+    }
+  }
+
+  /**
+   * PUTs the gateway as read with this pool's addresses, If-Match on the gateway's ETag: the gateway is written whole
+   * (every other pool, listener and setting goes back as read), and the write is long-running.
+   */
+  private async writeGatewayPool(
+    ref: BackendPoolRef,
+    base: BackendPoolModel,
+    addresses: PoolAddress[],
+    opts: WriteOptions,
+  ): Promise<BackendPoolModel> {
+    if (!base.gateway) throw new Error(`${ref.id} was not read with its gateway`);
+    const body = gatewayWithAddresses(base.gateway, ref.name, addresses);
+    const gatewayId = ref.id.replace(/\/backendAddressPools\/[^/]+$/i, "");
+    const what = `PUT ${gatewayId} If-Match ${opts.ifMatch}`;
+    let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
+    let refused: string | undefined;
+    try {
+      await this.client(ref.subscriptionId)
+        .applicationGateways.createOrUpdate(ref.resourceGroup, ref.parent, body as ApplicationGateway, {
+          abortSignal: this.signal(),
+          requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
+          onResponse: (r) => {
+            if (r.status >= 400) refused = r.bodyAsText ?? undefined;
+            else answer ??= { headers: r.headers, body: r.parsedBody };
+          },
+        })
+        .submitted();
+    } catch (err) {
+      throw classifyArmError(err, what, refused);
+    }
+    await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
+      getThroughPipeline(this.client(ref.subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),
+    );
+    // The write's own answer is what the pool holds now; the gateway to write next is the one sent, at its new ETag.
+    const answered = gatewayPoolFromArm((answer?.body ?? {}) as Record<string, unknown>, ref.name, ref.id);
+    return { ...answered, gateway: { ...body, etag: answered.etag }, provisioningState: "Succeeded" };
   }
 
   async listScaleSetNics(ref: ScaleSetRef): Promise<ScaleSetInstanceNics[]> {

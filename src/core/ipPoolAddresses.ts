@@ -139,9 +139,11 @@ const equalAddress = (a: PoolAddress, b: PoolAddress) =>
 
 /**
  * The contribution as this pool takes it: a pool that names its own virtual network (syncMode pools) refuses an
- * address that names one too, so its addresses name none.
+ * address that names one too, so its addresses name none; an Application Gateway's address is an IP alone.
  */
-export function fitToPool(c: Contribution, pool: Pick<BackendPoolModel, "pool">): Contribution {
+export function fitToPool(c: Contribution, pool: Pick<BackendPoolModel, "pool" | "gateway">): Contribution {
+  if (pool.gateway !== undefined)
+    return { ...c, wanted: c.wanted.map((w) => ({ name: w.name, ipAddress: w.ipAddress })) };
   const network = (pool.pool["virtualNetwork"] as { id?: unknown } | undefined)?.id;
   if (typeof network !== "string") return c;
   return { ...c, wanted: c.wanted.map(({ virtualNetworkId: _, subnetId: __, ...rest }) => rest) };

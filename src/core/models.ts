@@ -92,6 +92,11 @@ export interface BackendPoolModel {
   addresses: PoolAddress[];
   /** The pool as read (flattened, as the Network SDK hands it over): a pool PUT replaces it whole. */
   pool: Record<string, unknown>;
+  /**
+   * An Application Gateway's pool (issue 43): its gateway as read, which is written whole (the pool has no endpoint of
+   * its own); its ETag is the gateway's. Absent for a load balancer's pool.
+   */
+  gateway?: Record<string, unknown>;
 }
 
 /** A Uniform scale set instance's NICs as Network RP lists them, with each ip configuration's private address. */

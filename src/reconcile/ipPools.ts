@@ -7,13 +7,24 @@ import {
   type StoredDeclaration,
 } from "../core/declarations";
 import {
+  claimsKeptBy,
+  claimsUnder,
+  doubtOf,
+  sameClaims,
+  settleDoubt,
+  type GatewayClaim,
+  type GatewayClaimStore,
+  type GatewayDoubt,
+} from "../core/gatewayPoolAddresses";
+import {
   declarationAddressPrefix,
+  targetAddressPrefix,
   wantedAddresses,
   contributionHeld,
   type Contribution,
   type PoolMember,
 } from "../core/ipPoolAddresses";
-import { isDeleting, type BackendPoolModel, type ScaleSetModel, type VmModel } from "../core/models";
+import { isDeleting, type BackendPoolModel, type PoolAddress, type ScaleSetModel, type VmModel } from "../core/models";
 import type { CachedEntry, ComputePort, NetworkPort } from "../core/ports";
 import {
   parseBackendPoolId,
@@ -43,17 +54,20 @@ import {
 } from "./vocabulary";
 
 /**
- * A target's declarations into IP-based load balancer pools (issue 43): the pool lists the members' addresses
- * itself, so the pass reads the target's members (a Uniform scale set's instances through Network RP's scale set NIC
- * list, a Flexible scale set's or a VM's NIC resources), works out the addresses each declaration wants, and hands
- * them to the pool's coalesced writer (reconcile/poolWrites.ts), which writes the pool with If-Match on its load
- * balancer's ETag. Each declaration's outcome is judged on the pool as that write answered it (or as read, when
- * nothing needed writing): ARM's word from this pass, never a cached row. New and gone instances follow on the next
- * pass: the instance events and the timer bring it.
+ * A target's declarations into IP-based load balancer pools and Application Gateway pools that list addresses (issue
+ * 43): the pool lists the members' addresses itself, so the pass reads the target's members (a Uniform scale set's
+ * instances through Network RP's scale set NIC list, a Flexible scale set's or a VM's NIC resources), works out the
+ * addresses each declaration wants, and hands them to the pool's coalesced writer (reconcile/poolWrites.ts), which
+ * writes the pool with If-Match on its load balancer's ETag (a gateway pool: the whole gateway, If-Match on the
+ * gateway's, with the target's record of the addresses it added, since a gateway's addresses carry no name). Each
+ * declaration's outcome is judged on the pool as that write answered it (or as read, when nothing needed writing):
+ * ARM's word from this pass, never a cached row. New and gone instances follow on the next pass: the instance events
+ * and the timer bring it.
  */
 
 export interface IpPoolDeps extends ReconcileDeps {
-  pools: { writes: PoolWrites };
+  /** `claims`: each target's record of the addresses it added to Application Gateway pools (none: not written). */
+  pools: { writes: PoolWrites; claims?: GatewayClaimStore };
 }
 
 /**
@@ -105,6 +119,7 @@ export async function reconcileIpPools(
       const usable = shares.filter((s): s is Share & { contribution: Contribution } => s.contribution !== undefined);
       for (const s of shares) if (s.problem) await outcomes.record(s.d, failed(s.problem));
       if (usable.length === 0) continue;
+      const record = await gatewayRecord(ref, pool, deps);
       const result = await deps.pools.writes.submit(pool, {
         targetKey: ref.key,
         contributions: usable.map((s) => s.contribution),
@@ -112,6 +127,14 @@ export async function reconcileIpPools(
         log: deps.log,
         ...(deps.doubts ? { doubts: deps.doubts } : {}),
         ...(deps.events ? { events: deps.events } : {}),
+        ...(record
+          ? {
+              claimed: record.claims,
+              ...(record.doubt ? { doubt: record.doubt } : {}),
+              beforeGatewayWrite: record.beforeWrite,
+              gatewayWriteInDoubt: record.inDoubt,
+            }
+          : {}),
       });
       if ("comeBack" in result)
         return settleStop(
@@ -119,6 +142,7 @@ export async function reconcileIpPools(
           { target: ref, trigger, active, declarations: total, outcomes, report },
           deps,
         );
+      await record?.afterWrite(result.model);
       countCalls(stats, result);
       if (result.wrote) written++;
       after.set(pool.key, result.model);
@@ -140,6 +164,41 @@ export async function reconcileIpPools(
   } catch (err) {
     return settleStop({ error: err }, { target: ref, trigger, active, declarations: total, outcomes, report }, deps);
   }
+}
+
+/**
+ * The target's record of what it added to an Application Gateway pool (core/gatewayPoolAddresses.ts), and its two
+ * updates around a write: claims the write removes are dropped before it is sent, the addresses it added are claimed
+ * once the gateway answered it. Undefined for a load balancer's pool, whose addresses carry poolsync's names.
+ */
+async function gatewayRecord(ref: TargetRef, pool: BackendPoolRef, deps: IpPoolDeps) {
+  if (pool.poolKind !== "applicationGatewayBackendPool") return undefined;
+  const store = deps.pools.claims;
+  if (!store)
+    throw new Error("no record of gateway addresses is configured: a gateway pool's addresses are not written");
+  const read = await store.read(ref, pool.key);
+  let claims: readonly GatewayClaim[] = read.claims;
+  let doubt: GatewayDoubt | undefined = read.doubt;
+  const save = async (next: readonly GatewayClaim[], nextDoubt: GatewayDoubt | undefined) => {
+    if (sameClaims(next, claims) && nextDoubt === doubt) return;
+    await store.write(ref, pool.key, { claims: [...next], ...(nextDoubt ? { doubt: nextDoubt } : {}) });
+    claims = next;
+    doubt = nextDoubt;
+  };
+  const prefix = targetAddressPrefix(ref.key);
+  return {
+    claims,
+    ...(doubt ? { doubt } : {}),
+    beforeWrite: (addresses: readonly PoolAddress[]) => save(claimsKeptBy(claims, addresses), doubt),
+    inDoubt: (addresses: readonly PoolAddress[], ifMatch: string) => save(claims, doubtOf(ifMatch, addresses, prefix)),
+    // A doubt stays while the gateway keeps the ETag its write was conditional on (it may still land); once the ETag
+    // moved, its claims were taken if the pool showed it landed (poolWrites), and it is done with.
+    afterWrite: (model: BackendPoolModel) =>
+      save(
+        claimsUnder(model.addresses, prefix),
+        doubt && settleDoubt(doubt, model).kind === "pending" ? doubt : undefined,
+      ),
+  };
 }
 
 interface Share {
@@ -229,7 +288,9 @@ async function noteDrift(ref: TargetRef, s: Share, result: PoolWriteResult, deps
   const drift: Drift = {
     at: now,
     by: UNKNOWN_WRITER,
-    operation: "Microsoft.Network/loadBalancers/backendAddressPools/write",
+    operation: result.model.gateway
+      ? "Microsoft.Network/applicationGateways/write"
+      : "Microsoft.Network/loadBalancers/backendAddressPools/write",
     correlationId: "",
     source: "timer",
     repairedAt: now,

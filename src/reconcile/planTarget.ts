@@ -26,6 +26,7 @@ import {
   type VmNicConfiguration,
 } from "../core/models";
 import { applyIntents, type PoolIntent } from "../core/networkProfile";
+import { nameClaimed, recordClaims, type GatewayClaimStore } from "../core/gatewayPoolAddresses";
 import { planResource, type BasedOn, type PlannedWrite } from "../core/plan";
 import type { CachedEntry, Clock, ComputePort, DeclarationStore, ModelCache, NetworkPort } from "../core/ports";
 import {
@@ -89,6 +90,8 @@ export interface PlanDeps {
   config: Pick<Config, "scopes" | "bindings" | "cacheTtlMs" | "planMaxReads">;
   /** The process's knowledge of which pools are IP-based (shared with the reconcile): a known one costs no read. */
   poolKinds?: Pick<PoolKindsKnown, "cached" | "learn">;
+  /** The targets' records of the addresses they added to Application Gateway pools (none: such pools not planned). */
+  gatewayClaims?: Pick<GatewayClaimStore, "read">;
 }
 
 /** How many of the resources the bound left out are named in the answer. */
@@ -387,13 +390,26 @@ async function planIpPools(
   const unplaceable: TargetPlan["unplaceable"] = [];
   for (const d of active) {
     const p = parseBackendPoolId(d.backendPoolId);
-    if (!p.ok || p.value.poolKind !== "loadBalancerBackendPool") continue;
+    if (!p.ok || p.value.poolKind === "inboundNatPool") continue;
+    const gateway = p.value.poolKind === "applicationGatewayBackendPool";
+    if (gateway && !deps.gatewayClaims) continue;
     if (deps.poolKinds?.cached(p.value).hit && deps.poolKinds.cached(p.value).ipBased !== true) continue;
     let entry = pools.get(p.value.key);
     if (!entry) {
       try {
-        const pool = await bound.read(() => deps.network.getBackendPool(p.value));
-        deps.poolKinds?.learn(p.value, pool.ipBased);
+        const read = await bound.read(() => deps.network.getBackendPool(p.value));
+        deps.poolKinds?.learn(p.value, read.ipBased);
+        // A gateway's addresses have no names: the target's record names the ones it added, as the reconcile does.
+        const pool =
+          gateway && read.ipBased === true
+            ? {
+                ...read,
+                addresses: nameClaimed(
+                  read.addresses,
+                  recordClaims(await deps.gatewayClaims!.read(ref, p.value.key), read),
+                ),
+              }
+            : read;
         entry = { pool, ref: p.value, ds: [] };
         pools.set(p.value.key, entry);
       } catch (err) {

@@ -1,11 +1,12 @@
 import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef } from "../core/resourceIds";
-import { describeError } from "../core/errors";
+import { describeError, PoolsyncError } from "../core/errors";
 
 /**
- * Which load balancer backend pools are IP-based (issue 43), found out from the pool itself and kept by this
- * process: a pool's kind, once its first member or its `syncMode` decided it, does not change while it has members,
- * so one GET per pool and process serves every later pass and plan (`ttlMs` bounds it for a pool emptied and reused).
+ * Which load balancer backend pools are IP-based, and which Application Gateway pools list addresses (issue 43),
+ * found out from the pool itself and kept by this process: a pool's kind, once its first member or its `syncMode`
+ * decided it, does not change while it has members (a gateway pool may list both: an ip configuration joined to it
+ * makes it NIC-based, as a classic load balancer pool's does), so one GET per pool and process serves every later pass and plan (`ttlMs` bounds it for a pool emptied and reused).
  * A pool that says nothing yet (empty, no syncMode) is NIC-based as before issue 43, and kept so too: the first ip
  * configuration poolsync joins to it decides it. One another writer makes IP-based meanwhile is found at the next
  * look after `ttlMs` (until then, NRP refuses the NIC write and the declaration fails with its reason, retried).
@@ -25,7 +26,7 @@ export class PoolKindsKnown {
     network: Pick<NetworkPort, "getBackendPool">,
     log: Logger,
   ): Promise<boolean | undefined> {
-    if (pool.poolKind !== "loadBalancerBackendPool") return false;
+    if (pool.poolKind === "inboundNatPool") return false;
     const held = this.cached(pool);
     if (held.hit) return held.ipBased;
     let asked = this.asking.get(pool.key);
@@ -39,6 +40,8 @@ export class PoolKindsKnown {
         .catch((err: unknown) => {
           // The NIC path will meet the same trouble and say it on the declaration.
           log.warn("pool.kind-unknown", { poolId: pool.id, error: describeError(err) });
+          // A read the role does not grant (the gateway read is opt-in) is not asked again every pass.
+          if (err instanceof PoolsyncError && err.status === 403) this.learn(pool, undefined);
           return undefined;
         })
         .finally(() => this.asking.delete(pool.key));

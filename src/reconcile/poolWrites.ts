@@ -1,5 +1,12 @@
-import { NotFoundError, PreconditionFailedError, RefusedError, ThrottledError } from "../core/errors";
+import { NotFoundError, PreconditionFailedError, RefusedError, ThrottledError, TransientError } from "../core/errors";
 import { fitToPool, planAddresses, type Contribution } from "../core/ipPoolAddresses";
+import {
+  nameClaimed,
+  namedAsSent,
+  recordClaims,
+  type GatewayClaim,
+  type GatewayDoubt,
+} from "../core/gatewayPoolAddresses";
 import type { BackendPoolModel, PoolAddress } from "../core/models";
 import type { Logger, NetworkPort } from "../core/ports";
 import type { BackendPoolRef, NicRef } from "../core/resourceIds";
@@ -31,6 +38,20 @@ export interface PoolShare {
   events?: PassEvents;
   /** The pass's writes in doubt: a pool write whose answer never came is recorded with every pass it served. */
   doubts?: Pick<WriteDoubts, "record">;
+  /**
+   * An Application Gateway pool's addresses carry no name: the ones this target added, as its record holds them
+   * (core/gatewayPoolAddresses.ts). The addresses read are named by them; an address no claim names is another's.
+   */
+  claimed?: readonly GatewayClaim[];
+  /** The target's gateway write whose answer never came: its claims count once the pool shows it landed. */
+  doubt?: GatewayDoubt;
+  /** Called when a gateway PUT's answer never came (it may land): the pass records what it sent. */
+  gatewayWriteInDoubt?: (addresses: readonly PoolAddress[], ifMatch: string) => Promise<void>;
+  /**
+   * Called with the addresses about to be sent, before each PUT of an Application Gateway pool: the pass drops from
+   * its record the claims the write removes (core/gatewayPoolAddresses.ts). A failure sends nothing.
+   */
+  beforeGatewayWrite?: (addresses: readonly PoolAddress[]) => Promise<void>;
 }
 
 export interface PoolWriteResult {
@@ -154,9 +175,17 @@ export class PoolWrites {
         throw err;
       }
     };
+    // A gateway pool's addresses have no names: the claims of the targets served name theirs.
+    const named = (m: BackendPoolModel): BackendPoolModel => {
+      if (!m.gateway) return m;
+      const claims = live.flatMap((w) =>
+        recordClaims({ claims: [...(w.share.claimed ?? [])], doubt: w.share.doubt }, m),
+      );
+      return { ...m, addresses: nameClaimed(m.addresses, claims) };
+    };
     const read = async () => {
       try {
-        return await counted("reads", () => network.getBackendPool(pool));
+        return named(await counted("reads", () => network.getBackendPool(pool)));
       } catch (err) {
         // The pool gone is the declaration's problem, not its target's (a 404 here must not read "target deleted").
         if (err instanceof NotFoundError) throw new RefusedError(`backend pool ${pool.id} does not exist`);
@@ -190,8 +219,20 @@ export class PoolWrites {
           );
           return edit ? { edit, pools: addressChanges(current.addresses, edit) } : undefined;
         },
-        write: (current, addresses, opts) =>
-          counted("writes", () => network.writeBackendPool(pool, current, addresses, opts)),
+        write: async (current, addresses, opts) => {
+          if (current.gateway) for (const w of live) await w.share.beforeGatewayWrite?.(addresses);
+          let written: BackendPoolModel;
+          try {
+            written = await counted("writes", () => network.writeBackendPool(pool, current, addresses, opts));
+          } catch (err) {
+            // No answer: the write may still land with addresses of ours that no claim names (ifMatchWrite records
+            // the doubt that holds finishes back; the record keeps what the write sent).
+            if (current.gateway && err instanceof TransientError)
+              for (const w of live) await w.share.gatewayWriteInDoubt?.(addresses, current.etag);
+            throw err;
+          }
+          return written.gateway ? { ...written, addresses: namedAsSent(written.addresses, addresses) } : written;
+        },
         read,
         row: NO_ROW,
       },

@@ -3,6 +3,7 @@ import type { DeclarationStore } from "../core/ports";
 import { parseBackendPoolId, type TargetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { bindingAllows } from "./bindingGate";
+import type { GatewayClaimStore } from "../core/gatewayPoolAddresses";
 import { reconcileIpPools } from "./ipPools";
 import type { PoolKindsKnown } from "./poolKindsKnown";
 import type { PoolWrites } from "./poolWrites";
@@ -11,15 +12,17 @@ import { reconcileVm } from "./reconcileVm";
 import type { ReconcileDeps, ReconcileReport, ReconcileTrigger } from "./vocabulary";
 
 /**
- * A target's pass over every kind of pool (issue 43). Declarations into IP-based load balancer pools are written on
- * the pools themselves (reconcile/ipPools.ts); all the others (NIC-based backend pools, inbound NAT pools,
- * application gateway pools) are references on the target's ip configurations, written by the scale set's or the VM's
- * own reconcile. Which a load balancer backend pool is, the pool says (reconcile/poolKindsKnown.ts).
+ * A target's pass over every kind of pool (issue 43). Declarations into IP-based load balancer pools and into
+ * Application Gateway pools that list addresses are written on the pools themselves (reconcile/ipPools.ts); all the
+ * others (NIC-based backend pools, inbound NAT pools, gateway pools that ip configurations join) are references on the target's ip configurations, written by the scale set's or the VM's
+ * own reconcile. Which a load balancer or gateway backend pool is, the pool says (reconcile/poolKindsKnown.ts).
  */
 
 export interface PoolDeps {
   writes: PoolWrites;
   kinds: PoolKindsKnown;
+  /** Each target's record of the addresses it added to Application Gateway pools. */
+  claims?: GatewayClaimStore;
 }
 
 export async function reconcileTarget(
@@ -37,7 +40,7 @@ export async function reconcileTarget(
   for (const d of all) {
     const pool = parseBackendPoolId(d.backendPoolId);
     // Refusals (bad ID, scopes, bindings) are the references pass's to record; nothing is read for them.
-    if (!pool.ok || pool.value.poolKind !== "loadBalancerBackendPool") continue;
+    if (!pool.ok || pool.value.poolKind === "inboundNatPool") continue;
     if (!inScopes(deps.config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) continue;
     if (!bindingAllows(deps.config.bindings, ref.id, pool.value.id)) continue;
     const ipBased = await pools.kinds.ipBased(pool.value, deps.network, deps.log);

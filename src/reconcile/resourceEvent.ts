@@ -2,6 +2,7 @@ import type { ArmResourceEvent, NicOrVmEvent } from "../core/armEvents";
 import type { Logger, UnheldEvents, WorkQueue } from "../core/ports";
 import type { Scope } from "../core/scopes";
 import type { TargetEvents } from "../core/targetPasses";
+import type { ContendedWakes } from "./contendedWakes";
 
 /** What every ARM event handler (scale sets and instances; NICs and VMs) needs, answers, and tests alike. */
 
@@ -16,6 +17,8 @@ export interface EventDeps {
   ours(clientRequestId: string | undefined, resourceId: string): boolean;
   /** Where events about resources poolsync holds nothing for are counted (they make no row of their own). */
   unheld?: UnheldEvents;
+  /** This host's wakes after a lost debounce claim: one per target per window. */
+  contendedWakes?: ContendedWakes;
 }
 
 export type EventOutcome =

@@ -20,11 +20,19 @@ export async function wake(
     recordEvent("debounced", "within-window");
     return false;
   }
-  if (noted.contended)
+  if (noted.contended) {
+    const now = deps.now();
+    if (deps.contendedWakes?.covered(target.id, now)) {
+      recordEvent("debounced", "contended-covered");
+      return false;
+    }
     deps.log.warn("event.debounce-contended", { eventId, scaleSetId: target.id, outcome: "enqueued anyway" });
+    deps.contendedWakes?.noteWoken(target.id, now, deps.debounceMs);
+  }
   await deps.queue.enqueueReconcile(target.id, reason.slice(0, 256), {
     delayMs: deps.debounceMs,
-    ...(fresh ? { fresh: true } : {}),
+    // A claim that lost took the event's cache marks with it (one transaction): the pass must not trust the cache.
+    ...(fresh || noted.contended ? { fresh: true } : {}),
   });
   return true;
 }

@@ -13,7 +13,7 @@ import { simClient, startLocalProcess, waitFor, type LocalProcess } from "./supp
 interface PoolState {
   etag: string;
   ipConfigurations: string[];
-  addresses: { name?: string; ipAddress?: string; adminState?: string }[];
+  addresses: { name?: string; ipAddress?: string; fqdn?: string; adminState?: string }[];
 }
 
 describe("npm run local: every pool kind, with a concurrent foreign writer (issue 43)", () => {
@@ -174,7 +174,12 @@ describe("npm run local: every pool kind, with a concurrent foreign writer (issu
     expect(Object.keys((model["tags"] ?? {}) as JsonObject)).toHaveLength(tags);
   });
 
-  it("an application gateway pool on a VM's NIC, while another writer adds its own addresses to the gateway pool", async () => {
+  it("an application gateway pool on VMs' NICs, while another writer adds its own addresses to the gateway pool", async () => {
+    // The first member joins the empty pool through its NIC: from then on the pool is joined by ip configurations (an
+    // empty gateway pool says nothing of its kind; one that lists addresses and no ip configuration is written with
+    // addresses: the next case).
+    await declare(KINDS.vm(0), KINDS.gatewayPool);
+    await applied(KINDS.vm(0), KINDS.gatewayPool);
     let stop = false;
     const added: string[] = [];
     const writer = (async () => {
@@ -187,13 +192,68 @@ describe("npm run local: every pool kind, with a concurrent foreign writer (issu
         await new Promise((res) => setTimeout(res, 50));
       }
     })();
-    await declare(KINDS.vm(0), KINDS.gatewayPool);
-    await applied(KINDS.vm(0), KINDS.gatewayPool);
+    await declare(KINDS.vm(1), KINDS.gatewayPool);
+    await applied(KINDS.vm(1), KINDS.gatewayPool);
     stop = true;
     await writer;
     const state = await poolState(KINDS.gatewayPool);
-    expect(state.ipConfigurations).toHaveLength(1);
+    expect(state.ipConfigurations).toHaveLength(2);
+    expect(added.length).toBeGreaterThan(0);
     for (const ip of added) expect(state.addresses.map((a) => a.ipAddress)).toContain(ip);
+  });
+
+  it("an application gateway pool that lists addresses: the scale set's IPs written with If-Match on the gateway, another writer's all kept, the absent takes out only ours", async () => {
+    const pool = KINDS.addressGatewayPool;
+    const seeded = (await poolState(pool)).addresses.map((a) => a.ipAddress ?? a.fqdn);
+    // Another writer adding and removing IPs of its own on the same gateway pool, If-Match on the gateway, all along.
+    const kept = new Set<string>();
+    let stop = false;
+    const writer = (async () => {
+      for (let n = 1; !stop; n++) {
+        const state = await poolState(pool);
+        const ip = `10.1.253.${n}`;
+        const remove = n % 3 === 0 ? [`10.1.253.${n - 2}`] : [];
+        const r = await sim.call("POST", "/_sim/pool-addresses", {
+          id: pool,
+          add: [{ ipAddress: ip }],
+          remove,
+          ifMatch: state.etag,
+        });
+        if (r.status === 200) {
+          kept.add(ip);
+          for (const x of remove) kept.delete(x);
+        } else if (remove.length > 0) n--; // its removal did not happen: try this step again
+        await new Promise((res) => setTimeout(res, 30));
+      }
+    })();
+    const others = (s: PoolState) =>
+      s.addresses
+        .map((a) => a.ipAddress ?? a.fqdn ?? "")
+        .filter((a) => !a.startsWith("10.1.253.") && !seeded.includes(a));
+    const theirs = (s: PoolState) =>
+      s.addresses.flatMap((a) => (a.ipAddress?.startsWith("10.1.253.") ? [a.ipAddress] : []));
+    try {
+      await declare(KINDS.scaleSet, pool);
+      await applied(KINDS.scaleSet, pool);
+      const s = await poolState(pool);
+      expect(others(s)).toHaveLength(2);
+      expect(s.ipConfigurations).toEqual([]);
+      await put(api, { targetId: KINDS.scaleSet, backendPoolId: pool, state: "absent" });
+      await waitFor(
+        "the scale set's addresses gone",
+        () => poolState(pool),
+        (st) => others(st).length === 0,
+        60_000,
+      );
+    } finally {
+      stop = true;
+      await writer;
+    }
+    const after = await poolState(pool);
+    expect(after.addresses.map((a) => a.ipAddress ?? a.fqdn)).toEqual(expect.arrayContaining(seeded));
+    expect(kept.size).toBeGreaterThan(0);
+    expect(theirs(after).sort()).toEqual([...kept].sort());
+    expect(others(after)).toEqual([]);
   });
 
   it("a move: one write per resource, and the scale set in one of the two pools at every sample", async () => {
@@ -213,7 +273,10 @@ describe("npm run local: every pool kind, with a concurrent foreign writer (issu
     let stop = false;
     const sampler = (async () => {
       while (!stop) {
-        const [a, b] = await Promise.all([poolState(KINDS.nicPool), poolState(KINDS.nicPool2)]);
+        // One after the other, the pool moved from first: two requests at once may be answered in either order, and
+        // the old pool read after an instance's write with the new one read before it shows the instance in neither.
+        const a = await poolState(KINDS.nicPool);
+        const b = await poolState(KINDS.nicPool2);
         const ids = (s: PoolState) => new Set(s.ipConfigurations.map((i) => i.toLowerCase()));
         const inA = ids(a);
         const inB = ids(b);

@@ -2,7 +2,7 @@ import { TableClient } from "@azure/data-tables";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { afterEach, describe, expect, it } from "vitest";
 import { CONTROL_ROW, MODEL_ROW, targetPartition } from "../../src/azure/targets/rowKeys";
-import { DEMO, startHarness, type Harness } from "../support/harness";
+import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { eventGridEvent } from "../support/armEventSamples";
 import { scaleSetRef } from "../support/refs";
 import { testStorageConnectionString } from "../../devkit/storage";
@@ -110,5 +110,45 @@ describe("event debounce", () => {
     expect(h.logs.lines.filter((l) => l.event === "event.debounce-contended")).toEqual([
       expect.objectContaining({ level: "warn", eventId: "contended-1", scaleSetId: DEMO.scaleSetId }),
     ]);
+    // The event's cache marks were in the transaction that lost: the pass it asked for must read ARM, not the cache.
+    expect(h.logs.lines.filter((l) => l.event === "enqueue" && l.kind === "reconcile")).toEqual([
+      expect.objectContaining({ scaleSetId: DEMO.scaleSetId, fresh: true }),
+    ]);
+  });
+
+  it("a stream of events that all lose the claim wakes the target once per window from one host", async () => {
+    // In the contention benchmark every event lost the claim to the intake's control row writes and each enqueued a
+    // pass of its own: 479 passes for one scale set, queued in front of the declarations they were delaying.
+    let table = "";
+    let other: TableClient | undefined;
+    const rivals: PipelinePolicy = {
+      name: "rivalClaims",
+      async sendRequest(request, next) {
+        const target = `${decodeURIComponent(request.url)} ${typeof request.body === "string" ? request.body : ""}`;
+        if (table && target.includes(CONTROL_ROW) && request.method !== "GET" && request.method !== "DELETE") {
+          other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
+            allowInsecureConnection: true,
+          });
+          await other.updateEntity({ partitionKey: targetPartition(vmss), rowKey: CONTROL_ROW }, "Merge");
+        }
+        return next(request);
+      },
+    };
+    const clock = manualClock();
+    h = await startHarness({
+      clock,
+      cacheEnabled: true,
+      env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" },
+      storagePolicies: [rivals],
+    });
+    await h.send(declarePresent);
+    await h.drain();
+    table = h.config.membershipsTable;
+    for (const id of ["stream-1", "stream-2", "stream-3"]) await h.services.handleResourceEvent(write(id));
+    expect(await h.queueDepth()).toBe(1);
+    // Past the window, the next one wakes it again.
+    clock.advance(61_000);
+    expect(await h.services.handleResourceEvent(write("stream-4"))).toBe("invalidated+reconcile");
+    expect(await h.queueDepth()).toBe(2);
   });
 });

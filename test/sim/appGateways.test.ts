@@ -63,6 +63,26 @@ describe("an application gateway", () => {
     });
   });
 
+  it("an update PUT's own answer (200) lists every pool's addresses as sent, in order, as ApplicationGatewayCreate's example answers them", async () => {
+    const { sim } = await start();
+    const before = (await arm(sim.url, "GET", `${AGW}${V}`)).body;
+    const sent = [{ ipAddress: "10.0.1.22" }, { fqdn: "b.example.com" }, { ipAddress: "10.0.1.20" }];
+    before.properties.backendAddressPools[0].properties.backendAddresses = sent;
+    const put = await arm(sim.url, "PUT", `${AGW}${V}`, { body: before, headers: { "if-match": before.etag } });
+    expect(put.status).toBe(200);
+    // The pool as the example answers one (name, id, properties with provisioningState and backendAddresses), with
+    // the ip configurations that reference it still derived, and the other pool untouched.
+    const [web, spare] = put.body.properties.backendAddressPools;
+    expect(web).toMatchObject({ name: "web", id: AGW_POOL });
+    expect(web.properties.backendAddresses).toEqual(sent);
+    expect(web.properties.backendIPConfigurations).toEqual([{ id: `${VM_NIC}/ipConfigurations/ipc` }]);
+    expect(spare.properties.backendAddresses).toEqual([]);
+    sim.control.settle();
+    const after = (await arm(sim.url, "GET", `${AGW}${V}`)).body;
+    expect(after.etag).toBe(put.body.etag);
+    expect(after.properties.backendAddressPools[0].properties.backendAddresses).toEqual(sent);
+  });
+
   it("through the SDK's poller; a stale If-Match answers 412; a write while one runs answers 409", async () => {
     const { sim, client } = await start({ appGatewayWriteMs: 60_000, timeScale: 0.001 });
     const agw = await client.applicationGateways.get(RG, "agw");

@@ -13,10 +13,11 @@ import { encodeKey } from "../../core/tableKeys";
  *   "c|n|<nic key>"      a NIC's cache row (a VM target's, or a Flexible scale set VM's)
  *   "c|v|<vm key>"       a VM's cache row
  *   "d|<declaration>"    the last drift of a declaration
+ *   "g|<pool key>"       the addresses the target added to an Application Gateway pool (issue 43)
  *   "h|<time>|<random>"  history, newest first
  *   "w|<resource key>"   the last foreign writer seen on a resource
  *
- * "!" < "%" < "c" < "d" < "h" < "w": a pass reads `RowKey lt "d"` (control, declarations, cache) in one query.
+ * "!" < "%" < "c" < "d" < "g" < "h" < "w": a pass reads `RowKey lt "d"` (control, declarations, cache) in one query.
  */
 
 export const targetPartition = (target: TargetRef) => encodeKey(target.key);
@@ -36,6 +37,8 @@ export const CACHE_ROWS = { from: "c|", to: "c}" } as const;
 
 export const driftRowKey = (declKey: string) => `d|${encodeKey(declKey)}`;
 export const DRIFT_ROWS = { from: "d|", to: "d}" } as const;
+
+export const gatewayClaimsRowKey = (poolKey: string) => `g|${encodeKey(poolKey.toLowerCase())}`;
 
 /** The largest time a history key holds: keys sort newest first. */
 const MAX_TIME = 9_999_999_999_999;
