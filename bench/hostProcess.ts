@@ -75,7 +75,23 @@ async function main(start: HostStart): Promise<void> {
   const { simAt, realAt, timeScale } = start.clock;
   const clock: Clock = {
     now: () => simAt + (Date.now() - realAt) * timeScale,
-    sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / timeScale))),
+    // As the system clock sleeps: an abort (a pass's lease renewal ending) ends the sleep at once.
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        if (signal?.aborted) return resolve();
+        const stop = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(
+          () => {
+            signal?.removeEventListener("abort", stop);
+            resolve();
+          },
+          Math.max(0, ms / timeScale),
+        );
+        signal?.addEventListener("abort", stop, { once: true });
+      }),
   };
   const out = new Outbox();
   const record =

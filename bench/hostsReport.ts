@@ -22,6 +22,7 @@ const ok = (good: boolean) => (good ? "met" : "**missed**");
 
 interface Processes {
   hostsStarted: number;
+  hostsNotStarted?: number;
   hostsKilled: number;
   killedHeld: number;
   rssMaxMB: number;
@@ -29,7 +30,9 @@ interface Processes {
 const processesOf = (run: unknown): Processes | undefined => (run as { processes?: Processes } | undefined)?.processes;
 const instances = (run: unknown): string => {
   const p = processesOf(run);
-  return p ? `${p.hostsStarted} / ${p.hostsKilled} (${p.killedHeld})` : "–";
+  if (!p) return "–";
+  const late = p.hostsNotStarted ? `, ${p.hostsNotStarted} not ready in time` : "";
+  return `${p.hostsStarted} / ${p.hostsKilled} (${p.killedHeld})${late}`;
 };
 
 /** How the hosts came and went in each workload (bench --host-ramp, --host-kills). */

@@ -23,6 +23,8 @@ import { IP_CONFIG, type Change } from "./world";
 /** A run's instances as they came and went, for the report. */
 export interface ProcessFigures {
   hostsStarted: number;
+  /** Instances that did not become ready in time (HostProcessesOptions.readyTimeoutMs). */
+  hostsNotStarted: number;
   hostsKilled: number;
   /** Messages the killed instances held when they died. */
   killedHeld: number;
@@ -195,7 +197,9 @@ export async function startPoolsyncProcesses(
   };
 
   const figures = (): ProcessFigures => ({
-    hostsStarted: hosts.all.length,
+    // Those that became ready (one that did not start in time is no instance of the run).
+    hostsStarted: hosts.all.filter((h) => h.ready).length,
+    hostsNotStarted: hosts.all.filter((h) => !h.ready).length,
     hostsKilled: hosts.kills.length,
     killedHeld: hosts.kills.reduce((n, k) => n + k.heldMessages, 0),
     rssMaxMB: Math.round(Math.max(0, ...hosts.all.map((h) => h.rssBytes)) / 2 ** 20),
