@@ -15,6 +15,7 @@ const REAL_WAITING = [
   "test/local/timerAndDrain.test.ts", // the runtime's timer fires on the wall clock and drains on stop
   "test/local/functionTimeout.test.ts", // host.json's functionTimeout (1 s there) and Azurite's visibility timeout
   "test/scripts/smoke.test.ts", // `npm run local` as a process, and the smoke run's 5 s wait for an event that never comes
+  "test/bench/hostProcesses.test.ts", // instances as processes starting, and a killed one's message lease running out
   "test/bench/quiescence.test.ts", // bursts at time scale 1, then seconds for real sockets and timers to close
   "test/faults/storageDown.test.ts", // the storage SDK's own retry backoff against a closed port, 5 s per call
   "test/integration/writeInDoubt.test.ts", // a write the client gave up on after 1 s lands 6 s after it was sent

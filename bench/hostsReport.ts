@@ -20,12 +20,41 @@ const sp = (s: Spread | undefined): string =>
   !s ? "–" : s.min === s.max ? fmt(s.median) : `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
 const ok = (good: boolean) => (good ? "met" : "**missed**");
 
+interface Processes {
+  hostsStarted: number;
+  hostsNotStarted?: number;
+  hostsKilled: number;
+  killedHeld: number;
+  rssMaxMB: number;
+}
+const processesOf = (run: unknown): Processes | undefined => (run as { processes?: Processes } | undefined)?.processes;
+const instances = (run: unknown): string => {
+  const p = processesOf(run);
+  if (!p) return "–";
+  const late = p.hostsNotStarted ? `, ${p.hostsNotStarted} not ready in time` : "";
+  return `${p.hostsStarted} / ${p.hostsKilled} (${p.killedHeld})${late}`;
+};
+
+/** How the hosts came and went in each workload (bench --host-ramp, --host-kills). */
+function scheduleText(s: { rampS: number; killsS: number[] } | undefined): string {
+  const ramp =
+    s && s.rampS > 0
+      ? `Each workload started with one host and added the others evenly over its first ${fmt(s.rampS)} real seconds (each added host ready some seconds later: a process starting).`
+      : "Every host started before each workload.";
+  const kills =
+    s && s.killsS.length > 0
+      ? ` At ${s.killsS.map((k) => `${fmt(k)} s`).join(", ")} into each workload one host holding messages was SIGKILLed (mid-invocation; a host started in its place only when none was left); its messages came back after their lease.`
+      : "";
+  return ramp + kills;
+}
+
 export function renderHosts(r: Results): string {
   const w = r.workloads.hosts as
     | {
         burstWide: Agg & { bound?: { boundS: number } };
         contention: Agg;
         run?: { generatedAt: string; commit?: string; runs: number; durationS: number };
+        schedule?: { rampS: number; killsS: number[] };
       }
     | undefined;
   if (!w) return "";
@@ -44,19 +73,19 @@ export function renderHosts(r: Results): string {
       "",
     );
   out.push(
-    `Same sizes as 1 and 2b (plan: \`contention\`, \`burstWide\`). Each host is a \`createServices\` of its own (its own pacers, coalescer, in-process joining and memory) with its own queue listener (batch 16, a new fetch at 8 or fewer in flight), all over the same tables, queue and simulator; ARM events go to the hosts in turn, the timer runs on the first. The hosts share the benchmark's process (not one OS process each): their clock is the time-scaled simulator's, which lives in that process; nothing else is shared between them but storage and ARM. Targets: lost updates 0, 429s 0, model writes per scale set in the burst 1, convergence ≤ 1.2 × bound (${fmt(bound)} s) for every host count and no slower with ${most} hosts than with 1.`,
+    `Same sizes as 1 and 2b (plan: \`contention\`, \`burstWide\`). Each host is an OS process of its own (bench/hostProcess.ts, forked as \`npm run local --hosts\` forks its hosts), as Flex Consumption runs its instances: its own \`createServices\` (pacers, coalescer, in-process joining, memory), its own queue listener (batch 16, a new fetch at 8 or fewer in flight, a 30 s lease on each message) and its own event loop, all over the same tables, queue and simulator; ARM events go to the live hosts in turn, the timer runs on the first live one. ${scheduleText(w.schedule)} Targets: lost updates 0, 429s 0, model writes per scale set in the burst 1, convergence ≤ 1.2 × bound (${fmt(bound)} s) for every host count and no slower with ${most} hosts than with 1.`,
   );
   out.push("");
   out.push(
-    "| hosts | burst converge s | × bound | max model writes / scale set | burst 412 | burst 429 | contention lost ours | contention lost theirs | contention model writes | contention 412 | contention 429 |",
+    "| hosts | burst converge s | × bound | max model writes / scale set | burst 412 | burst 429 | contention lost ours | contention lost theirs | contention model writes | contention 412 | contention 429 | burst instances started / killed (messages they held) | largest instance MB |",
   );
-  out.push("|---|---|---|---|---|---|---|---|---|---|---|");
+  out.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const h of measured) {
     const b = w.burstWide[String(h)]?.summary;
     const c = w.contention[String(h)]?.summary;
     const conv = b?.convergeS?.median ?? Number.NaN;
     out.push(
-      `| ${h} | ${sp(b?.convergeS)} | ${fmt(conv / bound, 2)} | ${sp(b?.maxModelWritesPerScaleSet)} | ${sp(b?.status412)} | ${sp(b?.status429)} | ${sp(c?.lostOurs)} | ${sp(c?.lostTheirs)} of ${sp(c?.theirOps)} | ${sp(c?.modelWrites)} | ${sp(c?.status412)} | ${sp(c?.status429)} |`,
+      `| ${h} | ${sp(b?.convergeS)} | ${fmt(conv / bound, 2)} | ${sp(b?.maxModelWritesPerScaleSet)} | ${sp(b?.status412)} | ${sp(b?.status429)} | ${sp(c?.lostOurs)} | ${sp(c?.lostTheirs)} of ${sp(c?.theirOps)} | ${sp(c?.modelWrites)} | ${sp(c?.status412)} | ${sp(c?.status429)} | ${instances(w.burstWide[String(h)]?.runs[0])} | ${fmt(processesOf(w.burstWide[String(h)]?.runs[0])?.rssMaxMB)} |`,
     );
   }
   out.push("");

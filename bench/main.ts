@@ -15,6 +15,7 @@ import { renderMarkdown, renderSvg, summaryLines, type Results } from "./report"
 import { summarise } from "./stats";
 import { measuredCommit } from "./measuredCommit";
 import type { SimProfile } from "./world";
+import type { HostSchedule } from "./poolsyncRun";
 import {
   burstBound,
   latencySize,
@@ -347,20 +348,25 @@ async function main(): Promise<void> {
       results.workloads.scale = res;
     }
     if (want("hosts")) {
-      // The wide burst and the contention workload with poolsync as 1, 2, 4 and 8 hosts at once.
+      // The wide burst and the contention workload with poolsync as 1, 2, 4 and 8 hosts at once, each host a process
+      // of its own, added over the ramp and killed at the given seconds.
       const burst: Record<string, unknown[]> = {};
       const contention: Record<string, unknown[]> = {};
+      const schedule = (hosts: number): HostSchedule => ({
+        ...(opts.hostRampS > 0 && hosts > 1 ? { startWith: 1, addEveryMs: (opts.hostRampS * 1000) / (hosts - 1) } : {}),
+        killAtMs: opts.hostKillsS.map((s) => s * 1000),
+      });
       for (let r = 0; r < Math.min(p.runs, 2); r++) {
         for (const hosts of opts.hosts ?? HOST_COUNTS) {
-          const b = await runBurst("poolsync", env, p.burstWide, 2000 + r, hosts);
+          const b = await runBurst("poolsync", env, p.burstWide, 2000 + r, hosts, schedule(hosts));
           (burst[String(hosts)] ??= []).push(b);
           log(
-            `hosts ${hosts} burstWide run ${r + 1}: converged ${b.converged}/${b.changes} in ${b.convergeS.toFixed(1)} s sim, max model writes/scale set ${b.maxModelWritesPerScaleSet}, 412 ${b.status412}, 429 ${b.status429}`,
+            `hosts ${hosts} burstWide run ${r + 1}: converged ${b.converged}/${b.changes} in ${b.convergeS.toFixed(1)} s sim, max model writes/scale set ${b.maxModelWritesPerScaleSet}, 412 ${b.status412}, 429 ${b.status429}, instances ${JSON.stringify(b.processes)}, unconverged ${JSON.stringify(b.unconverged).slice(0, 400)}`,
           );
-          const c = await runContention("poolsync", env, p.contention, 1000 + r, hosts);
+          const c = await runContention("poolsync", env, p.contention, 1000 + r, hosts, schedule(hosts));
           (contention[String(hosts)] ??= []).push(c);
           log(
-            `hosts ${hosts} contention run ${r + 1}: lost ours ${c.lostOurs}, theirs ${c.lostTheirs}/${c.theirOps}, model writes ${c.modelWrites}, 412 ${c.status412}, 429 ${c.status429}`,
+            `hosts ${hosts} contention run ${r + 1}: lost ours ${c.lostOurs}, theirs ${c.lostTheirs}/${c.theirOps}, model writes ${c.modelWrites}, 412 ${c.status412}, 429 ${c.status429}, instances ${JSON.stringify(c.processes)}`,
           );
         }
       }
@@ -382,6 +388,7 @@ async function main(): Promise<void> {
           bound: burstBound(p.burstWide, profile, 1000),
         },
         contention: aggregate(contention, CONTENTION_FIELDS),
+        schedule: { rampS: opts.hostRampS, killsS: opts.hostKillsS },
       };
     }
     if (want("overhead")) {

@@ -1,6 +1,6 @@
 import { numberFlag, parseFlags } from "../devkit/cliFlags";
 
-export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations] [--hosts N,N]
+export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations] [--hosts N,N] [--host-ramp S] [--host-kills S,S]
   --quick            the small plan (minutes, not hours); results go to *.quick.* files
   --runs N           runs per strategy (default 1 quick, 3 full)
   --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead, contentionFlex,
@@ -13,7 +13,11 @@ export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] 
   --baseline REF     coldstart: the commit whose deployment zip is measured beside this tree's (default main)
   --render           write RESULTS.md and the chart again from results.json, running nothing
   --slow-operations  the simulator's slow profile: scale set and instance writes take 30 s (default: every operation 2 s)
-  --hosts N,N        the hosts section's host counts (default 1,2,4,8): to run one count again, e.g. to chase a run`;
+  --hosts N,N        the hosts section's host counts (default 1,2,4,8): to run one count again, e.g. to chase a run
+  --host-ramp S      hosts section: each workload starts with one instance and adds the others evenly over its first
+                     S real seconds, as the platform scales out into a burst (default 0: all at the start)
+  --host-kills S,S   hosts section: at each of these real seconds into a workload, SIGKILL one instance that holds
+                     messages (mid-invocation); its messages come back after their 30 s lease (default: none)`;
 
 export interface BenchOptions {
   quick: boolean;
@@ -29,6 +33,10 @@ export interface BenchOptions {
   slowOperations: boolean;
   /** The hosts section's host counts; undefined = all of HOST_COUNTS. */
   hosts: number[] | undefined;
+  /** The hosts section's scale-out over the first seconds of each workload (real seconds; 0 = none). */
+  hostRampS: number;
+  /** The hosts section's kills, real seconds into each workload. */
+  hostKillsS: number[];
   help: boolean;
 }
 
@@ -50,6 +58,8 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
       render: { type: "boolean" },
       "slow-operations": { type: "boolean" },
       hosts: { type: "string" },
+      "host-ramp": { type: "string" },
+      "host-kills": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     USAGE,
@@ -71,6 +81,8 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
     render: v.render === true,
     slowOperations: v["slow-operations"] === true,
     hosts: list(v.hosts)?.map((h) => numberFlag("hosts", h, 1, USAGE, { whole: true })),
+    hostRampS: v["host-ramp"] === undefined ? 0 : numberFlag("host-ramp", v["host-ramp"], 0, USAGE, { zero: true }),
+    hostKillsS: (list(v["host-kills"]) ?? []).map((k) => numberFlag("host-kills", k, 0, USAGE, { zero: true })),
     help: v.help === true,
   };
 }

@@ -35,13 +35,34 @@ export interface PoolsyncOptions {
    */
   hosts?: number;
   /**
+   * The hosts as OS processes of their own (bench/poolsyncProcesses.ts), as Flex Consumption runs its instances, with
+   * this schedule of instances added and killed; undefined: the hosts share this process.
+   */
+  processes?: HostSchedule;
+  /**
    * How far poolsync's clock runs ahead of the simulator's (the scale workload ages its cache past the TTL at once).
    */
   clockAheadMs?: () => number;
 }
 
+/**
+ * When instances come and go while a workload runs (real ms after the run's start): the run starts with `startWith`
+ * of its hosts (default all) and adds one every `addEveryMs` until it has them all; at each of `killAtMs` it SIGKILLs
+ * one instance that holds messages at that moment (mid-invocation), its messages coming back after `leaseSeconds`.
+ */
+export interface HostSchedule {
+  startWith?: number;
+  addEveryMs?: number;
+  killAtMs?: number[];
+  /** The queue listener's lease on a message, real seconds (default 30). */
+  leaseSeconds?: number;
+}
+
 /** Set while the benchmark hands an ARM event to a host, so that the event's own Table work can be told apart. */
 const eventPhase = new AsyncLocalStorage<boolean>();
+
+/** Runs `work` as an ARM event's handling: its Table round trips count as the event's (TableCounter.eventOps). */
+export const inEventPhase = <T>(work: () => Promise<T>): Promise<T> => eventPhase.run(true, work);
 
 /**
  * Counts the Table round trips of every Table client of every host (a batch transaction is one): given to
@@ -113,8 +134,11 @@ export interface TraceLine {
 /** `BENCH_TRACE_LOG=file`: poolsync's every log line of the run, one JSON object per line with its real time. */
 const TRACE_FILE = process.env.BENCH_TRACE_LOG;
 
-/** A logger that keeps counts and a few samples, not every line (runs make hundreds of thousands). */
-export function countingLogger(): Logger & {
+/**
+ * A logger that keeps counts and a few samples, not every line (runs make hundreds of thousands). `now`: when a line
+ * was logged (real ms); instances in processes of their own pass their lines on with the time they were logged.
+ */
+export function countingLogger(now: () => number = Date.now): Logger & {
   counts: Record<string, number>;
   samples: Record<string, string[]>;
   reconciles: Array<Record<string, unknown>>;
@@ -143,17 +167,17 @@ export function countingLogger(): Logger & {
   };
   const push = (level: string) => (event: string, fields: Record<string, unknown>) => {
     // Every line, for tracing where a run's time went (the counts below keep only samples).
-    if (TRACE_FILE) appendFileSync(TRACE_FILE, JSON.stringify({ t: Date.now(), level, event, ...fields }) + "\n");
+    if (TRACE_FILE) appendFileSync(TRACE_FILE, JSON.stringify({ t: now(), level, event, ...fields }) + "\n");
     if (event === "reconcile") {
-      reconciles.push({ ...fields, endedAt: Date.now() });
+      reconciles.push({ ...fields, endedAt: now() });
       // A pass sent back while its host takes in declarations is counted apart from one deferred to a lease holder.
       const result = fields.reason === INTAKE_DEFER_REASON ? "sent back for the intake" : String(fields.result);
       bump(`reconcile:${result}`, fields.reason === undefined ? undefined : String(fields.reason));
     } else if (event === "declaration") {
-      declaredAt.push(Date.now());
+      declaredAt.push(now());
       trace.push({
         kind: "stored",
-        at: Date.now(),
+        at: now(),
         scaleSetId: String(fields.scaleSetId).toLowerCase(),
         pools: [`${String(fields.state)}:${String(fields.backendPoolId).toLowerCase()}`],
       });
@@ -161,10 +185,10 @@ export function countingLogger(): Logger & {
     } else if (event === "arm.write") {
       const outcome = String(fields.outcome);
       if (outcome === "ok") {
-        writesAt.push(Date.now());
+        writesAt.push(now());
         trace.push({
           kind: String(fields.target) === "model" ? "model written" : "instance written",
-          at: Date.now(),
+          at: now(),
           scaleSetId: String(fields.scaleSetId).toLowerCase(),
           pools: (Array.isArray(fields.pools) ? fields.pools : []).map((p) => String(p).toLowerCase()),
         });
@@ -205,11 +229,9 @@ export interface PoolsyncRun extends StrategyRun {
   runTimer(): Promise<void>;
 }
 
-export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): Promise<PoolsyncRun> {
-  const ahead = opts.clockAheadMs ?? (() => 0);
-  const clock: Clock = { now: () => sim.control.clock.now() + ahead(), sleep: (ms) => sim.control.clock.sleep(ms) };
-  const logs = countingLogger();
-  const env: Record<string, string> = {
+/** The app settings of a benchmark run: fresh table and queue names, the simulator, timeouts sized to its time scale. */
+export function poolsyncEnv(sim: ArmSimulator, opts: PoolsyncOptions): Record<string, string> {
+  return {
     POOLSYNC_SCOPES: opts.subscriptions.map((s) => `/subscriptions/${s}`).join(","),
     POOLSYNC_BINDINGS: "*",
     ARM_ENDPOINT: sim.url,
@@ -225,6 +247,13 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     POOLSYNC_RECONCILE_LEASE_SECONDS: String(Math.max(60, Math.ceil(2 * 5 * sim.control.clock.timeScale) + 10)),
     ...opts.env,
   };
+}
+
+export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): Promise<PoolsyncRun> {
+  const ahead = opts.clockAheadMs ?? (() => 0);
+  const clock: Clock = { now: () => sim.control.clock.now() + ahead(), sleep: (ms) => sim.control.clock.sleep(ms) };
+  const logs = countingLogger();
+  const env = poolsyncEnv(sim, opts);
   const config = loadConfig(env);
   const tables = new TableCounter(opts.storage);
   const hosts = Array.from({ length: Math.max(1, opts.hosts ?? 1) }, () =>

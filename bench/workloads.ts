@@ -6,7 +6,8 @@ import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
 // The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
 import type { ArmSimulator } from "../sim";
 import { startPeer, type PeerKind, type StrategyRun } from "./peers";
-import { startPoolsync, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
+import { startPoolsync, type HostSchedule, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
+import { startPoolsyncProcesses, type PoolsyncProcessesRun } from "./poolsyncProcesses";
 import { traceChanges } from "./changeTrace";
 import { percentile, prng } from "./stats";
 import {
@@ -85,7 +86,7 @@ async function start(
   if (strategy === "last-writer-wins" || strategy === "get-then-put-if-match") {
     return { sim, run: startPeer(strategy, sim, { concurrency: 8, instanceConcurrency: 4, pollMs: 1000 }) };
   }
-  const poolsync = await startPoolsync(sim, {
+  const poolsyncOptions: PoolsyncOptions = {
     storage: env.storage,
     subscriptions: world.subscriptions,
     events: strategy === "poolsync",
@@ -98,7 +99,10 @@ async function start(
       ? { env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "0", POOLSYNC_GATHER_MILLISECONDS: "0" } }
       : {}),
     ...ps,
-  });
+  };
+  const poolsync = ps.processes
+    ? await startPoolsyncProcesses(sim, { ...poolsyncOptions, processes: ps.processes })
+    : await startPoolsync(sim, poolsyncOptions);
   return { sim, run: poolsync, poolsync };
 }
 
@@ -143,6 +147,11 @@ function poolsyncOwn(p: PoolsyncRun | undefined, changes: number): Record<string
     handlerErrors: o.handlerErrors ?? 0,
     reconcilesEnqueued: o.reconcilesEnqueued ?? 0,
   };
+}
+
+/** The instances' comings and goings and memory, when they ran as processes of their own. */
+function processFigures(p: PoolsyncRun | undefined): { processes?: ReturnType<PoolsyncProcessesRun["figures"]> } {
+  return p && "figures" in p ? { processes: (p as PoolsyncProcessesRun).figures() } : {};
 }
 
 /** How many of `times` (real ms) fell in each 5 s step after `t0`, as a rate per second; earlier ones count in the first. */
@@ -275,13 +284,17 @@ export function contentionChanges(size: ContentionSize, ssId: string, pools: str
   return changes;
 }
 
-/** `hosts`: poolsync as that many Function hosts at once (see PoolsyncOptions.hosts). */
+/**
+ * `hosts`: poolsync as that many Function hosts at once (see PoolsyncOptions.hosts); `processes`: each in a process of
+ * its own, coming and going on that schedule (PoolsyncOptions.processes).
+ */
 export async function runContention(
   strategy: Strategy,
   env: Env,
   size: ContentionSize,
   seed: number,
   hosts = 1,
+  processes?: HostSchedule,
 ): Promise<ContentionResult> {
   const spec: WorldSpec = {
     subscriptions: 1,
@@ -293,7 +306,7 @@ export async function runContention(
   const world = buildWorld(spec);
   const ssId = world.scaleSets[0] as string;
   const changes = contentionChanges(size, ssId, world.pools[0] as string[], prng(seed));
-  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, { hosts });
+  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, { hosts, ...(processes ? { processes } : {}) });
   const { sim } = s;
   try {
     const targets = [
@@ -354,6 +367,7 @@ export async function runContention(
       ...poolsyncOwn(s.poolsync, changes.length),
       peer: s.poolsync ? {} : s.run.own(),
       notes: poolsyncNotes(s.poolsync, realT0),
+      ...processFigures(s.poolsync),
     };
   } finally {
     await finish(s);
@@ -388,6 +402,7 @@ export async function runBurst(
   size: BurstSize,
   seed: number,
   hosts = 1,
+  processes?: HostSchedule,
 ): Promise<BurstResult> {
   const world = buildWorld({
     subscriptions: 1,
@@ -406,7 +421,10 @@ export async function runBurst(
     const j = Math.floor(rand() * (i + 1));
     [changes[i], changes[j]] = [changes[j] as Change, changes[i] as Change];
   }
-  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, { hosts });
+  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, {
+    hosts,
+    ...(processes ? { processes } : {}),
+  });
   const { sim } = s;
   const monitor = new ConvergenceMonitor(sim);
   try {
@@ -447,6 +465,7 @@ export async function runBurst(
       ...poolsyncOwn(s.poolsync, changes.length),
       peer: s.poolsync ? {} : s.run.own(),
       notes: poolsyncNotes(s.poolsync, realT0, 0, firstOperationAfter(sim, t0)),
+      ...processFigures(s.poolsync),
     };
   } finally {
     monitor.stop();

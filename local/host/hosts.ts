@@ -1,6 +1,5 @@
-import { fork, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import { freePorts } from "../../devkit/freePorts";
+import { awaitReady, entryBeside, forkInstance } from "../../devkit/instanceProcess";
 import type { HostReply, HostRequest } from "./hostProcess";
 import type { LocalRuntimeOptions, RuntimeFunction } from "./runtime";
 
@@ -31,66 +30,23 @@ export interface StartHostsOptions {
   readyTimeoutMs?: number;
 }
 
-function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: (line: string) => void): void {
-  let rest = "";
-  stream?.on("data", (d: Buffer) => {
-    const parts = (rest + d.toString("utf8")).split("\n");
-    rest = parts.pop() ?? "";
-    for (const p of parts) out(`${prefix}${p}`);
-  });
-  stream?.on("end", () => rest && out(`${prefix}${rest}`));
-}
-
-/** The built host entry, or the source one under tsx (benchmarks and tests run from source). */
-function hostEntry(): { file: string; execArgv: string[] } {
-  const fromSource = __filename.endsWith(".ts");
-  return {
-    file: join(__dirname, fromSource ? "hostProcess.ts" : "hostProcess.js"),
-    execArgv: fromSource ? ["--import", "tsx"] : [],
-  };
-}
-
 export async function startHost(port: number, opts: StartHostsOptions): Promise<HostHandle> {
   const out = opts.out ?? ((line: string) => console.log(line));
-  const entry = hostEntry();
-  const child: ChildProcess = fork(entry.file, [], {
-    execArgv: entry.execArgv,
-    stdio: ["ignore", "pipe", "pipe", "ipc"],
-    env: process.env,
+  // The built host entry, or the source one under tsx (benchmarks and tests run from source).
+  const instance = forkInstance<HostRequest, HostReply>({
+    entry: entryBeside(__dirname, "hostProcess", __filename.endsWith(".ts")),
+    prefix: `[${port}] `,
+    out,
   });
-  prefixLines(child.stdout, `[${port}] `, out);
-  prefixLines(child.stderr, `[${port}] `, out);
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const ready = new Promise<{ url: string; port: number; functions: RuntimeFunction[] }>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`host on port ${port} not ready after ${opts.readyTimeoutMs ?? 60_000} ms`)),
-      opts.readyTimeoutMs ?? 60_000,
-    );
-    child.on("message", (m: HostReply) => {
-      if (m.kind === "ready") {
-        clearTimeout(timer);
-        resolve(m);
-      } else if (m.kind === "failed") {
-        clearTimeout(timer);
-        reject(new Error(`host on port ${port} failed to start: ${m.error}`));
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`host on port ${port} exited with ${code} before it was ready`));
-    });
-  });
-  const request: HostRequest = { kind: "start", options: { ...opts.runtime, port } };
-  child.send(request);
-  let info: { url: string; port: number; functions: RuntimeFunction[] };
-  try {
-    info = await ready;
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw err;
-  }
-  let gone = false;
-  void exited.then(() => (gone = true));
+  const ready = awaitReady<HostRequest, HostReply, Extract<HostReply, { kind: "ready" }>>(
+    instance,
+    `host on port ${port}`,
+    opts.readyTimeoutMs ?? 60_000,
+    (m) => (m.kind === "ready" ? { ready: m } : m.kind === "failed" ? { failed: m.error } : undefined),
+  );
+  instance.send({ kind: "start", options: { ...opts.runtime, port } });
+  const info = await ready;
+  const { exited } = instance;
   return {
     port: info.port,
     url: info.url,
@@ -98,16 +54,14 @@ export async function startHost(port: number, opts: StartHostsOptions): Promise<
       ...f,
       ...(f.nextOccurrence ? { nextOccurrence: new Date(f.nextOccurrence) } : {}),
     })),
-    pid: child.pid ?? -1,
+    pid: instance.pid,
     exited,
-    kill: () => {
-      if (!gone) child.kill("SIGKILL");
-    },
+    kill: () => instance.kill(),
     async stop(timeoutMs = 60_000) {
-      if (gone) return;
-      if (child.connected) child.send({ kind: "stop" } satisfies HostRequest);
-      else child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      if (instance.gone()) return;
+      if (instance.child.connected) instance.send({ kind: "stop" });
+      else instance.child.kill("SIGTERM");
+      const timer = setTimeout(() => instance.kill(), timeoutMs);
       await exited;
       clearTimeout(timer);
     },

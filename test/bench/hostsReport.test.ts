@@ -45,6 +45,19 @@ describe("the many-hosts section", () => {
     expect(text).toMatch(/\| 8 \| 60\.5 \|/);
   });
 
+  it("says the instances were processes, how they came and went, and each count's kills and memory", () => {
+    const r = results({ 1: 49.2, 8: 45.4 });
+    const hosts = r.workloads.hosts as { burstWide: Record<string, { runs: unknown[] }>; schedule?: unknown };
+    hosts.burstWide["8"]!.runs = [{ processes: { hostsStarted: 8, hostsKilled: 1, killedHeld: 9, rssMaxMB: 210 } }];
+    hosts.schedule = { rampS: 30, killsS: [60] };
+    const text = renderHosts(r);
+    expect(text).toContain("Each host is an OS process of its own");
+    expect(text).toContain("added the others evenly over its first 30 real seconds");
+    expect(text).toContain("At 60 s into each workload one host holding messages was SIGKILLed");
+    expect(text).toMatch(/\| 8 \| 45\.4 \|.*\| 8 \/ 1 \(9\) \| 210 \|$/m);
+    expect(text).toMatch(/\| 1 \| 49\.2 \|.*\| – \| – \|$/m);
+  });
+
   it("says only the counts a run measured", () => {
     const text = renderHosts(results({ 1: 49.2, 2: 45.4 }));
     expect(text).toContain("with 1 and 2 hosts");

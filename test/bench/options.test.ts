@@ -14,6 +14,8 @@ describe("npm run bench's flags", () => {
       render: false,
       slowOperations: false,
       hosts: undefined,
+      hostRampS: 0,
+      hostKillsS: [],
       help: false,
     });
     expect(benchOptions(["--slow-operations"]).slowOperations).toBe(true);
@@ -24,6 +26,15 @@ describe("npm run bench's flags", () => {
       render: true,
       reuseAzurite: true,
     });
+  });
+
+  it("the hosts section's schedule: instances added over the first seconds, kills at given seconds", () => {
+    expect(benchOptions(["--only=hosts", "--hosts=1,8", "--host-ramp=60", "--host-kills", "90,150.5"])).toMatchObject({
+      hosts: [1, 8],
+      hostRampS: 60,
+      hostKillsS: [90, 150.5],
+    });
+    expect(() => benchOptions(["--host-kills=soon"])).toThrow(/^--host-kills needs a number from 0, got "soon"/);
   });
 
   it("refuses unknown and malformed flags with the usage, instead of running another plan", () => {
@@ -63,6 +74,15 @@ describe("npm run bench:timer's flags", () => {
       sweepGroups: 3,
       sweepPerGroup: 4,
     });
+  });
+
+  it("the hosts section's schedule: instances added over the first seconds, kills at given seconds", () => {
+    expect(benchOptions(["--only=hosts", "--hosts=1,8", "--host-ramp=60", "--host-kills", "90,150.5"])).toMatchObject({
+      hosts: [1, 8],
+      hostRampS: 60,
+      hostKillsS: [90, 150.5],
+    });
+    expect(() => benchOptions(["--host-kills=soon"])).toThrow(/^--host-kills needs a number from 0, got "soon"/);
   });
 
   it("refuses unknown and malformed flags with the usage", () => {

@@ -128,6 +128,25 @@ describe("shared write budget (hosts over one table)", () => {
     expect(instances).toBe(10);
   });
 
+  it("a reservation that lapsed unspent is counted in the window as what its host spent of it, not the whole batch", async () => {
+    // Found in the hosts section's 1-host wide burst: the row's instance window counted 607 writes for 298 sent. Each
+    // reservation tops the host up to a batch of 10; what a lapsed one had not spent stayed counted at its lapse for
+    // a whole window, so passes that spent one or two of each batch closed the window at a fraction of its size.
+    const table = await newTable();
+    let clock = 1_000_000;
+    const now = () => clock;
+    const h = host(table, now, "trickle");
+    // One instance write every 20 s for 2 minutes: each finds the last reservation lapsed (10 s) and reserves anew.
+    for (let i = 0; i < 6; i++) {
+      expect(await h.take(instanceRef(ref(0), String(i)))).toBe(0);
+      clock += 20_000;
+    }
+    const row = await new SharedBudgetTable(client(table), now).read(SUB);
+    const counted = (row.windows["vm-sub|3Min"] ?? []).reduce((n, [, k]) => n + k, 0);
+    // The 5 writes of the lapsed reservations and the last reservation's batch (10), which may still be spent.
+    expect(counted).toBe(5 + 10);
+  });
+
   it("(control) the hosts' own pacers alone, each knowing only its own writes, spend twice what ARM holds", () => {
     const now = () => 1_000_000;
     let total = 0;

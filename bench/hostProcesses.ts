@@ -1,0 +1,172 @@
+// The benchmark's poolsync instances as OS processes (bench/hostProcess.ts each), as Flex Consumption runs them: each
+// its own coalescer, pacers, queue listener, memory and event loop, all over the same tables, queue and simulator.
+// Instances can be added while a workload runs and SIGKILLed while they hold messages (their messages come back when
+// their lease runs out and another instance finishes them).
+import { awaitReady, entryBeside, forkInstance, type InstanceProcess } from "../devkit/instanceProcess";
+import type { FromHost, HostBatch, HostCall, HostStart, LogRecord, ToHost } from "./hostProcess";
+
+export interface HostProcessesOptions {
+  start: Omit<HostStart, "kind" | "randomSeed">;
+  /** Instance i gets randomSeed + i. */
+  randomSeed: number;
+  onBatch: (b: HostBatch) => void;
+  /** The instances' own output (stack traces, warnings), one line at a time. */
+  out: (line: string) => void;
+  readyTimeoutMs?: number;
+}
+
+/** Distributive: each call kind without its id. */
+type CallBody<T> = T extends { id: number } ? Omit<T, "id"> : never;
+
+export interface HostInstance {
+  index: number;
+  pid: number;
+  /** Messages it held at its last batch. */
+  inflight: number;
+  /** Resident memory at its start and at its last status (bytes). */
+  rssBytes: number;
+  killed: boolean;
+  /** Its services are up and it takes calls (a call before would go unheard). */
+  ready: boolean;
+  process: InstanceProcess<ToHost, FromHost>;
+}
+
+export class HostProcesses {
+  readonly all: HostInstance[] = [];
+  /** Kills made: when, and how many messages the instance held at its last batch. */
+  readonly kills: Array<{ index: number; atMs: number; heldMessages: number }> = [];
+  #callId = 0;
+  readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; host: number }>();
+  #next = 0;
+
+  constructor(private readonly opts: HostProcessesOptions) {}
+
+  /** The instances started, neither killed nor exited. */
+  get alive(): HostInstance[] {
+    return this.all.filter((h) => h.ready && !h.killed && !h.process.gone());
+  }
+
+  /** Starts `count` more instances at once, resolving when each has its services ready. */
+  async add(count = 1): Promise<HostInstance[]> {
+    return Promise.all(Array.from({ length: count }, () => this.#startOne()));
+  }
+
+  async #startOne(): Promise<HostInstance> {
+    const index = this.all.length;
+    const process = forkInstance<ToHost, FromHost>({
+      entry: entryBeside(__dirname, "hostProcess", __filename.endsWith(".ts")),
+      prefix: `[host ${index}] `,
+      out: this.opts.out,
+    });
+    const h: HostInstance = { index, pid: process.pid, inflight: 0, rssBytes: 0, killed: false, ready: false, process };
+    this.all.push(h);
+    process.onMessage((m) => {
+      if (m.kind === "batch") {
+        h.inflight = m.inflight;
+        this.opts.onBatch(m);
+      } else if (m.kind === "reply") {
+        const p = this.#pending.get(m.id);
+        this.#pending.delete(m.id);
+        if (m.error !== undefined) p?.reject(new Error(m.error));
+        else p?.resolve(m.value);
+      }
+    });
+    void process.exited.then(() => {
+      for (const [id, p] of this.#pending)
+        if (p.host === index) {
+          this.#pending.delete(id);
+          p.reject(new Error(`host ${index} exited`));
+        }
+    });
+    const ready = awaitReady<ToHost, FromHost, number>(
+      process,
+      `bench host ${index}`,
+      this.opts.readyTimeoutMs ?? 120_000,
+      (m) => (m.kind === "ready" ? { ready: m.rssBytes } : m.kind === "failed" ? { failed: m.error } : undefined),
+    );
+    process.send({ kind: "start", ...this.opts.start, randomSeed: this.opts.randomSeed + index });
+    h.rssBytes = await ready;
+    h.ready = true;
+    return h;
+  }
+
+  /** Asks one instance; rejects if it dies first. */
+  call<T>(h: HostInstance, body: CallBody<HostCall>): Promise<T> {
+    const id = ++this.#callId;
+    return new Promise<T>((resolve, reject) => {
+      if (h.killed || h.process.gone()) return reject(new Error(`host ${h.index} is gone`));
+      this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject, host: h.index });
+      h.process.send({ ...body, id } as HostCall);
+    });
+  }
+
+  /** The next live instance in turn (Event Grid spreads deliveries over the instances). */
+  nextAlive(): HostInstance | undefined {
+    const alive = this.alive;
+    return alive.length === 0 ? undefined : alive[this.#next++ % alive.length];
+  }
+
+  /**
+   * SIGKILLs one live instance that holds messages now (mid-invocation), waiting up to `waitMs` for one to; undefined
+   * when none did.
+   */
+  async killOneHolding(t0: number, waitMs = 60_000): Promise<HostInstance | undefined> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const holding = this.alive.filter((h) => h.inflight > 0).sort((a, b) => b.inflight - a.inflight);
+      const victim = holding[0];
+      if (victim) {
+        victim.killed = true;
+        victim.process.kill();
+        this.kills.push({ index: victim.index, atMs: Date.now() - t0, heldMessages: victim.inflight });
+        return victim;
+      }
+      if (Date.now() > deadline) return undefined;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Every live instance's messages in hand and memory, as they answer now. */
+  async status(): Promise<Array<{ inflight: number; rssBytes: number }>> {
+    return Promise.all(
+      this.alive.map((h) =>
+        this.call<{ inflight: number; rssBytes: number }>(h, { kind: "status" }).then(
+          (s) => {
+            h.inflight = s.inflight;
+            h.rssBytes = s.rssBytes;
+            return s;
+          },
+          () => ({ inflight: 0, rssBytes: 0 }),
+        ),
+      ),
+    );
+  }
+
+  async coalescersIdle(): Promise<void> {
+    await Promise.all(this.alive.map((h) => this.call(h, { kind: "coalescerIdle" }).catch(() => undefined)));
+  }
+
+  /**
+   * Stops every live instance (no more polls; what it holds gets `drainMs` to finish) and waits for them to exit;
+   * what was still held then is counted.
+   */
+  async stop(drainMs: number): Promise<{ abandoned: number; rssBytes: number[] }> {
+    const answers = await Promise.all(
+      this.alive.map(async (h) => {
+        const r = await this.call<{ abandoned: number; rssBytes: number }>(h, { kind: "stop", drainMs }).catch(() => ({
+          abandoned: h.inflight,
+          rssBytes: h.rssBytes,
+        }));
+        h.rssBytes = r.rssBytes;
+        const timer = setTimeout(() => h.process.kill(), 10_000);
+        await h.process.exited;
+        clearTimeout(timer);
+        return r;
+      }),
+    );
+    for (const h of this.all) h.process.kill();
+    return { abandoned: answers.reduce((n, a) => n + a.abandoned, 0), rssBytes: this.all.map((h) => h.rssBytes) };
+  }
+}
+
+export type { LogRecord };
