@@ -306,7 +306,10 @@ export async function runContention(
   const world = buildWorld(spec);
   const ssId = world.scaleSets[0] as string;
   const changes = contentionChanges(size, ssId, world.pools[0] as string[], prng(seed));
-  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, { hosts, ...(processes ? { processes } : {}) });
+  const s = await start(strategy, env, world, timeScaleFor(strategy, size), seed, {
+    hosts,
+    ...(processes ? { processes } : {}),
+  });
   const { sim } = s;
   try {
     const targets = [
