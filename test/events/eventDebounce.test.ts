@@ -55,6 +55,28 @@ function concurrentInvalidations(cacheTable: () => string): PipelinePolicy {
   };
 }
 
+/**
+ * Just before each write of the target's control row (the debounce claim), a rival rewrites it (merges nothing new,
+ * but moves its ETag): ours then conflicts.
+ */
+function rivalClaims(cacheTable: () => string): PipelinePolicy {
+  let other: TableClient | undefined;
+  return {
+    name: "rivalClaims",
+    async sendRequest(request, next) {
+      const table = cacheTable();
+      const target = `${decodeURIComponent(request.url)} ${typeof request.body === "string" ? request.body : ""}`;
+      if (table && target.includes(CONTROL_ROW) && request.method !== "GET" && request.method !== "DELETE") {
+        other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
+          allowInsecureConnection: true,
+        });
+        await other.updateEntity({ partitionKey: targetPartition(vmss), rowKey: CONTROL_ROW }, "Merge");
+      }
+      return next(request);
+    },
+  };
+}
+
 describe("event debounce", () => {
   let h: Harness | undefined;
   afterEach(async () => {
@@ -81,22 +103,7 @@ describe("event debounce", () => {
 
   it("a claim that keeps losing races enqueues anyway, and says so in the log", async () => {
     let table = "";
-    let other: TableClient | undefined;
-    const rivals: PipelinePolicy = {
-      name: "rivalClaims",
-      async sendRequest(request, next) {
-        // Just before each write of the target's control row (the debounce claim), a rival rewrites it (merges
-        // nothing new, but moves its ETag): ours then conflicts.
-        const target = `${decodeURIComponent(request.url)} ${typeof request.body === "string" ? request.body : ""}`;
-        if (table && target.includes(CONTROL_ROW) && request.method !== "GET" && request.method !== "DELETE") {
-          other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
-            allowInsecureConnection: true,
-          });
-          await other.updateEntity({ partitionKey: targetPartition(vmss), rowKey: CONTROL_ROW }, "Merge");
-        }
-        return next(request);
-      },
-    };
+    const rivals = rivalClaims(() => table);
     h = await startHarness({
       cacheEnabled: true,
       env: { POOLSYNC_EVENT_DEBOUNCE_SECONDS: "60" },
@@ -120,20 +127,7 @@ describe("event debounce", () => {
     // In the contention benchmark every event lost the claim to the intake's control row writes and each enqueued a
     // pass of its own: 479 passes for one scale set, queued in front of the declarations they were delaying.
     let table = "";
-    let other: TableClient | undefined;
-    const rivals: PipelinePolicy = {
-      name: "rivalClaims",
-      async sendRequest(request, next) {
-        const target = `${decodeURIComponent(request.url)} ${typeof request.body === "string" ? request.body : ""}`;
-        if (table && target.includes(CONTROL_ROW) && request.method !== "GET" && request.method !== "DELETE") {
-          other ??= TableClient.fromConnectionString(testStorageConnectionString(), table, {
-            allowInsecureConnection: true,
-          });
-          await other.updateEntity({ partitionKey: targetPartition(vmss), rowKey: CONTROL_ROW }, "Merge");
-        }
-        return next(request);
-      },
-    };
+    const rivals = rivalClaims(() => table);
     const clock = manualClock();
     h = await startHarness({
       clock,
