@@ -12,13 +12,14 @@ import { HostProcesses, type HostInstance } from "./hostProcesses";
 import type { HostBatch } from "./hostProcess";
 import {
   countingLogger,
+  declareMessageOf,
   poolsyncEnv,
   TableCounter,
   type HostSchedule,
   type PoolsyncOptions,
   type PoolsyncRun,
 } from "./poolsyncRun";
-import { IP_CONFIG, type Change } from "./world";
+import type { Change } from "./world";
 
 /** A run's instances as they came and went, for the report. */
 export interface ProcessFigures {
@@ -214,16 +215,7 @@ export async function startPoolsyncProcesses(
     hosts,
     figures,
     async submit(c: Change) {
-      await services.queue.enqueueDeclare({
-        v: 1,
-        kind: "declare",
-        scaleSetId: c.scaleSetId,
-        backendPoolId: c.poolId,
-        ipConfiguration: IP_CONFIG,
-        state: c.state,
-        requestId: `bench-${c.id}`,
-        declaredAt: new Date(clock.now()).toISOString(),
-      });
+      await services.queue.enqueueDeclare(declareMessageOf(c, clock.now()));
     },
     async idle() {
       // Twice quiet in a row, 100 ms real apart: a message handled just now may enqueue its follow-up.

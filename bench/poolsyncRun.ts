@@ -9,6 +9,7 @@ import type { PipelinePolicy, PipelineRequest } from "@azure/core-rest-pipeline"
 import { loadConfig } from "../src/config";
 import { createServices, type Services } from "../src/app/services";
 import type { Clock, Logger } from "../src/core/ports";
+import type { DeclareMessage } from "../src/core/messages";
 import { INTAKE_DEFER_REASON } from "../src/reconcile/reconcileRunner";
 import type { ArmSimulator, EventGridEvent } from "../sim";
 import { SIM_CA_FILE } from "../devkit/simulator";
@@ -129,6 +130,20 @@ export interface TraceLine {
   scaleSetId: string;
   /** "present:<pool>" / "absent:<pool>", lower case. */
   pools: string[];
+}
+
+/** A benchmark change as the declare message a caller puts on the queue (in-process hosts and processes alike). */
+export function declareMessageOf(c: Change, now: number): DeclareMessage {
+  return {
+    v: 1,
+    kind: "declare",
+    scaleSetId: c.scaleSetId,
+    backendPoolId: c.poolId,
+    ipConfiguration: IP_CONFIG,
+    state: c.state,
+    requestId: `bench-${c.id}`,
+    declaredAt: new Date(now).toISOString(),
+  };
 }
 
 /** `BENCH_TRACE_LOG=file`: poolsync's every log line of the run, one JSON object per line with its real time. */
@@ -379,16 +394,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
     logs,
     runTimer,
     async submit(c: Change) {
-      await services.queue.enqueueDeclare({
-        v: 1,
-        kind: "declare",
-        scaleSetId: c.scaleSetId,
-        backendPoolId: c.poolId,
-        ipConfiguration: IP_CONFIG,
-        state: c.state,
-        requestId: `bench-${c.id}`,
-        declaredAt: new Date(clock.now()).toISOString(),
-      });
+      await services.queue.enqueueDeclare(declareMessageOf(c, clock.now()));
     },
     async idle() {
       // Twice quiet in a row, 100 ms real apart: a message handled just now may enqueue its follow-up.
