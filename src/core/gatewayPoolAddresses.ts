@@ -11,8 +11,10 @@ import type { TargetRef } from "./resourceIds";
  *
  * The record is kept so that it never claims an address another writer added: a claim is added only after the
  * gateway answered the write that added the address, and dropped before the write that removes it is sent. A write
- * lost in between leaves the address unclaimed (kept as another writer's: never removed by poolsync), never the
- * other way round.
+ * the gateway refused (412, 409, 429: it did not land) gives the dropped claims back, or the next pass would read our
+ * addresses as another's and report an absent done while they stay. A write whose answer never came keeps them as
+ * `released` while the gateway holds the ETag it was conditional on (it has not landed, and any next write on that
+ * ETag removes them too); once the ETag moved and the pool does not show the write, they are not claimed.
  */
 
 /** An address a target added to a gateway pool: the name poolsync gives it, and the IP it wrote. */
@@ -85,12 +87,14 @@ export const sameClaims = (a: readonly GatewayClaim[], b: readonly GatewayClaim[
 
 /**
  * A gateway write of a target's whose answer never came (issue 43's in-doubt writes): the ETag it was conditional on,
- * the pool's addresses it sent (IP or FQDN, in order), and the claims it would have earned.
+ * the pool's addresses it sent (IP or FQDN, in order), the claims it would have earned, and the claims it dropped
+ * (the addresses it takes out: still ours while it has not landed).
  */
 export interface GatewayDoubt {
   ifMatch: string;
   sent: string[];
   claims: GatewayClaim[];
+  released?: GatewayClaim[] | undefined;
 }
 
 /** A target's record on one gateway pool: its claims, and its write in doubt if one may have landed unseen. */
@@ -101,9 +105,33 @@ export interface GatewayRecord {
 
 const addressKey = (a: PoolAddress) => lower(a.ipAddress ?? String((a.rest ?? {})["fqdn"] ?? ""));
 
-/** The doubt a gateway write leaves when its answer never came: what it sent, and its claims under the prefix. */
-export function doubtOf(ifMatch: string, sent: readonly PoolAddress[], targetPrefix: string): GatewayDoubt {
-  return { ifMatch, sent: sent.map(addressKey), claims: claimsUnder(sent, targetPrefix) };
+/**
+ * The doubt a gateway write leaves when its answer never came: what it sent, its claims under the prefix, and the
+ * claims it dropped before it was sent.
+ */
+export function doubtOf(
+  ifMatch: string,
+  sent: readonly PoolAddress[],
+  targetPrefix: string,
+  released: readonly GatewayClaim[] = [],
+): GatewayDoubt {
+  return {
+    ifMatch,
+    sent: sent.map(addressKey),
+    claims: claimsUnder(sent, targetPrefix),
+    ...(released.length > 0 ? { released: [...released] } : {}),
+  };
+}
+
+/** The claims a write drops: those `claims` holds that `kept` does not (one for one, as claimsKeptBy keeps them). */
+export function claimsDropped(claims: readonly GatewayClaim[], kept: readonly GatewayClaim[]): GatewayClaim[] {
+  const open = [...kept];
+  return claims.filter((c) => {
+    const i = open.findIndex((k) => lower(k.name) === lower(c.name) && lower(k.ipAddress) === lower(c.ipAddress));
+    if (i < 0) return true;
+    open.splice(i, 1);
+    return false;
+  });
 }
 
 /**
@@ -122,13 +150,18 @@ export function settleDoubt(
   return same ? { kind: "landed", claims: doubt.claims } : { kind: "unknown" };
 }
 
-/** The claims a record holds on the pool as read: its own, and those of its write in doubt if the pool shows it landed. */
+/**
+ * The claims a record holds on the pool as read: its own; those of its write in doubt if the pool shows it landed;
+ * and those that write dropped while it is pending (it has not landed: the addresses it takes out are still ours).
+ */
 export function recordClaims(
   record: GatewayRecord,
   pool: { etag: string; addresses: readonly PoolAddress[] },
 ): GatewayClaim[] {
   const doubt = record.doubt ? settleDoubt(record.doubt, pool) : undefined;
-  return [...record.claims, ...(doubt?.kind === "landed" ? doubt.claims : [])];
+  const earned = doubt?.kind === "landed" ? record.doubt!.claims : [];
+  const released = doubt?.kind === "pending" ? (record.doubt!.released ?? []) : [];
+  return [...record.claims, ...earned, ...released];
 }
 
 /** Each target's record of the addresses it added to each Application Gateway pool (docs/storage.md). */

@@ -7,6 +7,7 @@ import {
   type StoredDeclaration,
 } from "../core/declarations";
 import {
+  claimsDropped,
   claimsKeptBy,
   claimsUnder,
   doubtOf,
@@ -132,6 +133,7 @@ export async function reconcileIpPools(
               claimed: record.claims,
               ...(record.doubt ? { doubt: record.doubt } : {}),
               beforeGatewayWrite: record.beforeWrite,
+              gatewayWriteRefused: record.refused,
               gatewayWriteInDoubt: record.inDoubt,
             }
           : {}),
@@ -186,11 +188,22 @@ async function gatewayRecord(ref: TargetRef, pool: BackendPoolRef, deps: IpPoolD
     doubt = nextDoubt;
   };
   const prefix = targetAddressPrefix(ref.key);
+  // The claims the write being sent dropped: given back if the gateway refused it, kept with its doubt if no answer came.
+  let released: GatewayClaim[] = [];
   return {
     claims,
     ...(doubt ? { doubt } : {}),
-    beforeWrite: (addresses: readonly PoolAddress[]) => save(claimsKeptBy(claims, addresses), doubt),
-    inDoubt: (addresses: readonly PoolAddress[], ifMatch: string) => save(claims, doubtOf(ifMatch, addresses, prefix)),
+    beforeWrite: async (addresses: readonly PoolAddress[]) => {
+      const kept = claimsKeptBy(claims, addresses);
+      released = [...released, ...claimsDropped(claims, kept)];
+      await save(kept, doubt);
+    },
+    refused: async () => {
+      await save([...claims, ...released], doubt);
+      released = [];
+    },
+    inDoubt: (addresses: readonly PoolAddress[], ifMatch: string) =>
+      save(claims, doubtOf(ifMatch, addresses, prefix, released)),
     // A doubt stays while the gateway keeps the ETag its write was conditional on (it may still land); once the ETag
     // moved, its claims were taken if the pool showed it landed (poolWrites), and it is done with.
     afterWrite: (model: BackendPoolModel) =>

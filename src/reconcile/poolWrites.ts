@@ -1,4 +1,11 @@
-import { NotFoundError, PreconditionFailedError, RefusedError, ThrottledError, TransientError } from "../core/errors";
+import {
+  ConflictError,
+  NotFoundError,
+  PreconditionFailedError,
+  RefusedError,
+  ThrottledError,
+  TransientError,
+} from "../core/errors";
 import { fitToPool, planAddresses, type Contribution } from "../core/ipPoolAddresses";
 import {
   nameClaimed,
@@ -52,6 +59,8 @@ export interface PoolShare {
    * its record the claims the write removes (core/gatewayPoolAddresses.ts). A failure sends nothing.
    */
   beforeGatewayWrite?: (addresses: readonly PoolAddress[]) => Promise<void>;
+  /** The gateway refused the write (412, 409, 429): the claims beforeGatewayWrite dropped are given back. */
+  gatewayWriteRefused?: () => Promise<void>;
 }
 
 export interface PoolWriteResult {
@@ -229,6 +238,8 @@ export class PoolWrites {
             // the doubt that holds finishes back; the record keeps what the write sent).
             if (current.gateway && err instanceof TransientError)
               for (const w of live) await w.share.gatewayWriteInDoubt?.(addresses, current.etag);
+            // The gateway answered no: nothing landed, and the claims dropped before the write are ours again.
+            if (current.gateway && refusedByGateway(err)) for (const w of live) await w.share.gatewayWriteRefused?.();
             throw err;
           }
           return written.gateway ? { ...written, addresses: namedAsSent(written.addresses, addresses) } : written;
@@ -249,6 +260,13 @@ export class PoolWrites {
     return { model: result.model, before, wrote: result.kind === "written" };
   }
 }
+
+/**
+ * An answer to the PUT itself that says it was not taken. A failed operation or poll says nothing of the kind (the
+ * operation poller turns those into TransientError or FatalError), so neither gives claims back.
+ */
+const refusedByGateway = (err: unknown): boolean =>
+  err instanceof PreconditionFailedError || err instanceof ThrottledError || err instanceof ConflictError;
 
 /** Pools are not cached: every batch reads its pool, so what it finishes rests on ARM's word. */
 const NO_ROW = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  claimsDropped,
   claimsKeptBy,
   claimsUnder,
   doubtOf,
@@ -161,5 +162,29 @@ describe("a gateway write whose answer never came (issue 43)", () => {
       expect(settleDoubt(doubt, pool)).toEqual({ kind: "unknown" });
       expect(recordClaims({ claims: [], doubt }, pool)).toEqual([]);
     }
+  });
+
+  it("an absent in doubt: the claims it dropped stay ours while it is pending, and are gone once it landed or is unknown", () => {
+    const ours = { name: `${prefix}0`, ipAddress: "10.1.0.4" };
+    const kept = claimsKeptBy([ours], [ip("10.9.0.1")]);
+    expect(kept).toEqual([]);
+    const released = claimsDropped([ours], kept);
+    expect(released).toEqual([ours]);
+    const absent = doubtOf('W/"e0"', [ip("10.9.0.1")], targetAddressPrefix(T), released);
+    const before = onGateway([ip("10.9.0.1"), ours]);
+    // Pending: the gateway holds the ETag; our address is still ours, so the next write takes it out.
+    expect(recordClaims({ claims: kept, doubt: absent }, { etag: 'W/"e0"', addresses: before })).toEqual([ours]);
+    // Landed: the pool lists what it sent; nothing of ours is left to claim.
+    expect(recordClaims({ claims: kept, doubt: absent }, { etag: 'W/"e1"', addresses: [ip("10.9.0.1")] })).toEqual([]);
+    // Unknown: another write since; the address may be another writer's now, never claimed.
+    expect(recordClaims({ claims: kept, doubt: absent }, { etag: 'W/"e2"', addresses: before })).toEqual([]);
+  });
+
+  it("drops one claim per address the write removes, even of one IP claimed twice", () => {
+    const a = { name: `${prefix}0`, ipAddress: "10.1.0.4" };
+    const b = { name: `${prefix}1`, ipAddress: "10.1.0.4" };
+    expect(claimsDropped([a, b], [b])).toEqual([a]);
+    expect(claimsDropped([a, b], [a, b])).toEqual([]);
+    expect(claimsDropped([a], [])).toEqual([a]);
   });
 });

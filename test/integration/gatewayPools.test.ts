@@ -181,6 +181,45 @@ describe("Application Gateway pools that list addresses (issue 43)", () => {
     expect(sorted(ips(h))).toEqual(sorted([...theirs]));
   });
 
+  it("an absent whose gateway writes all meet another writer's change (412 until the pass comes back) takes ours out on the next pass", async () => {
+    h = await startHarness({
+      sim: { seed: poolKindWorld({ capacity: 2 }) },
+      env: {
+        POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}`,
+        POOLSYNC_GATHER_MILLISECONDS: "0",
+        POOLSYNC_MAX_PRECONDITION_RETRIES: "1",
+      },
+    });
+    const members = await memberIps(h, KINDS.scaleSet);
+    await declareAndPass(h, declaration(KINDS.scaleSet, "present"));
+    expect(sorted(ips(h))).toEqual(sorted([...FOREIGN, ...members]));
+    // Every write of this pass meets another writer's change: the claims the absent dropped before its first write
+    // must come back with the 412, or the next pass reads our addresses as another writer's and leaves them.
+    let n = 0;
+    const raced = h.sim.control.beforeNextWrite(
+      KINDS.gateway,
+      (agw) => {
+        const pool = ((agw["properties"] as JsonObject)["backendAddressPools"] as JsonObject[]).find(
+          (p) => p["name"] === "addrs",
+        )!;
+        const props = pool["properties"] as JsonObject;
+        props["backendAddresses"] = [
+          ...((props["backendAddresses"] as JsonObject[]) ?? []),
+          { ipAddress: `10.1.251.${++n}` },
+        ];
+      },
+      { times: 2 },
+    );
+    await declareAndPass(h, declaration(KINDS.scaleSet, "absent"));
+    expect(raced.applied()).toBe(2);
+    expect(sorted(ips(h))).toEqual(sorted([...FOREIGN, "10.1.251.1", "10.1.251.2", ...members]));
+    expect((await stored(h, KINDS.scaleSet))[0]?.outcome.kind).not.toBe("applied");
+
+    await pass(h, KINDS.scaleSet);
+    expect(sorted(ips(h))).toEqual(sorted([...FOREIGN, "10.1.251.1", "10.1.251.2"]));
+    expect((await stored(h, KINDS.scaleSet))[0]?.outcome).toMatchObject({ kind: "applied", appliedEverywhere: true });
+  });
+
   it("plans one gateway write on the gateway's ETag with the IPs it would add, and, after them, only ours to take out", async () => {
     h = await start({ capacity: 2 });
     const members = await memberIps(h, KINDS.scaleSet);

@@ -19,7 +19,12 @@ const claims = z.array(z.object({ name: z.string().min(1).max(80), ipAddress: z.
 const recordSchema = z.object({
   claims,
   doubt: z
-    .object({ ifMatch: z.string().min(1).max(256), sent: z.array(z.string().max(300)).max(10_000), claims })
+    .object({
+      ifMatch: z.string().min(1).max(256),
+      sent: z.array(z.string().max(300)).max(10_000),
+      claims,
+      released: claims.optional(),
+    })
     .optional(),
 });
 
