@@ -9,7 +9,10 @@ import type { PoolKindsKnown } from "./poolKindsKnown";
 import type { PoolWrites } from "./poolWrites";
 import { reconcileScaleSet } from "./reconcileScaleSet";
 import { reconcileVm } from "./reconcileVm";
-import type { ReconcileDeps, ReconcileReport, ReconcileTrigger } from "./vocabulary";
+import { reporter, type ReconcileDeps, type ReconcileReport, type ReconcileTrigger } from "./vocabulary";
+import { budgetOwed, payAhead } from "./writeBudget";
+import { nextStep, reportFieldsOf, type ComeBack } from "./passResult";
+import { CallStats } from "./callStats";
 
 /**
  * A target's pass over every kind of pool (issue 43). Declarations into IP-based load balancer pools and into
@@ -30,11 +33,18 @@ export async function reconcileTarget(
   trigger: ReconcileTrigger,
   deps: ReconcileDeps & { pools?: PoolDeps },
 ): Promise<ReconcileReport> {
+  const all = await deps.declarations.listForTarget(ref);
+  // A pass sent back by a spent write budget takes that budget first: if it is still spent, it comes back unread.
+  const owed = all.length > 0 ? budgetOwed(trigger.reason) : undefined;
+  if (owed) {
+    const paid = await payAhead(owed, deps);
+    if ("comeBack" in paid) return cameBackUnread(ref, trigger, all.length, paid.comeBack, deps);
+    deps = { ...deps, credit: paid.credit };
+  }
   const references = (d: ReconcileDeps) =>
     ref.kind === "vm" ? reconcileVm(ref, trigger, d) : reconcileScaleSet(ref, trigger, d);
   const pools = deps.pools;
   if (!pools) return references(deps);
-  const all = await deps.declarations.listForTarget(ref);
   const ip = new Set<string>();
   const adminOnNic = new Set<string>();
   for (const d of all) {
@@ -54,6 +64,18 @@ export async function reconcileTarget(
   const taken = new Set([...ip, ...adminOnNic]);
   const rest = await references({ ...deps, declarations: without(deps.declarations, taken) });
   return merged(rest, ipReport);
+}
+
+/** The report of a pass that came back before reading anything: no ARM call, its come-back as the next step. */
+function cameBackUnread(
+  ref: TargetRef,
+  trigger: ReconcileTrigger,
+  declarations: number,
+  later: ComeBack,
+  deps: ReconcileDeps,
+): ReconcileReport {
+  const step = nextStep([later], trigger.attempt, deps.config.maxAttempts);
+  return reporter(ref, trigger, new CallStats(), deps, () => 0)("requeued", declarations, reportFieldsOf(step));
 }
 
 /** The target's declarations less those another part of the pass serves. */

@@ -38,6 +38,8 @@ export interface ReconcileDeps {
   pacer: WritePacer;
   /** Every host's shared write budgets (pacing/sharedWriteBudget); without it, this host's pacer alone. */
   sharedBudget?: Pick<SharedWriteBudget, "take">;
+  /** The write token the pass took before it read (reconcile/writeBudget.ts `payAhead`), by lower-case resource ID. */
+  credit?: Set<string>;
   /** A client request id for a write to this resource (recognisable in its events: azure/requestIds.ts). */
   newRequestId: (resourceId: string) => string;
   random?: () => number;

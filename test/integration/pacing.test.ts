@@ -4,6 +4,7 @@ import { scaleSetRef } from "../support/refs";
 import { scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 import type { ReadPacer } from "../../src/azure/readPacing";
 import { ThrottledError } from "../../src/core/errors";
+import { QUEUE_DECLARER } from "../../src/core/declarations";
 
 const declare = (state: "present" | "absent", i: number) => ({
   v: 1,
@@ -53,6 +54,44 @@ describe("write pacing inside CRP's budget", () => {
       if (refills === 0) expect(deferred?.requeueAfterMs).toBeGreaterThan(10_000);
     },
   );
+
+  it("a pass sent back by a spent write budget takes that budget before it reads: still spent, it comes back unread", async () => {
+    h = await startHarness({ sim: { throttling: true }, env: { POOLSYNC_GATHER_MILLISECONDS: "0" } });
+    const ref = scaleSetRef(DEMO.scaleSetId);
+    await h.send(declare("present", 0));
+    await h.drain();
+    // CRP answers the absent's model write 429 for two minutes: the pacer learns the scale set's budget is spent.
+    h.sim.control.injectFault({
+      method: "PUT",
+      path: "virtualMachineScaleSets/etag-k8s-mp-0$",
+      retryAfterSeconds: 120,
+    });
+    await h.services.declarations.upsert(ref, {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "absent",
+      declaredAt: new Date().toISOString(),
+      requestId: "absent-1",
+      declaredBy: QUEUE_DECLARER,
+    });
+    const throttled = await h.services.reconcile(ref, { reason: "declare absent", attempt: 0 });
+    expect(throttled).toMatchObject({ result: "requeued", throttles: 1 });
+    // Its retry reads (it owes no budget by name), then meets the spent budget before its write.
+    const paced = await h.services.reconcile(ref, {
+      reason: `retry after: ${throttled.reason}`,
+      attempt: 1,
+      fresh: true,
+    });
+    expect(paced).toMatchObject({ result: "requeued", reason: expect.stringMatching(/^pacing: write budget of /) });
+    expect(paced.armReads).toBeGreaterThan(0);
+    // The next retry owes that budget: while it is spent, no read at all, however fresh the pass was asked to be.
+    const before = h.sim.control.stats(DEMO.scaleSetId);
+    const unread = await h.services.reconcile(ref, { reason: `retry after: ${paced.reason}`, attempt: 2, fresh: true });
+    expect(unread).toMatchObject({ result: "requeued", armReads: 0, armWrites: 0 });
+    expect(unread.requeueAfterMs).toBeGreaterThan(60_000);
+    expect(h.sim.control.stats(DEMO.scaleSetId)).toMatchObject({ gets: before.gets, puts: before.puts });
+  });
 
   it("(control) without pacing the same sequence runs into CRP's 429", async () => {
     h = await startHarness({
