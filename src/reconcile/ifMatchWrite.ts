@@ -1,10 +1,11 @@
 import type { Config } from "../config";
-import { describeError, PreconditionFailedError, TransientError } from "../core/errors";
-import type { Logger, WriteOptions } from "../core/ports";
+import { describeError, PreconditionFailedError, ThrottledError, TransientError } from "../core/errors";
+import type { Clock, Logger, WriteOptions } from "../core/ports";
 import { requireEtag } from "../core/etagGuard";
 import { preconditionBackoffMs } from "../core/retryPolicy";
 import { comeBack, type ComeBack } from "./passResult";
-import { budgetReady, learnThrottle, pace, type BudgetDeps, type PacedTarget } from "./writeBudget";
+import type { WritePacer } from "../pacing/writePacer";
+import type { SharedWriteBudget } from "../pacing/sharedWriteBudget";
 import type { LeaseGuard } from "./leaseGuard";
 import type { WriteDoubts } from "../core/control";
 import type { PassEvent, PassEvents } from "../core/history";
@@ -16,7 +17,8 @@ import type { PassEvent, PassEvents } from "../core/history";
  * from, so a concurrent writer's change is never overwritten.
  */
 
-export type { PacedTarget } from "./writeBudget";
+/** What the pacer budgets a write against. */
+export type PacedTarget = Parameters<WritePacer["take"]>[0];
 
 /** The cache row of the thing written. */
 export interface CacheRow<M> {
@@ -53,7 +55,11 @@ export interface IfMatchTarget<M extends { etag: string }, E> {
   age?: { readAt: number; maxAgeMs: number };
 }
 
-export interface IfMatchDeps extends BudgetDeps {
+export interface IfMatchDeps {
+  pacer: WritePacer;
+  /** The subscription's budgets as every host shares them (reserved in storage before a write spends them). */
+  sharedBudget?: Pick<SharedWriteBudget, "take">;
+  clock: Clock;
   log: Logger;
   /** A client request id for a write to this resource (recognisable in its events: azure/requestIds.ts). */
   newRequestId: (resourceId: string) => string;
@@ -65,7 +71,17 @@ export interface IfMatchDeps extends BudgetDeps {
   doubts?: Pick<WriteDoubts, "record">;
   /** The pass's events: each write goes into its target's history. */
   events?: PassEvents;
+  /**
+   * Resources (lower-case IDs) whose next write's token the pass took before it read (reconcile/writeBudget.ts): that
+   * write spends it instead of pacing, once.
+   */
+  credit?: Set<string>;
 }
+
+/** What pacing one write needs of the loop's dependencies. */
+export type BudgetDeps = Pick<IfMatchDeps, "pacer" | "sharedBudget" | "clock" | "credit"> & {
+  config: Pick<Config, "pacingMaxWaitMs">;
+};
 
 export type IfMatchResult<M> =
   | { kind: "written"; model: M }
@@ -180,4 +196,52 @@ async function readOrGone<M extends { etag: string }, E>(target: IfMatchTarget<M
 async function goneFrom<M extends { etag: string }, E>(target: IfMatchTarget<M, E>): Promise<IfMatchResult<M>> {
   await target.row.evict();
   return { kind: "gone" };
+}
+
+/** The come-back of a write whose budget is spent: its reason names the resource (writeBudget.ts finds it again). */
+export function budgetSpent(id: string, waitMs: number, shared: boolean): ComeBack {
+  const which = shared ? "shared write budget" : "write budget";
+  return comeBack("wait", waitMs, `pacing: ${which} of ${id} is spent for ${Math.ceil(waitMs / 1000)} s`);
+}
+
+/**
+ * Waits for the write budget (briefly) and takes it, or answers when to come back, when it is there: a write that
+ * would only earn a 429 is never sent. A credit for the resource is that token, taken before the pass read.
+ */
+export async function pace(target: PacedTarget, deps: BudgetDeps): Promise<ComeBack | undefined> {
+  if (deps.credit?.delete(target.id.toLowerCase())) return undefined;
+  const spent = await budgetReady(target, deps);
+  if (spent) return spent;
+  if (deps.sharedBudget) {
+    // Reserved from what every host shares before it is spent here.
+    const wait = await deps.sharedBudget.take(target, (ms) => deps.clock.sleep(ms), deps.config.pacingMaxWaitMs);
+    if (wait > 0) return budgetSpent(target.id, wait, true);
+  }
+  // Checked and spent in one synchronous step: writers woken by the same refill must not all see its last token.
+  while (deps.pacer.waitMs(target) > 0) {
+    const later = await budgetReady(target, deps);
+    if (later) return later;
+  }
+  deps.pacer.take(target);
+  return undefined;
+}
+
+/** Waits (briefly) until the write budget has a token, or answers when to come back; takes nothing. */
+async function budgetReady(target: PacedTarget, deps: BudgetDeps): Promise<ComeBack | undefined> {
+  for (;;) {
+    const wait = deps.pacer.waitMs(target);
+    if (wait === 0) return undefined;
+    if (wait > deps.config.pacingMaxWaitMs) return budgetSpent(target.id, wait, false);
+    await deps.clock.sleep(wait);
+  }
+}
+
+/** Sends the write; on 429 the pacer learns that budget is empty until Retry-After. */
+async function learnThrottle<T>(target: PacedTarget, deps: IfMatchDeps, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof ThrottledError) deps.pacer.throttled(target, err.retryAfterMs, err.message);
+    throw err;
+  }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WritePacer } from "../../src/pacing/writePacer";
-import { budgetOwed, budgetSpent, pace, payAhead, type BudgetDeps } from "../../src/reconcile/writeBudget";
+import { budgetSpent, pace, type BudgetDeps } from "../../src/reconcile/ifMatchWrite";
+import { budgetOwed, payAhead } from "../../src/reconcile/writeBudget";
 import { instanceRefOf, scaleSetRef } from "../support/refs";
 
 /**
