@@ -38,6 +38,24 @@ export interface ArmNetworkOptions {
   readPacer?: ReadPacer;
 }
 
+/** What a PUT of ours is sent with: the abort signal, If-Match and our request id, and the answer's capture. */
+interface PutOptions {
+  abortSignal: AbortSignal;
+  requestOptions: { headers: Record<string, string> };
+  onResponse: (r: {
+    status: number;
+    headers: PutAnswer["headers"];
+    parsedBody?: unknown;
+    bodyAsText?: string | null;
+  }) => void;
+}
+
+/** ARM's answer to a PUT it took: its headers (the operation to await, the ETag) and body. */
+interface PutAnswer {
+  headers: { get(name: string): string | undefined };
+  body: unknown;
+}
+
 function toNicModel(nic: NetworkInterface, fallbackId: string): NicModel {
   return {
     id: nic.id ?? fallbackId,
@@ -109,26 +127,8 @@ export class ArmNetwork implements NetworkPort {
     if ((base.provisioningState ?? "").toLowerCase() === "deleting")
       throw new BeingDeletedError(`${ref.id} is being deleted`);
     const body = { ...base.nic, ipConfigurations } as NetworkInterface;
-    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
-    let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
-    let refused: string | undefined;
-    try {
-      // submitted(): the PUT alone; its operation is polled below on the operation resource, not by the SDK.
-      await this.client(ref.subscriptionId)
-        .networkInterfaces.createOrUpdate(ref.resourceGroup, ref.name, body, {
-          abortSignal: this.signal(),
-          requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
-          onResponse: (r) => {
-            if (r.status >= 400) refused = r.bodyAsText ?? undefined;
-            else answer ??= { headers: r.headers, body: r.parsedBody };
-          },
-        })
-        .submitted();
-    } catch (err) {
-      throw classifyArmError(err, what, refused);
-    }
-    await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
-      getThroughPipeline(this.client(ref.subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),
+    const answer = await this.putAndAwait(ref.subscriptionId, `PUT ${ref.id} If-Match ${opts.ifMatch}`, opts, (o) =>
+      this.client(ref.subscriptionId).networkInterfaces.createOrUpdate(ref.resourceGroup, ref.name, body, o),
     );
     const etag = answer?.headers.get("etag") ?? (answer?.body as { etag?: string } | undefined)?.etag;
     // NRP gives every write a new ETag; without one in the answer the NIC is not known and must be read again.
@@ -164,21 +164,14 @@ export class ArmNetwork implements NetworkPort {
     if (ref.poolKind === "applicationGatewayBackendPool") return this.writeGatewayPool(ref, base, addresses, opts);
     // The pool as read, with these addresses: a pool PUT replaces it whole (read-only fields are not serialised).
     const body = { ...base.pool, loadBalancerBackendAddresses: addresses.map(poolAddressToArm) } as BackendAddressPool;
-    const what = `PUT ${ref.id} If-Match ${opts.ifMatch}`;
-    let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
-    try {
-      await this.client(ref.subscriptionId)
-        .loadBalancerBackendAddressPools.createOrUpdate(ref.resourceGroup, ref.parent, ref.name, body, {
-          abortSignal: this.signal(),
-          requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
-          onResponse: (r) => (answer ??= { headers: r.headers, body: r.parsedBody }),
-        })
-        .submitted();
-    } catch (err) {
-      throw classifyArmError(err, what);
-    }
-    await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
-      getThroughPipeline(this.client(ref.subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),
+    const answer = await this.putAndAwait(ref.subscriptionId, `PUT ${ref.id} If-Match ${opts.ifMatch}`, opts, (o) =>
+      this.client(ref.subscriptionId).loadBalancerBackendAddressPools.createOrUpdate(
+        ref.resourceGroup,
+        ref.parent,
+        ref.name,
+        body,
+        o,
+      ),
     );
     // The write's own answer is what the pool holds now (NRP answers the pool as written, with the new ETag).
     const written = poolFromArm((answer?.body ?? {}) as Record<string, unknown>, ref.id);
@@ -210,29 +203,48 @@ export class ArmNetwork implements NetworkPort {
     if (!base.gateway) throw new Error(`${ref.id} was not read with its gateway`);
     const body = gatewayWithAddresses(base.gateway, ref.name, addresses);
     const gatewayId = ref.id.replace(/\/backendAddressPools\/[^/]+$/i, "");
-    const what = `PUT ${gatewayId} If-Match ${opts.ifMatch}`;
-    let answer: { headers: { get(name: string): string | undefined }; body: unknown } | undefined;
-    let refused: string | undefined;
-    try {
-      await this.client(ref.subscriptionId)
-        .applicationGateways.createOrUpdate(ref.resourceGroup, ref.parent, body as ApplicationGateway, {
-          abortSignal: this.signal(),
-          requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
-          onResponse: (r) => {
-            if (r.status >= 400) refused = r.bodyAsText ?? undefined;
-            else answer ??= { headers: r.headers, body: r.parsedBody };
-          },
-        })
-        .submitted();
-    } catch (err) {
-      throw classifyArmError(err, what, refused);
-    }
-    await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
-      getThroughPipeline(this.client(ref.subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),
+    const answer = await this.putAndAwait(ref.subscriptionId, `PUT ${gatewayId} If-Match ${opts.ifMatch}`, opts, (o) =>
+      this.client(ref.subscriptionId).applicationGateways.createOrUpdate(
+        ref.resourceGroup,
+        ref.parent,
+        body as ApplicationGateway,
+        o,
+      ),
     );
     // The write's own answer is what the pool holds now; the gateway to write next is the one sent, at its new ETag.
     const answered = gatewayPoolFromArm((answer?.body ?? {}) as Record<string, unknown>, ref.name, ref.id);
     return { ...answered, gateway: { ...body, etag: answered.etag }, provisioningState: "Succeeded" };
+  }
+
+  /**
+   * One long-running PUT with If-Match: sent alone (`submitted()`: its operation is polled here on the operation
+   * resource, not by the SDK), its refusal mapped to a typed error with ARM's own words, its operation awaited. The
+   * answer's headers and body are what the write holds now.
+   */
+  private async putAndAwait(
+    subscriptionId: string,
+    what: string,
+    opts: WriteOptions,
+    send: (options: PutOptions) => { submitted(): Promise<unknown> },
+  ): Promise<PutAnswer | undefined> {
+    let answer: PutAnswer | undefined;
+    let refused: string | undefined;
+    try {
+      await send({
+        abortSignal: this.signal(),
+        requestOptions: { headers: { "if-match": opts.ifMatch, "x-ms-client-request-id": opts.clientRequestId } },
+        onResponse: (r) => {
+          if (r.status >= 400) refused = r.bodyAsText ?? undefined;
+          else answer ??= { headers: r.headers, body: r.parsedBody };
+        },
+      }).submitted();
+    } catch (err) {
+      throw classifyArmError(err, what, refused);
+    }
+    await awaitWriteOperation(answer?.headers, what, this.poll, (u) =>
+      getThroughPipeline(this.client(subscriptionId).pipeline, this.httpClient, u, this.opts.requestTimeoutMs),
+    );
+    return answer;
   }
 
   async listScaleSetNics(ref: ScaleSetRef): Promise<ScaleSetInstanceNics[]> {
