@@ -1,16 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { armEdgeOptions, checkedWriteFlight } from "../../src/app/armEdges";
-import { loadConfig } from "../../src/config";
+import { azuriteConfig } from "../support/appConfig";
 import { manualClock, SIM_CA_FILE } from "../support/harness";
 
-const config = (env: Record<string, string>) =>
-  loadConfig({
-    POOLSYNC_SCOPES: "/subscriptions/0b5e1c9a-7f3d-4e2a-9c1b-3d5f7a9b1c2d",
-    POOLSYNC_BINDINGS: "*",
-    AzureWebJobsStorage: "UseDevelopmentStorage=true",
-    ...env,
-  });
+const config = azuriteConfig;
 
 describe("the ARM edges as the settings describe them", () => {
   it("lets a write be in flight for the ARM request timeout, on the app's clock", () => {
