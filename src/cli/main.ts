@@ -113,8 +113,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (command === undefined) throw new UsageError("no command given");
     const allowed = ALLOWED[command];
     if (!allowed) throw new UsageError(`unknown command "${command}"`);
-    if (positionals.length > (command === "plan" ? 2 : 1))
-      throw new UsageError(`unexpected argument "${positionals[1]}"`);
+    const takes = command === "plan" ? 2 : 1;
+    if (positionals.length > takes) throw new UsageError(`unexpected argument "${positionals[takes]}"`);
     const misplaced = (
       ["scale-set", "pool", "ip-configuration", "state", "admin-state", "instances", "from", "to"] as const
     ).filter((o) => values[o] !== undefined && !allowed.includes(o));

@@ -22,8 +22,11 @@ import { instrumentAzureSdk } from "../../src/app/telemetry";
  * worker run one after another in one process, where a global left set would give every later file's work a span
  * (an enqueue's reason would carry a traceparent its test does not expect).
  */
-export function startInMemoryTelemetry() {
-  const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+export function startInMemoryTelemetry(
+  /** DELTA: a gauge's value is exported only by the collection it was observed in (a lapsed one is seen gone). */
+  temporality = AggregationTemporality.CUMULATIVE,
+) {
+  const metricExporter = new InMemoryMetricExporter(temporality);
   const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
   const meterProvider = new MeterProvider({ readers: [reader] });
   metrics.setGlobalMeterProvider(meterProvider);
@@ -46,7 +49,7 @@ export function startInMemoryTelemetry() {
       await meterProvider.shutdown();
     },
     spans: (): ReadableSpan[] => spanExporter.getFinishedSpans(),
-    /** Every data point of the named metric, from one collection now (cumulative since start). */
+    /** Every data point of the named metric, from one collection now (cumulative since start, unless DELTA). */
     async points(name: string): Promise<Array<DataPoint<unknown>>> {
       metricExporter.reset();
       await reader.forceFlush();
