@@ -2,6 +2,8 @@ import { TableClient } from "@azure/data-tables";
 import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
 import { memoryLogger } from "../../src/app/logger";
 import { CacheRowMac } from "../../src/azure/cacheRowMac";
+import { ResourceOwnerTable } from "../../src/azure/resourceOwnerTable";
+import { TargetCache } from "../../src/azure/targets/targetCache";
 import { TargetDeclarations } from "../../src/azure/targets/targetDeclarations";
 import { TargetStore } from "../../src/azure/targets/targetStore";
 import { QUEUE_DECLARER, type Declaration, type StoredDeclaration } from "../../src/core/declarations";
@@ -9,14 +11,15 @@ import type { TargetRef } from "../../src/core/resourceIds";
 import { manualClock } from "./harness";
 
 /**
- * A targets table of its own on the shared Azurite, with the store and its declarations on a clock the test moves:
- * for unit tests of modules that record outcomes or read declarations across the real Table edge.
+ * A targets table of its own on the shared Azurite (and a shared table for the cache's owner rows), with the store, its
+ * declarations and its cache on a clock the test moves: for unit tests of modules that record outcomes, read
+ * declarations or keep cache rows across the real Table edge.
  */
 export async function targetTableOnAzurite(prefix: string) {
-  const table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName(prefix), {
-    allowInsecureConnection: true,
-  });
-  await table.createTable();
+  const tableOf = (name: string) =>
+    TableClient.fromConnectionString(testStorageConnectionString(), name, { allowInsecureConnection: true });
+  const [table, shared] = [tableOf(uniqueName(prefix)), tableOf(uniqueName(`${prefix}s`))];
+  await Promise.all([table.createTable(), shared.createTable()]);
   const clock = manualClock();
   const log = memoryLogger();
   const store = new TargetStore(table, {
@@ -27,6 +30,7 @@ export async function targetTableOnAzurite(prefix: string) {
     log,
   });
   const declarations = new TargetDeclarations(store);
+  const cache = new TargetCache(store, new ResourceOwnerTable(shared));
   /** Stores declarations of `target` as the intake would, and answers them as a pass lists them. */
   const declare = async (target: TargetRef, ds: Array<Partial<Declaration> & Pick<Declaration, "backendPoolId">>) => {
     for (const [i, d] of ds.entries())
@@ -42,5 +46,5 @@ export async function targetTableOnAzurite(prefix: string) {
     return declarations.listForTarget(target);
   };
   const byPool = (ds: readonly StoredDeclaration[], pool: string) => ds.find((d) => d.backendPoolId === pool)!;
-  return { table, store, clock, log, declarations, declare, byPool };
+  return { table, store, clock, log, declarations, cache, declare, byPool };
 }
