@@ -30,7 +30,8 @@ export async function targetTableOnAzurite(prefix: string) {
     log,
   });
   const declarations = new TargetDeclarations(store);
-  const cache = new TargetCache(store, new ResourceOwnerTable(shared));
+  const owners = new ResourceOwnerTable(shared);
+  const cache = new TargetCache(store, owners);
   /** Stores declarations of `target` as the intake would, and answers them as a pass lists them. */
   const declare = async (target: TargetRef, ds: Array<Partial<Declaration> & Pick<Declaration, "backendPoolId">>) => {
     for (const [i, d] of ds.entries())
@@ -46,5 +47,5 @@ export async function targetTableOnAzurite(prefix: string) {
     return declarations.listForTarget(target);
   };
   const byPool = (ds: readonly StoredDeclaration[], pool: string) => ds.find((d) => d.backendPoolId === pool)!;
-  return { table, store, clock, log, declarations, cache, declare, byPool };
+  return { table, shared, store, clock, log, declarations, owners, cache, declare, byPool };
 }
