@@ -1,29 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { KINDS, KINDS_SUBSCRIPTION, poolKindWorld } from "../../devkit/poolKindWorld";
-import { QUEUE_DECLARER } from "../../src/core/declarations";
-import { parseVmId } from "../../src/core/resourceIds";
+import { declareOn, targetRef } from "../support/declareOn";
 import { startHarness, type Harness } from "../support/harness";
 
 /** One pass over a declared VM: its NIC resources written with If-Match (the real SDKs, the simulator, Azurite). */
-const vmRef = (() => {
-  const r = parseVmId(KINDS.vm(0));
-  if (!r.ok) throw new Error(r.reason);
-  return r.value;
-})();
+const vmRef = targetRef(KINDS.vm(0));
 
 describe("reconcileVm", () => {
   let h: Harness;
-  let seq = 0;
-  const declare = (backendPoolId: string, state: "present" | "absent" = "present") =>
-    h.services.declarations.upsert(vmRef, {
-      scaleSetId: vmRef.id,
-      backendPoolId,
-      ipConfiguration: "",
-      state,
-      declaredAt: new Date(Date.now() + ++seq).toISOString(),
-      requestId: `vm-pass-${seq}`,
-      declaredBy: QUEUE_DECLARER,
-    });
+  let declare: ReturnType<typeof declareOn>;
   const pass = (attempt = 0) => h.services.reconcile(vmRef, { reason: "test", attempt });
   const outcomeOf = async (pool: string) =>
     (await h.services.declarations.listForTarget(vmRef)).find((d) => d.backendPoolId === pool)?.outcome;
@@ -35,6 +20,7 @@ describe("reconcileVm", () => {
       sim: { seed: poolKindWorld({ vms: 1 }) },
       env: { POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}` },
     });
+    declare = declareOn(h, vmRef);
   });
   afterAll(async () => {
     await h.stop();
