@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { InstanceModel, ScaleSetModel } from "../../src/core/models";
+import type { InstanceModel } from "../../src/core/models";
 import { instanceRef } from "../../src/core/resourceIds";
 import { handleResourceEvent } from "../../src/reconcile/handleResourceEvent";
 import { eventGridEvent } from "../support/armEventSamples";
 import { eventDepsOnAzurite } from "../support/eventDeps";
-import { scaleSetRef } from "../support/refs";
+import { bareModel, scaleSetRef } from "../support/refs";
 
 /** An ARM event as Event Grid delivers it, about a scale set or an instance: the tables and the queue on Azurite. */
 const SUB = "11111111-2222-3333-4444-555555555555"; // the samples' subscription
@@ -13,14 +13,7 @@ const REF = scaleSetRef(`${RG}/providers/Microsoft.Compute/virtualMachineScaleSe
 const POOL = `${RG}/providers/Microsoft.Network/loadBalancers/lb/backendAddressPools/pool-a`;
 const WRITE = "Microsoft.Compute/virtualMachineScaleSets/write";
 
-const model: ScaleSetModel = {
-  id: REF.id,
-  etag: "W/1",
-  location: "westeurope",
-  provisioningState: "Succeeded",
-  capacity: 1,
-  nics: [],
-};
+const model = bareModel(REF.id);
 const instance: InstanceModel = { ...model, id: `${REF.id}/virtualMachines/0`, instanceId: "0" };
 
 describe("handleResourceEvent", () => {

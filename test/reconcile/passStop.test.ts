@@ -1,12 +1,11 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { StoredDeclaration } from "../../src/core/declarations";
 import { BeingDeletedError, FatalError, NotFoundError, ThrottledError } from "../../src/core/errors";
-import type { ScaleSetModel } from "../../src/core/models";
 import { CallStats } from "../../src/reconcile/callStats";
 import { settleStop, type PassStop } from "../../src/reconcile/passStop";
 import { OutcomeRecorder } from "../../src/reconcile/recordOutcomes";
 import { reporter } from "../../src/reconcile/vocabulary";
-import { scaleSetRef } from "../support/refs";
+import { bareModel, scaleSetRef } from "../support/refs";
 import { targetTableOnAzurite } from "../support/targetTable";
 
 /** What a pass that stopped early tells its declarations (rows on Azurite) and the queue (its report). */
@@ -49,15 +48,7 @@ describe("settleStop", () => {
   const outcomeOf = async (name: string) => t.byPool(await t.declarations.listForTarget(REF), pool(name)).outcome;
 
   it("ARM's 404 marks every declaration target-deleted and drops the target's cached model", async () => {
-    const model: ScaleSetModel = {
-      id: REF.id,
-      etag: "W/1",
-      location: "westeurope",
-      provisioningState: "Succeeded",
-      capacity: 1,
-      nics: [],
-    };
-    await t.cache.storeScaleSet(REF, model, undefined);
+    await t.cache.storeScaleSet(REF, bareModel(REF.id), undefined);
     expect((await t.cache.readEntry(REF))?.model).toBeDefined();
     const r = await settle({ error: new NotFoundError("scale set not found", 404) });
     expect(r).toMatchObject({ result: "target-deleted", reason: "scale set not found" });
