@@ -55,7 +55,16 @@ export async function reconcileVm(
     });
   const intents = active.map(toIntent);
   const drift = new DriftWatch(ref, active, intents, deps);
-  const failure = { target: ref, trigger, active, declarations: declarations.length, outcomes, report };
+  // As a scale set's pass does: a stop of this pass (a give-up too) does not undo what an earlier pass applied.
+  const failure = {
+    target: ref,
+    trigger,
+    active,
+    declarations: declarations.length,
+    outcomes,
+    report,
+    spare: (d: StoredDeclaration) => d.outcome.kind === "applied",
+  };
 
   try {
     // One GET: a VM's NIC list changes rarely, but a VM that is gone must be seen as gone.
