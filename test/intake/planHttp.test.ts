@@ -1,20 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Declaration } from "../../src/core/declarations";
-import { parseTargetId, type TargetRef } from "../../src/core/resourceIds";
 import { handlePlan } from "../../src/intake/planHttp";
 import { KEY_CALLER } from "../../src/intake/principal";
 import { DEMO, startHarness, type Harness } from "../support/harness";
-import { API, errorOf, request } from "./requests";
+import { API, errorOf, request, targetRefOf } from "./requests";
 
 /**
  * src/intake/planHttp.ts: GET /api/plan?targetId= answers what a pass over the target would write now, reading ARM
  * (the simulator) and writing nothing; ARM's trouble is told as ARM's.
  */
-const refOf = (id: string): TargetRef => {
-  const r = parseTargetId(id);
-  if (!r.ok) throw new Error(r.reason);
-  return r.value;
-};
 const GONE = DEMO.scaleSetId.replace(/etag-k8s-mp-0$/, "never-created");
 
 describe("handlePlan", () => {
@@ -31,7 +25,7 @@ describe("handlePlan", () => {
         requestId: `req-${id.length}`,
         declaredBy: KEY_CALLER,
       };
-      await h.services.declare({ ref: refOf(id), declaration, claimant: declaration.requestId, reason: "test" });
+      await h.services.declare({ ref: targetRefOf(id), declaration, claimant: declaration.requestId, reason: "test" });
     }
   });
   afterAll(async () => {

@@ -1,4 +1,5 @@
 import { HttpRequest, type HttpResponseInit } from "@azure/functions";
+import { parseTargetId, type TargetRef } from "../../src/core/resourceIds";
 import { parseDeclareRequest, type DeclareRequest } from "../../src/intake/declareRequest";
 import type { Harness } from "../support/harness";
 
@@ -33,5 +34,12 @@ export const entraCaller = (id: string, name: string, roles: string[]) => ({
 export function declareRequestOf(h: Harness, body: unknown): DeclareRequest {
   const r = parseDeclareRequest(body, h.config.scopes, h.config.bindings);
   if (!r.ok) throw new Error(`test bug: ${r.problem.message}`);
+  return r.value;
+}
+
+/** A target ID the test made up or took from the demo world; a bad one is a bug in the test. */
+export function targetRefOf(id: string): TargetRef {
+  const r = parseTargetId(id);
+  if (!r.ok) throw new Error(`test bug: ${id} ${r.reason}`);
   return r.value;
 }

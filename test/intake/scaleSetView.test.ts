@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseTargetId, type TargetRef } from "../../src/core/resourceIds";
 import { cachedVmNics, loadScaleSetView } from "../../src/intake/scaleSetView";
 import { DEMO, startHarness, type Harness } from "../support/harness";
+import { targetRefOf } from "./requests";
 
 /**
  * src/intake/scaleSetView.ts: a target's memberships view from the declarations and the cache a pass left (Azurite),
@@ -12,11 +12,6 @@ const TARGETS = {
   uniform: DEMO.scaleSetId,
   flexible: `${GROUP}virtualMachineScaleSets/etag-k8s-flex-0`,
   vm: `${GROUP}virtualMachines/etag-k8s-vm-0`,
-};
-const refOf = (id: string): TargetRef => {
-  const r = parseTargetId(id);
-  if (!r.ok) throw new Error(r.reason);
-  return r.value;
 };
 
 describe("loadScaleSetView", () => {
@@ -31,7 +26,7 @@ describe("loadScaleSetView", () => {
     await h.stop();
   });
   const view = (id: string) =>
-    loadScaleSetView(refOf(id), {
+    loadScaleSetView(targetRefOf(id), {
       declarations: h.services.declarations,
       cache: h.services.cache,
       now: h.services.clock.now,
@@ -60,16 +55,20 @@ describe("loadScaleSetView", () => {
   });
 
   it("answers VM rows only where they can hold the target's memberships: none for a Uniform scale set", async () => {
-    const partition = async (id: string) => h.services.cache.readPartition(refOf(id));
+    const partition = async (id: string) => h.services.cache.readPartition(targetRefOf(id));
     expect(
-      await cachedVmNics(refOf(TARGETS.uniform), await partition(TARGETS.uniform), h.services.cache),
+      await cachedVmNics(targetRefOf(TARGETS.uniform), await partition(TARGETS.uniform), h.services.cache),
     ).toBeUndefined();
-    const flexible = await cachedVmNics(refOf(TARGETS.flexible), await partition(TARGETS.flexible), h.services.cache);
+    const flexible = await cachedVmNics(
+      targetRefOf(TARGETS.flexible),
+      await partition(TARGETS.flexible),
+      h.services.cache,
+    );
     expect(flexible?.vms.length).toBeGreaterThan(0);
     // A scale set not cached yet may be Flexible: with no VM row found either, there is nothing to show.
     const unread = `${GROUP}virtualMachineScaleSets/etag-k8s-mp-auto`;
-    expect(await cachedVmNics(refOf(unread), await partition(unread), h.services.cache)).toBeUndefined();
+    expect(await cachedVmNics(targetRefOf(unread), await partition(unread), h.services.cache)).toBeUndefined();
     // A cache that keeps no VM rows.
-    expect(await cachedVmNics(refOf(TARGETS.vm), await partition(TARGETS.vm), {})).toBeUndefined();
+    expect(await cachedVmNics(targetRefOf(TARGETS.vm), await partition(TARGETS.vm), {})).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { VmModel } from "../../src/core/models";
 import { freshnessOf, observeOnVm, vmNicsViews } from "../../src/intake/vmNicState";
 import { cached, cachedVm, nicId, NOW, POOL_A, POOL_OTHER, stored, TTL_MS, VM } from "./viewFixtures";
 
@@ -42,7 +43,7 @@ describe("observeOnVm", () => {
 
   it("says nothing of a VM whose row holds no model", () => {
     const vm = cachedVm(VM, []);
-    expect(observeOnVm({ ...vm, vm: cached(undefined) }, onVm, O)).toBeUndefined();
+    expect(observeOnVm({ ...vm, vm: cached<VmModel>(undefined) }, onVm, O)).toBeUndefined();
   });
 });
 
