@@ -1,18 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { driftNote } from "../../src/intake/driftHtml";
-import type { DriftAnswer } from "../../src/intake/driftView";
-import { nicId } from "./viewFixtures";
+import { driftAnswer, type DriftAnswer } from "../../src/intake/driftView";
+import { DRIFT } from "./viewFixtures";
 
 /** src/intake/driftHtml.ts: the status page's line on a membership's last drift: who, on what, how found, repaired. */
 const drift: DriftAnswer = {
-  at: "2026-12-02T09:30:00.000Z",
-  by: { name: "<b>ops</b>", id: "oid-ops", appId: "app-ops" },
-  operation: "Microsoft.Network/networkInterfaces/write",
-  correlationId: "corr-1",
+  ...driftAnswer(DRIFT),
+  by: { ...DRIFT.by, name: "<b>ops</b>" },
   source: "timer",
-  repairedAt: null,
-  resourceKind: "nic",
-  resourceId: nicId("vm-1-nic"),
 };
 
 describe("driftNote", () => {

@@ -1,21 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { declarationKey } from "../../src/core/declarations";
-import type { Drift } from "../../src/core/drift";
 import { driftAnswer, withDrift, type MembershipWithDrift } from "../../src/intake/driftView";
 import { observeScaleSet } from "../../src/intake/observedState";
-import { OPTIONS, POOL_A, POOL_B, stored, VMSS } from "./viewFixtures";
+import { DRIFT, OPTIONS, POOL_A, POOL_B, stored, VMSS } from "./viewFixtures";
 
 /** src/intake/driftView.ts: each membership shown with its own most recent drift, answered as docs/api.md says. */
-const drift: Drift = {
-  at: "2026-12-02T09:30:00.000Z",
-  by: { name: "ops-script", id: "oid-ops", appId: "app-ops" },
-  operation: "Microsoft.Compute/virtualMachineScaleSets/write",
-  correlationId: "corr-1",
-  source: "event",
-  repairedAt: undefined,
-  resourceKind: "model",
-  resourceId: VMSS,
-};
+const drift = DRIFT;
 
 describe("withDrift", () => {
   const view = observeScaleSet(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HistoryEntry } from "../../src/core/history";
 import { handleHistory } from "../../src/intake/historyHttp";
 import { DEMO, startHarness, type Harness } from "../support/harness";
-import { API, errorOf, request } from "./requests";
+import { API, refusals, request } from "./requests";
 
 /**
  * src/intake/historyHttp.ts: GET /api/history?targetId= pages through a target's timeline, newest first, as the
@@ -51,17 +51,12 @@ describe("handleHistory", () => {
   });
 
   it("refuses a limit outside 1 to 200 and a cursor it did not give, naming each", async () => {
-    const answers = await Promise.all(
-      ["&limit=0", "&limit=2.5", "&limit=201", "&cursor=h|1|x"].map(async (q) => {
-        const res = await history(q);
-        return [res.status, errorOf(res).field];
-      }),
-    );
+    const answers = await refusals(["&limit=0", "&limit=2.5", "&limit=201", "&cursor=h|1|x"].map((q) => history(q)));
     expect(answers).toEqual([
-      [400, "limit"],
-      [400, "limit"],
-      [400, "limit"],
-      [400, "cursor"],
+      [400, "invalid_field", "limit"],
+      [400, "invalid_field", "limit"],
+      [400, "invalid_field", "limit"],
+      [400, "invalid_field", "cursor"],
     ]);
   });
 });

@@ -21,6 +21,15 @@ export const request = (method: string, url: string, headers: Record<string, str
 export const errorOf = (res: HttpResponseInit) =>
   (res.jsonBody as { error: { code: string; message: string; field?: string } }).error;
 
+/** Each answer's status, error code and field, in the order the requests were given. */
+export const refusals = (answers: Promise<HttpResponseInit>[]) =>
+  Promise.all(
+    answers.map(async (p) => {
+      const res = await p;
+      return [res.status, errorOf(res).code, errorOf(res).field];
+    }),
+  );
+
 /** A caller as App Service authentication presents it (base64 JSON claims in x-ms-client-principal). */
 export const entraCaller = (id: string, name: string, roles: string[]) => ({
   "x-ms-client-principal": Buffer.from(

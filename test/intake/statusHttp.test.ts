@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handleStatus } from "../../src/intake/statusHttp";
 import { DEMO, startHarness, type Harness } from "../support/harness";
-import { API, errorOf, request } from "./requests";
+import { API, refusals, request } from "./requests";
 
 /**
  * src/intake/statusHttp.ts: GET /api/status answers JSON by default and the page to a browser (with headers that keep
@@ -50,17 +50,12 @@ describe("handleStatus", () => {
 
   it("refuses a target it cannot read or may not show, naming the field, and any method but GET", async () => {
     const elsewhere = DEMO.scaleSetId.replace(DEMO.subscription, "99999999-2222-3333-4444-555555555555");
-    const answers = await Promise.all(
-      [
-        status("?targetId=/subscriptions/x"),
-        status(`?scaleSetId=${encodeURIComponent(elsewhere)}`),
-        status("?format=json&FORMAT=html"),
-        status("", {}, "DELETE"),
-      ].map(async (p) => {
-        const res = await p;
-        return [res.status, errorOf(res).code, errorOf(res).field];
-      }),
-    );
+    const answers = await refusals([
+      status("?targetId=/subscriptions/x"),
+      status(`?scaleSetId=${encodeURIComponent(elsewhere)}`),
+      status("?format=json&FORMAT=html"),
+      status("", {}, "DELETE"),
+    ]);
     expect(answers).toEqual([
       [400, "invalid_field", "targetId"],
       [403, "out_of_scope", "scaleSetId"],

@@ -1,4 +1,5 @@
 import type { StoredDeclaration } from "../../src/core/declarations";
+import type { Drift } from "../../src/core/drift";
 import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "../../src/core/models";
 import type { NicConfiguration } from "../../src/core/networkProfile";
 import type { CachedEntry, CachedVmNics } from "../../src/core/ports";
@@ -16,6 +17,18 @@ export const POOL_B = `${RG}/Microsoft.Network/loadBalancers/lb/backendAddressPo
 /** Another writer's pool, which no declaration names. */
 export const POOL_OTHER = `${RG}/Microsoft.Network/loadBalancers/lb/backendAddressPools/someone-else`;
 export const nicId = (name: string) => `${RG}/Microsoft.Network/networkInterfaces/${name}`;
+
+/** Another writer's change that undid a membership, seen by its event and not repaired yet. */
+export const DRIFT: Drift = {
+  at: "2026-12-02T09:30:00.000Z",
+  by: { name: "ops-script", id: "oid-ops", appId: "app-ops" },
+  operation: "Microsoft.Network/networkInterfaces/write",
+  correlationId: "corr-1",
+  source: "event",
+  repairedAt: undefined,
+  resourceKind: "nic",
+  resourceId: nicId("vm-1-nic"),
+};
 
 export const NOW = Date.parse("2026-12-02T10:00:00Z");
 export const TTL_MS = 300_000;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { MembershipWithDrift } from "../../src/intake/driftView";
+import { driftAnswer, type MembershipWithDrift } from "../../src/intake/driftView";
 import { observeScaleSet } from "../../src/intake/observedState";
 import { resourceId, vmChips, vmNicTable } from "../../src/intake/vmNicHtml";
-import { cachedVm, nicId, OPTIONS, POOL_A, POOL_OTHER, stored, VM } from "./viewFixtures";
+import { cachedVm, DRIFT, nicId, OPTIONS, POOL_A, POOL_OTHER, stored, VM } from "./viewFixtures";
 
 /**
  * src/intake/vmNicHtml.ts: a VM target's NICs on the status page: one row per ip configuration with the pools on it,
@@ -33,16 +33,7 @@ describe("vmNicTable", () => {
     const [m] = view.memberships;
     const drifted: MembershipWithDrift = {
       ...m!,
-      drift: {
-        at: "2026-12-02T09:30:00.000Z",
-        by: { name: "ops-script", id: "o", appId: "a" },
-        operation: "write",
-        correlationId: "c",
-        source: "event",
-        repairedAt: null,
-        resourceKind: "nic",
-        resourceId: nicId("vm-2-nic").toUpperCase(),
-      },
+      drift: driftAnswer({ ...DRIFT, resourceId: nicId("vm-2-nic").toUpperCase() }),
     };
     const rows = flat(vmNicTable(view.vms, [drifted])).split("<tr>");
     expect(rows.find((r) => r.includes("vm-2-nic"))).toContain("drift by ops-script");
