@@ -1,12 +1,12 @@
-import { TableClient } from "@azure/data-tables";
+import type { TableClient } from "@azure/data-tables";
 import { beforeAll, describe, expect, it } from "vitest";
 import { statusOf, unless404 } from "../../src/azure/tableErrors";
-import { testStorageConnectionString, uniqueName } from "../../devkit/storage";
+import { freshTable } from "../support/freshTable";
 
-const table = TableClient.fromConnectionString(testStorageConnectionString(), uniqueName("errs"), {
-  allowInsecureConnection: true,
+let table: TableClient;
+beforeAll(async () => {
+  table = await freshTable("errs");
 });
-beforeAll(() => table.createTable());
 
 describe("tableErrors against Azurite", () => {
   it("statusOf reads the HTTP status of a failed Table call, and none from a call that never got an answer", async () => {

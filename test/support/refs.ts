@@ -1,4 +1,11 @@
-import { parseInstanceId, parseScaleSetId, type InstanceRef, type ScaleSetRef } from "../../src/core/resourceIds";
+import {
+  parseInstanceId,
+  parseNicId,
+  parseScaleSetId,
+  type InstanceRef,
+  type NicRef,
+  type ScaleSetRef,
+} from "../../src/core/resourceIds";
 
 /** Parsed refs of IDs a test made up itself; a bad one is a bug in the test. */
 export function scaleSetRef(id: string): ScaleSetRef {
@@ -9,6 +16,12 @@ export function scaleSetRef(id: string): ScaleSetRef {
 
 export function instanceRefOf(id: string): InstanceRef {
   const r = parseInstanceId(id);
+  if (!r.ok) throw new Error(`test bug: ${id} ${r.reason}`);
+  return r.value;
+}
+
+export function nicRefOf(id: string): NicRef {
+  const r = parseNicId(id);
   if (!r.ok) throw new Error(`test bug: ${id} ${r.reason}`);
   return r.value;
 }
