@@ -11,8 +11,8 @@ const declaration: Declaration = {
   state: "present",
   declaredAt: "2026-12-02T10:00:00.000Z",
   requestId: "req-1",
-  declaredBy: { id: "principal-1", name: "deployer", via: "api" },
-} as Declaration;
+  declaredBy: { id: "principal-1", name: "deployer", via: "entra" },
+};
 
 describe("historyRows", () => {
   it("keys an entry by its own time, so a target's history reads newest first", () => {
@@ -42,7 +42,7 @@ describe("historyRows", () => {
       backendPoolId: declaration.backendPoolId,
       ipConfiguration: "",
       state: "present",
-      by: { id: "principal-1", name: "deployer", via: "api" },
+      by: { id: "principal-1", name: "deployer", via: "entra" },
       requestId: "req-1",
     });
     const huge = { ...declarationHistory(declaration, "t"), requestId: "x".repeat(50_000) };
