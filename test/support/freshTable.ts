@@ -16,7 +16,12 @@ export async function freshTable(prefix: string): Promise<TableClient> {
 
 /** A targets table of the test's own on Azurite, read on `now` (1 min leases, bounds as the app sets them). */
 export async function freshTargetStore(now: () => number, log: Logger = memoryLogger()): Promise<TargetStore> {
-  return new TargetStore(await freshTable("targets"), {
+  return targetStoreOn(await freshTable("targets"), now, log);
+}
+
+/** Another host's store over the same table (its own client state, the same rows). */
+export function targetStoreOn(table: TableClient, now: () => number, log: Logger = memoryLogger()): TargetStore {
+  return new TargetStore(table, {
     now,
     bounds: { leaseMs: 60_000, maxRequeueMs: 86_400_000, maxDueMs: 3_600_000 },
     mac: new CacheRowMac("unit-test-key-0123456789abcdef"),
