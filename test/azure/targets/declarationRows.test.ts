@@ -6,18 +6,14 @@ import {
   outranks,
 } from "../../../src/azure/targets/declarationRows";
 import type { Declaration } from "../../../src/core/declarations";
+import { declared, NOW } from "../../support/targetPass";
 
-const RG = "/subscriptions/00000000-aaaa-4bbb-8ccc-000000000464/resourceGroups/rg/providers";
-const AT = "2026-12-02T10:00:00.000Z";
-const NOW = Date.parse(AT);
+const AT = new Date(NOW).toISOString();
+/** Every column a declaration can fill: an IPv6 ip configuration, a caller, an admin state for some instances. */
 const declaration: Declaration = {
-  scaleSetId: `${RG}/Microsoft.Compute/virtualMachineScaleSets/vmss`,
-  backendPoolId: `${RG}/Microsoft.Network/loadBalancers/lb/backendAddressPools/pool`,
+  ...declared("pool", "req-1"),
   ipConfiguration: "nic",
   ipVersion: "IPv6",
-  state: "present",
-  declaredAt: AT,
-  requestId: "req-1",
   declaredBy: { id: "principal-1", name: "deployer", via: "entra" },
   adminState: "Down",
   adminInstances: ["3"],

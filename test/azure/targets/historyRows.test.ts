@@ -2,15 +2,11 @@ import { describe, expect, it } from "vitest";
 import { declarationHistory, historyEntity } from "../../../src/azure/targets/historyRows";
 import { HISTORY_ROWS, historyTimeOf } from "../../../src/azure/targets/rowKeys";
 import type { Declaration } from "../../../src/core/declarations";
+import { declared } from "../../support/targetPass";
 
-const RG = "/subscriptions/00000000-aaaa-4bbb-8ccc-000000000460/resourceGroups/rg/providers";
+/** Declared through the API by a named principal (the history records who). */
 const declaration: Declaration = {
-  scaleSetId: `${RG}/Microsoft.Compute/virtualMachineScaleSets/vmss`,
-  backendPoolId: `${RG}/Microsoft.Network/loadBalancers/lb/backendAddressPools/pool`,
-  ipConfiguration: "",
-  state: "present",
-  declaredAt: "2026-12-02T10:00:00.000Z",
-  requestId: "req-1",
+  ...declared("pool", "req-1"),
   declaredBy: { id: "principal-1", name: "deployer", via: "entra" },
 };
 
