@@ -57,13 +57,26 @@ export function claimsUnder(addresses: readonly PoolAddress[], prefix: string): 
  * an address another writer may list again later.
  */
 export function claimsKeptBy(claims: readonly GatewayClaim[], after: readonly PoolAddress[]): GatewayClaim[] {
-  const open = [...after];
-  return claims.filter((c) => {
+  return matchClaims(claims, after).matched;
+}
+
+/** Each claim matched one for one against a list by name and IP: those matched, in order, and the rest. */
+function matchClaims(
+  claims: readonly GatewayClaim[],
+  list: readonly { name: string; ipAddress?: string | undefined }[],
+): { matched: GatewayClaim[]; rest: GatewayClaim[] } {
+  const open = [...list];
+  const matched: GatewayClaim[] = [];
+  const rest: GatewayClaim[] = [];
+  for (const c of claims) {
     const i = open.findIndex((a) => lower(a.name) === lower(c.name) && lower(a.ipAddress) === lower(c.ipAddress));
-    if (i < 0) return false;
-    open.splice(i, 1);
-    return true;
-  });
+    if (i < 0) rest.push(c);
+    else {
+      open.splice(i, 1);
+      matched.push(c);
+    }
+  }
+  return { matched, rest };
 }
 
 /**
@@ -125,13 +138,7 @@ export function doubtOf(
 
 /** The claims a write drops: those `claims` holds that `kept` does not (one for one, as claimsKeptBy keeps them). */
 export function claimsDropped(claims: readonly GatewayClaim[], kept: readonly GatewayClaim[]): GatewayClaim[] {
-  const open = [...kept];
-  return claims.filter((c) => {
-    const i = open.findIndex((k) => lower(k.name) === lower(c.name) && lower(k.ipAddress) === lower(c.ipAddress));
-    if (i < 0) return true;
-    open.splice(i, 1);
-    return false;
-  });
+  return matchClaims(claims, kept).rest;
 }
 
 /**

@@ -4,7 +4,7 @@ import { scaleSetRef } from "../support/refs";
 import { scaleSetId, WIDE_SUBSCRIPTION, wideWorld } from "../../devkit/worlds";
 import type { ReadPacer } from "../../src/azure/readPacing";
 import { ThrottledError } from "../../src/core/errors";
-import { QUEUE_DECLARER } from "../../src/core/declarations";
+import { declareOn } from "../support/declareOn";
 
 const declare = (state: "present" | "absent", i: number) => ({
   v: 1,
@@ -66,15 +66,7 @@ describe("write pacing inside CRP's budget", () => {
       path: "virtualMachineScaleSets/etag-k8s-mp-0$",
       retryAfterSeconds: 120,
     });
-    await h.services.declarations.upsert(ref, {
-      scaleSetId: DEMO.scaleSetId,
-      backendPoolId: DEMO.poolId,
-      ipConfiguration: "",
-      state: "absent",
-      declaredAt: new Date().toISOString(),
-      requestId: "absent-1",
-      declaredBy: QUEUE_DECLARER,
-    });
+    await declareOn(h, ref)(DEMO.poolId, "absent");
     const throttled = await h.services.reconcile(ref, { reason: "declare absent", attempt: 0 });
     expect(throttled).toMatchObject({ result: "requeued", throttles: 1 });
     // Its retry reads (it owes no budget by name), then meets the spent budget before its write.
