@@ -16,6 +16,7 @@ import { memoryLogger } from "../../src/app/logger";
 import { parseScope } from "../../src/core/scopes";
 import { parseBindings } from "../../src/core/bindings";
 import { DEMO } from "../support/harness";
+import { stored } from "./viewFixtures";
 
 /** The pure parts of the intake, each with the exact answer it gives. */
 
@@ -228,18 +229,16 @@ describe("observeScaleSet", () => {
     pendingClientRequestId: undefined,
     rowEtag: "x",
   });
-  const declaration: StoredDeclaration = {
+  const declaration = stored({
     scaleSetId: DEMO.scaleSetId,
     backendPoolId: DEMO.poolId,
-    ipConfiguration: "",
-    state: "present",
     declaredAt: "2026-01-01T00:00:00.000Z",
     requestId: "r",
     declaredBy: { id: "queue", name: "queue", via: "queue" },
     outcome: { kind: "applied", at: "2026-01-01T00:00:00.000Z" },
     attempts: 0,
     rowEtag: "e",
-  };
+  });
   const now = 1_000_000;
   const model = {
     id: DEMO.scaleSetId,
