@@ -15,7 +15,8 @@ export interface Unconverged {
   state: Change["state"];
   /**
    * The declaration's last outcome as poolsync stored it; "refused" for one refused at intake (the caller was told:
-   * the message went to the poison queue with its reason); "no declaration" for a peer or a row that is gone.
+   * the message went to the poison queue with its reason); "no declaration" for a peer or a row that is gone;
+   * "unread" when reading the row failed (a Table request past its timeout on a loaded machine): the reason says why.
    */
   outcome: string;
   reason: string | undefined;
@@ -41,7 +42,15 @@ export async function accountFor(
   const key = (c: Change) => `${c.scaleSetId.toLowerCase()}|${c.poolId.toLowerCase()}`;
   for (const c of changes) {
     const ref = parseScaleSetId(c.scaleSetId);
-    const rows = services && ref.ok ? await services.declarations.listForTarget(ref.value) : [];
+    // After an hour's run a loaded Azurite may answer one read too late: that change's account is unknown, the rest
+    // (and the hour's figures) still stand.
+    let rows: Awaited<ReturnType<Services["declarations"]["listForTarget"]>> = [];
+    let unread: string | undefined;
+    try {
+      rows = services && ref.ok ? await services.declarations.listForTarget(ref.value) : [];
+    } catch (err) {
+      unread = `${(err as Error)?.name ?? "Error"}: ${(err as Error)?.message ?? String(err)}`;
+    }
     const row = rows.find((d) => d.backendPoolId.toLowerCase() === c.poolId.toLowerCase());
     const outcome = row?.outcome;
     const refusal = row ? undefined : refusalOf(c, refusals);
@@ -59,12 +68,14 @@ export async function accountFor(
       scaleSetId: c.scaleSetId,
       poolId: c.poolId,
       state: c.state,
-      outcome: outcome
-        ? `${outcome.kind}${row && row.state !== c.state ? ` (row now declares ${row.state})` : ""}`
-        : refusal
-          ? "refused"
-          : "no declaration",
-      reason: outcome && "reason" in outcome ? String(outcome.reason) : refusal?.reason,
+      outcome: unread
+        ? "unread"
+        : outcome
+          ? `${outcome.kind}${row && row.state !== c.state ? ` (row now declares ${row.state})` : ""}`
+          : refusal
+            ? "refused"
+            : "no declaration",
+      reason: unread ?? (outcome && "reason" in outcome ? String(outcome.reason) : refusal?.reason),
       ...(later ? { supersededBy: { id: later.id, state: later.state, converged: !missing.has(later.id) } } : {}),
     });
   }
