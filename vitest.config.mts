@@ -27,10 +27,11 @@ const REAL_WAITING = [
 /**
  * Fast files that must each have a fresh module graph: they call the Functions app's handlers, whose services are built
  * once per module graph from process.env (`services()` in src/app/services.ts), or start the local runtime, whose
- * registry of functions is per process; two of them in one worker would see each other's. Every other fast file runs
- * unisolated (`isolate: false`), reusing its worker's imported SDKs (docs/testing.md). vitest orders files by project
- * name first: "fast-fresh-modules" sorts before "fast-shared-modules", so these, each paying its own imports, start
- * first and the longest shared files fill the end instead of the isolated ones trailing it.
+ * registry of functions is per process; two of them in one worker would see each other's. They run unisolated too,
+ * reusing the worker's imported SDKs, with test/support/freshModules.ts before each file giving it poolsync afresh
+ * (the worker's env, a reset source graph, the built app out of Node's cache, an empty function registry). vitest
+ * orders files by project name first: "fast-fresh-modules" sorts before "fast-shared-modules", so these start first
+ * and the many short shared files fill the end (docs/testing.md).
  */
 const FRESH_MODULES = [
   "test/functions/**",
@@ -70,6 +71,8 @@ export default defineConfig({
           name: "fast-fresh-modules",
           include: testFiles(FRESH_MODULES),
           exclude: ["dist/**", "node_modules/**", ...REAL_WAITING],
+          isolate: false,
+          setupFiles: ["test/support/freshModules.ts"],
         },
       },
       {

@@ -150,6 +150,18 @@ export function coreState(): CoreState {
   return installCoreStandIn();
 }
 
+/**
+ * Forgets every function and hook registered so far, keeping the stand-in installed and the library's programming
+ * model: for a process that loads one app after another (the unisolated test workers, each test file its own app).
+ */
+export function forgetRegistrations(): void {
+  const state = (globalThis as GlobalWithState)[STATE_KEY];
+  if (!state) return;
+  state.functions.clear();
+  for (const hooks of state.hooks.values()) hooks.length = 0;
+  state.appHookData = {};
+}
+
 export function capturedFunctions(): CapturedFunction[] {
   return [...coreState().functions.values()];
 }

@@ -122,3 +122,31 @@ describe("registrations made before the stand-in fail loudly", () => {
     );
   });
 });
+
+// One app after another in one process (the unisolated test workers: test/support/freshModules.ts), in a child.
+describe("forgetRegistrations", () => {
+  const host = (m: string) => JSON.stringify(join(APP_DIR, `dist/local/host/${m}.js`));
+  const loadAgain = (forget: boolean) =>
+    run(
+      process.execPath,
+      [
+        "-e",
+        `const { loadRegisteredFunctions } = require(${host("loadFunctions")});
+         const { forgetRegistrations } = require(${host("coreStandIn")});
+         const load = () => loadRegisteredFunctions({ entryGlob: ${JSON.stringify(FIXTURE_GLOB)}, appDir: ${JSON.stringify(APP_DIR)} }).map((f) => f.name).sort().join(",");
+         const first = load();
+         ${forget ? "forgetRegistrations();" : ""}
+         for (const k of Object.keys(require.cache)) if (k.includes("/fixtures/")) delete require.cache[k];
+         try { console.log(first === load() ? "SAME" : "DIFFERENT"); } catch (e) { console.log("ERROR: " + e.message); }`,
+      ],
+      { cwd: APP_DIR },
+    );
+
+  it("lets the same app load afresh: its functions register again, the same ones", async () => {
+    expect((await loadAgain(true)).stdout.trim()).toBe("SAME");
+  });
+
+  it("without it, a fresh load of the same app is refused: its names are taken", async () => {
+    expect((await loadAgain(false)).stdout).toMatch(/ERROR: .*is already registered/);
+  });
+});
