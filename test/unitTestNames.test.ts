@@ -30,7 +30,6 @@ const NOT_YET = [
   "src/azure/targets/targetDeclarations.ts",
   "src/azure/targets/targetEvents.ts",
   "src/azure/targets/targetPasses.ts",
-  "src/azure/workQueue.ts",
   "src/reconcile/poolWrites.ts",
 ];
 
