@@ -21,7 +21,6 @@ const NOT_YET = [
   "src/app/telemetryStart.ts",
   "src/azure/armPermissions.ts",
   "src/azure/oldLayoutSweep.ts",
-  "src/azure/operationPoller.ts",
   "src/azure/readPacing.ts",
   "src/azure/sharedBudgetTable.ts",
   "src/azure/targets/declareTarget.ts",
