@@ -197,6 +197,18 @@ describe("reconcileStale: the timer's safety net", () => {
     expect((await h.services.declarations.listForTarget(ref)).map((d) => [d.ipConfiguration, d.outcome.kind])).toEqual([
       ["no-such-ipconfig", "failed"],
     ]);
+    // Its removal mark stays a week (a late redelivery of that absent must not come back), yet declaring the pool
+    // again creates a declaration: nothing was there to update.
+    const again = {
+      scaleSetId: DEMO.scaleSetId,
+      backendPoolId: DEMO.poolId,
+      ipConfiguration: "",
+      state: "present" as const,
+      requestId: "again-1",
+      declaredAt: new Date(clock.now() + 1_000).toISOString(),
+      declaredBy: QUEUE_DECLARER,
+    };
+    expect((await h.services.declarations.upsert(ref, again)).result).toBe("created");
   });
 
   it("asks again, without an ARM read, for a declaration whose reconcile was lost (pending for 10 minutes)", async () => {

@@ -74,7 +74,8 @@ export async function declareTarget(
       const stored: StoredDeclaration = { ...d, outcome: { kind: "pending", at }, attempts: 0, rowEtag: "" };
       history.push({ kind: "create", entity: historyEntity(partitionKey, declarationHistory(d, at), now) });
       rows.set(key, { d: stored, etag: existing?.etag ?? "", removed: false });
-      results.push({ result: held ? "updated" : "created", stored });
+      // Over a removal mark nothing was declared: the caller created this one.
+      results.push({ result: before ? "updated" : "created", stored });
       claimWanted = true;
     }
     let claim: WindowClaim | undefined;
