@@ -21,7 +21,6 @@ const NOT_YET = [
   "src/azure/sharedBudgetTable.ts",
   "src/azure/targets/passCache.ts",
   "src/azure/targets/targetCache.ts",
-  "src/azure/targets/targetPasses.ts",
   "src/reconcile/poolWrites.ts",
 ];
 
