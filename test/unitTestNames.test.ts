@@ -19,7 +19,6 @@ const NOT_YET = [
   "src/azure/oldLayoutSweep.ts",
   "src/azure/readPacing.ts",
   "src/azure/sharedBudgetTable.ts",
-  "src/azure/targets/targetCache.ts",
   "src/reconcile/poolWrites.ts",
 ];
 

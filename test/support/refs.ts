@@ -1,4 +1,4 @@
-import type { ScaleSetModel } from "../../src/core/models";
+import type { NicModel, ScaleSetModel, VmModel } from "../../src/core/models";
 import {
   parseInstanceId,
   parseNicId,
@@ -24,6 +24,25 @@ export function instanceRefOf(id: string): InstanceRef {
 /** A scale set's model with no NICs, as a cache row of a test's own holds it. */
 export function bareModel(id: string, etag = "W/1"): ScaleSetModel {
   return { id, etag, location: "westeurope", provisioningState: "Succeeded", capacity: 1, nics: [] };
+}
+
+/** A VM's model as a cache row of a test's own holds it: no NICs unless `fields` names them. */
+export function vmModel(id: string, fields: Partial<VmModel> = {}): VmModel {
+  return {
+    id,
+    etag: "W/1",
+    provisioningState: "Succeeded",
+    scaleSetId: undefined,
+    nicIds: [],
+    primaryNicId: undefined,
+    ...fields,
+  };
+}
+
+/** A NIC's model with one ip configuration, as a cache row of a test's own holds it. */
+export function nicModel(id: string): NicModel {
+  const name = id.slice(id.lastIndexOf("/") + 1);
+  return { id, etag: "W/1", provisioningState: "Succeeded", nic: { name, ipConfigurations: [{ name: "ipconfig1" }] } };
 }
 
 export function nicRefOf(id: string): NicRef {

@@ -3,21 +3,13 @@ import { describe, expect, it } from "vitest";
 import { ResourceOwnerTable } from "../../../src/azure/resourceOwnerTable";
 import { PassCache } from "../../../src/azure/targets/passCache";
 import { MODEL_ROW, targetPartition } from "../../../src/azure/targets/rowKeys";
-import type { VmModel } from "../../../src/core/models";
 import { instanceRef, parseVmId } from "../../../src/core/resourceIds";
-import { bareModel } from "../../support/refs";
+import { bareModel, vmModel } from "../../support/refs";
 import { declared, NOW, OTHER, REF } from "../../support/targetPass";
 import { targetTableOnAzurite } from "../../support/targetTable";
 
 const VM_ID = REF.id.replace("virtualMachineScaleSets/vmss", "virtualMachines/vm-1");
-const vm = (etag: string): VmModel => ({
-  id: VM_ID,
-  etag,
-  provisioningState: "Succeeded",
-  scaleSetId: REF.id,
-  nicIds: [],
-  primaryNicId: undefined,
-});
+const vm = (etag: string) => vmModel(VM_ID, { etag, scaleSetId: REF.id });
 const instanceModel = (id: string) => ({ ...bareModel(`${REF.id}/virtualMachines/${id}`), instanceId: id });
 
 /** The targets table, and a PassCache over REF as a pass reads it now (its writes, to commit as the pass would). */
