@@ -18,7 +18,6 @@ const WITHOUT_LOGIC: Record<string, string> = {
 const NOT_YET = [
   "src/azure/oldLayoutSweep.ts",
   "src/azure/readPacing.ts",
-  "src/azure/sharedBudgetTable.ts",
   "src/reconcile/poolWrites.ts",
 ];
 
