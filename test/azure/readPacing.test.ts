@@ -1,0 +1,196 @@
+import { createDefaultHttpClient, createPipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
+import { afterEach, describe, expect, it } from "vitest";
+import { namedBuckets, ReadPacer } from "../../src/azure/readPacing";
+import { CRP_WINDOWS, plannable } from "../../src/core/armBudgets";
+import { ThrottledError } from "../../src/core/errors";
+import { READ_BUDGET } from "../../src/core/tokenBucket";
+import { manualClock } from "../support/harness";
+import { recordingServer, type Answer, type RecordingServer } from "../support/recordingServer";
+
+/**
+ * The read pacer: every ARM read waits for its turn in the budgets it is charged to (ARM's read bucket, CRP's windows
+ * and buckets, NRP's window) rather than earn a 429, and a 429 that comes anyway closes what it names. Through its
+ * pipeline policy over real HTTP where the answers matter, on a clock the test moves (a sleep moves it at once).
+ */
+
+const SUB = "00000000-aaaa-4bbb-8ccc-000000000047";
+const OTHER_SUB = "00000000-aaaa-4bbb-8ccc-000000000048";
+const RG = `/subscriptions/${SUB}/resourceGroups/rg/providers`;
+const scaleSet = (name: string) => `${RG}/Microsoft.Compute/virtualMachineScaleSets/${name}`;
+/** A LIST of a scale set's instances: CRP's HighCostGet windows, no bucket of its own. */
+const instances = (name: string) => `${scaleSet(name)}/virtualMachines`;
+const nic = (name: string) => `${RG}/Microsoft.Network/networkInterfaces/${name}`;
+
+/** The read's refusal as throttled: without waiting, saying why and how long. */
+async function refusal(read: Promise<unknown>): Promise<{ retryAfterMs: number; why: string }> {
+  const err = await read.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof ThrottledError)) throw new Error(`expected the read refused as throttled, got ${String(err)}`);
+  return { retryAfterMs: err.retryAfterMs, why: /\(([^)]*)\)$/.exec(err.message)?.[1] ?? err.message };
+}
+
+/** A window's wait: until the reads counted in it have aged out of it (a little margin beyond its length). */
+const windowWait = (windowMs: number) => ({
+  retryAfterMs: expect.toSatisfy((ms: number) => ms >= windowMs && ms <= windowMs * 1.1) as unknown,
+});
+
+let server: RecordingServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A pacer whose policy sends to a real server answering as `answer` says; `get(path)` is one GET through it. */
+async function pacedOver(answer: (path: string) => Answer, maxWaitMs = 1_000) {
+  const clock = manualClock();
+  const pacer = new ReadPacer(clock, maxWaitMs);
+  const s = await recordingServer((r) => answer(new URL(r.url, "http://x").pathname));
+  server = s;
+  const http = createDefaultHttpClient();
+  const policy = pacer.policy();
+  const get = (path: string): Promise<PipelineResponse> =>
+    policy.sendRequest(
+      createPipelineRequest({ url: `${s.url}${path}?api-version=2024-07-01`, allowInsecureConnection: true }),
+      (req) => http.sendRequest(req),
+    );
+  return { clock, pacer, server: s, get };
+}
+
+describe("ARM read pacing", () => {
+  it("lets a subscription's whole read bucket through at once, then one read per refill, each subscription apart", async () => {
+    const clock = manualClock();
+    const pacer = new ReadPacer(clock);
+    const start = clock.now();
+    for (let i = 0; i < READ_BUDGET.capacity; i++) await pacer.acquire(SUB);
+    expect(clock.now()).toBe(start);
+    await pacer.acquire(OTHER_SUB);
+    expect(clock.now()).toBe(start);
+    await pacer.acquire(SUB);
+    expect(clock.now()).toBe(start + READ_BUDGET.refillIntervalMs);
+  });
+
+  it("plans on no more than ARM says is left of the bucket (every host's reads count in it)", async () => {
+    const clock = manualClock();
+    const pacer = new ReadPacer(clock);
+    const start = clock.now();
+    pacer.learnRemaining(SUB, 0);
+    await pacer.acquire(SUB);
+    expect(clock.now()).toBe(start + READ_BUDGET.refillIntervalMs);
+  });
+
+  it("fails a read at once as throttled, with the wait as its Retry-After, when the wait is longer than it may sleep", async () => {
+    const clock = manualClock();
+    const pacer = new ReadPacer(clock, 1_000);
+    pacer.throttled(SUB, 30_000);
+    const start = clock.now();
+    expect(await refusal(pacer.acquire(SUB))).toEqual({ retryAfterMs: 30_000, why: "ARM's read budget" });
+    expect(clock.now()).toBe(start);
+    await expect(pacer.acquire(OTHER_SUB)).resolves.toBeUndefined();
+  });
+
+  it("lets the timer's background reads spend half of a CRP window, and a reconcile's read the rest", async () => {
+    const clock = manualClock();
+    const pacer = new ReadPacer(clock, 1_000);
+    const spec = CRP_WINDOWS.HighCostGetVMScaleSet["3Min"]!;
+    const half = Math.floor(spec.size / 2);
+    await pacer.background(async () => {
+      for (let i = 0; i < half; i++) await pacer.acquire(SUB, undefined, instances(`vmss-${i}`));
+    });
+    expect(await refusal(pacer.background(() => pacer.acquire(SUB, undefined, instances("one-more"))))).toEqual({
+      ...windowWait(spec.windowMs),
+      why: "the HighCostGetVMScaleSet3Min window",
+    });
+    for (let i = half; i < plannable(spec); i++) await pacer.acquire(SUB, undefined, instances(`vmss-${i}`));
+    expect(await refusal(pacer.acquire(SUB, undefined, instances("past-plannable")))).toMatchObject({
+      why: "the HighCostGetVMScaleSet3Min window",
+    });
+  });
+
+  it("gives up a read waiting for its turn as soon as its request is aborted", async () => {
+    // A sleep that never ends on its own: only the abort can end the wait.
+    const pacer = new ReadPacer({ now: () => 0, sleep: () => new Promise<void>(() => undefined) });
+    pacer.throttled(SUB, 60_000);
+    const abort = new AbortController();
+    const waiting = pacer.acquire(SUB, abort.signal);
+    abort.abort();
+    await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
+    await expect(pacer.acquire(SUB, abort.signal)).rejects.toMatchObject({ name: "AbortError" });
+  });
+});
+
+describe("ARM read pacing, from the answers (real HTTP)", () => {
+  it("a 429 naming a CRP window closes reads of that kind only, until its Retry-After", async () => {
+    const paced = await pacedOver((path) =>
+      path === scaleSet("vmss-a")
+        ? {
+            status: 429,
+            headers: { "retry-after": "30" },
+            body: {
+              error: {
+                code: "OperationNotAllowed",
+                details: [{ code: "TooManyRequests", target: "GetVMScaleSet30Min" }],
+              },
+            },
+          }
+        : { status: 200, body: {} },
+    );
+    expect((await paced.get(scaleSet("vmss-a"))).status).toBe(429);
+    // Another scale set's GET is the same kind of read: refused here, never sent.
+    expect(await refusal(paced.get(scaleSet("vmss-b")))).toEqual({
+      retryAfterMs: 30_000,
+      why: "an earlier 429's Retry-After",
+    });
+    expect((await paced.get(instances("vmss-b"))).status).toBe(200);
+    expect(paced.server.received.map((r) => new URL(r.url, "http://x").pathname)).toEqual([
+      scaleSet("vmss-a"),
+      instances("vmss-b"),
+    ]);
+    paced.clock.advance(30_000);
+    expect((await paced.get(scaleSet("vmss-b"))).status).toBe(200);
+  });
+
+  it("a 429 naming no CRP window closes every read of the subscription, and no other subscription's", async () => {
+    const paced = await pacedOver((path) =>
+      path === nic("nic-0")
+        ? { status: 429, headers: { "retry-after": "20" }, body: { error: { code: "TooManyRequests" } } }
+        : { status: 200, body: {} },
+    );
+    expect((await paced.get(nic("nic-0"))).status).toBe(429);
+    expect(await refusal(paced.get(instances("vmss-a")))).toEqual({ retryAfterMs: 20_000, why: "ARM's read budget" });
+    expect((await paced.get(`/subscriptions/${OTHER_SUB}/resourceGroups/rg`)).status).toBe(200);
+  });
+
+  it("counts what CRP says is left of a window as spent by other hosts", async () => {
+    const paced = await pacedOver(() => ({
+      status: 200,
+      body: {},
+      headers: {
+        "x-ms-ratelimit-remaining-resource":
+          "Microsoft.Compute/GetVMScaleSet3Min;0,Microsoft.Compute/GetVMScaleSet30Min;900",
+      },
+    }));
+    expect((await paced.get(scaleSet("vmss-a"))).status).toBe(200);
+    expect(await refusal(paced.get(scaleSet("vmss-b")))).toEqual({
+      ...windowWait(CRP_WINDOWS.GetVMScaleSet["3Min"]!.windowMs),
+      why: "the GetVMScaleSet3Min window",
+    });
+    expect(paced.server.received).toHaveLength(1);
+  });
+
+  it("reads the policies a 429 names from its details, top-level or under error, and nothing else", () => {
+    const detail = (target: unknown) => ({ code: "TooManyRequests", target });
+    expect(namedBuckets(JSON.stringify({ details: [detail("GetVMScaleSet3Min")] }))).toEqual(["GetVMScaleSet3Min"]);
+    expect(
+      namedBuckets(
+        JSON.stringify({
+          error: { details: [detail("Microsoft.Compute/HighCostGet30Min"), detail(7), detail("a b")] },
+        }),
+      ),
+    ).toEqual(["Microsoft.Compute/HighCostGet30Min"]);
+    expect(namedBuckets(JSON.stringify({ error: { code: "TooManyRequests" } }))).toEqual([]);
+    expect(namedBuckets("<html>")).toEqual([]);
+    expect(namedBuckets(undefined)).toEqual([]);
+  });
+});
