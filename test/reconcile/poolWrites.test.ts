@@ -8,8 +8,9 @@ import { comeBack } from "../../src/reconcile/passResult";
 import { PoolWrites, type PoolShare, type PoolWriteResult } from "../../src/reconcile/poolWrites";
 import { WritePacer } from "../../src/pacing/writePacer";
 import type { JsonObject } from "../../sim";
-import { KINDS, KINDS_SUBSCRIPTION, poolKindWorld } from "../../devkit/poolKindWorld";
-import { manualClock, startHarness, type Harness } from "../support/harness";
+import { KINDS } from "../../devkit/poolKindWorld";
+import { manualClock, type Harness } from "../support/harness";
+import { addsAddress, startKindsHarness } from "../support/kindsHarness";
 
 /**
  * The coalesced writes of IP-based pools, against the simulator through the real Network SDK: the shares of every
@@ -25,10 +26,7 @@ const poolRef = (id: string): BackendPoolRef => {
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({
-    sim: { seed: poolKindWorld() },
-    env: { POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}` },
-  });
+  h = await startKindsHarness();
 });
 afterAll(async () => {
   await h.stop();
@@ -164,14 +162,7 @@ describe("IP-based pool writes, coalesced across targets (simulator)", () => {
   it("meets another writer's change (412) by reading again, and keeps both", async () => {
     const pool = poolRef(KINDS.ipPool);
     const { writes } = poolWrites();
-    h.sim.control.beforeNextWrite(KINDS.ipPool, (rendered) => {
-      const props = rendered["properties"] as JsonObject;
-      const list = (props["loadBalancerBackendAddresses"] ?? []) as JsonObject[];
-      props["loadBalancerBackendAddresses"] = [
-        ...list,
-        { name: "their-node", properties: { ipAddress: "10.1.200.2", subnet: { id: KINDS.subnet } } },
-      ];
-    });
+    h.sim.control.beforeNextWrite(KINDS.ipPool, addsAddress("their-node", "10.1.200.2", KINDS.subnet));
     const answer = await writes.submit(pool, share("target-h", { "0": "10.1.8.1" }));
     expect(answer).toMatchObject({ wrote: true, calls: { reads: 2, writes: 2, preconditionFailures: 1 } });
     expect(ipsIn(KINDS.ipPool)).toEqual(expect.arrayContaining(["10.1.200.2", "10.1.8.1"]));
