@@ -14,7 +14,7 @@ const WITHOUT_LOGIC: Record<string, string> = {
   "src/intake/observation.ts": "types only",
 };
 
-/** Not yet: each runs in the integration, e2e and soak suites, without a file of its own. */
+/** Not yet: a module with logic that has no file of its own (empty: every one has, since 2026-12-07). */
 const NOT_YET: string[] = [];
 
 function files(dir: string, suffix: string): string[] {
