@@ -17,6 +17,17 @@ const declarePresent = {
 const TTL_MS = 600_000;
 const ref = scaleSetRef(DEMO.scaleSetId);
 
+/** The demo scale set's declaration of the demo pool, stored directly as the queue's declarer would. */
+const demoDeclaration = (state: "present" | "absent", requestId: string, at: number) => ({
+  scaleSetId: DEMO.scaleSetId,
+  backendPoolId: DEMO.poolId,
+  ipConfiguration: "",
+  state,
+  requestId,
+  declaredAt: new Date(at).toISOString(),
+  declaredBy: QUEUE_DECLARER,
+});
+
 describe("reconcileStale: the timer's safety net", () => {
   let h: Harness;
   afterEach(async () => {
@@ -199,15 +210,7 @@ describe("reconcileStale: the timer's safety net", () => {
     ]);
     // Its removal mark stays a week (a late redelivery of that absent must not come back), yet declaring the pool
     // again creates a declaration: nothing was there to update.
-    const again = {
-      scaleSetId: DEMO.scaleSetId,
-      backendPoolId: DEMO.poolId,
-      ipConfiguration: "",
-      state: "present" as const,
-      requestId: "again-1",
-      declaredAt: new Date(clock.now() + 1_000).toISOString(),
-      declaredBy: QUEUE_DECLARER,
-    };
+    const again = demoDeclaration("present", "again-1", clock.now() + 1_000);
     expect((await h.services.declarations.upsert(ref, again)).result).toBe("created");
   });
 
@@ -221,15 +224,7 @@ describe("reconcileStale: the timer's safety net", () => {
     // A later "absent" is stored, but the message that should have reconciled it is gone (say, poisoned after
     // its window opened).
     const ref = scaleSetRef(DEMO.scaleSetId);
-    const stored = {
-      scaleSetId: DEMO.scaleSetId,
-      backendPoolId: DEMO.poolId,
-      ipConfiguration: "",
-      state: "absent" as const,
-      requestId: "lost-1",
-      declaredAt: new Date(Date.now() + 60_000).toISOString(),
-      declaredBy: QUEUE_DECLARER,
-    };
+    const stored = demoDeclaration("absent", "lost-1", Date.now() + 60_000);
     expect((await h.services.declarations.upsert(ref, stored)).result).toBe("updated");
     clock.advance(STUCK_PENDING_MS - 1);
     expect(await h.services.reconcileStale()).toMatchObject({ enqueued: 0 });
