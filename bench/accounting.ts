@@ -1,4 +1,5 @@
 import type { Services } from "../src/app/services";
+import { describeError } from "../src/core/errors";
 import { parseScaleSetId } from "../src/core/resourceIds";
 import type { Refusal } from "./poolsyncRun";
 import type { Change } from "./world";
@@ -49,7 +50,7 @@ export async function accountFor(
     try {
       rows = services && ref.ok ? await services.declarations.listForTarget(ref.value) : [];
     } catch (err) {
-      unread = `${(err as Error)?.name ?? "Error"}: ${(err as Error)?.message ?? String(err)}`;
+      unread = describeError(err);
     }
     const row = rows.find((d) => d.backendPoolId.toLowerCase() === c.poolId.toLowerCase());
     const outcome = row?.outcome;
