@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { QUEUE_DECLARER, type Declaration } from "../../src/core/declarations";
 import { ADDRESS_NAME_MARK } from "../../src/core/ipPoolAddresses";
 import { parseTargetId, type TargetRef } from "../../src/core/resourceIds";
-import type { JsonObject } from "../../sim";
-import { KINDS, KINDS_SUBSCRIPTION, poolKindWorld } from "../../devkit/poolKindWorld";
-import { startHarness, type Harness } from "../support/harness";
+import { KINDS } from "../../devkit/poolKindWorld";
+import type { Harness } from "../support/harness";
+import { addsAddress, startKindsHarness } from "../support/kindsHarness";
 
 /**
  * IP-based load balancer pools (issue 43) through the real edges: Azurite, the simulator, the real Network SDK. The
@@ -56,10 +56,7 @@ describe("IP-based pools (issue 43)", () => {
   });
 
   const start = (opts: { capacity?: number; vms?: number } = {}, env: Record<string, string> = {}) =>
-    startHarness({
-      sim: { seed: poolKindWorld(opts) },
-      env: { POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}`, POOLSYNC_GATHER_MILLISECONDS: "0", ...env },
-    });
+    startKindsHarness({ POOLSYNC_GATHER_MILLISECONDS: "0", ...env }, opts);
 
   it("puts every instance's private address in the pool, keeps another writer's, and takes only its own out", async () => {
     h = await start({ capacity: 3 });
@@ -108,14 +105,7 @@ describe("IP-based pools (issue 43)", () => {
 
   it("a write that meets another writer's change (412) reads again and keeps both", async () => {
     h = await start();
-    h.sim.control.beforeNextWrite(KINDS.ipPool, (pool) => {
-      const props = pool["properties"] as JsonObject;
-      const list = (props["loadBalancerBackendAddresses"] ?? []) as JsonObject[];
-      props["loadBalancerBackendAddresses"] = [
-        ...list,
-        { name: "their-node", properties: { ipAddress: "10.1.200.2", subnet: { id: KINDS.subnet } } },
-      ];
-    });
+    h.sim.control.beforeNextWrite(KINDS.ipPool, addsAddress("their-node", "10.1.200.2", KINDS.subnet));
     const report = await declareAndPass(h, declaration(KINDS.vm(0), KINDS.ipPool, "present"));
     expect(report.preconditionFailures).toBe(1);
     expect(addresses(h).map((a) => a.name)).toContain("their-node");
@@ -174,10 +164,7 @@ describe("the plan of an IP-based pool (issue 43)", () => {
   });
 
   it("plans one pool write with the addresses it would add, on the pool's ETag; a dry run writes nothing", async () => {
-    h = await startHarness({
-      sim: { seed: poolKindWorld({ capacity: 2 }) },
-      env: { POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}`, POOLSYNC_GATHER_MILLISECONDS: "0" },
-    });
+    h = await startKindsHarness({ POOLSYNC_GATHER_MILLISECONDS: "0" }, { capacity: 2 });
     await h.services.declarations.upsert(
       target(KINDS.scaleSet),
       declaration(KINDS.scaleSet, KINDS.ipPool, "present", { adminState: "Down" }),

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KINDS, KINDS_SUBSCRIPTION, poolKindWorld } from "../../devkit/poolKindWorld";
+import { KINDS } from "../../devkit/poolKindWorld";
 import { memoryLogger } from "../../src/app/logger";
 import type { NetworkPort } from "../../src/core/ports";
 import { parseBackendPoolId, type BackendPoolRef } from "../../src/core/resourceIds";
 import { CallStats } from "../../src/reconcile/callStats";
 import { PoolKindsKnown } from "../../src/reconcile/poolKindsKnown";
-import { manualClock, startHarness, type Harness } from "../support/harness";
+import { manualClock, type Harness } from "../support/harness";
+import { startKindsHarness } from "../support/kindsHarness";
 
 /** Each pool's kind found out from the pool itself (the real SDK against the simulator), once per pool and TTL. */
 const TTL_MS = 600_000;
@@ -18,10 +19,7 @@ const poolRef = (id: string): BackendPoolRef => {
 describe("PoolKindsKnown", () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({
-      sim: { seed: poolKindWorld() },
-      env: { POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}` },
-    });
+    h = await startKindsHarness();
   });
   afterAll(async () => {
     await h.stop();

@@ -3,9 +3,12 @@ import { KINDS_SUBSCRIPTION, poolKindWorld } from "../../devkit/poolKindWorld";
 import { startHarness, type Harness } from "./harness";
 
 /** The harness on the world of every pool kind (devkit/poolKindWorld.ts), poolsync scoped to its subscription. */
-export function startKindsHarness(env: Record<string, string> = {}): Promise<Harness> {
+export function startKindsHarness(
+  env: Record<string, string> = {},
+  world: Parameters<typeof poolKindWorld>[0] = {},
+): Promise<Harness> {
   return startHarness({
-    sim: { seed: poolKindWorld() },
+    sim: { seed: poolKindWorld(world) },
     env: { POOLSYNC_SCOPES: `/subscriptions/${KINDS_SUBSCRIPTION}`, ...env },
   });
 }
