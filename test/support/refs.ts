@@ -1,4 +1,4 @@
-import type { NicModel, ScaleSetModel, VmModel } from "../../src/core/models";
+import type { InstanceModel, NicModel, ScaleSetModel, VmModel } from "../../src/core/models";
 import {
   parseInstanceId,
   parseNicId,
@@ -24,6 +24,11 @@ export function instanceRefOf(id: string): InstanceRef {
 /** A scale set's model with no NICs, as a cache row of a test's own holds it. */
 export function bareModel(id: string, etag = "W/1"): ScaleSetModel {
   return { id, etag, location: "westeurope", provisioningState: "Succeeded", capacity: 1, nics: [] };
+}
+
+/** A scale set instance's model with no NICs, as a cache row of a test's own holds it. */
+export function instanceModel(scaleSetId: string, instanceId: string): InstanceModel {
+  return { ...bareModel(`${scaleSetId}/virtualMachines/${instanceId}`), instanceId };
 }
 
 /** A VM's model as a cache row of a test's own holds it: no NICs unless `fields` names them. */

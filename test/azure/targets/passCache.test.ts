@@ -4,13 +4,13 @@ import { ResourceOwnerTable } from "../../../src/azure/resourceOwnerTable";
 import { PassCache } from "../../../src/azure/targets/passCache";
 import { MODEL_ROW, targetPartition } from "../../../src/azure/targets/rowKeys";
 import { instanceRef, parseVmId } from "../../../src/core/resourceIds";
-import { bareModel, vmModel } from "../../support/refs";
+import { bareModel, instanceModel as instanceOf, vmModel } from "../../support/refs";
 import { declared, NOW, OTHER, REF } from "../../support/targetPass";
 import { targetTableOnAzurite } from "../../support/targetTable";
 
 const VM_ID = REF.id.replace("virtualMachineScaleSets/vmss", "virtualMachines/vm-1");
 const vm = (etag: string) => vmModel(VM_ID, { etag, scaleSetId: REF.id });
-const instanceModel = (id: string) => ({ ...bareModel(`${REF.id}/virtualMachines/${id}`), instanceId: id });
+const instanceModel = (id: string) => instanceOf(REF.id, id);
 
 /** The targets table, and a PassCache over REF as a pass reads it now (its writes, to commit as the pass would). */
 async function passCacheOnAzurite() {

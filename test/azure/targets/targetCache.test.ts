@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { nicRowKey } from "../../../src/azure/targets/rowKeys";
 import { instanceRef, parseVmId, type VmRef } from "../../../src/core/resourceIds";
-import { bareModel, nicModel, nicRefOf, scaleSetRef, vmModel } from "../../support/refs";
+import { bareModel, instanceModel as instanceOf, nicModel, nicRefOf, scaleSetRef, vmModel } from "../../support/refs";
 import { declared, NOW, OTHER, REF } from "../../support/targetPass";
 import { targetTableOnAzurite } from "../../support/targetTable";
 
@@ -13,7 +13,7 @@ const vmOf = (name: string): VmRef => {
   if (!r.ok) throw new Error(r.reason);
   return r.value;
 };
-const instanceModel = (id: string) => ({ ...bareModel(`${REF.id}/virtualMachines/${id}`), instanceId: id });
+const instanceModel = (id: string) => instanceOf(REF.id, id);
 
 describe("TargetCache on Azurite", () => {
   it("stores only over the row as read: an invalidation in between wins, and so does a row created meanwhile", async () => {
