@@ -25,6 +25,22 @@ const REAL_WAITING = [
 ];
 
 /**
+ * Test files whose cost is the size or the process they prove, so they stay out of `npm run test:fast` too (the fast
+ * loop's 60 s on two cores has room for logic, not for thousands of requests or a browser); `npm test` runs them. Each
+ * says what it spends: requests by the thousand at the sizes Azure publishes, or processes started besides the test's.
+ */
+const LARGE_BY_DESIGN = [
+  "test/faults/eventBatches.test.ts", // Event Grid's largest batches (1,000, 5,000 and 600 odd events) through the webhook
+  "test/sim/publishedBuckets.test.ts", // NRP's 1,000 writes, CRP's 1,800 high-cost LISTs, ARM's 3,750 reads, one by one
+  "test/intake/statusPage.test.ts", // headless Chromium reading the status page
+  "test/intake/statusNics.test.ts", // headless Chromium reading the status page's NIC view
+  "test/scripts/package.test.ts", // the deployment package built, with its production install
+  "test/format.test.ts", // Prettier over the whole tree (npm run format:check)
+  "test/app/telemetryStart.test.ts", // the app started as processes, with and without telemetry
+  "test/azure/lazyArmSdks.test.ts", // fresh Node processes counting which SDKs a function loads
+];
+
+/**
  * Fast files that must each have a fresh module graph: they call the Functions app's handlers, whose services are built
  * once per module graph from process.env (`services()` in src/app/services.ts), or start the local runtime, whose
  * registry of functions is per process; two of them in one worker would see each other's. They run unisolated too,
@@ -37,7 +53,6 @@ const FRESH_MODULES = [
   "test/functions/**",
   "test/intake/**",
   "test/faults/queueMessages.test.ts",
-  "test/faults/eventBatches.test.ts",
   "test/faults/events.test.ts",
   "test/faults/http.test.ts",
   "test/local/appMetadata.test.ts",
@@ -61,7 +76,7 @@ export default defineConfig({
         test: {
           name: "fast-shared-modules",
           include: ["test/**/*.test.ts"],
-          exclude: ["dist/**", "node_modules/**", ...REAL_WAITING, ...FRESH_MODULES],
+          exclude: ["dist/**", "node_modules/**", ...REAL_WAITING, ...LARGE_BY_DESIGN, ...FRESH_MODULES],
           isolate: false,
         },
       },
@@ -70,7 +85,7 @@ export default defineConfig({
         test: {
           name: "fast-fresh-modules",
           include: testFiles(FRESH_MODULES),
-          exclude: ["dist/**", "node_modules/**", ...REAL_WAITING],
+          exclude: ["dist/**", "node_modules/**", ...REAL_WAITING, ...LARGE_BY_DESIGN],
           isolate: false,
           setupFiles: ["test/support/freshModules.ts"],
         },
@@ -78,6 +93,15 @@ export default defineConfig({
       {
         extends: true,
         test: { name: "real-waiting", include: testFiles(REAL_WAITING) },
+      },
+      {
+        extends: true,
+        test: {
+          name: "large-by-design",
+          include: LARGE_BY_DESIGN,
+          // Each file in a process of its own (the default): eventBatches and the status pages start the Functions app.
+          isolate: true,
+        },
       },
     ],
   },

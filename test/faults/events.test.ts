@@ -9,7 +9,7 @@ import { declaredDemo, type EventWebhook } from "./eventWebhook";
 /**
  * Adversarial ARM events through the local runtime's Event Grid webhook (the host's path, the built
  * onResourceEvent function): a bad event is completed (202), never a 500 that Event Grid would redeliver for a
- * day; a huge batch is one 202 and one debounced reconcile; odd casing and trailing slashes reach the same rows.
+ * day; odd casing and trailing slashes reach the same rows.
  */
 
 const OTHER_SUB = "99999999-2222-3333-4444-555555555555";
@@ -181,37 +181,4 @@ describe("odd casing and trailing slashes reach the same rows", () => {
     await freshRows();
     expect((await app.membershipRows()).map((r) => r.outcomeKind)).toEqual(["applied"]);
   });
-});
-
-describe("a huge batch", () => {
-  // Each event costs a handful of Table round trips (read the row, mark stale, list declarations, claim the window):
-  // 1,000 took 13 s alone on Azurite on 2 cores and 37 s under load, past Event Grid's 30 s delivery timeout.
-  // So 600 here, and the duration is recorded rather than asserted tightly (see docs/faults.md, open points).
-  it("600 events (duplicates, mixed casing, trailing slashes, some malformed) → one 202, rows stale, one reconcile", async () => {
-    await freshRows();
-    const batch: unknown[] = [];
-    for (let i = 0; i < 600; i++) {
-      const uri =
-        i % 3 === 0 ? instanceUri(i % 2).toUpperCase() : i % 3 === 1 ? `${instanceUri(i % 2)}/` : DEMO.scaleSetId;
-      const e = eventGridEvent({
-        resourceUri: uri,
-        operationName: uri === DEMO.scaleSetId ? WRITE : VM_WRITE,
-        id: `big-${i % 250}`,
-        clientRequestId: `other-${i}`,
-      });
-      batch.push(i % 50 === 7 ? { ...e, data: null } : e);
-    }
-    const bytes = JSON.stringify(batch).length;
-    expect(bytes).toBeGreaterThan(300_000); // a good part of Event Grid's 1 MB batch limit
-    const started = Date.now();
-    const res = await post(batch);
-    expect(res.status).toBe(202);
-    expect(Date.now() - started).toBeLessThan(60_000);
-    const p = await cache.readPartition(ref);
-    expect(p.scaleSet?.stale).toBe(true);
-    expect([...p.instances.values()].every((e) => e.stale)).toBe(true);
-    // However many events: one reconcile per debounce window.
-    expect((await app.queue.getProperties()).approximateMessagesCount).toBe(1);
-    await app.queue.clearMessages();
-  }, 90_000);
 });

@@ -1,6 +1,7 @@
 // Azure's budgets at their published size, beyond the scale set's own: a VM's GET (15 a minute, 45 at once, per VM),
-// VM LIST on the high-cost bucket, Network RP's 5-minute budget per subscription and region, and ARM refusing an
-// api-version the resource type does not register on every route.
+// VM LIST on the high-cost bucket, which budget a request spends, and ARM refusing an api-version the resource type
+// does not register on every route. Network RP's 5-minute budget, spent to its 1,000th write, is in
+// test/sim/publishedBuckets.test.ts.
 import { afterEach, describe, expect, it } from "vitest";
 import { startArmSimulator, type ArmSimulator, type ArmSimulatorOptions } from "../../sim/index";
 import { createCore } from "../../sim/core";
@@ -58,48 +59,6 @@ describe("Compute budgets of top-level VMs", () => {
     expect(all.status).toBe(200);
     expect(remaining(all)).toHaveProperty("HighCostGetVMScaleSet30Min");
   });
-});
-
-describe("Network RP's budget", () => {
-  it("refuses the 1,001st write in 5 minutes of a subscription and region with NRP's 429 RetryableError and Retry-After", async () => {
-    const s = await start({ throttling: { timeScale: 0.0001, arm: false } });
-    const body = (await arm(s.url, "GET", NIC)).body;
-    for (let i = 0; i < 1000; i += 100)
-      await Promise.all(
-        Array.from({ length: 100 }, async () => expect((await arm(s.url, "PUT", NIC, { body })).status).toBe(200)),
-      );
-    const refused = await arm(s.url, "PUT", NIC, { body });
-    expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({
-      error: {
-        code: "RetryableError",
-        message: "A retryable error occurred.",
-        details: [
-          {
-            code: "RetryableErrorDueToTooManyCallsToThisOperation",
-            message: expect.stringMatching(
-              /^Operation PutNetworkInterfaceOperation exceeded throttling limit of 1000 calls within last 5 minutes\. .* The call can be retried in \d+ seconds\.$/,
-            ),
-          },
-        ],
-      },
-    });
-    const wait = Number(refused.headers.get("retry-after"));
-    expect(wait).toBeGreaterThan(0);
-    expect(wait).toBeLessThanOrEqual(300);
-    // Reads have their own budget (10,000), and the window gives the writes back.
-    expect((await arm(s.url, "GET", NIC)).status).toBe(200);
-    s.control.clock.advance(wait * 1000);
-    expect((await arm(s.url, "PUT", NIC, { body })).status).toBe(200);
-  }, 60_000);
-
-  it("tracks NRP's budget but never refuses with throttling off", async () => {
-    const s = await start();
-    const body = (await arm(s.url, "GET", NIC)).body;
-    for (let i = 0; i < 1010; i += 101)
-      await Promise.all(Array.from({ length: 101 }, () => arm(s.url, "PUT", NIC, { body })));
-    expect((await arm(s.url, "PUT", NIC, { body })).status).toBe(200);
-  }, 60_000);
 });
 
 describe("api-versions ARM refuses", () => {
