@@ -22,6 +22,8 @@ const REAL_WAITING = [
   "test/integration/ipPoolWriteInDoubt.test.ts", // the same for an IP-based pool's write, landing 6 s after it was sent
   "test/integration/gatewayWriteInDoubt.test.ts", // the same for a gateway's write, landing 6 s after it was sent
   "test/faults/storageBusy.test.ts", // the Table SDK's own retry backoff on 503 ServerBusy, about 7 s per failed call
+  "test/integration/intakeWait.test.ts", // a 2 s declare window in Azurite's visibility, stores held 1.5 s each: 12 s
+  "test/integration/tableOpsPerDeclaration.test.ts", // a 2 s declare window, then 4.5 s quiet so the next one leads
 ];
 
 /**
