@@ -29,7 +29,8 @@ const REAL_WAITING = [
 /**
  * Test files whose cost is the size or the process they prove, so they stay out of `npm run test:fast` too (the fast
  * loop's 60 s on two cores has room for logic, not for thousands of requests or a browser); `npm test` runs them. Each
- * says what it spends: requests by the thousand at the sizes Azure publishes, or processes started besides the test's.
+ * says what it spends: requests by the thousand at the sizes Azure publishes, processes started besides the test's, or
+ * a heavy tool run over the tree as `npm run lint` is (which the fast loop leaves out too).
  */
 const LARGE_BY_DESIGN = [
   "test/faults/eventBatches.test.ts", // Event Grid's largest batches (1,000, 5,000 and 600 odd events) through the webhook
@@ -40,6 +41,9 @@ const LARGE_BY_DESIGN = [
   "test/format.test.ts", // Prettier over the whole tree (npm run format:check)
   "test/app/telemetryStart.test.ts", // the app started as processes, with and without telemetry
   "test/azure/lazyArmSdks.test.ts", // fresh Node processes counting which SDKs a function loads
+  "test/longFunctions.test.ts", // the TypeScript compiler over src/
+  "test/infra/armSchema.test.ts", // the templates against ARM's published schemas of every resource type they use
+  "test/infra/kql.test.ts", // Kusto's language service over every query of the workbook and the alerts
 ];
 
 /**
