@@ -14,11 +14,11 @@ import {
   countingLogger,
   declareMessageOf,
   poolsyncEnv,
-  TableCounter,
   type HostSchedule,
   type PoolsyncOptions,
   type PoolsyncRun,
 } from "./poolsyncRun";
+import { TableCounter } from "./tableCounter";
 import type { Change } from "./world";
 
 /** A run's instances as they came and went, for the report. */
