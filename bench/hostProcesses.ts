@@ -67,7 +67,10 @@ export interface HostInstance {
   killed: boolean;
   /** Its services are up and it takes calls (a call before would go unheard). */
   ready: boolean;
-  /** Real ms from its fork to its ready message (undefined until then). */
+  /** Date.now() at its fork, and at its ready message (undefined until then). */
+  forkedAt: number;
+  readyAt?: number;
+  /** Real ms from its fork to its ready message. */
   startMs?: number;
   /** CPU ms (user + system, every thread of it) it had used when it was ready. */
   startCpuMs?: number;
@@ -117,7 +120,16 @@ export class HostProcesses {
       out: this.opts.out,
       ...(this.opts.env ? { env: { ...globalThis.process.env, ...this.opts.env } } : {}),
     });
-    const h: HostInstance = { index, pid: process.pid, inflight: 0, rssBytes: 0, killed: false, ready: false, process };
+    const h: HostInstance = {
+      index,
+      pid: process.pid,
+      inflight: 0,
+      rssBytes: 0,
+      killed: false,
+      ready: false,
+      forkedAt,
+      process,
+    };
     this.all.push(h);
     process.onMessage((m) => {
       if (m.kind === "batch") {
@@ -146,7 +158,8 @@ export class HostProcesses {
     process.send({ kind: "start", ...this.opts.start, randomSeed: this.opts.randomSeed + index });
     const r = await ready;
     h.rssBytes = r.rssBytes;
-    h.startMs = Date.now() - forkedAt;
+    h.readyAt = Date.now();
+    h.startMs = h.readyAt - forkedAt;
     h.startCpuMs = r.cpuMs;
     h.ready = true;
     return h;

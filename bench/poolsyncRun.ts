@@ -12,6 +12,7 @@ import { INTAKE_DEFER_REASON } from "../src/reconcile/reconcileRunner";
 import type { ArmSimulator, EventGridEvent } from "../sim";
 import { SIM_CA_FILE } from "../devkit/simulator";
 import { uniqueName } from "../devkit/storage";
+import type { HostProcessesOptions } from "./hostProcesses";
 import type { StrategyRun } from "./peers";
 import { IP_CONFIG, type Change } from "./world";
 import { inEventPhase, TableCounter } from "./tableCounter";
@@ -56,6 +57,8 @@ export interface HostSchedule {
   killAtMs?: number[];
   /** The queue listener's lease on a message, real seconds (default 30). */
   leaseSeconds?: number;
+  /** How each instance starts: which hostProcess, Node settings, how many at once (bench/hostProcesses.ts). */
+  start?: Pick<HostProcessesOptions, "entry" | "env" | "maxStarting">;
 }
 
 /** A declare message poolsync refused at intake, as its `message.refused` warning names it. */
