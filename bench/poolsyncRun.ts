@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { appendFileSync } from "node:fs";
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
 // timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json's batchSize and
@@ -205,6 +206,9 @@ export function poolsyncEnv(sim: ArmSimulator, opts: PoolsyncOptions): Record<st
     // clock, which a pass needs to write at all (LeaseGuard).
     POOLSYNC_ARM_TIMEOUT_SECONDS: "5",
     POOLSYNC_RECONCILE_LEASE_SECONDS: String(Math.max(60, Math.ceil(2 * 5 * sim.control.clock.timeScale) + 10)),
+    // One key for every host of the run, as an app's hosts share theirs: without it each instance in a process of its
+    // own has a random key and takes the rows the others stored (cache, leases, hand-overs) as unusable.
+    POOLSYNC_CACHE_KEY: randomBytes(32).toString("base64url"),
     ...opts.env,
   };
 }

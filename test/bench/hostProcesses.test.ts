@@ -69,6 +69,8 @@ it("three instances in three processes, one SIGKILLed mid-burst: every declarati
     expect(theirs.ops).toBeGreaterThan(0);
     expect(theirs.lost).toBe(0);
     expect(sim.control.stats().status429).toBe(0);
+    // The instances share one POOLSYNC_CACHE_KEY, as an app's hosts do: each reads the rows the others stored.
+    expect(run.logs.counts["warn:storage.row-unusable"] ?? 0).toBe(0);
   } finally {
     await writers.stop();
     await run.close();
