@@ -75,7 +75,9 @@ describe("the many-hosts section", () => {
     ];
     hosts.schedule = { rampS: 0, killsS: [], entry: "built", maxStarting: 4 };
     const text = renderHosts(r);
-    expect(text).toContain("Each instance ran the built JavaScript (dist/bench/hostProcess.js), at most 4 starting at once");
+    expect(text).toContain(
+      "Each instance ran the built JavaScript (dist/bench/hostProcess.js), at most 4 starting at once",
+    );
     expect(text).toContain("| burst instance start s, median (slowest) | CPU s a start, median |");
     expect(text).toMatch(/\| 8 \| 45\.4 \|.*\| 3 \(9\.9\) \| 1\.1 \| 8 \/ 0 \(0\) \| 120 \|$/m);
     expect(text).toMatch(/\| 1 \| 49\.2 \|.*\| – \| – \| – \| – \|$/m);
