@@ -17,8 +17,8 @@ export interface HostProcessesOptions {
   readyTimeoutMs?: number;
   /**
    * Which hostProcess the instances run when this code runs from source: "source" (under tsx, the default) or
-   * "built" (dist/bench/hostProcess.js: about a third of the CPU to start, bench/RESULTS.md "Issue 42: 1 to 50
-   * instances from built JavaScript"; builtHostEntry() builds it first). Run from dist/, they run the built one.
+   * "built" (dist/bench/hostProcess.js: less than half the CPU to start, bench/RESULTS.md "Issue 42: 1 to 50
+   * instances from built JavaScript"; buildHostEntry() builds it first). Run from dist/, they run the built one.
    */
   entry?: HostEntry;
   /** Settings on top of this process's environment (NODE_COMPILE_CACHE, say). */

@@ -353,7 +353,7 @@ async function main(): Promise<void> {
       // of its own, added over the ramp and killed at the given seconds.
       const burst: Record<string, unknown[]> = {};
       const contention: Record<string, unknown[]> = {};
-      // Built JavaScript starts an instance on about half the CPU of tsx (bench/instanceStart.ts), and a few at a time
+      // Built JavaScript starts an instance on less than half the CPU of tsx (bench/instanceStart.ts); a few at a time
       // get the first ones ready sooner than all of them at once on these cores.
       if (opts.hostEntry === "built") buildHostEntry();
       const schedule = (hosts: number): HostSchedule => ({
