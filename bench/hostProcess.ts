@@ -8,7 +8,7 @@ import { loadConfig } from "../src/config";
 import { createServices, type Services } from "../src/app/services";
 import type { Clock, Logger } from "../src/core/ports";
 import { QueueDrain } from "../local/stack/queueDrain";
-import { inEventPhase, TableCounter } from "./poolsyncRun";
+import { inEventPhase, TableCounter } from "./tableCounter";
 import { prng } from "./stats";
 
 export interface HostStart {
@@ -47,7 +47,7 @@ export interface HostBatch {
 }
 
 export type FromHost =
-  | { kind: "ready"; rssBytes: number }
+  | { kind: "ready"; rssBytes: number; cpuMs: number }
   | { kind: "failed"; error: string }
   | HostBatch
   | { kind: "reply"; id: number; value?: unknown; error?: string };
@@ -212,7 +212,8 @@ async function main(start: HostStart): Promise<void> {
         break;
     }
   });
-  send({ kind: "ready", rssBytes: process.memoryUsage().rss });
+  const cpu = process.cpuUsage();
+  send({ kind: "ready", rssBytes: process.memoryUsage().rss, cpuMs: (cpu.user + cpu.system) / 1000 });
 }
 
 if (require.main === module) {

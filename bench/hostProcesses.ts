@@ -2,6 +2,8 @@
 // its own coalescer, pacers, queue listener, memory and event loop, all over the same tables, queue and simulator.
 // Instances can be added while a workload runs and SIGKILLed while they hold messages (their messages come back when
 // their lease runs out and another instance finishes them).
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
 import { awaitReady, entryBeside, forkInstance, type InstanceProcess } from "../devkit/instanceProcess";
 import type { FromHost, HostBatch, HostCall, HostStart, LogRecord, ToHost } from "./hostProcess";
 
@@ -13,6 +15,43 @@ export interface HostProcessesOptions {
   /** The instances' own output (stack traces, warnings), one line at a time. */
   out: (line: string) => void;
   readyTimeoutMs?: number;
+  /**
+   * Which hostProcess the instances run when this code runs from source: "source" (under tsx, the default) or
+   * "built" (dist/bench/hostProcess.js: less than half the CPU to start, bench/RESULTS.md "Issue 42: 1 to 50
+   * instances from built JavaScript"; buildHostEntry() builds it first). Run from dist/, they run the built one.
+   */
+  entry?: HostEntry;
+  /** Settings on top of this process's environment (NODE_COMPILE_CACHE, say). */
+  env?: Record<string, string>;
+  /**
+   * At most this many instances starting at once (default: no limit): the next is forked when one is ready, so a
+   * scale-out of many does not start them all on the same cores together.
+   */
+  maxStarting?: number;
+}
+
+export type HostEntry = "source" | "built";
+
+const REPO_ROOT = join(__dirname, "..");
+
+/**
+ * The instance's entry file and Node flags: the `.ts` one under tsx, or the one `npm run build` emits (from dist/,
+ * always the built one beside this file).
+ */
+export function hostEntry(kind: HostEntry): { file: string; execArgv: string[] } {
+  if (!__filename.endsWith(".ts")) return entryBeside(__dirname, "hostProcess", false);
+  return kind === "source"
+    ? entryBeside(__dirname, "hostProcess", true)
+    : entryBeside(join(REPO_ROOT, "dist", "bench"), "hostProcess", false);
+}
+
+/**
+ * Brings dist/ up to date with the source (`tsc -b`, as `npm run build`; nothing to do in about a second when it is),
+ * so that "built" instances run the code of this tree and not an older build's.
+ */
+export function buildHostEntry(): void {
+  if (!__filename.endsWith(".ts")) return;
+  execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-b", REPO_ROOT], { stdio: "inherit" });
 }
 
 /** Distributive: each call kind without its id. */
@@ -28,6 +67,13 @@ export interface HostInstance {
   killed: boolean;
   /** Its services are up and it takes calls (a call before would go unheard). */
   ready: boolean;
+  /** Date.now() at its fork, and at its ready message (undefined until then). */
+  forkedAt: number;
+  readyAt?: number;
+  /** Real ms from its fork to its ready message. */
+  startMs?: number;
+  /** CPU ms (user + system, every thread of it) it had used when it was ready. */
+  startCpuMs?: number;
   process: InstanceProcess<ToHost, FromHost>;
 }
 
@@ -38,6 +84,8 @@ export class HostProcesses {
   #callId = 0;
   readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; host: number }>();
   #next = 0;
+  #starting = 0;
+  readonly #waitingToStart: Array<() => void> = [];
 
   constructor(private readonly opts: HostProcessesOptions) {}
 
@@ -52,13 +100,36 @@ export class HostProcesses {
   }
 
   async #startOne(): Promise<HostInstance> {
+    if (this.#starting >= (this.opts.maxStarting ?? Infinity))
+      await new Promise<void>((resolve) => this.#waitingToStart.push(resolve));
+    this.#starting++;
+    try {
+      return await this.#forkOne();
+    } finally {
+      this.#starting--;
+      this.#waitingToStart.shift()?.();
+    }
+  }
+
+  async #forkOne(): Promise<HostInstance> {
     const index = this.all.length;
+    const forkedAt = Date.now();
     const process = forkInstance<ToHost, FromHost>({
-      entry: entryBeside(__dirname, "hostProcess", __filename.endsWith(".ts")),
+      entry: hostEntry(this.opts.entry ?? "source"),
       prefix: `[host ${index}] `,
       out: this.opts.out,
+      ...(this.opts.env ? { env: { ...globalThis.process.env, ...this.opts.env } } : {}),
     });
-    const h: HostInstance = { index, pid: process.pid, inflight: 0, rssBytes: 0, killed: false, ready: false, process };
+    const h: HostInstance = {
+      index,
+      pid: process.pid,
+      inflight: 0,
+      rssBytes: 0,
+      killed: false,
+      ready: false,
+      forkedAt,
+      process,
+    };
     this.all.push(h);
     process.onMessage((m) => {
       if (m.kind === "batch") {
@@ -78,14 +149,18 @@ export class HostProcesses {
           p.reject(new Error(`host ${index} exited`));
         }
     });
-    const ready = awaitReady<ToHost, FromHost, number>(
+    const ready = awaitReady<ToHost, FromHost, { rssBytes: number; cpuMs: number }>(
       process,
       `bench host ${index}`,
       this.opts.readyTimeoutMs ?? 120_000,
-      (m) => (m.kind === "ready" ? { ready: m.rssBytes } : m.kind === "failed" ? { failed: m.error } : undefined),
+      (m) => (m.kind === "ready" ? { ready: m } : m.kind === "failed" ? { failed: m.error } : undefined),
     );
     process.send({ kind: "start", ...this.opts.start, randomSeed: this.opts.randomSeed + index });
-    h.rssBytes = await ready;
+    const r = await ready;
+    h.rssBytes = r.rssBytes;
+    h.readyAt = Date.now();
+    h.startMs = h.readyAt - forkedAt;
+    h.startCpuMs = r.cpuMs;
     h.ready = true;
     return h;
   }

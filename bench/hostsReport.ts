@@ -2,7 +2,7 @@
 // Function hosts at once, against the targets (0 lost updates, 0 429s, 1 model write per scale set in the burst,
 // convergence within 1.2 x the bound for every host count and no slower with the most hosts than with 1).
 import type { Results } from "./report";
-import type { Spread } from "./stats";
+import { spread, type Spread } from "./stats";
 
 export const HOST_COUNTS = [1, 2, 4, 8] as const;
 
@@ -26,6 +26,9 @@ interface Processes {
   hostsKilled: number;
   killedHeld: number;
   rssMaxMB: number;
+  /** Each instance's real seconds from fork to ready, and CPU seconds by then (since the built entry). */
+  startS?: number[];
+  startCpuS?: number[];
 }
 const processesOf = (run: unknown): Processes | undefined => (run as { processes?: Processes } | undefined)?.processes;
 const instances = (run: unknown): string => {
@@ -35,8 +38,24 @@ const instances = (run: unknown): string => {
   return `${p.hostsStarted} / ${p.hostsKilled} (${p.killedHeld})${late}`;
 };
 
-/** How the hosts came and went in each workload (bench --host-ramp, --host-kills). */
-function scheduleText(s: { rampS: number; killsS: number[] } | undefined): string {
+/** Median and slowest instance start, and the median CPU of a start, of one run. */
+const starts = (run: unknown): string => {
+  const p = processesOf(run);
+  if (!p?.startS?.length) return "– | –";
+  const cpu = spread(p.startCpuS ?? []).median;
+  return `${fmt(spread(p.startS).median)} (${fmt(Math.max(...p.startS))}) | ${fmt(cpu)}`;
+};
+
+interface Schedule {
+  rampS: number;
+  killsS: number[];
+  /** bench --host-entry and --host-starts (runs before them: tsx from source, all at once). */
+  entry?: "built" | "source";
+  maxStarting?: number;
+}
+
+/** How the hosts came and went in each workload (bench --host-ramp, --host-kills, --host-entry, --host-starts). */
+function scheduleText(s: Schedule | undefined): string {
   const ramp =
     s && s.rampS > 0
       ? `Each workload started with one host and added the others evenly over its first ${fmt(s.rampS)} real seconds (each added host ready some seconds later: a process starting).`
@@ -45,7 +64,10 @@ function scheduleText(s: { rampS: number; killsS: number[] } | undefined): strin
     s && s.killsS.length > 0
       ? ` At ${s.killsS.map((k) => `${fmt(k)} s`).join(", ")} into each workload one host holding messages was SIGKILLed (mid-invocation; a host started in its place only when none was left); its messages came back after their lease.`
       : "";
-  return ramp + kills;
+  const entry = !s?.entry
+    ? ""
+    : ` Each instance ran ${s.entry === "built" ? "the built JavaScript (dist/bench/hostProcess.js)" : "bench/hostProcess.ts under tsx"}, ${s.maxStarting ? `at most ${s.maxStarting} starting at once (the next forked when one was ready)` : "all starting at once"}.`;
+  return ramp + kills + entry;
 }
 
 export function renderHosts(r: Results): string {
@@ -54,7 +76,7 @@ export function renderHosts(r: Results): string {
         burstWide: Agg & { bound?: { boundS: number } };
         contention: Agg;
         run?: { generatedAt: string; commit?: string; runs: number; durationS: number };
-        schedule?: { rampS: number; killsS: number[] };
+        schedule?: Schedule;
       }
     | undefined;
   if (!w) return "";
@@ -77,15 +99,15 @@ export function renderHosts(r: Results): string {
   );
   out.push("");
   out.push(
-    "| hosts | burst converge s | × bound | max model writes / scale set | burst 412 | burst 429 | contention lost ours | contention lost theirs | contention model writes | contention 412 | contention 429 | burst instances started / killed (messages they held) | largest instance MB |",
+    "| hosts | burst converge s | × bound | max model writes / scale set | burst 412 | burst 429 | contention lost ours | contention lost theirs | contention model writes | contention 412 | contention 429 | burst instance start s, median (slowest) | CPU s a start, median | burst instances started / killed (messages they held) | largest instance MB |",
   );
-  out.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  out.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const h of measured) {
     const b = w.burstWide[String(h)]?.summary;
     const c = w.contention[String(h)]?.summary;
     const conv = b?.convergeS?.median ?? Number.NaN;
     out.push(
-      `| ${h} | ${sp(b?.convergeS)} | ${fmt(conv / bound, 2)} | ${sp(b?.maxModelWritesPerScaleSet)} | ${sp(b?.status412)} | ${sp(b?.status429)} | ${sp(c?.lostOurs)} | ${sp(c?.lostTheirs)} of ${sp(c?.theirOps)} | ${sp(c?.modelWrites)} | ${sp(c?.status412)} | ${sp(c?.status429)} | ${instances(w.burstWide[String(h)]?.runs[0])} | ${fmt(processesOf(w.burstWide[String(h)]?.runs[0])?.rssMaxMB)} |`,
+      `| ${h} | ${sp(b?.convergeS)} | ${fmt(conv / bound, 2)} | ${sp(b?.maxModelWritesPerScaleSet)} | ${sp(b?.status412)} | ${sp(b?.status429)} | ${sp(c?.lostOurs)} | ${sp(c?.lostTheirs)} of ${sp(c?.theirOps)} | ${sp(c?.modelWrites)} | ${sp(c?.status412)} | ${sp(c?.status429)} | ${starts(w.burstWide[String(h)]?.runs[0])} | ${instances(w.burstWide[String(h)]?.runs[0])} | ${fmt(processesOf(w.burstWide[String(h)]?.runs[0])?.rssMaxMB)} |`,
     );
   }
   out.push("");

@@ -1,6 +1,6 @@
-import { numberFlag, parseFlags } from "../devkit/cliFlags";
+import { numberFlag, parseFlags, UsageError } from "../devkit/cliFlags";
 
-export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations] [--hosts N,N] [--host-ramp S] [--host-kills S,S]
+export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] [--strategies S,S] [--out DIR] [--reuse-azurite] [--azurite-port N] [--latency-minutes M] [--baseline REF] [--render] [--slow-operations] [--hosts N,N] [--host-ramp S] [--host-kills S,S] [--host-entry built|source] [--host-starts K]
   --quick            the small plan (minutes, not hours); results go to *.quick.* files
   --runs N           runs per strategy (default 1 quick, 3 full)
   --only W,W         only these workloads (contention, burstOne, burstWide, steady, scale, overhead, contentionFlex,
@@ -17,7 +17,10 @@ export const USAGE = `usage: npm run bench -- [--quick] [--runs N] [--only W,W] 
   --host-ramp S      hosts section: each workload starts with one instance and adds the others evenly over its first
                      S real seconds, as the platform scales out into a burst (default 0: all at the start)
   --host-kills S,S   hosts section: at each of these real seconds into a workload, SIGKILL one instance that holds
-                     messages (mid-invocation); its messages come back after their 30 s lease (default: none)`;
+                     messages (mid-invocation); its messages come back after their 30 s lease (default: none)
+  --host-entry E     hosts section: what each instance runs, built (the JavaScript \`npm run build\` emits, built
+                     first if the source changed; default) or source (bench/hostProcess.ts under tsx, twice the CPU)
+  --host-starts K    hosts section: at most K instances starting at once, the next as one is ready (default 4)`;
 
 export interface BenchOptions {
   quick: boolean;
@@ -37,6 +40,10 @@ export interface BenchOptions {
   hostRampS: number;
   /** The hosts section's kills, real seconds into each workload. */
   hostKillsS: number[];
+  /** What the hosts section's instances run: the built hostProcess or the source one under tsx. */
+  hostEntry: "built" | "source";
+  /** The hosts section's instances starting at once, at most. */
+  hostStarts: number;
   help: boolean;
 }
 
@@ -60,6 +67,8 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
       hosts: { type: "string" },
       "host-ramp": { type: "string" },
       "host-kills": { type: "string" },
+      "host-entry": { type: "string" },
+      "host-starts": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     USAGE,
@@ -83,6 +92,14 @@ export function benchOptions(argv: readonly string[]): BenchOptions {
     hosts: list(v.hosts)?.map((h) => numberFlag("hosts", h, 1, USAGE, { whole: true })),
     hostRampS: v["host-ramp"] === undefined ? 0 : numberFlag("host-ramp", v["host-ramp"], 0, USAGE, { zero: true }),
     hostKillsS: (list(v["host-kills"]) ?? []).map((k) => numberFlag("host-kills", k, 0, USAGE, { zero: true })),
+    hostEntry: hostEntry(v["host-entry"]),
+    hostStarts:
+      v["host-starts"] === undefined ? 4 : numberFlag("host-starts", v["host-starts"], 1, USAGE, { whole: true }),
     help: v.help === true,
   };
+}
+
+function hostEntry(raw: string | undefined): "built" | "source" {
+  if (raw === undefined || raw === "built" || raw === "source") return raw ?? "built";
+  throw new UsageError(`--host-entry is built or source, got "${raw}"\n${USAGE}`);
 }

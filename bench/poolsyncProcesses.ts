@@ -3,6 +3,7 @@
 // side only: it declares through the queue, delivers the simulator's events to the instances in turn, asks the first
 // live instance to run the timer, adds and kills instances on the run's schedule, and gathers every instance's log
 // lines, counters and Table round trips into the same PoolsyncRun the workloads read.
+import { loadavg } from "node:os";
 import { QueueClient } from "@azure/storage-queue";
 import { loadConfig } from "../src/config";
 import { createServices } from "../src/app/services";
@@ -14,11 +15,11 @@ import {
   countingLogger,
   declareMessageOf,
   poolsyncEnv,
-  TableCounter,
   type HostSchedule,
   type PoolsyncOptions,
   type PoolsyncRun,
 } from "./poolsyncRun";
+import { TableCounter } from "./tableCounter";
 import type { Change } from "./world";
 
 /** A run's instances as they came and went, for the report. */
@@ -33,6 +34,11 @@ export interface ProcessFigures {
   rssMaxMB: number;
   /** Real seconds from the run's start to each added instance being ready. */
   addedReadyS: number[];
+  /** Each instance that became ready: real seconds from its fork, and the CPU seconds it had used by then. */
+  startS: number[];
+  startCpuS: number[];
+  /** The machine's 1-minute load average when the instances were started and when the run closed. */
+  load: { atStart: number; atClose?: number };
 }
 
 export type PoolsyncProcessesRun = PoolsyncRun & { hosts: HostProcesses; figures(): ProcessFigures };
@@ -100,7 +106,9 @@ export async function startPoolsyncProcesses(
     randomSeed: Math.floor(opts.random() * 1e9),
     onBatch,
     out: (line) => console.error(line),
+    ...schedule.start,
   });
+  const load: ProcessFigures["load"] = { atStart: loadavg()[0] ?? 0 };
   const startWith = Math.min(total, Math.max(1, schedule.startWith ?? total));
   try {
     await hosts.add(startWith);
@@ -205,6 +213,9 @@ export async function startPoolsyncProcesses(
     killedHeld: hosts.kills.reduce((n, k) => n + k.heldMessages, 0),
     rssMaxMB: Math.round(Math.max(0, ...hosts.all.map((h) => h.rssBytes)) / 2 ** 20),
     addedReadyS,
+    startS: hosts.all.flatMap((h) => (h.startMs === undefined ? [] : [h.startMs / 1000])),
+    startCpuS: hosts.all.flatMap((h) => (h.startCpuMs === undefined ? [] : [h.startCpuMs / 1000])),
+    load,
   });
 
   return {
@@ -227,6 +238,7 @@ export async function startPoolsyncProcesses(
     },
     async close() {
       await hosts.status(); // the instances' last memory figures
+      load.atClose = loadavg()[0];
       stopped = true;
       unsubscribe();
       await scaling.catch(() => undefined);

@@ -1,11 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { appendFileSync } from "node:fs";
-import { AsyncLocalStorage } from "node:async_hooks";
 // poolsync as the benchmark runs it: the real services from createServices (updater, cache, coalescer, event and
 // timer code paths), the Storage queue on Azurite drained as the Functions host would (host.json's batchSize and
 // newBatchThreshold), the simulator's events delivered to handleResourceEvent, the timer on its schedule.
 import { QueueDrain } from "../local/stack/queueDrain";
 import { QueueClient } from "@azure/storage-queue";
-import type { PipelinePolicy, PipelineRequest } from "@azure/core-rest-pipeline";
 import { loadConfig } from "../src/config";
 import { createServices, type Services } from "../src/app/services";
 import type { Clock, Logger } from "../src/core/ports";
@@ -14,8 +13,10 @@ import { INTAKE_DEFER_REASON } from "../src/reconcile/reconcileRunner";
 import type { ArmSimulator, EventGridEvent } from "../sim";
 import { SIM_CA_FILE } from "../devkit/simulator";
 import { uniqueName } from "../devkit/storage";
+import type { HostProcessesOptions } from "./hostProcesses";
 import type { StrategyRun } from "./peers";
 import { IP_CONFIG, type Change } from "./world";
+import { inEventPhase, TableCounter } from "./tableCounter";
 
 export interface PoolsyncOptions {
   storage: string;
@@ -57,63 +58,8 @@ export interface HostSchedule {
   killAtMs?: number[];
   /** The queue listener's lease on a message, real seconds (default 30). */
   leaseSeconds?: number;
-}
-
-/** Set while the benchmark hands an ARM event to a host, so that the event's own Table work can be told apart. */
-const eventPhase = new AsyncLocalStorage<boolean>();
-
-/** Runs `work` as an ARM event's handling: its Table round trips count as the event's (TableCounter.eventOps). */
-export const inEventPhase = <T>(work: () => Promise<T>): Promise<T> => eventPhase.run(true, work);
-
-/**
- * Counts the Table round trips of every Table client of every host (a batch transaction is one): given to
- * createServices as a storage policy, so the targets table and the shared table are both counted, once each. Writes
- * (every request but a GET) are also counted by the partition they name, to see which partitions a workload loads.
- */
-export class TableCounter {
-  ops = 0;
-  /** Of `ops`, those made while handling an ARM event (its own work, not the reconcile it may wake). */
-  eventOps = 0;
-  readonly byMethod: Record<string, number> = {};
-  readonly partitionWrites = new Map<string, number>();
-  readonly policy: PipelinePolicy = {
-    name: "benchTableCounter",
-    sendRequest: (req, next) => {
-      const url = new URL(req.url);
-      // The same policies reach the queue clients: only the Table endpoint's requests are counted.
-      if (url.host !== this.tableHost) return next(req);
-      this.ops++;
-      if (eventPhase.getStore() === true) this.eventOps++;
-      const table = /^\/[^/]+\/([A-Za-z0-9]+)/.exec(url.pathname)?.[1] ?? "?";
-      this.byMethod[`${table} ${req.method}`] = (this.byMethod[`${table} ${req.method}`] ?? 0) + 1;
-      if (req.method !== "GET") {
-        const pk = partitionOf(req);
-        this.partitionWrites.set(pk, (this.partitionWrites.get(pk) ?? 0) + 1);
-      }
-      return next(req);
-    },
-  };
-  private readonly tableHost: string;
-  /** `storage`: the connection string whose TableEndpoint the app uses. */
-  constructor(storage: string) {
-    const endpoint = /TableEndpoint=([^;]+)/.exec(storage)?.[1];
-    if (!endpoint) throw new Error("the benchmark's storage connection string names no TableEndpoint");
-    this.tableHost = new URL(endpoint).host;
-  }
-  reset(): void {
-    this.ops = 0;
-    this.eventOps = 0;
-    this.partitionWrites.clear();
-    for (const k of Object.keys(this.byMethod)) delete this.byMethod[k];
-  }
-}
-
-/** The partition a Table write names: in its URL's key, or the body's first PartitionKey (an insert, a batch). */
-function partitionOf(req: PipelineRequest): string {
-  const inUrl = /PartitionKey='([^']*)'/.exec(decodeURIComponent(new URL(req.url).pathname));
-  if (inUrl) return inUrl[1]!;
-  const body = typeof req.body === "string" ? req.body : "";
-  return /"PartitionKey":"([^"]*)"/.exec(body)?.[1] ?? /PartitionKey='([^']*)'/.exec(body)?.[1] ?? "?";
+  /** How each instance starts: which hostProcess, Node settings, how many at once (bench/hostProcesses.ts). */
+  start?: Pick<HostProcessesOptions, "entry" | "env" | "maxStarting">;
 }
 
 /** A declare message poolsync refused at intake, as its `message.refused` warning names it. */
@@ -260,6 +206,9 @@ export function poolsyncEnv(sim: ArmSimulator, opts: PoolsyncOptions): Record<st
     // clock, which a pass needs to write at all (LeaseGuard).
     POOLSYNC_ARM_TIMEOUT_SECONDS: "5",
     POOLSYNC_RECONCILE_LEASE_SECONDS: String(Math.max(60, Math.ceil(2 * 5 * sim.control.clock.timeScale) + 10)),
+    // One key for every host of the run, as an app's hosts share theirs: without it each instance in a process of its
+    // own has a random key and takes the rows the others stored (cache, leases, hand-overs) as unusable.
+    POOLSYNC_CACHE_KEY: randomBytes(32).toString("base64url"),
     ...opts.env,
   };
 }
@@ -355,7 +304,7 @@ export async function startPoolsync(sim: ArmSimulator, opts: PoolsyncOptions): P
         eventsInflight++;
         void sim.control.clock
           .sleep(opts.eventDelayMs)
-          .then(() => eventPhase.run(true, () => (hosts[nextHost++ % hosts.length] as Services).handleResourceEvent(e)))
+          .then(() => inEventPhase(() => (hosts[nextHost++ % hosts.length] as Services).handleResourceEvent(e)))
           .then(
             () => counters.events++,
             () => counters.eventErrors++,

@@ -30,12 +30,15 @@ it("three instances in three processes, one SIGKILLed mid-burst: every declarati
     hosts: 3,
     // A short lease on the messages (renewed at half-time while they run) and on a pass's target, so that what the
     // dead instance held comes back within seconds rather than minutes.
-    processes: { killAtMs: [1_500], leaseSeconds: 6 },
+    // Two starting at a time: the third is forked when one of the first two is ready.
+    processes: { killAtMs: [1_500], leaseSeconds: 6, start: { maxStarting: 2 } },
     env: { POOLSYNC_RECONCILE_LEASE_SECONDS: "15", POOLSYNC_ARM_TIMEOUT_SECONDS: "5" },
   });
   try {
     const pids = run.hosts.all.map((h) => h.pid);
     expect(new Set([process.pid, ...pids]).size).toBe(4);
+    const starting = (at: number) => run.hosts.all.filter((h) => h.forkedAt <= at && at < (h.readyAt ?? Infinity));
+    expect(Math.max(...run.hosts.all.map((h) => starting(h.forkedAt).length))).toBe(2);
     writers.start(3, 500);
     const changes: Change[] = [];
     for (const ss of world.scaleSets)
@@ -66,6 +69,8 @@ it("three instances in three processes, one SIGKILLed mid-burst: every declarati
     expect(theirs.ops).toBeGreaterThan(0);
     expect(theirs.lost).toBe(0);
     expect(sim.control.stats().status429).toBe(0);
+    // The instances share one POOLSYNC_CACHE_KEY, as an app's hosts do: each reads the rows the others stored.
+    expect(run.logs.counts["warn:storage.row-unusable"] ?? 0).toBe(0);
   } finally {
     await writers.stop();
     await run.close();

@@ -58,6 +58,31 @@ describe("the many-hosts section", () => {
     expect(text).toMatch(/\| 1 \| 49\.2 \|.*\| – \| – \|$/m);
   });
 
+  it("says what the instances ran, how many started at once, and what a start cost", () => {
+    const r = results({ 1: 49.2, 8: 45.4 });
+    const hosts = r.workloads.hosts as { burstWide: Record<string, { runs: unknown[] }>; schedule?: unknown };
+    hosts.burstWide["8"]!.runs = [
+      {
+        processes: {
+          hostsStarted: 8,
+          hostsKilled: 0,
+          killedHeld: 0,
+          rssMaxMB: 120,
+          startS: [1.2, 3.4, 2.5, 9.9, 3.0],
+          startCpuS: [0.9, 1.1, 1.0, 1.3, 1.2],
+        },
+      },
+    ];
+    hosts.schedule = { rampS: 0, killsS: [], entry: "built", maxStarting: 4 };
+    const text = renderHosts(r);
+    expect(text).toContain(
+      "Each instance ran the built JavaScript (dist/bench/hostProcess.js), at most 4 starting at once",
+    );
+    expect(text).toContain("| burst instance start s, median (slowest) | CPU s a start, median |");
+    expect(text).toMatch(/\| 8 \| 45\.4 \|.*\| 3 \(9\.9\) \| 1\.1 \| 8 \/ 0 \(0\) \| 120 \|$/m);
+    expect(text).toMatch(/\| 1 \| 49\.2 \|.*\| – \| – \| – \| – \|$/m);
+  });
+
   it("says only the counts a run measured", () => {
     const text = renderHosts(results({ 1: 49.2, 2: 45.4 }));
     expect(text).toContain("with 1 and 2 hosts");

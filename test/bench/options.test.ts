@@ -16,6 +16,8 @@ describe("npm run bench's flags", () => {
       hosts: undefined,
       hostRampS: 0,
       hostKillsS: [],
+      hostEntry: "built",
+      hostStarts: 4,
       help: false,
     });
     expect(benchOptions(["--slow-operations"]).slowOperations).toBe(true);
@@ -35,6 +37,15 @@ describe("npm run bench's flags", () => {
       hostKillsS: [90, 150.5],
     });
     expect(() => benchOptions(["--host-kills=soon"])).toThrow(/^--host-kills needs a number from 0, got "soon"/);
+  });
+
+  it("how the hosts section's instances start: which hostProcess, and how many at once", () => {
+    expect(benchOptions(["--host-entry=source", "--host-starts", "2"])).toMatchObject({
+      hostEntry: "source",
+      hostStarts: 2,
+    });
+    expect(() => benchOptions(["--host-entry=dist"])).toThrow(/^--host-entry is built or source, got "dist"/);
+    expect(() => benchOptions(["--host-starts=0"])).toThrow(/^--host-starts needs a whole number above 0, got "0"/);
   });
 
   it("refuses unknown and malformed flags with the usage, instead of running another plan", () => {
