@@ -15,9 +15,10 @@ import { numberFlag, parseFlags } from "../devkit/cliFlags";
 import { buildHostEntry, HostProcesses, type HostEntry } from "./hostProcesses";
 import { poolsyncEnv } from "./poolsyncRun";
 import { prng, spread } from "./stats";
-
-const median = (xs: number[]) => spread(xs).median;
 import { buildWorld, startSim } from "./world";
+
+/** The median of the finite values (a start that never got ready is NaN). */
+const median = (xs: number[]) => spread(xs).median;
 
 const USAGE = "usage: npx tsx bench/instanceStart.ts [--azurite-port N] [--rounds R] [--together K]";
 

@@ -126,9 +126,9 @@ describe("poolsync declare", () => {
   ] as const;
 
   it("exits 2 with the usage on a missing flag, an unknown command or flag, and a bad state", async () => {
-    for (const [args, message] of USAGE_CASES) {
+    for (const [i, [args, message]] of USAGE_CASES.entries()) {
       // The first as the bin's process: its exit code is the usage's.
-      const r = await (args === USAGE_CASES[0]![0] ? poolsyncProcess : poolsync)(...args);
+      const r = await (i === 0 ? poolsyncProcess : poolsync)(...args);
       expect(r.code, args.join(" ")).toBe(EXIT.usage);
       expect(r.stderr).toContain(`poolsync: ${message}\n\nusage: poolsync <command> [options]`);
     }
