@@ -35,6 +35,9 @@ const REAL_WAITING = [
 const LARGE_BY_DESIGN = [
   "test/faults/eventBatches.test.ts", // Event Grid's largest batches (1,000, 5,000 and 600 odd events) through the webhook
   "test/sim/publishedBuckets.test.ts", // NRP's 1,000 writes, CRP's 1,800 high-cost LISTs, ARM's 3,750 reads, one by one
+  "test/integration/readWindows.test.ts", // 300 reads at once through ARM's read bucket and CRP's 3-minute window, paced and not
+  "test/sim/specConformance.test.ts", // Azure's OpenAPI definitions compiled (ajv) and every answer of the simulator checked
+  "test/integration/specConformance.test.ts", // the same definitions compiled again for every request poolsync sends
   "test/intake/statusPage.test.ts", // headless Chromium reading the status page
   "test/intake/statusNics.test.ts", // headless Chromium reading the status page's NIC view
   "test/scripts/package.test.ts", // the deployment package built, with its production install
@@ -44,24 +47,6 @@ const LARGE_BY_DESIGN = [
   "test/longFunctions.test.ts", // the TypeScript compiler over src/
   "test/infra/armSchema.test.ts", // the templates against ARM's published schemas of every resource type they use
   "test/infra/kql.test.ts", // Kusto's language service over every query of the workbook and the alerts
-];
-
-/**
- * Fast files that must each have a fresh module graph: they call the Functions app's handlers, whose services are built
- * once per module graph from process.env (`services()` in src/app/services.ts), or start the local runtime, whose
- * registry of functions is per process; two of them in one worker would see each other's. They run unisolated too,
- * reusing the worker's imported SDKs, with test/support/freshModules.ts before each file giving it poolsync afresh
- * (the worker's env, a reset source graph, the built app out of Node's cache, an empty function registry). vitest
- * orders files by project name first: "fast-fresh-modules" sorts before "fast-shared-modules", so these start first
- * and the many short shared files fill the end (docs/testing.md).
- */
-const FRESH_MODULES = [
-  "test/functions/**",
-  "test/intake/**",
-  "test/faults/queueMessages.test.ts",
-  "test/faults/events.test.ts",
-  "test/faults/http.test.ts",
-  "test/local/appMetadata.test.ts",
 ];
 
 /** A folder entry means its test files; a file entry is itself. */
@@ -80,31 +65,26 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: "fast-shared-modules",
+          // Every fast file in one project: one set of workers (each imports the SDKs once) runs them all, longest
+          // first, and the files of test/support/freshModuleFiles.ts get a module graph of their own
+          // (test/support/freshModules.ts).
+          name: "fast",
           include: ["test/**/*.test.ts"],
-          exclude: ["dist/**", "node_modules/**", ...REAL_WAITING, ...LARGE_BY_DESIGN, ...FRESH_MODULES],
-          isolate: false,
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: "fast-fresh-modules",
-          include: testFiles(FRESH_MODULES),
           exclude: ["dist/**", "node_modules/**", ...REAL_WAITING, ...LARGE_BY_DESIGN],
           isolate: false,
-          setupFiles: ["test/support/freshModules.ts"],
+          setupFiles: ["test/support/storageReady.ts", "test/support/freshModules.ts"],
         },
       },
       {
         extends: true,
-        test: { name: "real-waiting", include: testFiles(REAL_WAITING) },
+        test: { name: "real-waiting", include: testFiles(REAL_WAITING), setupFiles: ["test/support/storageReady.ts"] },
       },
       {
         extends: true,
         test: {
           name: "large-by-design",
           include: LARGE_BY_DESIGN,
+          setupFiles: ["test/support/storageReady.ts"],
           // Each file in a process of its own (the default): eventBatches and the status pages start the Functions app.
           isolate: true,
         },

@@ -61,12 +61,7 @@ export async function ensureAzurite(
   } = {},
 ): Promise<RunningAzurite> {
   const connectionString = azuriteConnectionString(ports);
-  const probe = (timeoutMs?: number) =>
-    Promise.all([
-      isPortOpen(ports.blob, undefined, timeoutMs),
-      isPortOpen(ports.queue, undefined, timeoutMs),
-      isPortOpen(ports.table, undefined, timeoutMs),
-    ]);
+  const probe = (timeoutMs?: number) => azuritePortsOpen(ports, timeoutMs);
   let open = await probe();
   // A busy Azurite (a full accept backlog on a loaded machine) can miss a 500 ms connect on one port: look again,
   // more patiently, before calling the ports "partly taken".
@@ -79,6 +74,25 @@ export async function ensureAzurite(
       `Azurite ports ${ports.blob}/${ports.queue}/${ports.table} are partly taken by something else; free them or choose others`,
     );
   }
+  const started = startAzurite(ports, opts);
+  await started.ready;
+  return started;
+}
+
+export interface StartingAzurite extends RunningAzurite {
+  /** Settles when all three ports accept connections; rejects if Azurite exits first or is not up within 30 s. */
+  ready: Promise<void>;
+}
+
+/**
+ * Starts an Azurite from node_modules, in memory (or in `dataDir`), on loopback, without waiting for it: a caller with
+ * other things to start meanwhile awaits `ready` later (Azurite takes about 2.5 s to listen, most of it loading its
+ * modules). The ports must be free.
+ */
+export function startAzurite(
+  ports: AzuritePorts,
+  opts: { dataDir?: string; ownProcessGroup?: boolean } = {},
+): StartingAzurite {
   const bin = require.resolve("azurite/dist/src/azurite.js");
   const args = [
     bin,
@@ -110,25 +124,32 @@ export async function ensureAzurite(
   }
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`Azurite exited with ${child.exitCode}: ${stderr}`);
-    const up = await Promise.all([isPortOpen(ports.blob), isPortOpen(ports.queue), isPortOpen(ports.table)]);
-    if (up.every(Boolean)) {
-      return {
-        ports,
-        connectionString,
-        owned: true,
-        stop: () =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once("exit", () => resolve());
-            child.kill("SIGTERM");
-          }),
-      };
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+    });
+  const ready = (async () => {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`Azurite exited with ${child.exitCode}: ${stderr}`);
+      if ((await azuritePortsOpen(ports)).every(Boolean)) return;
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill("SIGKILL");
-  throw new Error(`Azurite did not listen on ${ports.blob}/${ports.queue}/${ports.table} within 30 s: ${stderr}`);
+    child.kill("SIGKILL");
+    throw new Error(`Azurite did not listen on ${ports.blob}/${ports.queue}/${ports.table} within 30 s: ${stderr}`);
+  })();
+  // A caller that never awaits `ready` (it stops Azurite first) must not see an unhandled rejection.
+  ready.catch(() => {});
+  return { ports, connectionString: azuriteConnectionString(ports), owned: true, stop, ready };
+}
+
+/** Whether each of the blob, queue and table ports accepts a connection, in that order. */
+export function azuritePortsOpen(ports: AzuritePorts, timeoutMs?: number): Promise<boolean[]> {
+  return Promise.all([
+    isPortOpen(ports.blob, undefined, timeoutMs),
+    isPortOpen(ports.queue, undefined, timeoutMs),
+    isPortOpen(ports.table, undefined, timeoutMs),
+  ]);
 }
