@@ -133,7 +133,8 @@ export function startAzurite(
   const ready = (async () => {
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`Azurite exited with ${child.exitCode}: ${stderr}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`Azurite exited with ${child.exitCode ?? child.signalCode}: ${stderr}`);
       if ((await azuritePortsOpen(ports)).every(Boolean)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
