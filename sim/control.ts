@@ -28,6 +28,7 @@ import { renderNic } from "./nics";
 import { deleteVmAs, renderVm, vmsOfScaleSet } from "./vms";
 import type { StatsCounters } from "./stats";
 import type { SpecRecord } from "./specConformance";
+import type { BucketLow } from "./throttle";
 
 export interface SimClockView {
   /** Simulated ms since the epoch. */
@@ -89,7 +90,13 @@ export interface SimControl {
   delete(id: string): void;
   /** Counters of a resource and everything under it (canonical, any casing), or in total. */
   stats(id?: string): StatsCounters;
+  /** Clears the counters and the buckets' low-water marks (`bucketLows`). */
   resetStats(): void;
+  /**
+   * Per CRP policy and window, the fewest tokens a subscription's bucket held after an admitted request since the last
+   * reset: how much of each window a workload left (a 429 is in `stats().status429`, not here).
+   */
+  bucketLows(): Record<string, BucketLow>;
   /** With `specConformance`: what did not fit Azure's definitions, what no operation covers, how many were checked. */
   specRecord(): SpecRecord | undefined;
   /** Every event so far, in the Event Grid schema. */
@@ -195,7 +202,11 @@ export function createControl(core: SimCore): SimControl {
       else engine.deleteAs(found.ss, writer);
     },
     stats: (id) => core.stats.get(id),
-    resetStats: () => core.stats.reset(),
+    resetStats: () => {
+      core.stats.reset();
+      core.throttler.resetLows();
+    },
+    bucketLows: () => core.throttler.lowestRemaining(),
     specRecord: () => core.spec?.record,
     events: () => engine.events,
     cloudEvents: () => engine.events.map(toCloudEvent),

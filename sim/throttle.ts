@@ -212,6 +212,14 @@ export interface BucketRef {
   bucket: TokenBucket;
   allowed: number;
   windowMs: number;
+  /** Whose bucket it is: one resource's, or a whole subscription's (and region's). */
+  scope?: "resource" | "subscription";
+}
+
+/** The fewest tokens a subscription's bucket of one policy held after an admitted request, over every subscription. */
+export interface BucketLow {
+  allowed: number;
+  lowest: number;
 }
 
 export interface Admission {
@@ -229,6 +237,7 @@ export interface Admission {
 
 export class Throttler {
   private readonly buckets = new Map<string, TokenBucket>();
+  private readonly lows = new Map<string, BucketLow>();
 
   constructor(
     private readonly enforce: boolean,
@@ -264,7 +273,20 @@ export class Throttler {
       ),
       allowed: l.bucket,
       windowMs: l.windowMs,
+      scope: l.scope,
     }));
+  }
+
+  /**
+   * Per CRP policy and window (`HighCostGetVMScaleSet3Min`), the fewest tokens any subscription's bucket held after
+   * an admitted request since the last reset: how close a workload came to a 429 (the per-resource buckets are left out).
+   */
+  lowestRemaining(): Record<string, BucketLow> {
+    return Object.fromEntries([...this.lows].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  resetLows(): void {
+    this.lows.clear();
   }
 
   /** Takes one token from each CRP bucket of each policy for this resource and subscription+region. */
@@ -344,7 +366,14 @@ export class Throttler {
         refund: () => undefined,
       };
     }
-    for (const r of refs) r.bucket.take(now, 1);
+    for (const r of refs) {
+      r.bucket.take(now, 1);
+      if (r.scope === "subscription") {
+        const left = r.bucket.available(now);
+        const low = this.lows.get(r.policy);
+        if (!low || left < low.lowest) this.lows.set(r.policy, { allowed: r.allowed, lowest: Math.floor(left) });
+      }
+    }
     return {
       ok: true,
       remainingHeader: refs.map(describe).filter(Boolean).join(","),

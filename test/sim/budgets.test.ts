@@ -172,3 +172,20 @@ describe("who answers a request, and whose budget it spends", () => {
     core.clock.stop();
   });
 });
+
+describe("how much of each window a workload left", () => {
+  it("keeps the fewest tokens each subscription window held after an admitted request, not the per-resource buckets", async () => {
+    const s = await start({ throttling: { timeScale: 0.0001, arm: false } });
+    const VMSS = `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets/etag-k8s-mp-0`;
+    for (let i = 0; i < 3; i++) expect((await arm(s.url, "GET", VMSS)).status).toBe(200);
+    await arm(s.url, "GET", `${RG_PATH}/providers/Microsoft.Compute/virtualMachineScaleSets`);
+    expect(s.control.bucketLows()).toEqual({
+      GetVMScaleSet3Min: { allowed: 200, lowest: 197 },
+      GetVMScaleSet30Min: { allowed: 1300, lowest: 1297 },
+      HighCostGetVMScaleSet3Min: { allowed: 180, lowest: 179 },
+      HighCostGetVMScaleSet30Min: { allowed: 1800, lowest: 1799 },
+    });
+    s.control.resetStats();
+    expect(s.control.bucketLows()).toEqual({});
+  });
+});
