@@ -5,6 +5,7 @@ import { MAX_DECLARATIONS_PER_CALLER } from "../src/core/declarationCap";
 import { parseScaleSetId, type ScaleSetRef } from "../src/core/resourceIds";
 // The benchmark's workloads, each run once per strategy on a fresh simulator with the same seed.
 import type { ArmSimulator } from "../sim";
+import type { BucketLow } from "../sim/throttle";
 import { startPeer, type PeerKind, type StrategyRun } from "./peers";
 import { startPoolsync, type HostSchedule, type PoolsyncOptions, type PoolsyncRun } from "./poolsyncRun";
 import { startPoolsyncProcesses, type PoolsyncProcessesRun } from "./poolsyncProcesses";
@@ -740,6 +741,12 @@ export interface SweepFigures {
   visited: number;
   /** Every scale set read in the sweep (false: the run cap stopped it first). */
   complete: boolean;
+  /** CRP's and ARM's refusals meanwhile. */
+  status429: number;
+  /** The sweep's length on the simulator's clock (the windows' time). */
+  simulatedMinutes: number;
+  /** The fewest tokens each of CRP's subscription windows held during the sweep (sim `bucketLows`). */
+  windows: Record<string, BucketLow>;
 }
 
 export interface ScaleResult {
@@ -771,7 +778,10 @@ const DEFAULT_TTL_S = 600;
 const SCALE_TTL_S = 86_400;
 const MAX_SWEEP_RUNS = 200;
 
-async function sweep(p: PoolsyncRun, done: () => Promise<boolean>): Promise<SweepFigures> {
+async function sweep(p: PoolsyncRun, sim: ArmSimulator, done: () => Promise<boolean>): Promise<SweepFigures> {
+  // Counted from here: the windows' low-water marks and the 429s are the sweep's own.
+  sim.control.resetStats();
+  const simStart = sim.control.clock.now();
   const f: SweepFigures = {
     runs: 0,
     realMs: 0,
@@ -783,6 +793,9 @@ async function sweep(p: PoolsyncRun, done: () => Promise<boolean>): Promise<Swee
     reads: 0,
     visited: 0,
     complete: false,
+    status429: 0,
+    simulatedMinutes: 0,
+    windows: {},
   };
   while (f.runs < MAX_SWEEP_RUNS) {
     if (await done()) {
@@ -805,6 +818,9 @@ async function sweep(p: PoolsyncRun, done: () => Promise<boolean>): Promise<Swee
     f.visited += run.visited;
     if (run.visited === 0 && run.readsUsed === 0) break;
   }
+  f.status429 = sim.control.stats().status429;
+  f.simulatedMinutes = (sim.control.clock.now() - simStart) / 60_000;
+  f.windows = sim.control.bucketLows();
   return f;
 }
 
@@ -861,12 +877,17 @@ export async function runScale(env: Env, size: ScaleSize, seed: number): Promise
     const ttlMs = SCALE_TTL_S * 1000;
     const cold = await sweep(
       p,
+      s.sim,
       async () => (await p.services.cache.listCachedScaleSets()).size >= world.scaleSets.length,
     );
     // Every row past the TTL at once: the worst hour-on-hour case, as if every scale set had been read together.
     ahead += ttlMs + 1_000;
     const now = () => sim0(s) + ahead;
-    const warm = await sweep(p, async () => (await p.services.cache.listRefreshCandidates(now() - ttlMs)).length === 0);
+    const warm = await sweep(
+      p,
+      s.sim,
+      async () => (await p.services.cache.listRefreshCandidates(now() - ttlMs)).length === 0,
+    );
     await idleWithin(p, 60_000);
     // Changes through the queue: pool-1 added to `changes` scale sets spread over the subscriptions.
     const rand = prng(seed);
