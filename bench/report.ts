@@ -657,19 +657,18 @@ function sweepWindows(sweeps: ScaleResult["sweeps"]): string[] {
   for (const k of ["cold", "warm"] as const) {
     const w = sweeps[k];
     if (!w.windows) continue;
-    const used = Object.entries(w.windows).map(([name, low]) => {
-      const share = (low.allowed - low.lowest) / low.allowed;
-      return { name, low, share };
-    });
+    const used = Object.entries(w.windows).map(([name, low]) => ({
+      name,
+      allowed: low.allowed,
+      taken: low.allowed - low.lowest,
+    }));
     if (used.length === 0) continue;
-    const most = Math.max(...used.map((u) => u.share));
+    const withinHalf = used.every((u) => u.taken <= u.allowed / 2);
+    const taken = used.map((u) => `${u.name} at most ${fmt(u.taken, 0)} of ${fmt(u.allowed, 0)} taken`).join(", ");
     lines.push(
-      `${k === "cold" ? "Cold" : "Warm"} sweep against CRP's published windows: ${used
-        .map((u) => `${u.name} at most ${fmt(u.low.allowed - u.low.lowest, 0)} of ${fmt(u.low.allowed, 0)} taken`)
-        .join(
-          ", ",
-        )}; ${fmt(w.status429 ?? 0, 0)} × 429 (target: fits the real windows with room for everything else, ` +
-        `the half the pacer keeps for reconciles: ${verdict(w.status429 === 0 && most <= 0.5)}).`,
+      `${k === "cold" ? "Cold" : "Warm"} sweep against CRP's published windows: ${taken}; ${fmt(w.status429 ?? 0, 0)} × 429 ` +
+        `(target: fits the real windows with room for everything else, the half the pacer keeps for reconciles: ` +
+        `${verdict(w.status429 === 0 && withinHalf)}).`,
     );
     lines.push("");
   }
