@@ -43,8 +43,8 @@ import { parseRemainingResource } from "./rateLimitHeaders";
  * reconciles, which read what they are about to write.
  *
  * A 429 that comes anyway (other clients share the buckets) closes what it names until Retry-After: a CRP 429 names
- * its policies (`details[].target`), and then closes only reads of the same kind (method and path with the names left
- * out), or of the same resource for a `…Resource` policy; a 429 naming none (ARM's own subscription bucket) closes every
+ * its policies (`details[].target`), and then closes only reads of the same kind in the same subscription (method and
+ * path with the names but the subscription's left out), or of the same resource for a `…Resource` policy; a 429 naming none (ARM's own subscription bucket) closes every
  * read of the subscription. A wait longer than `maxWaitMs` is not slept out inside the invocation: the read fails at
  * once as throttled, with the wait as its Retry-After, so the reconcile re-enqueues itself (and the timer records when
  * to come back). A wait is abandoned as soon as the request is aborted (its timeout).
@@ -279,7 +279,10 @@ const nrpKey = (sub: string) => `nrp:${sub}`;
 /** The resource a read is about, as one key (case-insensitive, as ARM's paths are). */
 const resourceKey = (path: string) => `resource:${decodeURIComponent(path).toLowerCase().replace(/\/+$/, "")}`;
 
-/** The kind of read: its path with every name left out (`/subscriptions/*\/resourcegroups/*\/providers/…/*`). */
+/**
+ * The kind of read in its subscription: its path with every name but the subscription's left out
+ * (`/subscriptions/{id}/resourcegroups/*\/providers/…/*`). CRP counts each subscription's buckets apart.
+ */
 function shapeKey(path: string): string {
   const segments = decodeURIComponent(path).toLowerCase().replace(/\/+$/, "").split("/");
   // Segments alternate collection / name after the leading "" ; "providers" is followed by a namespace, not a name.
@@ -287,7 +290,7 @@ function shapeKey(path: string): string {
   for (let i = 1; i < segments.length; i++) {
     const s = segments[i]!;
     out.push(s);
-    if (s === "providers" && i + 1 < segments.length) out.push(segments[++i]!);
+    if ((s === "providers" || (i === 1 && s === "subscriptions")) && i + 1 < segments.length) out.push(segments[++i]!);
     else if (i + 1 < segments.length) {
       out.push("*");
       i++;

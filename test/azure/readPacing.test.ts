@@ -121,7 +121,7 @@ describe("ARM read pacing", () => {
 });
 
 describe("ARM read pacing, from the answers (real HTTP)", () => {
-  it("a 429 naming a CRP window closes reads of that kind only, until its Retry-After", async () => {
+  it("a 429 naming a CRP window closes reads of that kind in that subscription only, until its Retry-After", async () => {
     const paced = await pacedOver((path) =>
       path === scaleSet("vmss-a")
         ? {
@@ -143,9 +143,13 @@ describe("ARM read pacing, from the answers (real HTTP)", () => {
       why: "an earlier 429's Retry-After",
     });
     expect((await paced.get(instances("vmss-b"))).status).toBe(200);
+    // CRP's windows are each subscription's own: the same kind of read in another one goes out.
+    const elsewhere = scaleSet("vmss-a").replace(/\/subscriptions\/[^/]+/, `/subscriptions/${OTHER_SUB}`);
+    expect((await paced.get(elsewhere)).status).toBe(200);
     expect(paced.server.received.map((r) => new URL(r.url, "http://x").pathname)).toEqual([
       scaleSet("vmss-a"),
       instances("vmss-b"),
+      elsewhere,
     ]);
     paced.clock.advance(30_000);
     expect((await paced.get(scaleSet("vmss-b"))).status).toBe(200);
