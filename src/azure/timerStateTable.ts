@@ -7,10 +7,13 @@ const TIMER_PARTITION = "~timer";
 const TIMER_ROW = "state";
 
 /**
- * The longest the timer is put off by a stored 429's Retry-After: ARM's longest that poolsync honours (armErrors.ts).
- * A later notBefore is not one poolsync stored (a planted value, a clock that jumped) and puts nothing off.
+ * The longest a subscription's reads are put off by a stored pause: ARM's longest Retry-After that poolsync honours
+ * (armErrors.ts). A later time is not one poolsync stored (a planted value, a clock that jumped) and puts nothing off.
  */
-const MAX_NOT_BEFORE_MS = 6 * 3_600_000;
+const MAX_PAUSE_MS = 6 * 3_600_000;
+
+/** Pauses kept in the row at most (the soonest over first): a Table property holds 32K characters. */
+const MAX_PAUSED = 256;
 
 /** What the timer remembers between runs: one row in the shared table's "~timer" partition. Storage content is input. */
 export class TimerStateTable implements TimerStateStore {
@@ -22,12 +25,10 @@ export class TimerStateTable implements TimerStateStore {
   async read(): Promise<TimerState> {
     try {
       const row = await this.table.getEntity<Record<string, unknown>>(TIMER_PARTITION, TIMER_ROW);
-      const notBefore = Number(row["notBefore"]);
       const resume = parseJson(row["resume"]) as { group?: unknown; nextLink?: unknown } | undefined;
       const lastRun = parseJson(row["lastRun"]) as TimerState["lastRun"] | undefined;
       return {
-        notBefore:
-          Number.isFinite(notBefore) && notBefore > 0 && notBefore <= this.now() + MAX_NOT_BEFORE_MS ? notBefore : 0,
+        paused: this.pausesOf(parseJson(row["paused"])),
         cursor: typeof row["cursor"] === "string" ? row["cursor"].slice(0, 1_024) : "",
         ...(typeof resume?.group === "string" && typeof resume.nextLink === "string"
           ? { resume: { group: resume.group, nextLink: resume.nextLink } }
@@ -35,7 +36,7 @@ export class TimerStateTable implements TimerStateStore {
         ...(lastRun && typeof lastRun === "object" && Number.isFinite(Number(lastRun.at)) ? { lastRun } : {}),
       };
     } catch (err) {
-      if (statusOf(err) === 404) return { notBefore: 0, cursor: "" };
+      if (statusOf(err) === 404) return { paused: {}, cursor: "" };
       throw err;
     }
   }
@@ -45,7 +46,7 @@ export class TimerStateTable implements TimerStateStore {
       {
         partitionKey: TIMER_PARTITION,
         rowKey: TIMER_ROW,
-        notBefore: state.notBefore,
+        paused: JSON.stringify(Object.fromEntries(latestPauses(Object.entries(state.paused)))),
         cursor: state.cursor,
         ...(state.resume ? { resume: JSON.stringify(state.resume) } : {}),
         ...(state.lastRun ? { lastRun: JSON.stringify(state.lastRun) } : {}),
@@ -53,6 +54,22 @@ export class TimerStateTable implements TimerStateStore {
       "Replace",
     );
   }
+
+  /** Subscription → until, each a time ahead and within MAX_PAUSE_MS; anything else in the row pauses nothing. */
+  private pausesOf(value: unknown): Record<string, number> {
+    if (!value || typeof value !== "object" || Array.isArray(value)) return {};
+    const now = this.now();
+    const valid = Object.entries(value).filter(
+      (e): e is [string, number] =>
+        /^[0-9a-z-]{1,64}$/.test(e[0]) && typeof e[1] === "number" && e[1] > now && e[1] <= now + MAX_PAUSE_MS,
+    );
+    return Object.fromEntries(latestPauses(valid));
+  }
+}
+
+/** The MAX_PAUSED pauses that last longest. */
+function latestPauses(entries: Array<[string, number]>): Array<[string, number]> {
+  return entries.length <= MAX_PAUSED ? entries : [...entries].sort((a, b) => b[1] - a[1]).slice(0, MAX_PAUSED);
 }
 
 /** A row another version wrote badly, or a planted one, must not stop the timer: it then starts from scratch. */

@@ -153,8 +153,11 @@ export interface GroupRow {
 
 /** What the timer remembers between runs. */
 export interface TimerState {
-  /** A 429 told us not to read before this time. */
-  notBefore: number;
+  /**
+   * Subscriptions (lower case) whose reads wait until a time: a 429's Retry-After, or a wait of the read pacer longer
+   * than an invocation may sleep. Each subscription's buckets and windows are its own, so one pauses alone.
+   */
+  paused: Record<string, number>;
   /** Where the round over declared scale sets without cache rows stopped (a scale set key). */
   cursor: string;
   /** A resource group's LIST the read budget cut before its last page: the next LIST of that group starts here. */

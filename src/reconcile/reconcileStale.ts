@@ -59,13 +59,17 @@ export interface StaleRunSummary {
   /** Declared scale sets ARM answered 404 for, not read this run: their wait for the target to exist is not over. */
   waitingForTarget: number;
   readsUsed: number;
+  /** Visits not made because their subscription's reads are paused (this run's throttle or an earlier one's). */
+  pausedVisits: number;
   /** readsUsed by kind: resource group LIST pages, scale set GETs, VM LISTs. */
   listPages: number;
   scaleSetGets: number;
   instanceLists: number;
   /** Scale sets a complete LIST of their group did not show (each then read by GET). */
   notListed: number;
+  /** This run met a throttle: the latest time a subscription it paused waits for. */
   throttledUntil?: number;
+  /** Visits were skipped for a pause an earlier run stored: the latest time such a subscription waits for. */
   skippedUntil?: number;
   durationMs: number;
 }
@@ -112,6 +116,10 @@ interface RunState {
   cursor: string;
   /** Where a resource group's LIST stopped on the budget, to go on from next run. */
   resume: TimerState["resume"];
+  /** Subscriptions whose reads wait, until when (stored ones still ahead, and this run's). */
+  paused: Map<string, number>;
+  /** The pauses this run added. */
+  pausedNow: Set<string>;
 }
 
 /** What a group's LIST gave one of its visits: the partition read before the LIST, and the model, if listed. */
@@ -135,6 +143,8 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
     asked: new Set(),
     cursor: "",
     resume: undefined,
+    paused: new Map(),
+    pausedNow: new Set(),
   };
   const finish = () => finishSummary(run, started);
 
@@ -143,37 +153,63 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   const visits = await scanCache(run);
 
   const state = await deps.timerState.read();
-  if (state.notBefore > run.now) {
-    run.summary.skippedUntil = state.notBefore;
-    return finish();
-  }
   run.cursor = state.cursor;
   run.resume = state.resume;
+  for (const [sub, until] of Object.entries(state.paused)) if (until > run.now) run.paused.set(sub, until);
 
   const { inScope, cachedKeys } = await planVisits(run, visits, state.cursor);
   const listGroups = prefetchGroups(run, inScope, cachedKeys);
   const prefetched = new Map<string, Prefetched>();
   try {
     for (const v of inScope) {
-      const listGroup = listGroups.get(groupKeyOf(v.ref));
-      if (listGroup && needsModelOf(v) && !prefetched.has(v.key))
-        await prefetchGroup(run, v.ref, listGroup, prefetched);
-      await visit(run, v, prefetched.get(v.key));
+      if (skipPaused(run, v.ref)) continue;
+      try {
+        const listGroup = listGroups.get(groupKeyOf(v.ref));
+        if (listGroup && needsModelOf(v) && !prefetched.has(v.key))
+          await prefetchGroup(run, v.ref, listGroup, prefetched);
+        await visit(run, v, prefetched.get(v.key));
+      } catch (err) {
+        if (!(err instanceof ThrottledError)) throw err;
+        pause(run, v.ref, err);
+      }
     }
-    run.cursor = "";
+    // A visit skipped for a pause keeps the cursor where it was: the round over uncached scale sets is not over.
+    if (run.summary.pausedVisits === 0) run.cursor = "";
   } catch (err) {
-    if (err instanceof ThrottledError) {
-      run.summary.throttledUntil = deps.clock.now() + err.retryAfterMs;
-      deps.log.warn("reconcileStale.throttled", { retryAfterMs: err.retryAfterMs, error: describeError(err) });
-      const summary = finish();
-      await saveState(run, state, summary, run.summary.throttledUntil);
-      return summary;
-    }
     if (!(err instanceof BudgetSpent)) throw err;
   }
   const summary = finish();
-  await saveState(run, state, summary, 0);
+  await saveState(run, state, summary);
   return summary;
+}
+
+/** A visit whose subscription's reads wait is not made: counted, and named in the summary if an earlier run paused it. */
+function skipPaused(run: RunState, ref: ScaleSetRef): boolean {
+  const sub = ref.subscriptionId.toLowerCase();
+  const until = run.paused.get(sub);
+  if (until === undefined || until <= run.deps.clock.now()) return false;
+  run.summary.pausedVisits++;
+  if (!run.pausedNow.has(sub)) run.summary.skippedUntil = Math.max(run.summary.skippedUntil ?? 0, until);
+  return true;
+}
+
+/**
+ * A throttle (a 429, or a wait of the read pacer longer than an invocation sleeps) pauses the reads of that
+ * subscription alone: ARM's read bucket and CRP's windows are each subscription's own, so the run goes on with the
+ * others, and the next runs skip it until the wait is over.
+ */
+function pause(run: RunState, ref: ScaleSetRef, err: ThrottledError): void {
+  const sub = ref.subscriptionId.toLowerCase();
+  const until = run.deps.clock.now() + err.retryAfterMs;
+  run.paused.set(sub, Math.max(run.paused.get(sub) ?? 0, until));
+  run.pausedNow.add(sub);
+  run.summary.throttledUntil = Math.max(run.summary.throttledUntil ?? 0, until);
+  run.deps.log.warn("reconcileStale.throttled", {
+    subscriptionId: sub,
+    scaleSetId: ref.id,
+    retryAfterMs: err.retryAfterMs,
+    error: describeError(err),
+  });
 }
 
 function emptySummary(): StaleRunSummary {
@@ -187,6 +223,7 @@ function emptySummary(): StaleRunSummary {
     waitingForRetry: 0,
     waitingForTarget: 0,
     readsUsed: 0,
+    pausedVisits: 0,
     listPages: 0,
     scaleSetGets: 0,
     instanceLists: 0,
@@ -508,19 +545,21 @@ async function visit(run: RunState, v: Visit, pre: Prefetched | undefined): Prom
 }
 
 /**
- * Save state: where the next run goes on, and (every run that read ARM) what this one spent its reads on, for the
- * status report. A throttled run always writes, with the time before which the next run must not read.
+ * Save state: where the next run goes on, the subscriptions whose reads still wait, and (every run that read ARM) what
+ * this one spent its reads on, for the status report. A throttled run always writes.
  */
-async function saveState(
-  run: RunState,
-  before: TimerState,
-  summary: StaleRunSummary,
-  notBefore: number,
-): Promise<void> {
+async function saveState(run: RunState, before: TimerState, summary: StaleRunSummary): Promise<void> {
   const { cursor, resume } = run;
-  if (notBefore === 0 && cursor === before.cursor && resume === before.resume && summary.readsUsed === 0) return;
+  const now = run.deps.clock.now();
+  const paused = Object.fromEntries([...run.paused].filter(([, until]) => until > now));
+  const unchanged =
+    run.pausedNow.size === 0 &&
+    Object.keys(paused).length === Object.keys(before.paused).length &&
+    cursor === before.cursor &&
+    resume === before.resume;
+  if (unchanged && summary.readsUsed === 0) return;
   await run.deps.timerState.write({
-    notBefore,
+    paused,
     cursor,
     ...(resume ? { resume } : {}),
     lastRun: lastRunOf(summary, run.deps.clock.now()),

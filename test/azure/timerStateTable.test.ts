@@ -9,9 +9,9 @@ const HOUR = 3_600_000;
 describe("TimerStateTable on Azurite", () => {
   it("starts from scratch with no row, and reads back what the last run wrote", async () => {
     const timer = new TimerStateTable(await freshTable("timer"), () => NOW);
-    expect(await timer.read()).toEqual({ notBefore: 0, cursor: "" });
+    expect(await timer.read()).toEqual({ paused: {}, cursor: "" });
     const state: TimerState = {
-      notBefore: NOW + 60_000,
+      paused: { "22222222-3333-4444-5555-666666666666": NOW + 60_000 },
       cursor: "%2fsubscriptions%2fx",
       resume: { group: "rg", nextLink: "https://arm.example/next" },
       lastRun: { at: NOW, listPages: 2, scaleSetGets: 3, instanceLists: 1, visited: 4 },
@@ -20,13 +20,21 @@ describe("TimerStateTable on Azurite", () => {
     expect(await timer.read()).toEqual(state);
   });
 
-  it("ignores a notBefore further off than ARM's longest Retry-After poolsync honours", async () => {
+  it("ignores a pause further off than ARM's longest Retry-After poolsync honours, and one already over", async () => {
     const table = await freshTable("timer");
     const timer = new TimerStateTable(table, () => NOW);
-    await timer.write({ notBefore: NOW + 7 * HOUR, cursor: "" });
-    expect((await timer.read()).notBefore).toBe(0);
-    await timer.write({ notBefore: NOW + 5 * HOUR, cursor: "" });
-    expect((await timer.read()).notBefore).toBe(NOW + 5 * HOUR);
+    await timer.write({ paused: { a: NOW + 7 * HOUR, b: NOW + 5 * HOUR, c: NOW - 1 }, cursor: "" });
+    expect((await timer.read()).paused).toEqual({ b: NOW + 5 * HOUR });
+  });
+
+  it("keeps the longest pauses when there are more than a row holds", async () => {
+    const timer = new TimerStateTable(await freshTable("timer"), () => NOW);
+    const paused = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`sub-${i}`, NOW + 1_000 * (i + 1)]));
+    await timer.write({ paused, cursor: "" });
+    const read = (await timer.read()).paused;
+    expect(Object.keys(read)).toHaveLength(256);
+    expect(read["sub-299"]).toBe(NOW + 300_000);
+    expect(read["sub-43"]).toBeUndefined();
   });
 
   it("reads a row written badly as a fresh start of its broken parts, not a stopped timer", async () => {
@@ -35,7 +43,7 @@ describe("TimerStateTable on Azurite", () => {
       {
         partitionKey: "~timer",
         rowKey: "state",
-        notBefore: "soon",
+        paused: JSON.stringify({ "not a subscription!": NOW + 1, x: "soon", y: null }),
         cursor: "c".repeat(5_000),
         resume: "{",
         lastRun: "[]",
@@ -43,6 +51,6 @@ describe("TimerStateTable on Azurite", () => {
       "Replace",
     );
     const state = await new TimerStateTable(table, () => NOW).read();
-    expect(state).toEqual({ notBefore: 0, cursor: "c".repeat(1_024) });
+    expect(state).toEqual({ paused: {}, cursor: "c".repeat(1_024) });
   });
 });

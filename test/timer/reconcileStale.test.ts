@@ -188,6 +188,58 @@ describe("reconcileStale: the timer's safety net", () => {
     expect(h.sim.control.stats()).toMatchObject({ gets: 2, status429: 1 });
   });
 
+  it("pauses only the throttled subscription: the run goes on with the others, and the next skips it until Retry-After", async () => {
+    // CRP's windows and ARM's read bucket are each subscription's own: a 429 in one says nothing of another's.
+    const other = "33333333-4444-5555-6666-777777777777";
+    const [throttledSub, freeSub] = [WIDE_SUBSCRIPTION, other];
+    const vmss = [throttledSub, freeSub].map((sub) => scaleSetId(sub, "wide", "vmss-0"));
+    const pools = [throttledSub, freeSub].map((sub) => poolId(sub, "wide", "lb", "pool-0"));
+    const clock = manualClock();
+    h = await startHarness({
+      clock,
+      cacheEnabled: true,
+      sim: {
+        seed: {
+          subscriptions: [throttledSub, freeSub].flatMap(
+            (subscription) => wideWorld({ subscription, scaleSets: 1, capacity: 2, pools: 1 }).subscriptions,
+          ),
+        },
+      },
+      env: { POOLSYNC_SCOPES: `/subscriptions/${throttledSub},/subscriptions/${freeSub}` },
+    });
+    // The throttled subscription's scale set first, so its rows are the oldest and its visit comes first.
+    for (const i of [0, 1]) {
+      await h.send({ v: 1, kind: "declare", scaleSetId: vmss[i], backendPoolId: pools[i], state: "present" });
+      await h.drainUntilEmpty(30_000);
+      h.sim.control.settle();
+      clock.advance(1_000);
+    }
+    clock.advance(TTL_MS + 1);
+    h.sim.control.injectFault({
+      method: "GET",
+      path: `${throttledSub}/resourceGroups/wide/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-0$`,
+      retryAfterSeconds: 120,
+    });
+    h.sim.control.resetStats();
+
+    const first = await h.services.reconcileStale();
+    expect(first).toMatchObject({ throttledUntil: clock.now() + 120_000, visited: 2 });
+    const fresh = async () =>
+      (await h.services.cache.listRefreshCandidates(clock.now() - TTL_MS)).map((c) => c.scaleSetId.split("/")[2]);
+    // The other subscription's scale set was read in the same run; only the throttled one is still due.
+    expect(new Set(await fresh())).toEqual(new Set([throttledSub]));
+
+    clock.advance(60_000);
+    h.sim.control.resetStats();
+    expect(await h.services.reconcileStale()).toMatchObject({ skippedUntil: expect.any(Number), readsUsed: 0 });
+    expect(h.sim.control.stats()).toMatchObject({ gets: 0, status429: 0 });
+
+    clock.advance(60_001);
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 0 });
+    expect(h.sim.control.stats()).toMatchObject({ status429: 0 });
+    expect(await fresh()).toEqual([]);
+  });
+
   it("re-enqueues failed declarations when their retry time has come, and removes absents applied everywhere", async () => {
     const clock = manualClock();
     h = await startHarness({ clock, cacheEnabled: true });
