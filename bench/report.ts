@@ -410,7 +410,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
     out.push("## 4. Scale");
     out.push("");
     out.push(
-      `${JSON.stringify(r.plan.scale)}: ${sc.scaleSets} scale sets in ${sc.resourceGroups} resource groups, one declaration each (already applied in ARM), seeded in ${fmt(sc.seedSeconds)} s real. A sweep = timer runs back to back (read budget ${sc.readBudget} requests a run) until every scale set has been read once. Cold: the cache empty. Warm: every cached row past the TTL at once (the clock moved on; nothing else changed). Real ms and CPU of this process, which also hosts the simulator:`,
+      `${JSON.stringify(r.plan.scale)}: ${sc.scaleSets} scale sets in ${sc.resourceGroups} resource groups, one declaration each (already applied in ARM), seeded in ${fmt(sc.seedSeconds)} s real. A sweep = timer runs every 5 minutes of the simulator's clock, as the default schedule has them (read budget ${sc.readBudget} requests a run), until every scale set has been read once. Cold: the cache empty. Warm: every cached row past the TTL at once (the clock moved on; nothing else changed). Real ms and CPU of this process, which also hosts the simulator:`,
     );
     out.push("");
     out.push(
@@ -428,6 +428,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
           "CPU ms",
           "complete",
           "simulated min",
+          "visits paused",
           "429s",
         ],
         (["cold", "warm"] as const).map((k) => {
@@ -445,6 +446,7 @@ export function renderMarkdown(r: Results, svgName: string): string {
             fmt(w.cpuMs, 0),
             w.complete ? "yes" : "**no**",
             w.simulatedMinutes === undefined ? "–" : fmt(w.simulatedMinutes, 0),
+            w.pausedVisits === undefined ? "–" : fmt(w.pausedVisits, 0),
             w.status429 === undefined ? "–" : fmt(w.status429, 0),
           ];
         }),

@@ -727,7 +727,7 @@ export interface ScaleSize {
   timeScale: number;
 }
 
-/** The timer runs back to back until every scale set has been read once: what one full sweep costs. */
+/** The timer runs at its schedule until every scale set has been read once: what one full sweep costs. */
 export interface SweepFigures {
   runs: number;
   realMs: number;
@@ -745,6 +745,8 @@ export interface SweepFigures {
   status429: number;
   /** The sweep's length on the simulator's clock (the windows' time). */
   simulatedMinutes: number;
+  /** Visits skipped for a subscription whose reads were paused (a 429, or the read pacer's wait), summed over runs. */
+  pausedVisits: number;
   /** The fewest tokens each of CRP's subscription windows held during the sweep (sim `bucketLows`). */
   windows: Record<string, BucketLow>;
 }
@@ -777,6 +779,11 @@ const DEFAULT_TTL_S = 600;
  */
 const SCALE_TTL_S = 86_400;
 const MAX_SWEEP_RUNS = 200;
+/**
+ * POOLSYNC_RECONCILE_SCHEDULE's default ("0 *\/5 * * * *"): a run that stops on a spent window goes on 5 minutes later,
+ * on the simulator's clock, as the schedule would have it, when CRP's 3-minute windows have moved on.
+ */
+const TIMER_PERIOD_MS = 5 * 60_000;
 
 async function sweep(p: PoolsyncRun, sim: ArmSimulator, done: () => Promise<boolean>): Promise<SweepFigures> {
   // Counted from here: the windows' low-water marks and the 429s are the sweep's own.
@@ -795,6 +802,7 @@ async function sweep(p: PoolsyncRun, sim: ArmSimulator, done: () => Promise<bool
     complete: false,
     status429: 0,
     simulatedMinutes: 0,
+    pausedVisits: 0,
     windows: {},
   };
   while (f.runs < MAX_SWEEP_RUNS) {
@@ -816,7 +824,13 @@ async function sweep(p: PoolsyncRun, sim: ArmSimulator, done: () => Promise<bool
     f.instanceLists += run.instanceLists;
     f.reads += run.readsUsed;
     f.visited += run.visited;
-    if (run.visited === 0 && run.readsUsed === 0) break;
+    f.pausedVisits += run.pausedVisits;
+    if (run.visited === 0 && run.readsUsed === 0 && run.pausedVisits === 0) break;
+    if (await done()) {
+      f.complete = true;
+      break;
+    }
+    await sim.control.clock.sleep(TIMER_PERIOD_MS);
   }
   f.status429 = sim.control.stats().status429;
   f.simulatedMinutes = (sim.control.clock.now() - simStart) / 60_000;
