@@ -15,7 +15,7 @@ import type { TargetStore } from "./targetStore";
 
 /**
  * Each target's history in its own partition (rows "h|<time inverted>|<random>", newest first), so a page is one
- * range query and the timer prunes a target with one keys-only query of its rows.
+ * range query, and the timer prunes every target's by one keys-only scan of the table.
  */
 export class TargetHistoryTable implements TargetHistory {
   constructor(private readonly store: TargetStore) {}
@@ -70,40 +70,49 @@ export class TargetHistoryTable implements TargetHistory {
     return { entries };
   }
 
-  /** One target's entries beyond the bound (the newest HISTORY_MAX_ENTRIES young enough stay); how many went. */
-  async pruneTarget(partitionKey: string, now: number): Promise<number> {
-    const cutoff = now - HISTORY_MAX_AGE_MS;
-    const doomed: string[] = [];
-    let kept = 0;
-    for await (const row of this.store.table.listEntities({
-      queryOptions: {
-        filter: odata`PartitionKey eq ${partitionKey} and RowKey ge ${HISTORY_ROWS.from} and RowKey lt ${HISTORY_ROWS.to}`,
-        select: ["RowKey"],
-      },
-    })) {
-      const rk = row.rowKey ?? "";
-      if (kept < HISTORY_MAX_ENTRIES && historyTimeOf(rk) >= cutoff) kept++;
-      else doomed.push(rk);
-    }
-    for (const batch of transactionBatches(doomed))
-      await this.store.table.submitTransaction(
-        batch.map((rk): TransactionAction => ["delete", { partitionKey, rowKey: rk }]),
-      );
-    return doomed.length;
-  }
-
-  /** Every target's history beyond the bound: the partitions that hold any, one after another. */
+  /**
+   * Every target's history beyond the bound, by one keys-only scan of the table: a table query answers in
+   * PartitionKey, then RowKey order, so each target's entries come newest first and a count per target is all it
+   * takes to see which go (a query per target made the prune one request per target with any history). Deletes go
+   * in transactions of one partition, as the scan passes them.
+   */
   async prune(now: number): Promise<number> {
-    const partitions = new Set<string>();
+    const cutoff = now - HISTORY_MAX_AGE_MS;
+    const kept = new Map<string, number>();
+    const doomed = new Map<string, string[]>();
+    let removed = 0;
+    let current = "";
+    const flush = async (partitionKey: string) => {
+      const rowKeys = doomed.get(partitionKey) ?? [];
+      doomed.delete(partitionKey);
+      for (const batch of transactionBatches(rowKeys))
+        await this.store.table.submitTransaction(
+          batch.map((rk): TransactionAction => ["delete", { partitionKey, rowKey: rk }]),
+        );
+      removed += rowKeys.length;
+    };
     for await (const row of this.store.table.listEntities({
       queryOptions: {
         filter: odata`RowKey ge ${HISTORY_ROWS.from} and RowKey lt ${HISTORY_ROWS.to}`,
-        select: ["PartitionKey"],
+        select: ["PartitionKey", "RowKey"],
       },
-    }))
-      partitions.add(row.partitionKey ?? "");
-    let removed = 0;
-    for (const pk of partitions) removed += await this.pruneTarget(pk, now);
+    })) {
+      const pk = row.partitionKey ?? "";
+      const rk = row.rowKey ?? "";
+      // The scan has left the last partition: its deletes go now, so no more than one partition's wait in memory.
+      if (pk !== current && doomed.has(current)) await flush(current);
+      current = pk;
+      const n = kept.get(pk) ?? 0;
+      if (n < HISTORY_MAX_ENTRIES && historyTimeOf(rk) >= cutoff) kept.set(pk, n + 1);
+      else {
+        const rowKeys = doomed.get(pk) ?? [];
+        rowKeys.push(rk);
+        doomed.set(pk, rowKeys);
+        // A transaction holds 100.
+        if (rowKeys.length >= 100) await flush(pk);
+      }
+    }
+    for (const pk of [...doomed.keys()]) await flush(pk);
     return removed;
   }
 }

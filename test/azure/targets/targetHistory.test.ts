@@ -46,4 +46,25 @@ describe("TargetHistoryTable on Azurite", () => {
     expect(await history.prune(NOW)).toBe(1);
     expect((await history.page(A, 10)).entries).toEqual([entry(1)]);
   });
+
+  it("prunes every target's history by one scan of the table, not one query per target", async () => {
+    const store = await freshTargetStore(() => NOW);
+    const history = new TargetHistoryTable(store);
+    const old = { ...entry(0), at: new Date(NOW - HISTORY_MAX_AGE_MS - 60_000).toISOString() };
+    const targets = Array.from({ length: 40 }, (_, i) => `${RG}/Microsoft.Compute/virtualMachineScaleSets/vmss-${i}`);
+    // Half the targets have an entry past the bound, half only young ones.
+    await Promise.all(targets.map((t, i) => history.appendAll(t, i % 2 ? [entry(1)] : [old, entry(1)])));
+    const reads: string[] = [];
+    store.table.pipeline.addPolicy({
+      name: "countReads",
+      sendRequest: (req, next) => {
+        if (req.method === "GET") reads.push(req.url);
+        return next(req);
+      },
+    });
+    expect(await history.prune(NOW)).toBe(20);
+    // One page holds every history row here: a query per target would be 40 more.
+    expect(reads).toHaveLength(1);
+    for (const t of targets) expect((await history.page(t, 10)).entries, t).toEqual([entry(1)]);
+  });
 });
