@@ -60,9 +60,13 @@ export interface StatusReport {
   scaleSetsTruncated: boolean;
   poison?: PoisonMessage[];
   /**
-   * The timer's last run that read ARM: its requests by kind (LIST pages of resource groups, scale set GETs, VM LISTs).
+   * The timer's last run that read ARM: its requests by kind (LIST pages of resource groups, scale set GETs, VM LISTs);
+   * and the subscriptions whose reads it has paused (a 429 or a spent window), until when.
    */
-  timer?: { lastRun: NonNullable<TimerState["lastRun"]> & { atIso: string } };
+  timer?: {
+    lastRun?: NonNullable<TimerState["lastRun"]> & { atIso: string };
+    paused?: Array<{ subscriptionId: string; until: string }>;
+  };
   /**
    * ARM events about resources poolsync holds nothing for (no declaration, no cache row): counted here instead of
    * leaving a row each; the newest first. They show that Event Grid delivers.
@@ -239,9 +243,22 @@ export async function statusReport(deps: StatusDeps, opts: StatusOptions = {}): 
     scaleSets,
     scaleSetsTruncated,
     ...(poison ? { poison } : {}),
-    ...(timer?.lastRun
-      ? { timer: { lastRun: { ...timer.lastRun, atIso: new Date(timer.lastRun.at).toISOString() } } }
-      : {}),
+    ...timerOf(timer, now),
     ...(events ? { events: { unheld: events.count, recent: events.recent } } : {}),
+  };
+}
+
+/** The timer's part of the report: absent until a run has read ARM or paused a subscription. */
+function timerOf(state: TimerState | undefined, now: number): Pick<StatusReport, "timer"> {
+  const paused = Object.entries(state?.paused ?? {})
+    .filter(([, until]) => until > now)
+    .sort((a, b) => a[1] - b[1])
+    .map(([subscriptionId, until]) => ({ subscriptionId, until: new Date(until).toISOString() }));
+  if (!state?.lastRun && paused.length === 0) return {};
+  return {
+    timer: {
+      ...(state?.lastRun ? { lastRun: { ...state.lastRun, atIso: new Date(state.lastRun.at).toISOString() } } : {}),
+      ...(paused.length > 0 ? { paused } : {}),
+    },
   };
 }

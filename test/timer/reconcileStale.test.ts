@@ -2,6 +2,7 @@ import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { afterEach, describe, expect, it } from "vitest";
 import { mapLimit } from "../../src/core/retryPolicy";
 import { STUCK_PENDING_MS } from "../../src/reconcile/reconcileStale";
+import { statusReport } from "../../src/intake/statusReport";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 import { dropPool, instanceNics, modelNics, poolsByIpConfig } from "../../sim/wire";
@@ -228,6 +229,11 @@ describe("reconcileStale: the timer's safety net", () => {
       (await h.services.cache.listRefreshCandidates(clock.now() - TTL_MS)).map((c) => c.scaleSetId.split("/")[2]);
     // The other subscription's scale set was read in the same run; only the throttled one is still due.
     expect(new Set(await fresh())).toEqual(new Set([throttledSub]));
+    // GET /api/status names the paused subscription and until when.
+    const report = await statusReport({ ...h.services, now: clock.now, cacheTtlMs: TTL_MS });
+    expect(report.timer?.paused).toEqual([
+      { subscriptionId: throttledSub, until: new Date(clock.now() + 120_000).toISOString() },
+    ]);
 
     clock.advance(60_000);
     h.sim.control.resetStats();
