@@ -44,10 +44,11 @@ import { parseRemainingResource } from "./rateLimitHeaders";
  *
  * A 429 that comes anyway (other clients share the buckets) closes what it names until Retry-After: a CRP 429 names
  * its policies (`details[].target`), and then closes only reads of the same kind in the same subscription (method and
- * path with the names but the subscription's left out), or of the same resource for a `…Resource` policy; a 429 naming none (ARM's own subscription bucket) closes every
- * read of the subscription. A wait longer than `maxWaitMs` is not slept out inside the invocation: the read fails at
- * once as throttled, with the wait as its Retry-After, so the reconcile re-enqueues itself (and the timer records when
- * to come back). A wait is abandoned as soon as the request is aborted (its timeout).
+ * path with the names but the subscription's left out), or of the same resource for a `…Resource` policy; a 429
+ * naming none (ARM's own subscription bucket) closes every read of the subscription. A wait longer than `maxWaitMs`
+ * is not slept out inside the invocation: the read fails at once as throttled, with the wait as its Retry-After, so
+ * the reconcile re-enqueues itself (and the timer pauses that subscription until then). A wait is abandoned as soon
+ * as the request is aborted (its timeout).
  */
 export class ReadPacer {
   private readonly states = new Map<string, BucketState>();
