@@ -183,7 +183,7 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
   return summary;
 }
 
-/** A visit whose subscription's reads wait is not made: counted, and named in the summary if an earlier run paused it. */
+/** A visit whose subscription's reads wait is not made: counted, and in the summary if an earlier run paused it. */
 function skipPaused(run: RunState, ref: ScaleSetRef): boolean {
   const sub = ref.subscriptionId.toLowerCase();
   const until = run.paused.get(sub);
