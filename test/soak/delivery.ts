@@ -181,8 +181,10 @@ export class Delivery {
         bump("timer:runs");
         if (s) bump("timer:enqueued", s.enqueued);
         return s;
-      } catch {
+      } catch (err) {
         bump("timer:failed");
+        const why = err instanceof Error ? err.message : String(err);
+        bump(`timer:why:${why.replace(/\/subscriptions\/\S+|\d+/g, "#").slice(0, 70)}`);
         return undefined;
       }
     };
