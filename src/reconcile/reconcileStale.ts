@@ -1,6 +1,6 @@
 import type { Config } from "../config";
 import { dueForRetry, notFoundOutcome, toIntent, waitingForTarget, type StoredDeclaration } from "../core/declarations";
-import { NotFoundError, ThrottledError, describeError } from "../core/errors";
+import { NotFoundError, ThrottledError, TransientError, describeError } from "../core/errors";
 import type { InstanceModel, ScaleSetModel } from "../core/models";
 import { intentSatisfied } from "../core/networkProfile";
 import type {
@@ -61,6 +61,8 @@ export interface StaleRunSummary {
   readsUsed: number;
   /** Visits not made because their subscription's reads are paused (this run's throttle or an earlier one's). */
   pausedVisits: number;
+  /** Visits an ARM read failed for a while (a 5xx, no answer): their rows stay due for the next run. */
+  failedVisits: number;
   /** readsUsed by kind: resource group LIST pages, scale set GETs, VM LISTs. */
   listPages: number;
   scaleSetGets: number;
@@ -83,6 +85,12 @@ interface Visit {
 }
 
 class BudgetSpent extends Error {}
+
+/**
+ * Transient ARM failures (a 5xx, no answer) a run goes on past, one visit each: a lone 503 costs that scale set one
+ * timer period, not the whole sweep. One more says ARM is in trouble: the run ends on it, as a failed run.
+ */
+export const TRANSIENT_FAILURES_TOLERATED = 2;
 
 /** The scale set's own row is due, or it has no instance rows due (a scale set new to the cache needs both). */
 function needsModelOf(v: Visit): boolean {
@@ -169,12 +177,16 @@ export async function reconcileStale(deps: StaleDeps): Promise<StaleRunSummary> 
           await prefetchGroup(run, v.ref, listGroup, prefetched);
         await visit(run, v, prefetched.get(v.key));
       } catch (err) {
-        if (!(err instanceof ThrottledError)) throw err;
-        pause(run, v.ref, err);
+        if (err instanceof ThrottledError) pause(run, v.ref, err);
+        else if (err instanceof TransientError && run.summary.failedVisits < TRANSIENT_FAILURES_TOLERATED) {
+          run.summary.failedVisits++;
+          deps.log.warn("reconcileStale.visit-failed", { scaleSetId: v.ref.id, error: describeError(err) });
+        } else throw err;
       }
     }
-    // A visit skipped for a pause keeps the cursor where it was: the round over uncached scale sets is not over.
-    if (run.summary.pausedVisits === 0) run.cursor = "";
+    // A visit skipped for a pause or failed keeps the cursor where it was: the round over uncached scale sets is not
+    // over.
+    if (run.summary.pausedVisits === 0 && run.summary.failedVisits === 0) run.cursor = "";
   } catch (err) {
     if (!(err instanceof BudgetSpent)) throw err;
   }
@@ -224,6 +236,7 @@ function emptySummary(): StaleRunSummary {
     waitingForTarget: 0,
     readsUsed: 0,
     pausedVisits: 0,
+    failedVisits: 0,
     listPages: 0,
     scaleSetGets: 0,
     instanceLists: 0,

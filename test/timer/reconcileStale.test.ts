@@ -1,7 +1,7 @@
 import { QUEUE_DECLARER } from "../../src/core/declarations";
 import { afterEach, describe, expect, it } from "vitest";
 import { mapLimit } from "../../src/core/retryPolicy";
-import { STUCK_PENDING_MS } from "../../src/reconcile/reconcileStale";
+import { STUCK_PENDING_MS, TRANSIENT_FAILURES_TOLERATED } from "../../src/reconcile/reconcileStale";
 import { statusReport } from "../../src/intake/statusReport";
 import { DEMO, manualClock, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
@@ -189,33 +189,48 @@ describe("reconcileStale: the timer's safety net", () => {
     expect(h.sim.control.stats()).toMatchObject({ gets: 2, status429: 1 });
   });
 
-  it("pauses only the throttled subscription: the run goes on with the others, and the next skips it until Retry-After", async () => {
-    // CRP's windows and ARM's read bucket are each subscription's own: a 429 in one says nothing of another's.
-    const other = "33333333-4444-5555-6666-777777777777";
-    const [throttledSub, freeSub] = [WIDE_SUBSCRIPTION, other];
-    const vmss = [throttledSub, freeSub].map((sub) => scaleSetId(sub, "wide", "vmss-0"));
-    const pools = [throttledSub, freeSub].map((sub) => poolId(sub, "wide", "lb", "pool-0"));
-    const clock = manualClock();
+  /**
+   * One scale set in each of `n` subscriptions (each read by a GET of its own), declared and applied, every row past
+   * the TTL; the first subscription's rows are the oldest, so its visit comes first.
+   */
+  async function subscriptionsWorld(clock: ReturnType<typeof manualClock>, n = 2) {
+    const subs = [
+      WIDE_SUBSCRIPTION,
+      "33333333-4444-5555-6666-777777777777",
+      "44444444-5555-6666-7777-888888888888",
+    ].slice(0, n);
+    const vmss = subs.map((sub) => scaleSetId(sub, "wide", "vmss-0"));
+    const pools = subs.map((sub) => poolId(sub, "wide", "lb", "pool-0"));
     h = await startHarness({
       clock,
       cacheEnabled: true,
       sim: {
         seed: {
-          subscriptions: [throttledSub, freeSub].flatMap(
+          subscriptions: subs.flatMap(
             (subscription) => wideWorld({ subscription, scaleSets: 1, capacity: 2, pools: 1 }).subscriptions,
           ),
         },
       },
-      env: { POOLSYNC_SCOPES: `/subscriptions/${throttledSub},/subscriptions/${freeSub}` },
+      env: { POOLSYNC_SCOPES: subs.map((sub) => `/subscriptions/${sub}`).join(",") },
     });
-    // The throttled subscription's scale set first, so its rows are the oldest and its visit comes first.
-    for (const i of [0, 1]) {
+    for (const i of subs.keys()) {
       await h.send({ v: 1, kind: "declare", scaleSetId: vmss[i], backendPoolId: pools[i], state: "present" });
       await h.drainUntilEmpty(30_000);
       h.sim.control.settle();
       clock.advance(1_000);
     }
     clock.advance(TTL_MS + 1);
+    /** The subscriptions of the scale sets whose rows are still due. */
+    const due = async () =>
+      (await h.services.cache.listRefreshCandidates(clock.now() - TTL_MS)).map((c) => c.scaleSetId.split("/")[2]);
+    return { subs, due };
+  }
+
+  it("pauses only the throttled subscription: the run goes on with the others, and the next skips it until Retry-After", async () => {
+    // CRP's windows and ARM's read bucket are each subscription's own: a 429 in one says nothing of another's.
+    const clock = manualClock();
+    const { subs, due: fresh } = await subscriptionsWorld(clock);
+    const [throttledSub] = subs;
     h.sim.control.injectFault({
       method: "GET",
       path: `${throttledSub}/resourceGroups/wide/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-0$`,
@@ -225,8 +240,6 @@ describe("reconcileStale: the timer's safety net", () => {
 
     const first = await h.services.reconcileStale();
     expect(first).toMatchObject({ throttledUntil: clock.now() + 120_000, visited: 2 });
-    const fresh = async () =>
-      (await h.services.cache.listRefreshCandidates(clock.now() - TTL_MS)).map((c) => c.scaleSetId.split("/")[2]);
     // The other subscription's scale set was read in the same run; only the throttled one is still due.
     expect(new Set(await fresh())).toEqual(new Set([throttledSub]));
     // GET /api/status names the paused subscription and until when.
@@ -244,6 +257,29 @@ describe("reconcileStale: the timer's safety net", () => {
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 0 });
     expect(h.sim.control.stats()).toMatchObject({ status429: 0 });
     expect(await fresh()).toEqual([]);
+  });
+
+  it("goes on past a scale set whose read failed for a while (a 503), and reads it again the next run", async () => {
+    const clock = manualClock();
+    const { subs, due } = await subscriptionsWorld(clock);
+    h.sim.control.injectFault({
+      method: "GET",
+      path: `${subs[0]}/resourceGroups/wide/providers/Microsoft.Compute/virtualMachineScaleSets/vmss-0$`,
+      status: 503,
+    });
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 2, failedVisits: 1 });
+    expect(new Set(await due())).toEqual(new Set([subs[0]]));
+    expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, failedVisits: 0 });
+    expect(await due()).toEqual([]);
+  });
+
+  it("ends the run, as a failed run, at one transient failure more than it goes on past", async () => {
+    const clock = manualClock();
+    const { subs } = await subscriptionsWorld(clock, TRANSIENT_FAILURES_TOLERATED + 1);
+    h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/vmss-0$", status: 503, times: 99 });
+    h.sim.control.resetStats();
+    await expect(h.services.reconcileStale()).rejects.toThrow(/503 ServiceUnavailable/);
+    expect(h.sim.control.stats()).toMatchObject({ gets: subs.length });
   });
 
   it("re-enqueues failed declarations when their retry time has come, and removes absents applied everywhere", async () => {
