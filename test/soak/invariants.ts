@@ -83,10 +83,13 @@ export async function quiesce(world: SoakWorld, run: SoakRun, delivery: Delivery
     const depth = (await queue.getProperties()).approximateMessagesCount ?? 0;
     say(
       `quiesce round ${round}: timer enqueued ${s?.enqueued ?? "?"}, queue depth ${depth}` +
-        (s?.skippedUntil || s?.throttledUntil ? " (timer throttled: not a whole run)" : ""),
+        (s?.skippedUntil || s?.throttledUntil ? " (timer throttled: not a whole run)" : "") +
+        (s?.failedVisits ? ` (${s.failedVisits} visits failed: not a whole run)` : ""),
     );
-    // Only a whole run counts: one that waited out a Retry-After or stopped at a 429 did not look at everything.
-    const whole = s !== undefined && s.skippedUntil === undefined && s.throttledUntil === undefined;
+    // Only a whole run counts: one that waited out a Retry-After, paused at a 429 or went past a failed read did not
+    // look at everything.
+    const whole =
+      s !== undefined && s.skippedUntil === undefined && s.throttledUntil === undefined && s.failedVisits === 0;
     if (s && whole && s.enqueued === 0 && depth === 0 && delivery.pendingEvents.length === 0) {
       converged = true;
       break;
