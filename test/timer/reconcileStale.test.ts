@@ -229,7 +229,7 @@ describe("reconcileStale: the timer's safety net", () => {
   it("pauses only the throttled subscription: the run goes on with the others, and the next skips it until Retry-After", async () => {
     // CRP's windows and ARM's read bucket are each subscription's own: a 429 in one says nothing of another's.
     const clock = manualClock();
-    const { subs, due: fresh } = await subscriptionsWorld(clock);
+    const { subs, due } = await subscriptionsWorld(clock);
     const [throttledSub] = subs;
     h.sim.control.injectFault({
       method: "GET",
@@ -241,7 +241,7 @@ describe("reconcileStale: the timer's safety net", () => {
     const first = await h.services.reconcileStale();
     expect(first).toMatchObject({ throttledUntil: clock.now() + 120_000, visited: 2 });
     // The other subscription's scale set was read in the same run; only the throttled one is still due.
-    expect(new Set(await fresh())).toEqual(new Set([throttledSub]));
+    expect(new Set(await due())).toEqual(new Set([throttledSub]));
     // GET /api/status names the paused subscription and until when.
     const report = await statusReport({ ...h.services, now: clock.now, cacheTtlMs: TTL_MS });
     expect(report.timer?.paused).toEqual([
@@ -256,7 +256,7 @@ describe("reconcileStale: the timer's safety net", () => {
     clock.advance(60_001);
     expect(await h.services.reconcileStale()).toMatchObject({ visited: 1, driftFound: 0 });
     expect(h.sim.control.stats()).toMatchObject({ status429: 0 });
-    expect(await fresh()).toEqual([]);
+    expect(await due()).toEqual([]);
   });
 
   it("goes on past a scale set whose read failed for a while (a 503), and reads it again the next run", async () => {
