@@ -805,11 +805,8 @@ async function sweep(p: PoolsyncRun, sim: ArmSimulator, done: () => Promise<bool
     pausedVisits: 0,
     windows: {},
   };
-  while (f.runs < MAX_SWEEP_RUNS) {
-    if (await done()) {
-      f.complete = true;
-      break;
-    }
+  f.complete = await done();
+  while (!f.complete && f.runs < MAX_SWEEP_RUNS) {
     const ops0 = p.tables.ops;
     const cpu0 = process.cpuUsage();
     const t0 = Date.now();
@@ -826,11 +823,9 @@ async function sweep(p: PoolsyncRun, sim: ArmSimulator, done: () => Promise<bool
     f.visited += run.visited;
     f.pausedVisits += run.pausedVisits;
     if (run.visited === 0 && run.readsUsed === 0 && run.pausedVisits === 0) break;
-    if (await done()) {
-      f.complete = true;
-      break;
-    }
-    await sim.control.clock.sleep(TIMER_PERIOD_MS);
+    // Checked once a run (a scan of every cached scale set), before the wait for the next one.
+    f.complete = await done();
+    if (!f.complete) await sim.control.clock.sleep(TIMER_PERIOD_MS);
   }
   f.status429 = sim.control.stats().status429;
   f.simulatedMinutes = (sim.control.clock.now() - simStart) / 60_000;
