@@ -155,6 +155,8 @@ describe("onResourceEvent: invalidation across Azurite and the simulator", () =>
     expect(await h.services.handleResourceEvent(forged)).toBe("deleted+reconcile");
     // Meanwhile someone drops our pool from the model: the repair must still happen.
     h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId));
+    // Their write's operation ends before the repair (one still running answers it 409, a retry 5 s later).
+    h.sim.control.settle();
     const outcomes = await h.drain();
     expect(outcomes).toEqual([
       expect.objectContaining({ result: "reconciled", report: expect.objectContaining({ result: "applied" }) }),

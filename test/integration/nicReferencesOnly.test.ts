@@ -128,6 +128,8 @@ describe("Flexible VMs that answer only their NIC references, with a 'nicConfig/
     };
     h.sim.control.write(FLEX, drop);
     h.sim.control.write(first!.nic, drop);
+    // Their writes' operations end before poolsync looks (one still running answers its write 409, a retry later).
+    h.sim.control.settle();
     expect(nicPoolsByIpConfig(h.sim.control.resource(first!.nic) as JsonObject).ipConfig0).toEqual([]);
     await h.services.cache.markStale(
       target() as Parameters<typeof h.services.cache.markStale>[0],

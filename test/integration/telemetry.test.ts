@@ -194,6 +194,9 @@ describe("OpenTelemetry on the real path", () => {
     await h.drain();
     // Another writer takes our pool out of the model; its event asks for the reconcile that puts it back.
     h.sim.control.write(DEMO.scaleSetId, dropPool(DEMO.poolId), { clientRequestId: "other-writer-1" });
+    // Their write's operation ends before the repair: one still running answers it 409, and the retry that repairs
+    // counts as source=retry.
+    h.sim.control.settle();
     const event = eventGridEvent({
       resourceUri: DEMO.scaleSetId,
       operationName: "Microsoft.Compute/virtualMachineScaleSets/write",

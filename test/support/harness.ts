@@ -80,6 +80,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     // Each declare message reconciles at once, so a test sees its report; test/integration/declareWindow.test.ts
     // and the local runtime's suites run the default window.
     POOLSYNC_DECLARE_WINDOW_SECONDS: "0",
+    // Nor does a pass wait to gather (250 ms by default, a quarter of a second on every pass of the fast loop): the
+    // tests of gathering set it (test/integration/ipPools.test.ts, leadingPass.test.ts, the coalescer's own).
+    POOLSYNC_GATHER_MILLISECONDS: "0",
     // On the simulator's time-scaled clock a real second is many: the lease must outlast a request timeout there.
     ...(opts.simClock
       ? {
