@@ -2,13 +2,13 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { json, startIntakeApp, VALID_DECLARATION, type IntakeApp } from "./support";
 
 /**
- * The API with the default declare window: the first declaration of a quiet scale set asks for a reconcile at once;
+ * The API with the default declare window (2 s; the other suites of test/intake/support.ts turn it off): the first declaration of a quiet scale set asks for a reconcile at once;
  * one accepted with it opens a window, its reconcile invisible until the window ends, so that it reads all that come.
  */
 
 let app: IntakeApp;
 beforeAll(async () => {
-  app = await startIntakeApp();
+  app = await startIntakeApp({ env: { POOLSYNC_DECLARE_WINDOW_SECONDS: "2" } });
 });
 afterAll(async () => {
   await app?.stop();

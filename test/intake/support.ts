@@ -70,6 +70,10 @@ export async function startIntakeApp(opts: IntakeAppOptions = {}): Promise<Intak
     POOLSYNC_CACHE_TABLE: uniqueName("ic"),
     POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
     POOLSYNC_EVENT_DEBOUNCE_SECONDS: "0",
+    // Nor does a pass wait to gather or for a declare window (as in test/support/harness.ts): a declaration on a scale
+    // set declared on moments before would wait the 2 s window. test/intake/declareWindow.test.ts sets its own.
+    POOLSYNC_GATHER_MILLISECONDS: "0",
+    POOLSYNC_DECLARE_WINDOW_SECONDS: "0",
     // The key fallback: these suites are about the API's answers; test/intake/auth.test.ts runs Entra ID and roles.
     POOLSYNC_AUTH: "key",
     // The timer stays off (and its schedule far away) so that only the test decides when anything is re-read.
