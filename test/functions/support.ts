@@ -29,6 +29,7 @@ export async function startFunctionWorld(env: Record<string, string> = {}): Prom
     POOLSYNC_CACHE_TABLE: uniqueName("c"),
     POOLSYNC_OPERATION_POLL_SECONDS: "0.05",
     POOLSYNC_DECLARE_WINDOW_SECONDS: "0",
+    POOLSYNC_GATHER_MILLISECONDS: "0",
     // The handlers are called with the header as the platform sets it (signedIn below).
     POOLSYNC_PRINCIPAL_STRIPPED_BY: "the test, which plays App Service authentication",
     ...env,
