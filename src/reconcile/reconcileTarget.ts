@@ -1,6 +1,6 @@
 import { declarationKey, type StoredDeclaration } from "../core/declarations";
 import type { DeclarationStore } from "../core/ports";
-import { parseBackendPoolId, type TargetRef } from "../core/resourceIds";
+import { parseBackendPoolId, type BackendPoolRef, type TargetRef } from "../core/resourceIds";
 import { inScopes } from "../core/scopes";
 import { bindingAllows } from "./bindingGate";
 import type { GatewayClaimStore } from "../core/gatewayPoolAddresses";
@@ -45,16 +45,24 @@ export async function reconcileTarget(
     ref.kind === "vm" ? reconcileVm(ref, trigger, d) : reconcileScaleSet(ref, trigger, d);
   const pools = deps.pools;
   if (!pools) return references(deps);
-  const ip = new Set<string>();
-  const adminOnNic = new Set<string>();
+  const readable: Array<{ d: StoredDeclaration; pool: BackendPoolRef }> = [];
   for (const d of all) {
     const pool = parseBackendPoolId(d.backendPoolId);
     // Refusals (bad ID, scopes, bindings) are the references pass's to record; nothing is read for them.
     if (!pool.ok || pool.value.poolKind === "inboundNatPool") continue;
     if (!inScopes(deps.config.scopes, pool.value.subscriptionId, pool.value.resourceGroup)) continue;
     if (!bindingAllows(deps.config.bindings, ref.id, pool.value.id)) continue;
-    const ipBased = await pools.kinds.ipBased(pool.value, deps.network, deps.log);
-    if (ipBased === true) ip.add(declarationKey(d));
+    readable.push({ d, pool: pool.value });
+  }
+  const kinds = await pools.kinds.ipBasedOfEach(
+    readable.map((r) => r.pool),
+    deps.network,
+    deps.log,
+  );
+  const ip = new Set<string>();
+  const adminOnNic = new Set<string>();
+  for (const { d, pool } of readable) {
+    if (kinds.get(pool.key) === true) ip.add(declarationKey(d));
     else if (d.adminState !== undefined && d.state === "present") adminOnNic.add(declarationKey(d));
   }
   if (ip.size === 0 && adminOnNic.size === 0) return references(deps);

@@ -62,6 +62,33 @@ describe("PoolKindsKnown", () => {
     expect(k.reads()).toBe(2);
   });
 
+  it("reads the kinds of a pass's pools several at a time, each distinct pool once", async () => {
+    const k = known();
+    let inFlight = 0;
+    let most = 0;
+    const network: Pick<NetworkPort, "getBackendPool"> = {
+      getBackendPool: async (ref) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          return await h.services.network.getBackendPool(ref);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const ids = [KINDS.ipPool, KINDS.ipPool2, KINDS.classicIpPool, KINDS.nicPool, KINDS.nicPool2, KINDS.ipPool];
+    const kinds = await k.kinds.ipBasedOfEach(ids.map(poolRef), network, k.log);
+    expect(Object.fromEntries([...kinds].map(([key, v]) => [key.split("/").pop(), v]))).toEqual({
+      ips: true,
+      "ips-2": true,
+      "ips-classic": true,
+      nics: undefined,
+      "nics-2": undefined,
+    });
+    // Five distinct pools, all asked before the first answer (one after the other, a burst's fifty took ten seconds).
+    expect(most).toBe(5);
+  });
+
   it("a read the role does not grant (403) is logged and not asked again within the TTL; another failure is", async () => {
     const k = known();
     h.sim.control.injectFault({ method: "GET", path: "/loadBalancers/lb", status: 403 });
