@@ -45,7 +45,7 @@ function usable<M>(
 }
 
 /**
- * Long: one pass's state (the model as last known, what it settled, the isolation budget, the instances ARM refused) is
+ * Long: one pass's state (what failed alone, the isolation budget, the instances ARM refused) is
  * shared by its steps in closures, and each step's stop must see all of it; the steps are split out where they need
  * none (writeModel, instancesOf, writeInstances, proveFresh). Splitting further wants a pass object (issue 45, left).
  */
@@ -85,28 +85,26 @@ export async function reconcileScaleSet(
     });
   const intents = active.map(toIntent);
   const drift = new DriftWatch(ref, active, intents, deps);
-  // What this pass learnt, kept if it stops early (an error, or a come-back): a declaration that failed alone is recorded at once (the next attempt
-  // skips it), and one whose write went through is never marked failed by a later stop of the same pass.
-  const settled = new Set<StoredDeclaration>();
+  // What this pass learnt, kept if it stops early (an error, or a come-back): a declaration that failed alone is
+  // recorded at once (the next attempt skips it), and a later stop of the same pass does not record it again.
+  const failedAlone = new Set<StoredDeclaration>();
   const budget = { left: ISOLATION_WRITES_PER_PASS };
   const hooksFor = (toIntentIndex: (i: number) => number): IsolationHooks => ({
     budget,
     onFailed: async (i, reason) => {
       const d = active[toIntentIndex(i)]!;
-      settled.add(d);
+      failedAlone.add(d);
       await record(d, outcomes.failed(reason, config.failedRetryMs));
     },
-    onWritten: (indices) => indices.forEach((i) => settled.add(active[toIntentIndex(i)]!)),
   });
   let instanceFailures: { instanceId: string; reason: string }[] = [];
-  // The model as last read or written: a declaration it already holds is applied, whatever stops this pass later.
-  let known: ScaleSetModel | undefined;
-  const alreadyApplied = (d: StoredDeclaration) =>
-    d.outcome.kind === "applied" || (known !== undefined && intentSatisfied(known.nics, toIntent(d)) === true);
+  // A stop that gives up fails every declaration not applied before this pass. A model that holds the pool is not
+  // enough: the instances this pass never reached do not (issue 42's slow wide burst left 90 such declarations
+  // `pending`, with nothing doing them, until the timer's stuck-pending check).
   const stopped = async (stop: PassStop) => {
     await drift.settle(false);
     const failure = { target: ref, trigger, active, declarations: declarations.length, outcomes, report };
-    return settleStop(stop, { ...failure, spare: (d) => settled.has(d) || alreadyApplied(d) }, deps);
+    return settleStop(stop, { ...failure, spare: (d) => failedAlone.has(d) || d.outcome.kind === "applied" }, deps);
   };
 
   try {
@@ -116,7 +114,6 @@ export async function reconcileScaleSet(
     const cached: CachedPartition = observedSince !== undefined ? forgetModels(read, observedSince) : read;
     const fromCacheOrArm = await modelOf(ref, cached, compute, deps);
     let model = fromCacheOrArm.model;
-    known = model;
     // Whether the model this pass judges by is ARM's word (read or written in this pass, or a row read since the
     // proving pass began), not a cached row.
     let modelObserved = fromCacheOrArm.fromArm || observedSince !== undefined;
@@ -150,10 +147,7 @@ export async function reconcileScaleSet(
           deps,
           trigger,
           () => (modelRowMarked = true),
-        ).then((step) => {
-          if ("state" in step) known = step.state;
-          return step;
-        }),
+        ),
       hooksFor((i) => i),
     ).catch(async (err: unknown) => ({ error: err }) as const);
     if ("error" in modelWrite || modelWrite.comeBack) {
