@@ -307,7 +307,7 @@ export const SETTINGS = {
     key: "maxAttempts",
     schema: positiveInt(100),
     default: "8",
-    doc: "Re-enqueued attempts of one reconcile (throttled, conflict, transient) before its declarations show failed.",
+    doc: "Re-enqueued attempts of one reconcile (a 429, a 409, no answer) before its declarations show failed; waits for poolsync's own pacing and Network RP's busy answers do not count.",
   }),
   POOLSYNC_PACING_ENABLED: setting({
     key: "pacingEnabled",

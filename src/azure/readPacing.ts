@@ -11,7 +11,7 @@ import {
   splitPolicyName,
   type CrpReadPolicy,
 } from "../core/armBudgets";
-import { ThrottledError } from "../core/errors";
+import { OWN_PACING, ThrottledError } from "../core/errors";
 import type { Clock } from "../core/ports";
 import { SlidingWindow, type WindowSpec } from "../core/slidingWindow";
 import {
@@ -47,8 +47,8 @@ import { parseRemainingResource } from "./rateLimitHeaders";
  * path with the names but the subscription's left out), or of the same resource for a `…Resource` policy; a 429
  * naming none (ARM's own subscription bucket) closes every read of the subscription. A wait longer than `maxWaitMs`
  * is not slept out inside the invocation: the read fails at once as throttled, with the wait as its Retry-After, so
- * the reconcile re-enqueues itself (and the timer pauses that subscription until then). A wait is abandoned as soon
- * as the request is aborted (its timeout).
+ * the reconcile re-enqueues itself (and the timer pauses that subscription until then). A wait is abandoned, the same
+ * way, as soon as the request is aborted (its timeout).
  */
 export class ReadPacer {
   private readonly states = new Map<string, BucketState>();
@@ -155,15 +155,10 @@ export class ReadPacer {
 
   async acquire(sub: string, signal?: AbortSignalLike, path?: string): Promise<void> {
     for (;;) {
-      if (signal?.aborted) throw aborted();
       const wait = this.waitFor(sub, path, this.clock.now());
       if (wait.ms === 0) break;
-      if (wait.ms > this.maxWaitMs) {
-        throw new ThrottledError(
-          `reads of subscription ${sub} are paced for ${Math.ceil(wait.ms / 1000)} s (${wait.why})`,
-          wait.ms,
-        );
-      }
+      if (signal?.aborted) throw held(`a read of subscription ${sub} reached its request's deadline, paced`, wait);
+      if (wait.ms > this.maxWaitMs) throw held(`reads of subscription ${sub} are paced`, wait);
       await untilAborted(this.clock.sleep(wait.ms), signal);
     }
     // Checked and spent in one synchronous step: reads woken by the same refill must not all see its last token.
@@ -326,13 +321,20 @@ interface AbortSignalLike {
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
-/** The sleep, or the abort's reason as soon as the signal fires (the sleep's timer then runs out unobserved). */
-const aborted = () => new DOMException("The read was aborted while it waited for ARM's read budget.", "AbortError");
+/**
+ * A read our pacing holds and will not send now: throttled by poolsync itself, with the wait as its Retry-After. The
+ * pass comes back after it as a wait (`comeBackOf`), which never counts towards POOLSYNC_MAX_ATTEMPTS: operation polls
+ * may keep ARM's read bucket spent for minutes in a burst of 30 s operations, and ten passes of the slow wide burst
+ * gave up on that alone while it counted as a failure.
+ */
+const held = (what: string, wait: { ms: number; why: string }) =>
+  new ThrottledError(`${what} for ${Math.ceil(wait.ms / 1000)} s (${wait.why})`, wait.ms, 429, OWN_PACING);
 
+/** The sleep, or as soon as the signal fires (the sleep's timer then runs out unobserved): the caller looks again. */
 function untilAborted(sleep: Promise<void>, signal: AbortSignalLike | undefined): Promise<void> {
   if (!signal) return sleep;
   return new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(aborted());
+    const onAbort = () => resolve();
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     sleep.then(

@@ -35,6 +35,16 @@ export class ThrottledError extends PoolsyncError {
   }
 }
 
+/**
+ * The code of a ThrottledError for a request never sent: poolsync's own read pacing held it longer than it may wait
+ * (POOLSYNC_PACING_MAX_WAIT_SECONDS) or until its request's deadline. A wait of ours, not a failure of ARM's.
+ */
+export const OWN_PACING = "PoolsyncPacing";
+
+/** A 429 of ARM's, not a hold of poolsync's own pacing: what a pass counts and reports as throttled. */
+export const throttledByArm = (err: unknown): err is ThrottledError =>
+  err instanceof ThrottledError && err.code !== OWN_PACING;
+
 /** 409 from a concurrent operation on the same resource: retriable after a few seconds. */
 export class ConflictError extends PoolsyncError {
   readonly retriable = true;

@@ -1,5 +1,5 @@
 import type { ComputePort, NetworkPort } from "../core/ports";
-import { PreconditionFailedError, ThrottledError } from "../core/errors";
+import { PreconditionFailedError, throttledByArm } from "../core/errors";
 
 /** ARM calls one reconcile made, for its log line and for tests that count calls. */
 export class CallStats {
@@ -48,7 +48,7 @@ export class CallStats {
         return await call();
       } catch (err) {
         if (err instanceof PreconditionFailedError) this.preconditionFailures++;
-        if (err instanceof ThrottledError) this.throttles++;
+        if (throttledByArm(err)) this.throttles++;
         throw err;
       }
     };

@@ -1,4 +1,4 @@
-import { ConflictError, ThrottledError, TransientError } from "../core/errors";
+import { ConflictError, OWN_PACING, ThrottledError, TransientError } from "../core/errors";
 import { requeueBackoffMs } from "../core/retryPolicy";
 
 /**
@@ -62,7 +62,7 @@ export function nextStep(asked: ReadonlyArray<ComeBack | undefined>, attempt: nu
 /** ARM's retriable answer as the come-back it asks for, or undefined when retrying would only fail again. */
 export function comeBackOf(err: unknown, attempt: number): ComeBack | undefined {
   const busy = (e: ThrottledError | ConflictError) =>
-    e.code === "RetryableError" || e.code === "AnotherOperationInProgress" ? "wait" : "retry";
+    e.code === "RetryableError" || e.code === "AnotherOperationInProgress" || e.code === OWN_PACING ? "wait" : "retry";
   if (err instanceof ThrottledError) return comeBack(busy(err), err.retryAfterMs, `throttled: ${err.message}`);
   if (err instanceof ConflictError) return comeBack(busy(err), err.retryAfterMs, `conflict: ${err.message}`);
   if (err instanceof TransientError)

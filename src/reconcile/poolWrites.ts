@@ -4,6 +4,7 @@ import {
   PreconditionFailedError,
   RefusedError,
   ThrottledError,
+  throttledByArm,
   TransientError,
 } from "../core/errors";
 import { fitToPool, planAddresses, type Contribution } from "../core/ipPoolAddresses";
@@ -180,7 +181,7 @@ export class PoolWrites {
         return await call();
       } catch (err) {
         if (err instanceof PreconditionFailedError) calls.preconditionFailures++;
-        if (err instanceof ThrottledError) calls.throttles++;
+        if (throttledByArm(err)) calls.throttles++;
         throw err;
       }
     };

@@ -2,7 +2,8 @@ import { createDefaultHttpClient, createPipelineRequest, type PipelineResponse }
 import { afterEach, describe, expect, it } from "vitest";
 import { namedBuckets, ReadPacer } from "../../src/azure/readPacing";
 import { CRP_WINDOWS, plannable } from "../../src/core/armBudgets";
-import { ThrottledError } from "../../src/core/errors";
+import { OWN_PACING, ThrottledError } from "../../src/core/errors";
+import { comeBackOf } from "../../src/reconcile/passResult";
 import { READ_BUDGET } from "../../src/core/tokenBucket";
 import { manualClock } from "../support/harness";
 import { recordingServer, type Answer, type RecordingServer } from "../support/recordingServer";
@@ -108,15 +109,26 @@ describe("ARM read pacing", () => {
     });
   });
 
-  it("gives up a read waiting for its turn as soon as its request is aborted", async () => {
+  it("gives up a read waiting for its turn as soon as its request is aborted, as held by pacing (a wait, not a failure)", async () => {
     // A sleep that never ends on its own: only the abort can end the wait.
     const pacer = new ReadPacer({ now: () => 0, sleep: () => new Promise<void>(() => undefined) });
     pacer.throttled(SUB, 60_000);
     const abort = new AbortController();
     const waiting = pacer.acquire(SUB, abort.signal);
     abort.abort();
-    await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
-    await expect(pacer.acquire(SUB, abort.signal)).rejects.toMatchObject({ name: "AbortError" });
+    // Never sent: what the pass makes of it is a come-back that does not count towards POOLSYNC_MAX_ATTEMPTS.
+    const held = { name: "ThrottledError", code: OWN_PACING, retryAfterMs: 60_000 };
+    await expect(waiting).rejects.toMatchObject(held);
+    await expect(pacer.acquire(SUB, abort.signal)).rejects.toMatchObject(held);
+    expect(comeBackOf(await waiting.catch((e: unknown) => e), 7)).toMatchObject({ cause: "wait", afterMs: 60_000 });
+  });
+
+  it("refuses a read whose wait is longer than it may sleep, as held by pacing", async () => {
+    const pacer = new ReadPacer({ now: () => 0, sleep: () => Promise.resolve() }, 5_000);
+    pacer.throttled(SUB, 60_000);
+    const refused = await pacer.acquire(SUB).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ name: "ThrottledError", code: OWN_PACING, retryAfterMs: 60_000 });
+    expect(comeBackOf(refused, 7)).toMatchObject({ cause: "wait" });
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ThrottledError, TransientError } from "../../src/core/errors";
+import { OWN_PACING, ThrottledError } from "../../src/core/errors";
 import { DEMO, startHarness, type Harness } from "../support/harness";
 import { scaleSetRef } from "../support/refs";
 
@@ -64,14 +64,15 @@ describe("a read 429 and the reads after it", () => {
     expect((err as ThrottledError).retryAfterMs).toBeGreaterThan(115_000);
   });
 
-  it("a wait within the cap ends when the request's own timeout aborts it", async () => {
+  it("a wait within the cap ends when the request's own timeout aborts it, as held by our pacing (unsent)", async () => {
     h = await startHarness({ env: { POOLSYNC_PACING_MAX_WAIT_SECONDS: "600", POOLSYNC_ARM_TIMEOUT_SECONDS: "1" } });
     throttleNextGet(h, 300);
     await expect(h.services.compute.getScaleSet(ref)).rejects.toBeInstanceOf(ThrottledError);
     const started = Date.now();
     const err = await h.services.compute.getScaleSet(ref).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(err).toBeInstanceOf(TransientError);
+    expect(err).toMatchObject({ name: "ThrottledError", code: OWN_PACING });
+    expect((err as ThrottledError).retryAfterMs).toBeGreaterThan(290_000);
   });
 
   it("a 429 naming a CRP bucket closes reads of that kind only: the scale set's instance LIST still goes (issue 26)", async () => {

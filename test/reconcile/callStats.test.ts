@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PreconditionFailedError, ThrottledError } from "../../src/core/errors";
+import { ReadPacer } from "../../src/azure/readPacing";
+import { OWN_PACING, PreconditionFailedError, ThrottledError } from "../../src/core/errors";
 import { parseBackendPoolId } from "../../src/core/resourceIds";
 import { CallStats } from "../../src/reconcile/callStats";
 import { demoTargetSuite } from "../support/declareOn";
@@ -39,5 +40,18 @@ describe("CallStats", () => {
     suite.h.sim.control.injectFault({ method: "GET", path: "virtualMachineScaleSets/[^/]+$", retryAfterSeconds: 5 });
     await expect(compute.getScaleSet(ref)).rejects.toBeInstanceOf(ThrottledError);
     expect(stats).toMatchObject({ reads: 2, writes: 1, preconditionFailures: 1, throttles: 1 });
+  });
+
+  it("does not count a read poolsync's own pacing held back as a throttle: ARM never saw it", async () => {
+    const stats = new CallStats();
+    const compute = stats.wrap(suite.h.services.compute);
+    const pacer = (suite.h.services.compute as unknown as { readPacer: ReadPacer }).readPacer;
+    // Longer than the read may wait in the invocation (POOLSYNC_PACING_MAX_WAIT_SECONDS, 5 s): refused unsent.
+    pacer.throttled(ref.subscriptionId.toLowerCase(), 10 * 60_000);
+    const before = suite.h.sim.control.stats().requests;
+    await expect(compute.getScaleSet(ref)).rejects.toMatchObject({ code: OWN_PACING });
+    expect(suite.h.sim.control.stats().requests).toBe(before);
+    expect(stats).toMatchObject({ reads: 1, throttles: 0 });
+    pacer.throttled(ref.subscriptionId.toLowerCase(), 0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConflictError, FatalError, ThrottledError, TransientError } from "../../src/core/errors";
+import { ConflictError, FatalError, OWN_PACING, ThrottledError, TransientError } from "../../src/core/errors";
 import { comeBack, comeBackOf, nextStep } from "../../src/reconcile/passResult";
 
 /** The one mapping from what a pass asks to what the queue does (pure). */
@@ -57,6 +57,8 @@ describe("comeBackOf: ARM's retriable answers", () => {
       reason: "throttled: too many",
     });
     expect(comeBackOf(new ThrottledError("busy", 5_000, 429, "RetryableError"), 0)).toMatchObject({ cause: "wait" });
+    // Held by poolsync's own read pacing, never sent: as the write pacer's holds are, a wait.
+    expect(comeBackOf(new ThrottledError("paced", 9_000, 429, OWN_PACING), 0)).toMatchObject({ cause: "wait" });
   });
 
   it("a 409 AnotherOperationInProgress is a wait; another 409 counts", () => {
