@@ -307,7 +307,7 @@ export const SETTINGS = {
     key: "maxAttempts",
     schema: positiveInt(100),
     default: "8",
-    doc: "Re-enqueued attempts of one reconcile (a 429, a 409, no answer) before its declarations show failed; waits for poolsync's own pacing and Network RP's busy answers do not count.",
+    doc: "Re-enqueued attempts of one reconcile after which a failure (a 429, a 409, no answer) gives up and its declarations show failed; a wait (poolsync's own pacing, Network RP busy, a write in doubt) comes back whatever the count.",
   }),
   POOLSYNC_PACING_ENABLED: setting({
     key: "pacingEnabled",

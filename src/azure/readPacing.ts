@@ -154,10 +154,13 @@ export class ReadPacer {
   }
 
   async acquire(sub: string, signal?: AbortSignalLike, path?: string): Promise<void> {
-    for (;;) {
+    for (let slept = false; ; slept = true) {
       const wait = this.waitFor(sub, path, this.clock.now());
+      // Past the deadline after a wait of ours, the request is ours to give back even when the budget just freed:
+      // sent, it would only come back "already canceled", as a failure.
+      if (signal?.aborted && (slept || wait.ms > 0))
+        throw held(`a read of subscription ${sub} reached its request's deadline, paced`, wait);
       if (wait.ms === 0) break;
-      if (signal?.aborted) throw held(`a read of subscription ${sub} reached its request's deadline, paced`, wait);
       if (wait.ms > this.maxWaitMs) throw held(`reads of subscription ${sub} are paced`, wait);
       await untilAborted(this.clock.sleep(wait.ms), signal);
     }
@@ -323,9 +326,9 @@ interface AbortSignalLike {
 
 /**
  * A read our pacing holds and will not send now: throttled by poolsync itself, with the wait as its Retry-After. The
- * pass comes back after it as a wait (`comeBackOf`), which never counts towards POOLSYNC_MAX_ATTEMPTS: operation polls
+ * pass comes back after it as a wait (`comeBackOf`), which POOLSYNC_MAX_ATTEMPTS never gives up on: operation polls
  * may keep ARM's read bucket spent for minutes in a burst of 30 s operations, and ten passes of the slow wide burst
- * gave up on that alone while it counted as a failure.
+ * gave up on that alone while it was taken for a failure.
  */
 const held = (what: string, wait: { ms: number; why: string }) =>
   new ThrottledError(`${what} for ${Math.ceil(wait.ms / 1000)} s (${wait.why})`, wait.ms, 429, OWN_PACING);

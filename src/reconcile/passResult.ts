@@ -62,7 +62,10 @@ export function nextStep(asked: ReadonlyArray<ComeBack | undefined>, attempt: nu
 /** ARM's retriable answer as the come-back it asks for, or undefined when retrying would only fail again. */
 export function comeBackOf(err: unknown, attempt: number): ComeBack | undefined {
   const busy = (e: ThrottledError | ConflictError) =>
-    e.code === "RetryableError" || e.code === "AnotherOperationInProgress" || e.code === OWN_PACING ? "wait" : "retry";
+    e.code === "RetryableError" || e.code === "AnotherOperationInProgress" ? "wait" : "retry";
+  // Held by our own pacing, never sent: said as the write pacer's holds are ("pacing: …"), not as ARM's throttle.
+  if (err instanceof ThrottledError && err.code === OWN_PACING)
+    return comeBack("wait", err.retryAfterMs, `pacing: ${err.message}`);
   if (err instanceof ThrottledError) return comeBack(busy(err), err.retryAfterMs, `throttled: ${err.message}`);
   if (err instanceof ConflictError) return comeBack(busy(err), err.retryAfterMs, `conflict: ${err.message}`);
   if (err instanceof TransientError)

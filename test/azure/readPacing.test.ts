@@ -116,11 +116,30 @@ describe("ARM read pacing", () => {
     const abort = new AbortController();
     const waiting = pacer.acquire(SUB, abort.signal);
     abort.abort();
-    // Never sent: what the pass makes of it is a come-back that does not count towards POOLSYNC_MAX_ATTEMPTS.
+    // Never sent: what the pass makes of it is a wait, which POOLSYNC_MAX_ATTEMPTS never gives up on.
     const held = { name: "ThrottledError", code: OWN_PACING, retryAfterMs: 60_000 };
     await expect(waiting).rejects.toMatchObject(held);
     await expect(pacer.acquire(SUB, abort.signal)).rejects.toMatchObject(held);
     expect(comeBackOf(await waiting.catch((e: unknown) => e), 7)).toMatchObject({ cause: "wait", afterMs: 60_000 });
+  });
+
+  it("gives a read back as held when its deadline fires with the wait, though the budget has just refilled", async () => {
+    // The sleep ends and the abort fires together (the request's timeout was the wait's length): sent now, the request
+    // would fail as "already canceled", a failure of ARM's in the pass's eyes.
+    const clock = manualClock(0);
+    const abort = new AbortController();
+    const pacer = new ReadPacer({
+      now: () => clock.now(),
+      sleep: (ms) => {
+        clock.advance(ms);
+        abort.abort();
+        return Promise.resolve();
+      },
+    });
+    pacer.throttled(SUB, 30_000);
+    const refused = await pacer.acquire(SUB, abort.signal).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ name: "ThrottledError", code: OWN_PACING });
+    expect(comeBackOf(refused, 7)).toMatchObject({ cause: "wait" });
   });
 
   it("refuses a read whose wait is longer than it may sleep, as held by pacing", async () => {

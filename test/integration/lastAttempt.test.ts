@@ -78,7 +78,7 @@ describe("a pass at its last attempt", () => {
     const before = h.sim.control.stats().requests;
 
     const last = await h.services.reconcile(ref, { reason: "test: requeued", attempt: 1 });
-    expect(last).toMatchObject({ result: "requeued", reason: expect.stringMatching(/request's deadline/) });
+    expect(last).toMatchObject({ result: "requeued", reason: expect.stringMatching(/^pacing: .*request's deadline/) });
     expect(last.requeueAfterMs).toBeGreaterThan(100_000);
     expect(h.sim.control.stats().requests).toBe(before);
     const [d] = await h.services.declarations.listForTarget(ref);

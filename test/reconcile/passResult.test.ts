@@ -58,7 +58,11 @@ describe("comeBackOf: ARM's retriable answers", () => {
     });
     expect(comeBackOf(new ThrottledError("busy", 5_000, 429, "RetryableError"), 0)).toMatchObject({ cause: "wait" });
     // Held by poolsync's own read pacing, never sent: as the write pacer's holds are, a wait.
-    expect(comeBackOf(new ThrottledError("paced", 9_000, 429, OWN_PACING), 0)).toMatchObject({ cause: "wait" });
+    expect(comeBackOf(new ThrottledError("reads are paced", 9_000, 429, OWN_PACING), 0)).toEqual({
+      cause: "wait",
+      afterMs: 9_000,
+      reason: "pacing: reads are paced",
+    });
   });
 
   it("a 409 AnotherOperationInProgress is a wait; another 409 counts", () => {
