@@ -1,5 +1,5 @@
 import { createPipelineRequest, type HttpClient, type Pipeline } from "@azure/core-rest-pipeline";
-import { FatalError, ThrottledError, TransientError } from "../core/errors";
+import { FatalError, OWN_PACING, ThrottledError, TransientError } from "../core/errors";
 import type { Clock } from "../core/ports";
 import { retryAfterMs } from "./armErrors";
 
@@ -61,6 +61,11 @@ export async function waitForOperation(
     try {
       response = await get(url);
     } catch (err) {
+      // Held by our own read pacing (never sent): not a failed poll, only a later one, within the deadline.
+      if (err instanceof ThrottledError && err.code === OWN_PACING && opts.clock.now() + err.retryAfterMs <= deadline) {
+        waitMs = Math.max(MIN_POLL_MS, err.retryAfterMs);
+        continue;
+      }
       // A read budget closed for longer than the pacer may wait says how long: ask again after that, not sooner.
       const retryAfter = err instanceof ThrottledError ? err.retryAfterMs : opts.defaultIntervalMs;
       pollFailed(new TransientError(`polling ${url}: ${(err as Error).message}`, retryAfter), retryAfter);

@@ -16,10 +16,12 @@ import type { Clock } from "../core/ports";
 import { SlidingWindow, type WindowSpec } from "../core/slidingWindow";
 import {
   emptyUntil,
+  POLL_RESERVE,
   READ_BUDGET,
   refill,
   take,
   waitForToken,
+  waitForTokens,
   type BucketSpec,
   type BucketState,
 } from "../core/tokenBucket";
@@ -35,6 +37,7 @@ import { parseRemainingResource } from "./rateLimitHeaders";
  *   every LIST of scale sets, instances or VMs, …), counted as sliding windows (core/slidingWindow.ts), and CRP's
  *   bucket of each resource (`…Resource`);
  * - NRP's 10,000 reads every 5 minutes per subscription (NICs, load balancers, a scale set's NICs).
+ * Operation polls leave the last POLL_RESERVE tokens of ARM's read bucket to every other read (core/tokenBucket.ts).
  * What the answers say is left (`x-ms-ratelimit-remaining-subscription-reads`, `x-ms-ratelimit-remaining-resource`)
  * counts every host's reads: the pacer plans on no more. NRP says nothing; ARM's bucket, which every NRP read also
  * spends, refills 7,750 in five minutes, below NRP's 10,000, so the hosts of one principal stay inside NRP's together.
@@ -136,8 +139,10 @@ export class ReadPacer {
 
   /** The longest wait any budget of this read asks for, and which budget that is. */
   private waitFor(sub: string, path: string | undefined, now: number): { ms: number; why: string } {
-    let ms = waitForToken(READ_BUDGET, this.state(sub), now);
-    let why = "ARM's read budget";
+    const c = path === undefined ? undefined : readChargeOf(path);
+    const poll = c?.crp === "GetOperation";
+    let ms = waitForTokens(READ_BUDGET, this.state(sub), now, poll ? 1 + POLL_RESERVE : 1);
+    let why = poll ? "ARM's read budget, kept for reads other than polls" : "ARM's read budget";
     const more = (wait: number, name: string) => {
       if (wait > ms) {
         ms = wait;
@@ -145,7 +150,6 @@ export class ReadPacer {
       }
     };
     if (path === undefined) return { ms, why };
-    const c = readChargeOf(path);
     more(this.closedFor(path, now, c?.nrp ? sub : undefined), "an earlier 429's Retry-After");
     if (!c) return { ms, why };
     for (const { name, w, limit } of this.windowsOf(c)) more(w.waitMs(now, 1, limit), `the ${name} window`);

@@ -28,11 +28,16 @@ export function refill(spec: BucketSpec, state: BucketState, now: number): Bucke
 
 /** Milliseconds until one token is there (0 = now). */
 export function waitForToken(spec: BucketSpec, state: BucketState, now: number): number {
+  return waitForTokens(spec, state, now, 1);
+}
+
+/** Milliseconds until `n` tokens are there (0 = now); `n` at most the capacity. */
+export function waitForTokens(spec: BucketSpec, state: BucketState, now: number, n: number): number {
   // A bucket closed until a future time (after a 429) opens then, not before.
-  if (state.at > now) return state.at - now + waitForToken(spec, state, state.at);
+  if (state.at > now) return state.at - now + waitForTokens(spec, state, state.at, n);
   const s = refill(spec, state, now);
-  if (s.tokens >= 1) return 0;
-  const intervals = Math.ceil((1 - s.tokens) / spec.refillAmount);
+  if (s.tokens >= n) return 0;
+  const intervals = Math.ceil((n - s.tokens) / spec.refillAmount);
   return s.at + intervals * spec.refillIntervalMs - now;
 }
 
@@ -76,3 +81,12 @@ export const WRITE_BUDGETS = {
 // Reads keep a refill at 90 % as well as the margin: polls spend them in step with writes, and no burst waits on them
 // (the wide burst's reads bound it at 16 s, its writes at 35 s).
 export const READ_BUDGET: BucketSpec = { capacity: 225, refillAmount: 1, refillIntervalMs: 45 };
+
+/**
+ * Tokens of READ_BUDGET an operation poll leaves to every other read: polls wait while the bucket holds no more, so a
+ * pass's GET or LIST finds a token at once while the polls of many 30 s operations keep the bucket low. A poll that
+ * waits only learns a little later that its operation ended; a pass whose LIST waits holds its target. The slow wide
+ * burst's LISTs waited out 30 s request deadlines behind 4,000 to 7,000 polls (bench/RESULTS.md). About two seconds
+ * of refill.
+ */
+export const POLL_RESERVE = 45;

@@ -6,7 +6,7 @@ import {
   waitForOperation,
   type PollOptions,
 } from "../../src/azure/operationPoller";
-import { FatalError, ThrottledError, TransientError } from "../../src/core/errors";
+import { FatalError, OWN_PACING, ThrottledError, TransientError } from "../../src/core/errors";
 import { manualClock } from "../support/harness";
 import { recordingServer, type Answer, type RecordingServer } from "../support/recordingServer";
 
@@ -85,6 +85,16 @@ describe("waitForOperation", () => {
       new FatalError(`operation URL ${elsewhere} is not on ${op.opts.armEndpoint}; refusing to poll it`),
     );
     expect(op.polls()).toBe(0);
+  });
+
+  it("a poll our own read pacing holds is asked again after the wait, however often, never taken for a failed one", async () => {
+    const op = await operation([running(), { status: 200, body: { status: "Succeeded" } }]);
+    let held = 8;
+    const paced = (u: string) =>
+      held-- > 0 ? Promise.reject(new ThrottledError("reads are paced for 2 s", 2_000, 429, OWN_PACING)) : op.get(u);
+    expect(await waitForOperation(op.url, "1", op.opts, paced)).toEqual({ status: "Succeeded" });
+    expect(op.slept).toEqual([1_000, ...Array<number>(8).fill(2_000), 500]);
+    expect(op.polls()).toBe(2);
   });
 
   it("a throttled or failing poll is asked again after its Retry-After, the operation not abandoned; six in a row give up", async () => {

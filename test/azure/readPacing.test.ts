@@ -4,7 +4,7 @@ import { namedBuckets, ReadPacer } from "../../src/azure/readPacing";
 import { CRP_WINDOWS, plannable } from "../../src/core/armBudgets";
 import { OWN_PACING, ThrottledError } from "../../src/core/errors";
 import { comeBackOf } from "../../src/reconcile/passResult";
-import { READ_BUDGET } from "../../src/core/tokenBucket";
+import { POLL_RESERVE, READ_BUDGET } from "../../src/core/tokenBucket";
 import { manualClock } from "../support/harness";
 import { recordingServer, type Answer, type RecordingServer } from "../support/recordingServer";
 
@@ -140,6 +140,21 @@ describe("ARM read pacing", () => {
     const refused = await pacer.acquire(SUB, abort.signal).catch((e: unknown) => e);
     expect(refused).toMatchObject({ name: "ThrottledError", code: OWN_PACING });
     expect(comeBackOf(refused, 7)).toMatchObject({ cause: "wait" });
+  });
+
+  it("leaves the last tokens of ARM's read bucket to reads other than operation polls", async () => {
+    // Any wait is refused at once, so each acquire says whether it would have waited.
+    const pacer = new ReadPacer({ now: () => 0, sleep: () => Promise.resolve() }, 1);
+    const poll = `/subscriptions/${SUB}/providers/Microsoft.Compute/locations/westeurope/operations/op-1`;
+    pacer.learnRemaining(SUB, POLL_RESERVE + 1);
+    await pacer.acquire(SUB, undefined, poll);
+    // The reserve is all that is left: a poll waits, an instance LIST and a scale set GET go at once.
+    await expect(pacer.acquire(SUB, undefined, poll)).rejects.toMatchObject({
+      code: OWN_PACING,
+      message: expect.stringContaining("kept for reads other than polls"),
+    });
+    await pacer.acquire(SUB, undefined, instances("vmss-a"));
+    await pacer.acquire(SUB, undefined, scaleSet("vmss-a"));
   });
 
   it("refuses a read whose wait is longer than it may sleep, as held by pacing", async () => {
