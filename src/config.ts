@@ -307,7 +307,7 @@ export const SETTINGS = {
     key: "maxAttempts",
     schema: positiveInt(100),
     default: "8",
-    doc: "Re-enqueued attempts of one reconcile after which a failure (a 429, a 409, no answer) gives up and its declarations show failed; a wait (poolsync's own pacing, Network RP busy, a write in doubt) comes back whatever the count.",
+    doc: "Re-enqueued attempts of one reconcile that failed (a 429, a 409, no answer) before its declarations show failed; a wait (poolsync's own pacing, Network RP busy, a write in doubt) comes back whatever the count and does not add to it.",
   }),
   POOLSYNC_PACING_ENABLED: setting({
     key: "pacingEnabled",

@@ -330,7 +330,7 @@ interface AbortSignalLike {
 
 /**
  * A read our pacing holds and will not send now: throttled by poolsync itself, with the wait as its Retry-After. The
- * pass comes back after it as a wait (`comeBackOf`), which POOLSYNC_MAX_ATTEMPTS never gives up on: operation polls
+ * pass comes back after it as a wait (`comeBackOf`), which never counts towards POOLSYNC_MAX_ATTEMPTS: operation polls
  * may keep ARM's read bucket spent for minutes in a burst of 30 s operations, and ten passes of the slow wide burst
  * gave up on that alone while it was taken for a failure.
  */

@@ -37,24 +37,29 @@ export const comeBack = (cause: ComeBackCause, afterMs: number, reason: string):
 
 /** What the queue does after a pass. */
 export type NextStep =
-  { kind: "done" } | { kind: "requeue-after"; delayMs: number; reason: string } | { kind: "give-up"; reason: string };
+  | { kind: "done" }
+  /** `counted`: some reason is not a wait, so the next attempt is numbered one more (waits keep the number). */
+  | { kind: "requeue-after"; delayMs: number; reason: string; counted: boolean }
+  | { kind: "give-up"; reason: string };
 
 /**
  * The one mapping from what a pass asks (its reasons to come back; none: it is done) to the queue, given the attempt
  * it was (0 for a fresh request). Past POOLSYNC_MAX_ATTEMPTS a failure gives up and a rollout check ends; a wait comes
- * back whatever the count. Several reasons come back together, at the latest one's time, with the first's reason.
+ * back whatever the count, and does not add to it: a chain that waited out minutes of pacing still has every attempt
+ * for a failure that follows. Several reasons come back together, at the latest one's time, with the first's reason.
  */
 export function nextStep(asked: ReadonlyArray<ComeBack | undefined>, attempt: number, maxAttempts: number): NextStep {
   const exhausted = attempt + 1 > maxAttempts;
-  let requeue: { delayMs: number; reason: string } | undefined;
+  let requeue: { delayMs: number; reason: string; counted: boolean } | undefined;
   for (const c of asked) {
     if (!c) continue;
     if (exhausted && c.cause === "retry")
       return { kind: "give-up", reason: `gave up after ${attempt} re-enqueued attempts: ${c.reason}` };
     if (exhausted && c.cause === "recheck") continue;
+    const counted = c.cause !== "wait";
     requeue = requeue
-      ? { delayMs: Math.max(requeue.delayMs, c.afterMs), reason: requeue.reason }
-      : { delayMs: c.afterMs, reason: c.reason };
+      ? { delayMs: Math.max(requeue.delayMs, c.afterMs), reason: requeue.reason, counted: requeue.counted || counted }
+      : { delayMs: c.afterMs, reason: c.reason, counted };
   }
   return requeue ? { kind: "requeue-after", ...requeue } : { kind: "done" };
 }
@@ -74,6 +79,11 @@ export function comeBackOf(err: unknown, attempt: number): ComeBack | undefined 
 }
 
 /** A requeue step as the report's fields (the `reconcile` log line and the queue read them). */
-export function reportFieldsOf(step: NextStep): { requeueAfterMs?: number; reason?: string } {
-  return step.kind === "requeue-after" ? { requeueAfterMs: step.delayMs, reason: step.reason } : {};
+export function reportFieldsOf(step: NextStep): { requeueAfterMs?: number; reason?: string; requeueWaits?: true } {
+  if (step.kind !== "requeue-after") return {};
+  return {
+    requeueAfterMs: step.delayMs,
+    reason: step.reason,
+    ...(step.counted ? {} : { requeueWaits: true as const }),
+  };
 }

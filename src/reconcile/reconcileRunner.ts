@@ -242,7 +242,10 @@ export class ReconcileRunner {
       : undefined;
     const outcome = queueOutcomeOf(report);
     const reason = `retry after: ${report.reason ?? report.result}`.slice(0, 1_024);
-    const attempt = trigger.attempt + 1;
+    // A wait keeps the chain's number: POOLSYNC_MAX_ATTEMPTS counts what failed, not how long pacing held it.
+    const attempt = report.requeueWaits ? trigger.attempt : trigger.attempt + 1;
+    // A requeued pass ends its chain, whatever its number (a chain of waits from a fresh request stays at 0).
+    const chained = trigger.attempt > 0 || triggerSource(trigger.reason) === "retry";
     return {
       control: (s: ControlState): ControlState => ({
         ...expireDoubts(s, now, this.deps.writeDoubtMs ?? 0),
@@ -251,7 +254,7 @@ export class ReconcileRunner {
         attempt:
           outcome.kind === "requeue-after"
             ? { attempt, nextAttemptAt: now + outcome.delayMs, reason }
-            : trigger.attempt > 0
+            : chained
               ? undefined
               : s.attempt,
       }),

@@ -112,7 +112,11 @@ function merged(main: ReconcileReport, pools: ReconcileReport): ReconcileReport 
     preconditionFailures: main.preconditionFailures + pools.preconditionFailures,
     throttles: main.throttles + pools.throttles,
     ...(main.requeueAfterMs === undefined && pools.requeueAfterMs !== undefined
-      ? { requeueAfterMs: pools.requeueAfterMs, reason: pools.reason ?? main.reason }
+      ? {
+          requeueAfterMs: pools.requeueAfterMs,
+          reason: pools.reason ?? main.reason,
+          ...(pools.requeueWaits ? { requeueWaits: true as const } : {}),
+        }
       : {}),
   };
 }

@@ -83,6 +83,8 @@ export interface ReconcileReport {
   durationMs: number;
   /** When the pass comes back, as `nextStep` decided (absent: done, or given up). */
   requeueAfterMs?: number;
+  /** The come-back is a wait only (pacing, Network RP busy, a write in doubt): the next attempt keeps this number. */
+  requeueWaits?: true;
   reason?: string;
   /** Instances ARM refused a write to (400/403 about their own configuration): their problem, not the declarations'. */
   instanceFailures?: { instanceId: string; reason: string }[];

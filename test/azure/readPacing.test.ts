@@ -116,7 +116,7 @@ describe("ARM read pacing", () => {
     const abort = new AbortController();
     const waiting = pacer.acquire(SUB, abort.signal);
     abort.abort();
-    // Never sent: what the pass makes of it is a wait, which POOLSYNC_MAX_ATTEMPTS never gives up on.
+    // Never sent: what the pass makes of it is a wait, which never counts towards POOLSYNC_MAX_ATTEMPTS.
     const held = { name: "ThrottledError", code: OWN_PACING, retryAfterMs: 60_000 };
     await expect(waiting).rejects.toMatchObject(held);
     await expect(pacer.acquire(SUB, abort.signal)).rejects.toMatchObject(held);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConflictError, FatalError, OWN_PACING, ThrottledError, TransientError } from "../../src/core/errors";
-import { comeBack, comeBackOf, nextStep } from "../../src/reconcile/passResult";
+import { comeBack, comeBackOf, nextStep, reportFieldsOf } from "../../src/reconcile/passResult";
 
 /** The one mapping from what a pass asks to what the queue does (pure). */
 describe("nextStep", () => {
@@ -13,11 +13,17 @@ describe("nextStep", () => {
 
   it("a failure comes back after its delay until POOLSYNC_MAX_ATTEMPTS, then gives up naming the count", () => {
     const failed = comeBack("retry", 4_000, "throttled: 429");
-    expect(nextStep([failed], 0, MAX)).toEqual({ kind: "requeue-after", delayMs: 4_000, reason: "throttled: 429" });
+    expect(nextStep([failed], 0, MAX)).toEqual({
+      kind: "requeue-after",
+      delayMs: 4_000,
+      reason: "throttled: 429",
+      counted: true,
+    });
     expect(nextStep([failed], MAX - 1, MAX)).toEqual({
       kind: "requeue-after",
       delayMs: 4_000,
       reason: "throttled: 429",
+      counted: true,
     });
     expect(nextStep([failed], MAX, MAX)).toEqual({
       kind: "give-up",
@@ -25,13 +31,23 @@ describe("nextStep", () => {
     });
   });
 
-  it("a wait (pacing, Network RP busy, a write in doubt) comes back whatever the count", () => {
+  it("a wait (pacing, Network RP busy, a write in doubt) comes back whatever the count, and does not add to it", () => {
     const wait = comeBack("wait", 60_000, "pacing: write budget spent");
     expect(nextStep([wait], 100, MAX)).toEqual({
       kind: "requeue-after",
       delayMs: 60_000,
       reason: "pacing: write budget spent",
+      counted: false,
     });
+    // Its report says so: the runner numbers the next attempt as this one.
+    expect(reportFieldsOf(nextStep([wait], 2, MAX))).toEqual({
+      requeueAfterMs: 60_000,
+      reason: "pacing: write budget spent",
+      requeueWaits: true,
+    });
+    expect(reportFieldsOf(nextStep([comeBack("retry", 1_000, "transient")], 2, MAX))).not.toHaveProperty(
+      "requeueWaits",
+    );
   });
 
   it("a rollout check comes back while attempts last, then the pass just ends (no give-up)", () => {
@@ -43,9 +59,19 @@ describe("nextStep", () => {
   it("several reasons come back together at the latest time, with the first's reason", () => {
     const doubt = comeBack("wait", 10_000, "doubt");
     const recheck = comeBack("recheck", 30_000, "rollout");
-    expect(nextStep([doubt, recheck], 0, MAX)).toEqual({ kind: "requeue-after", delayMs: 30_000, reason: "doubt" });
-    // Past the attempts the rollout check drops out; the doubt's wait stays.
-    expect(nextStep([doubt, recheck], MAX, MAX)).toEqual({ kind: "requeue-after", delayMs: 10_000, reason: "doubt" });
+    expect(nextStep([doubt, recheck], 0, MAX)).toEqual({
+      kind: "requeue-after",
+      delayMs: 30_000,
+      reason: "doubt",
+      counted: true,
+    });
+    // Past the attempts the rollout check drops out; the doubt's wait stays, and alone it does not count.
+    expect(nextStep([doubt, recheck], MAX, MAX)).toEqual({
+      kind: "requeue-after",
+      delayMs: 10_000,
+      reason: "doubt",
+      counted: false,
+    });
   });
 });
 

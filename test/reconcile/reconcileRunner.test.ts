@@ -166,6 +166,21 @@ describe("reconcileRunner over Azurite: lease, pass, outcome", () => {
     expect((await store.readControl(REF)).state.attempt).toBeUndefined();
   });
 
+  it("a wait keeps the chain's number (POOLSYNC_MAX_ATTEMPTS counts failures); a chain of waits still ends", async () => {
+    next = report("requeued", { requeueAfterMs: 0, reason: "pacing: a read was held", requeueWaits: true });
+    await runner.run(REF, { reason: "retry after: throttled", attempt: 3 });
+    expect(enqueues()).toEqual([expect.objectContaining({ attempt: 3 })]);
+    expect((await store.readControl(REF)).state.attempt).toMatchObject({ attempt: 3 });
+
+    // From a fresh request the chain stays at 0, and its requeued pass that asks nothing more still ends it.
+    await runner.run(REF, { reason: "declare present", attempt: 0 });
+    expect(enqueues()[1]?.attempt).toBeUndefined();
+    expect((await store.readControl(REF)).state.attempt).toMatchObject({ attempt: 0 });
+    next = report("applied");
+    await runner.run(REF, { reason: "retry after: pacing: a read was held", attempt: 0 });
+    expect((await store.readControl(REF)).state.attempt).toBeUndefined();
+  });
+
   it("sends a gathered pass back for a second while its host takes in a backlog, and runs it past the longest deferral", async () => {
     busy = true;
     const first = await runner.joined(REF, { reason: "declare present", attempt: 0 });
