@@ -493,8 +493,10 @@ function firstOperationAfter(sim: ArmSimulator, t0: number): number | undefined 
  * refill r: the last token is there at max(0, N − B) / r (CRP refills per minute: ceil((N − B) / r_min) minutes;
  * ARM continuously: (N − B) / r_s). A write is visible in ARM once its PUT is taken (GET shows the new body while
  * its operation runs, as CRP answers), so the last write adds one request latency; the model's operation is on the
- * path because an instance write while it runs answers 409.
- *   bound = max(critical path, max over buckets(last token) + latency)
+ * path because an instance write while it runs answers 409, and so CRP's instance-write windows start only when the
+ * first model operation has ended (this bound took them from the burst's start until 2026-12-08: 30 s too low in the
+ * slow profile).
+ *   bound = max(critical path + instance windows, max over buckets(last token) + latency)
  *   critical path = GET + PUT model + model operation + LIST + PUT instance
  */
 export function burstBound(
@@ -528,11 +530,11 @@ export function burstBound(
   // the model's operation the moment it ends, so no poll interval is either (`pollMs` is kept in the parts).
   const tail = L / 1000;
   const criticalPath = (4 * L + modelD) / 1000;
-  const boundS = Math.max(criticalPath, lastToken + tail);
+  const boundS = Math.max(criticalPath + parts.crpSubscriptionVmUpdate, lastToken + tail);
   return {
     boundS,
     parts: { ...parts, tailS: tail, criticalPathS: criticalPath, writes: modelWrites + instanceWrites, pollMs },
-    formula: `max(critical path ${criticalPath.toFixed(1)} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, ARM reads (${3 * modelWrites}+${instanceWrites}−250)/25 s = ${parts.armReads.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP windows (instance writes ${instanceWrites} in 240 per 3 min) ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency ${tail.toFixed(1)} s)`,
+    formula: `max(critical path ${criticalPath.toFixed(1)} s + CRP instance windows ${parts.crpSubscriptionVmUpdate} s, max(ARM writes (${modelWrites}+${instanceWrites}−200)/10 s = ${parts.armWrites.toFixed(1)} s, ARM reads (${3 * modelWrites}+${instanceWrites}−250)/25 s = ${parts.armReads.toFixed(1)} s, CRP per-resource ${parts.perResourceInstance} s, CRP windows (instance writes ${instanceWrites} in 240 per 3 min) ${Math.max(parts.crpSubscriptionVmUpdate, parts.crpSubscriptionVmssUpdate)} s) + latency ${tail.toFixed(1)} s)`,
   };
 }
 
