@@ -9,7 +9,7 @@ import { comeBack, type ComeBack } from "./passResult";
  * reason. k bad intents out of n cost about 2·k·log2(n) extra writes, and a half whose edit is already in place
  * costs none (the write loop sends nothing when nothing changes).
  *
- * What it learns is handed out the moment it is known (`onFailed`, `onWritten`), not at the end: a pass that stops
+ * What it learns is handed out the moment it is known (`onFailed`), not at the end: a pass that stops
  * (its budget spent, a throttle) must not lose it, or the next attempt starts the bisection over and every failing
  * write drains the scale set's CRP budget again. The bisection's own writes are bounded per pass (`budget`): past it
  * the isolation stops with a come-back, and the next attempt goes on without the intents already known to fail.
@@ -45,8 +45,6 @@ export interface IsolationHooks {
   budget?: IsolationBudget;
   /** One intent failed alone: recorded at once, so a later attempt skips it even if this pass never ends well. */
   onFailed?: (index: number, reason: string) => Promise<void>;
-  /** These intents went through (written, or already in place). */
-  onWritten?: (indices: number[]) => void;
 }
 
 const terminal = (err: unknown): err is FatalError => err instanceof FatalError;
@@ -80,7 +78,6 @@ export async function isolateFailures<S>(
         return;
       }
       state = step.state;
-      hooks.onWritten?.(indices);
       return;
     } catch (err) {
       if (!terminal(err)) throw err;
