@@ -1,5 +1,5 @@
 import { createPipelineRequest, type HttpClient, type Pipeline } from "@azure/core-rest-pipeline";
-import { FatalError, OWN_PACING, ThrottledError, TransientError } from "../core/errors";
+import { FatalError, heldByOwnPacing, ThrottledError, TransientError } from "../core/errors";
 import type { Clock } from "../core/ports";
 import { retryAfterMs } from "./armErrors";
 
@@ -62,7 +62,7 @@ export async function waitForOperation(
       response = await get(url);
     } catch (err) {
       // Held by our own read pacing (never sent): not a failed poll, only a later one, within the deadline.
-      if (err instanceof ThrottledError && err.code === OWN_PACING && opts.clock.now() + err.retryAfterMs <= deadline) {
+      if (heldByOwnPacing(err) && opts.clock.now() + err.retryAfterMs <= deadline) {
         waitMs = Math.max(MIN_POLL_MS, err.retryAfterMs);
         continue;
       }

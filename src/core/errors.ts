@@ -41,9 +41,13 @@ export class ThrottledError extends PoolsyncError {
  */
 export const OWN_PACING = "PoolsyncPacing";
 
+/** A read poolsync's own pacing held and never sent (a wait of ours). */
+export const heldByOwnPacing = (err: unknown): err is ThrottledError =>
+  err instanceof ThrottledError && err.code === OWN_PACING;
+
 /** A 429 of ARM's, not a hold of poolsync's own pacing: what a pass counts and reports as throttled. */
 export const throttledByArm = (err: unknown): err is ThrottledError =>
-  err instanceof ThrottledError && err.code !== OWN_PACING;
+  err instanceof ThrottledError && !heldByOwnPacing(err);
 
 /** 409 from a concurrent operation on the same resource: retriable after a few seconds. */
 export class ConflictError extends PoolsyncError {

@@ -9,9 +9,9 @@ import { comeBack, type ComeBack } from "./passResult";
  * reason. k bad intents out of n cost about 2·k·log2(n) extra writes, and a half whose edit is already in place
  * costs none (the write loop sends nothing when nothing changes).
  *
- * What it learns is handed out the moment it is known (`onFailed`), not at the end: a pass that stops
- * (its budget spent, a throttle) must not lose it, or the next attempt starts the bisection over and every failing
- * write drains the scale set's CRP budget again. The bisection's own writes are bounded per pass (`budget`): past it
+ * What it learns is handed out the moment it is known (`onFailed`), not at the end: a pass that stops (its budget
+ * spent, a throttle) must not lose it, or the next attempt starts the bisection over and every failing write drains
+ * the scale set's CRP budget again. The bisection's own writes are bounded per pass (`budget`): past it
  * the isolation stops with a come-back, and the next attempt goes on without the intents already known to fail.
  *
  * A write that comes back (`WriteStep`'s come-back: the budget spent, 412s in a row, the lease lost) stops the

@@ -1,4 +1,4 @@
-import { ConflictError, OWN_PACING, ThrottledError, TransientError } from "../core/errors";
+import { ConflictError, heldByOwnPacing, ThrottledError, TransientError } from "../core/errors";
 import { requeueBackoffMs } from "../core/retryPolicy";
 
 /**
@@ -69,8 +69,7 @@ export function comeBackOf(err: unknown, attempt: number): ComeBack | undefined 
   const busy = (e: ThrottledError | ConflictError) =>
     e.code === "RetryableError" || e.code === "AnotherOperationInProgress" ? "wait" : "retry";
   // Held by our own pacing, never sent: said as the write pacer's holds are ("pacing: …"), not as ARM's throttle.
-  if (err instanceof ThrottledError && err.code === OWN_PACING)
-    return comeBack("wait", err.retryAfterMs, `pacing: ${err.message}`);
+  if (heldByOwnPacing(err)) return comeBack("wait", err.retryAfterMs, `pacing: ${err.message}`);
   if (err instanceof ThrottledError) return comeBack(busy(err), err.retryAfterMs, `throttled: ${err.message}`);
   if (err instanceof ConflictError) return comeBack(busy(err), err.retryAfterMs, `conflict: ${err.message}`);
   if (err instanceof TransientError)

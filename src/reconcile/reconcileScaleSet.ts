@@ -45,9 +45,9 @@ function usable<M>(
 }
 
 /**
- * Long: one pass's state (what failed alone, the isolation budget, the instances ARM refused) is
- * shared by its steps in closures, and each step's stop must see all of it; the steps are split out where they need
- * none (writeModel, instancesOf, writeInstances, proveFresh). Splitting further wants a pass object (issue 45, left).
+ * Long: one pass's state (what failed alone, the isolation budget, the instances ARM refused) is shared by its steps
+ * in closures, and each step's stop must see all of it; the steps are split out where they need none (writeModel,
+ * instancesOf, writeInstances, proveFresh). Splitting further wants a pass object (issue 45, left).
  */
 export async function reconcileScaleSet(
   ref: ScaleSetRef,
